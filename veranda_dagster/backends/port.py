@@ -1,0 +1,89 @@
+"""The port every vendor CLI adapter implements: exactly three operations.
+
+``capabilities`` (what it declares it can do), ``probe()`` (a real cheap call naming no model)
+and ``run(turn)`` (one headless turn in a working directory). Everything else a vendor does
+differently stays inside its adapter: widening this interface is how an abstraction starts lying.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from veranda_dagster.domain.errors import InputError, VerandaError
+from veranda_dagster.domain.models import Effort, Usage
+
+Verdict = Literal["ok", "quota", "auth", "turn_failed", "upstream", "unreachable"]
+
+
+class Capabilities(BaseModel):
+    """What an adapter declares; the negotiation layer degrades on it in one place."""
+
+    model_config = ConfigDict(frozen=True)
+
+    vision: bool
+    instruction_file: str
+    mcp_format: str
+    effort_knob: str | None = None
+    model_flag: str | None = "--model"
+
+
+class Turn(BaseModel):
+    """One headless turn, already negotiated: effort normalized, images stripped if needed."""
+
+    prompt: str
+    workdir: str
+    model: str | None = None
+    effort: Effort = "medium"
+    images: list[str] = Field(default_factory=list)
+    timeout_s: float = 1800.0
+
+
+class TurnResult(BaseModel):
+    text: str
+    usage: Usage = Field(default_factory=Usage)
+    model: str | None = None
+    events: int = 0
+    notes: list[str] = Field(default_factory=list)
+
+
+class HealthVerdict(BaseModel):
+    verdict: Verdict
+    detail: str = ""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A vendor CLI in one auth mode (e.g. claude/api_key, claude/bedrock)."""
+
+    family: str
+    mode: str
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    def probe(self) -> HealthVerdict: ...
+
+    def run(self, turn: Turn) -> TurnResult: ...
+
+
+class BackendError(VerandaError):
+    """A turn failed; ``verdict`` says how, so the resolver can decide to fall back."""
+
+    def __init__(self, verdict: Verdict, detail: str) -> None:
+        self.verdict = verdict
+        self.detail = detail
+        super().__init__(f"{verdict}: {detail}")
+
+    @property
+    def retryable(self) -> bool:  # type: ignore[override]
+        return self.verdict in ("upstream", "unreachable")
+
+
+class StreamParseError(InputError):
+    """A vendor stream could not be parsed (garbage, truncated, wrong shape)."""
+
+
+class NoHealthyBackendError(VerandaError):
+    """Every configured backend was tried and none could serve the turn."""

@@ -1,0 +1,45 @@
+"""Every loop bound in one place, each with the reason it is what it is.
+
+A bound is a named constant so a test can hit it exactly and a reader can find it.
+"""
+
+from typing import Final
+
+MAX_SEEDS: Final = 8
+"""Retrieval seeds per ticket: more identifiers dilute the searches instead of sharpening them."""
+
+MAX_SEARCHES: Final = 12
+"""Code searches per context pack: GitHub code search allows 10/minute; 12 fits one pack's wait."""
+
+MAX_PACK_FILES: Final = 6
+"""Files in a context pack: past six, a model skims rather than reads."""
+
+MAX_PACK_BYTES: Final = 12_000
+"""Byte ceiling of the pack: exact and free to enforce, unlike a per-family token estimate."""
+
+SEARCH_WINDOW_LINES: Final = 12
+"""Lines of context returned around each search hit."""
+
+MAX_REVIEW_ROUNDS: Final = 5
+"""Fix-and-re-review rounds: an unbounded self-review loop spends money until someone notices."""
+
+MAX_FEEDBACK_ROUNDS: Final = 10
+"""Revisions on human comments before the agent says it has stopped and hands back."""
+
+MAX_CI_REPAIRS: Final = 1
+"""CI repair attempts: a retry loop against a broken change burns a full agent budget per round."""
+
+MAX_RED_TEST_ATTEMPTS: Final = 3
+"""Test-writer attempts to produce tests that fail on the base for the right reason."""
+
+MAX_PATCH_ATTEMPTS: Final = 3
+"""Implementer attempts to turn the red tests green with build/lint/test passing."""
+
+VALIDATION_TIMEOUT_S: Final = 600.0
+"""Default wall-clock bound for one repo build/lint/test command before it is killed."""
+
+OUTPUT_TAIL_BYTES: Final = 4_000
+"""Bytes of a command's output kept (the tail), so a chatty build cannot bloat an asset value."""
+
+CI_WAIT_TIMEOUT_S: Final = 1_800.0
+"""How long the CI phase waits for the PR head's check runs before recording ``timed_out``."""

@@ -1,0 +1,40 @@
+"""One exception tree for the whole product, so callers decide retryability by type.
+
+Every error carries a message a person can act on; none carries a secret.
+"""
+
+
+class VerandaError(Exception):
+    """Root of every error this product raises on purpose."""
+
+    retryable: bool = False
+
+
+class ConfigError(VerandaError):
+    """Configuration is missing or malformed; the message names the setting."""
+
+
+class InputError(VerandaError):
+    """A ticket, payload, file or CLI output failed validation at the edge."""
+
+
+class MissingCapabilityError(VerandaError):
+    """A phase was asked to run but the capability it needs is not configured or built."""
+
+    def __init__(self, capability: str, hint: str = "") -> None:
+        self.capability = capability
+        super().__init__(f"missing capability: {capability}" + (f" ({hint})" if hint else ""))
+
+
+class TransientError(VerandaError):
+    """A failure worth retrying: a 5xx, a timeout, a rate limit past its wait."""
+
+    retryable = True
+
+
+class AwaitingHumanError(VerandaError):
+    """The run cannot proceed until a person answers (e.g. which repository)."""
+
+
+class StoredValueError(VerandaError):
+    """A durable asset value is missing or corrupt; the message names the asset and partition."""

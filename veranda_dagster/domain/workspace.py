@@ -1,0 +1,134 @@
+"""The per-ticket git clone, which is disposable: the forge holds the truth.
+
+Every work product is committed on the ticket's branch and pushed, so a new pod whose directory
+is gone recreates the clone from the forge and finds the branch where the last phase left it.
+The token never enters the remote URL or ``.git/config``: it rides in a per-command header.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+from pathlib import Path
+
+from veranda_dagster.domain.errors import VerandaError
+
+GIT_TIMEOUT_S = 300.0
+"""A clone or push of a large repository; anything slower is a hung network, not work."""
+
+BOT_NAME = "veranda"
+BOT_EMAIL = "veranda@users.noreply.localhost"
+
+
+class GitError(VerandaError):
+    """A git command failed; the message carries its stderr with the token redacted."""
+
+
+class Workspace:
+    """One ticket's clone: ``root/<ticket_id>`` on ``branch``, tracking ``clone_url``."""
+
+    def __init__(
+        self,
+        root: str | Path,
+        ticket_id: str,
+        clone_url: str,
+        branch: str,
+        token: str | None = None,
+    ) -> None:
+        self.root = Path(root)
+        self.ticket_id = ticket_id
+        self.clone_url = clone_url
+        self.branch = branch
+        self._token = token or ""
+
+    @property
+    def path(self) -> Path:
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in self.ticket_id)
+        return self.root / safe
+
+    # --- git plumbing ------------------------------------------------------------------------
+
+    def git(self, *args: str, cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S) -> str:
+        """Run git with the bot identity and, for https remotes, the token as a header."""
+        cmd = ["git", "-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}"]
+        if self._token and self.clone_url.startswith("https://"):
+            basic = base64.b64encode(f"x-access-token:{self._token}".encode()).decode()
+            cmd += ["-c", f"http.extraHeader=Authorization: Basic {basic}"]
+        cmd += list(args)
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+        try:
+            proc = subprocess.run(
+                cmd,
+                cwd=cwd or self.path,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=env,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise GitError(f"git {args[0]} timed out after {timeout:.0f}s") from None
+        if proc.returncode != 0:
+            detail = (proc.stderr or proc.stdout).strip()
+            if self._token:
+                detail = detail.replace(self._token, "***")
+            raise GitError(f"git {' '.join(args[:2])} failed: {detail[-500:]}")
+        return proc.stdout.strip()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def ensure(self) -> Path:
+        """Clone if absent, then check out the work branch (from the forge if it exists there)."""
+        if not (self.path / ".git").exists():
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.git("clone", "--quiet", self.clone_url, str(self.path), cwd=self.root)
+        self.git("fetch", "--quiet", "origin")
+        if self.remote_branch_exists(self.branch):
+            self.git("checkout", "--quiet", "-B", self.branch, f"origin/{self.branch}")
+        elif self.current_branch() != self.branch:
+            self.git("checkout", "--quiet", "-B", self.branch, f"origin/{self.default_branch()}")
+        return self.path
+
+    def default_branch(self) -> str:
+        ref = self.git("symbolic-ref", "--quiet", "refs/remotes/origin/HEAD")
+        return ref.rsplit("/", 1)[-1]
+
+    def remote_branch_exists(self, branch: str) -> bool:
+        out = self.git("ls-remote", "--heads", "origin", branch)
+        return bool(out.strip())
+
+    def current_branch(self) -> str:
+        return self.git("rev-parse", "--abbrev-ref", "HEAD")
+
+    def head_sha(self) -> str:
+        return self.git("rev-parse", "HEAD")
+
+    def base_sha(self) -> str:
+        """The default branch's commit on the forge, as fetched."""
+        return self.git("rev-parse", f"origin/{self.default_branch()}")
+
+    # --- work products -----------------------------------------------------------------------
+
+    def commit_all(self, message: str, paths: list[str] | None = None) -> str:
+        """Stage ``paths`` (or everything) and commit; returns HEAD whether or not it changed."""
+        self.git("add", "--all", "--", *(paths or ["."]))
+        if self.git("status", "--porcelain", "--untracked-files=no", "--", *(paths or ["."])):
+            self.git("commit", "--quiet", "--no-verify", "-m", message)
+        return self.head_sha()
+
+    def push(self) -> None:
+        self.git("push", "--quiet", "--force-with-lease", "origin", f"HEAD:{self.branch}")
+
+    def changed_files(self, base: str) -> list[str]:
+        out = self.git("diff", "--name-only", f"{base}...HEAD")
+        return [line for line in out.splitlines() if line]
+
+    def diff(self, base: str) -> str:
+        return self.git("diff", "--unified=0", f"{base}...HEAD")
+
+    def file_at(self, rev: str, path: str) -> str | None:
+        try:
+            return self.git("show", f"{rev}:{path}")
+        except GitError:
+            return None

@@ -1,0 +1,1 @@
+"""Operations: Prometheus metrics, the health/metrics HTTP port, the observability MCP server."""

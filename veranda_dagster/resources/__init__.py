@@ -1,0 +1,1 @@
+"""Dagster ConfigurableResources wrapping the clients and the backends, configured from EnvVar."""

@@ -1,0 +1,1 @@
+"""Sensors: Linear tickets, Slack mentions, PR feedback. Each adds partitions, never state."""

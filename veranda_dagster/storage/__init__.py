@@ -1,0 +1,1 @@
+"""Durable storage for asset values: JSON on a filesystem by default, PostgreSQL at scale."""
