@@ -43,3 +43,47 @@ OUTPUT_TAIL_BYTES: Final = 4_000
 
 CI_WAIT_TIMEOUT_S: Final = 1_800.0
 """How long the CI phase waits for the PR head's check runs before recording ``timed_out``."""
+
+# --- intake: Linear and Slack polling, repository detection ---------------------------------
+
+LINEAR_PAGE_SIZE: Final = 50
+"""Issues per Linear page: Linear's own default; a bigger page costs more query complexity."""
+
+MAX_LINEAR_PAGES_PER_TICK: Final = 10
+"""Linear pages walked in one sensor tick; the rest resumes from the stored page cursor."""
+
+MAX_LINEAR_RATELIMIT_RETRIES: Final = 3
+"""GraphQL-level ``RATELIMITED`` answers retried in-line before the tick gives up and skips."""
+
+MAX_RATE_LIMIT_RESET_WAIT_S: Final = 60.0
+"""Longest wait for a rate-limit window to reset in-line; longer surfaces as a TransientError."""
+
+SLACK_HISTORY_LIMIT: Final = 15
+"""Messages per conversations.history call: new non-Marketplace Slack apps are capped at 15."""
+
+MAX_SLACK_PAGES_PER_TICK: Final = 5
+"""History pages per channel per tick; the rest resumes from the stored page cursor."""
+
+MAX_SLACK_CHANNELS: Final = 20
+"""Channels one Slack sensor polls: each costs a rate-limited history call per tick."""
+
+MAX_SLACK_THREADS_PER_TICK: Final = 10
+"""Threads opened with conversations.replies per channel per tick to find mentions in replies."""
+
+MAX_SLACK_THREAD_MESSAGES: Final = 20
+"""Thread replies folded into a Slack ticket's description; past that it is a conversation."""
+
+CURSOR_OVERLAP_S: Final = 5
+"""Seconds the Linear high-water mark is moved back, so same-second updates are not skipped."""
+
+MAX_CURSOR_RECENT: Final = 200
+"""(ticket, updatedAt) pairs a sensor cursor remembers to skip re-seen items cheaply."""
+
+LINEAR_POLL_INTERVAL_S: Final = 60
+"""Seconds between Linear polls: Linear discourages polling; once a minute is well inside it."""
+
+SLACK_POLL_INTERVAL_S: Final = 60
+"""Seconds between Slack polls: new internal apps get 1 history request per minute."""
+
+MAX_REPO_CANDIDATES: Final = 5
+"""Repositories listed in an 'which repository?' question: more is a catalog, not a question."""

@@ -118,6 +118,8 @@ class Ticket(Lenient):
     thread_ts: str | None = None
     """Slack thread timestamp; replies go in this thread."""
     updated_at: str | None = None
+    repo: str | None = None
+    """A repository declared in a structured field (``org/name``), if the source has one."""
 
     @property
     def pinned_model(self) -> str | None:
@@ -141,8 +143,11 @@ class RepoGuess(PhaseValue):
     needs_proto: bool = False
     needs_migration: bool = False
     needs_visual_verification: bool = False
-    model_verdict: Literal["confirmed", "corrected", "skipped"] = "skipped"
+    model_verdict: Literal["confirmed", "corrected", "disputed", "skipped"] = "skipped"
+    """``disputed``: the model named another repo but an explicit declaration/URL was kept."""
     question_comment_id: str | None = None
+    notes: list[str] = Field(default_factory=list)
+    """Why signals were ignored (foreign/stale URLs) or a model reply was not used."""
 
 
 # --- context pack ----------------------------------------------------------------------------
