@@ -1,0 +1,139 @@
+"""The org's repository catalog: the closed set a ticket's repository is chosen from.
+
+It comes from config (JSON or YAML) because the names people type ("payments", "the dashboard")
+are aliases only the org knows; GitHub can refresh the list of repositories, never the aliases.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field, ValidationError, field_validator
+
+from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.models import Strict
+
+_FULL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9_.-]+$")
+
+
+class CatalogRepo(Strict):
+    full_name: str
+    description: str = ""
+    aliases: list[str] = Field(default_factory=list)
+
+    @field_validator("full_name")
+    @classmethod
+    def _org_slash_name(cls, value: str) -> str:
+        if not _FULL_NAME.match(value):
+            raise ValueError(f"{value!r} is not 'org/name'")
+        return value
+
+    @property
+    def name(self) -> str:
+        return self.full_name.split("/", 1)[1]
+
+
+class Catalog(Strict):
+    org: str
+    repositories: list[CatalogRepo]
+
+    def by_full_name(self, full_name: str) -> CatalogRepo | None:
+        wanted = full_name.lower().removesuffix(".git")
+        return next((r for r in self.repositories if r.full_name.lower() == wanted), None)
+
+    def by_name(self, name: str) -> CatalogRepo | None:
+        """A repository by its short name (``billing-api``) in this org."""
+        wanted = name.lower().removesuffix(".git")
+        return next((r for r in self.repositories if r.name.lower() == wanted), None)
+
+    def by_alias(self, alias: str) -> list[CatalogRepo]:
+        wanted = normalise(alias)
+        return [r for r in self.repositories if wanted in {normalise(a) for a in r.aliases}]
+
+    def resolve(self, value: str) -> list[CatalogRepo]:
+        """``org/name``, a short name, or an alias -> matching repositories (empty if none)."""
+        value = value.strip().strip("`'\".,;:()[]").removesuffix(".git")
+        if not value:
+            return []
+        if "/" in value:
+            org, _, name = value.partition("/")
+            if org.lower() != self.org.lower():
+                return []
+            hit = self.by_name(name)
+            return [hit] if hit else []
+        hit = self.by_name(value)
+        return [hit] if hit else self.by_alias(value)
+
+    def names(self) -> list[str]:
+        return [r.full_name for r in self.repositories]
+
+
+def normalise(text: str) -> str:
+    """``Billing_API``, ``billing api`` and ``billing-api`` are one name."""
+    return re.sub(r"[\s_-]+", "-", text.strip().lower())
+
+
+def parse_catalog(data: Any, source: str = "catalog") -> Catalog:
+    try:
+        catalog = Catalog.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(root)"
+        raise InputError(f"{source}: field {where!r}: {first['msg']}") from None
+    for repo in catalog.repositories:
+        if repo.full_name.split("/", 1)[0].lower() != catalog.org.lower():
+            raise InputError(f"{source}: {repo.full_name!r} is not in org {catalog.org!r}")
+    return catalog
+
+
+def load_catalog(path: str | Path) -> Catalog:
+    """Read a catalog from JSON or YAML (by extension; YAML also parses JSON)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"catalog {path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        reason = str(exc).splitlines()[0]
+        raise InputError(f"catalog {path}: not valid JSON/YAML ({reason})") from None
+    return parse_catalog(data, f"catalog {path}")
+
+
+def refresh_catalog_from_github(
+    catalog: Catalog,
+    list_org_repos: Callable[[str], Iterable[dict[str, Any]]],
+    *,
+    include_archived: bool = False,
+) -> Catalog:
+    """Merge the org's live repository list into the catalog.
+
+    Configured aliases and descriptions win (people wrote them); repositories GitHub lists that
+    the catalog lacks are added with GitHub's description; archived ones are dropped, so a stale
+    URL to an archived repo is not a candidate.
+    """
+    live: dict[str, dict[str, Any]] = {}
+    for item in list_org_repos(catalog.org):
+        full = str(item.get("full_name") or "")
+        if _FULL_NAME.match(full) and (include_archived or not item.get("archived")):
+            live[full.lower()] = item
+    kept: list[CatalogRepo] = []
+    for repo in catalog.repositories:
+        if repo.full_name.lower() in live or not live:
+            kept.append(repo)
+    known = {r.full_name.lower() for r in kept}
+    for key, item in sorted(live.items()):
+        if key not in known:
+            kept.append(
+                CatalogRepo(
+                    full_name=str(item["full_name"]),
+                    description=str(item.get("description") or ""),
+                )
+            )
+    return Catalog(org=catalog.org, repositories=kept)

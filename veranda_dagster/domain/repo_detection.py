@@ -1,0 +1,353 @@
+"""Which repository a ticket is about: four signals scored strongest first, and a question when
+they are weak or disagree.
+
+A well-tested pull request against the wrong service is worse than a question, so the rule is
+asymmetric: only an explicit declaration, a GitHub URL into the org's catalog, or a repo label
+(when nothing contradicts it) may ``proceed``. A name in prose, a misspelling, a stale or
+foreign URL, or two signals naming different repositories all end in ``decision: ask`` with the
+candidates listed. The cheap-tier model pass afterwards may confirm or correct a label-based
+guess, but it never overrides what a person declared or linked: it can only dispute it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+
+from veranda_dagster.backends.agent import AgentPort, AgentRequest
+from veranda_dagster.domain.bounds import MAX_REPO_CANDIDATES
+from veranda_dagster.domain.catalog import (
+    Catalog,
+    CatalogRepo,
+    load_catalog,
+    normalise,
+    refresh_catalog_from_github,
+)
+from veranda_dagster.domain.errors import VerandaError
+from veranda_dagster.domain.models import RepoGuess, Ticket
+
+__all__ = [
+    "Catalog",
+    "CatalogRepo",
+    "confirm_repo_guess",
+    "detect_repo",
+    "load_catalog",
+    "refresh_catalog_from_github",
+]
+
+_DECLARATION = re.compile(
+    r"(?im)(?:^|[\s\[(])repo(?:sitory)?\s*[:=]\s*`?([A-Za-z0-9][\w.-]*(?:/[\w.-]+)?)`?"
+)
+_GITHUB_URL = re.compile(r"https?://(?:www\.)?github\.com/([A-Za-z0-9-]+)/([A-Za-z0-9_.-]+)")
+_ANY_URL = re.compile(r"https?://\S+")
+_NOT_OWNERS = frozenset({"orgs", "settings", "apps", "marketplace", "features", "topics", "search"})
+_LABEL_PREFIX = re.compile(r"^repo\s*[:/=]\s*", re.I)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+FUZZY_CUTOFF = 0.85
+"""difflib ratio for a misspelt name in prose: 'notifer'~'notifier' is 0.93. Near-misses that
+pass it ('research'~'search', 0.86) only ever add a candidate to a question, never proceed."""
+FUZZY_DECLARED_CUTOFF = 0.75
+"""Looser for a value that is certainly meant as a repo (a declaration or repo: label)."""
+FUZZY_MIN_LEN = 6
+
+
+@dataclass
+class Evidence:
+    declared: list[str] = field(default_factory=list)
+    declared_unknown: list[str] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    labels_unknown: list[str] = field(default_factory=list)
+    prose: list[str] = field(default_factory=list)
+    fuzzy: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _fuzzy(value: str, catalog: Catalog, cutoff: float) -> list[str]:
+    """Repositories whose name or alias is close to ``value`` (a misspelling)."""
+    terms: dict[str, str] = {}
+    for repo in catalog.repositories:
+        for term in [repo.name, *repo.aliases]:
+            terms.setdefault(normalise(term), repo.full_name)
+    hits = difflib.get_close_matches(normalise(value), list(terms), n=3, cutoff=cutoff)
+    return _unique([terms[h] for h in hits])
+
+
+def _term_pattern(term: str) -> re.Pattern[str]:
+    parts = [re.escape(p) for p in re.split(r"[\s_-]+", term.strip()) if p]
+    return re.compile(r"(?<![\w/.-])" + r"[\s_-]+".join(parts) + r"(?![\w-])", re.I)
+
+
+def _declarations(ticket: Ticket, text: str, catalog: Catalog, ev: Evidence) -> None:
+    values = ([ticket.repo] if ticket.repo else []) + _DECLARATION.findall(text)
+    for value in values:
+        hits = catalog.resolve(value)
+        if len(hits) == 1:
+            ev.declared.append(hits[0].full_name)
+        else:
+            ev.declared_unknown.append(value)
+            ev.notes.append(f"declared repository {value!r} is not in the {catalog.org} catalog")
+
+
+def _urls(ticket: Ticket, text: str, catalog: Catalog, ev: Evidence) -> None:
+    found = _GITHUB_URL.findall(text) + [
+        m for a in ticket.attachments for m in _GITHUB_URL.findall(a.url)
+    ]
+    for owner, name in found:
+        name = name.removesuffix(".git").rstrip(".")
+        if owner.lower() in _NOT_OWNERS or not name:
+            continue
+        full = f"{owner}/{name}"
+        if owner.lower() != catalog.org.lower():
+            ev.notes.append(f"ignored foreign URL to {full} (not in org {catalog.org})")
+            continue
+        repo = catalog.by_name(name)
+        if repo:
+            ev.urls.append(repo.full_name)
+            continue
+        ev.notes.append(f"ignored stale URL to {full} (not in the catalog)")
+        ev.stale += [r.full_name for r in catalog.by_alias(name)]
+
+
+def _labels(ticket: Ticket, catalog: Catalog, ev: Evidence) -> None:
+    for label in ticket.labels:
+        prefixed = bool(_LABEL_PREFIX.match(label))
+        value = _LABEL_PREFIX.sub("", label).strip()
+        hits = catalog.resolve(value) if value else []
+        if len(hits) == 1:
+            ev.labels.append(hits[0].full_name)
+        elif prefixed:
+            ev.labels_unknown.append(value)
+            ev.notes.append(f"label {label!r} names no repository in the catalog")
+
+
+def _prose(text: str, catalog: Catalog, ev: Evidence) -> None:
+    prose = _DECLARATION.sub(" ", _ANY_URL.sub(" ", text))
+    matched: set[str] = set()
+    for repo in catalog.repositories:
+        for term in [repo.name, *repo.aliases]:
+            if _term_pattern(term).search(prose):
+                ev.prose.append(repo.full_name)
+                matched.add(normalise(term))
+    words = [w.lower() for w in _WORD.findall(prose)]
+    grams = words + [f"{a}-{b}" for a, b in itertools.pairwise(words)]
+    for gram in grams:
+        if len(gram) >= FUZZY_MIN_LEN and normalise(gram) not in matched:
+            ev.fuzzy += _fuzzy(gram, catalog, FUZZY_CUTOFF)
+
+
+def gather_evidence(ticket: Ticket, catalog: Catalog) -> Evidence:
+    text = f"{ticket.title}\n{ticket.description}"
+    ev = Evidence()
+    _declarations(ticket, text, catalog, ev)
+    _urls(ticket, text, catalog, ev)
+    _labels(ticket, catalog, ev)
+    _prose(text, catalog, ev)
+    for name in ("declared", "urls", "labels", "prose", "fuzzy", "stale"):
+        setattr(ev, name, _unique(getattr(ev, name)))
+    ev.fuzzy = [f for f in ev.fuzzy if f not in ev.prose]
+    return ev
+
+
+def _proceed(ticket: Ticket, repo: str, signal: str, ev: Evidence) -> RepoGuess:
+    return RepoGuess(
+        ticket_id=ticket.id,
+        repo=repo,
+        confidence="high",
+        signal=signal,  # type: ignore[arg-type]
+        decision="proceed",
+        candidates=[repo],
+        notes=ev.notes,
+    )
+
+
+def _ask(
+    ticket: Ticket,
+    catalog: Catalog,
+    candidates: list[str],
+    signal: str | None,
+    reason: str,
+    ev: Evidence,
+) -> RepoGuess:
+    candidates = _unique(candidates)[:MAX_REPO_CANDIDATES]
+    single = candidates[0] if len(candidates) == 1 else None
+    if candidates:
+        listed = "\n".join(f"- {c}" for c in candidates)
+        question = (
+            f"Which repository is this ticket about? I did not start because {reason}.\n"
+            f"Candidates:\n{listed}\nReply with `repo: <org>/<name>` and I will pick it up."
+        )
+    else:
+        examples = ", ".join(catalog.names()[:MAX_REPO_CANDIDATES])
+        question = (
+            f"Which repository is this ticket about? I did not start because {reason}. "
+            f"Reply with `repo: <org>/<name>` (for example one of: {examples})."
+        )
+    return RepoGuess(
+        ticket_id=ticket.id,
+        repo=single,
+        confidence="low" if candidates else "none",
+        signal=signal,  # type: ignore[arg-type]
+        decision="ask",
+        candidates=candidates,
+        question=question,
+        notes=ev.notes,
+    )
+
+
+def _contradicted(repo: str, prose: list[str]) -> bool:
+    """A strong signal is contradicted when the text names other repositories and not it."""
+    return bool(prose) and repo not in prose
+
+
+def detect_repo(ticket: Ticket, catalog: Catalog) -> RepoGuess:
+    """Score declaration > URL > label > prose; proceed only on an uncontradicted strong one."""
+    ev = gather_evidence(ticket, catalog)
+    if ev.declared or ev.declared_unknown:
+        if len(ev.declared) == 1 and not ev.declared_unknown:
+            return _proceed(ticket, ev.declared[0], "declaration", ev)
+        if len(ev.declared) > 1:
+            return _ask(ticket, catalog, ev.declared, "declaration", "it declares two repos", ev)
+        near = [c for v in ev.declared_unknown for c in _fuzzy(v, catalog, FUZZY_DECLARED_CUTOFF)]
+        names = ", ".join(repr(v) for v in ev.declared_unknown)
+        reason = f"the declared repository {names} is not in the {catalog.org} catalog"
+        return _ask(ticket, catalog, ev.declared + near, "declaration", reason, ev)
+    if ev.urls:
+        agreed = [u for u in ev.urls if u in ev.labels]
+        if len(agreed) == 1:
+            return _proceed(ticket, agreed[0], "url", ev)
+        if len(ev.urls) == 1 and not ev.labels:
+            if not _contradicted(ev.urls[0], ev.prose):
+                return _proceed(ticket, ev.urls[0], "url", ev)
+            reason = "its GitHub link and its text name different repositories"
+            return _ask(ticket, catalog, ev.urls + ev.prose, "url", reason, ev)
+        reason = (
+            "it links to more than one repository"
+            if len(ev.urls) > 1
+            else "its GitHub link and its label name different repositories"
+        )
+        return _ask(ticket, catalog, ev.urls + ev.labels, "url", reason, ev)
+    if ev.labels or ev.labels_unknown:
+        if len(ev.labels) == 1 and not ev.labels_unknown:
+            label = ev.labels[0]
+            if not _contradicted(label, ev.prose):
+                return _proceed(ticket, label, "label", ev)
+            reason = "its label and its text name different repositories"
+            return _ask(ticket, catalog, [label, *ev.prose], "label", reason, ev)
+        near = [c for v in ev.labels_unknown for c in _fuzzy(v, catalog, FUZZY_DECLARED_CUTOFF)]
+        reason = (
+            "its labels name more than one repository"
+            if len(ev.labels) > 1
+            else "its repo label names no repository in the catalog"
+        )
+        return _ask(ticket, catalog, ev.labels + near + ev.prose, "label", reason, ev)
+    weak = ev.prose + ev.stale + ev.fuzzy
+    if weak:
+        if len(_unique(weak)) > 1:
+            reason = "the text mentions more than one repository"
+        elif ev.prose:
+            reason = "the repository is only mentioned in passing, not declared"
+        else:
+            reason = "the only hint is a misspelt or outdated repository name"
+        return _ask(ticket, catalog, weak, "prose", reason, ev)
+    return _ask(ticket, catalog, [], None, "the ticket names no repository", ev)
+
+
+# --- cheap-tier confirmation -----------------------------------------------------------------
+
+_CONFIRM_KEYS = ("repo", "needs_proto", "needs_migration", "needs_visual_verification")
+
+
+def confirm_prompt(guess: RepoGuess, ticket: Ticket, catalog: Catalog) -> str:
+    repos = "\n".join(
+        f"- {r.full_name}: {r.description} (aka {', '.join(r.aliases) or '-'})"
+        for r in catalog.repositories
+    )
+    return (
+        "You check which repository a ticket is about. Answer with ONE JSON object and nothing "
+        'else: {"repo": "<org>/<name> from the list", "needs_proto": bool, '
+        '"needs_migration": bool, "needs_visual_verification": bool}.\n'
+        "needs_proto: the change edits protobuf/gRPC definitions. needs_migration: it changes a "
+        "database schema. needs_visual_verification: it changes something a person sees in a "
+        f"browser or app.\n\nRepositories:\n{repos}\n\nCurrent guess: {guess.repo} "
+        f"(from the {guess.signal}).\n\nTicket {ticket.id}: {ticket.title}\n{ticket.description}"
+    )
+
+
+def parse_confirmation(text: str) -> dict[str, object] | None:
+    """The strict JSON reply, tolerating only a Markdown code fence around it."""
+    body = text.strip()
+    fence = re.match(r"^```(?:json)?\s*(.*?)\s*```$", body, re.S)
+    if fence:
+        body = fence.group(1)
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or any(k not in data for k in _CONFIRM_KEYS):
+        return None
+    if not all(isinstance(data[k], bool) for k in _CONFIRM_KEYS[1:]):
+        return None
+    if not (data["repo"] is None or isinstance(data["repo"], str)):
+        return None
+    return data
+
+
+def confirm_repo_guess(
+    guess: RepoGuess, ticket: Ticket, catalog: Catalog, agent: AgentPort, workdir: str
+) -> RepoGuess:
+    """One cheap-tier pass: confirm or correct a proceeding guess and read the work's needs."""
+    if guess.decision != "proceed":
+        return guess
+    request = AgentRequest(
+        role="repo_confirmer",
+        tier="cheap",
+        effort="low",
+        prompt=confirm_prompt(guess, ticket, catalog),
+        workdir=workdir,
+        timeout_s=300.0,
+    )
+    try:
+        reply = agent.run(request)
+    except VerandaError as exc:
+        note = f"model confirmation unavailable ({type(exc).__name__}); kept the guess"
+        return guess.model_copy(update={"notes": [*guess.notes, note]})
+    calls = [*guess.calls, reply.call]
+    data = parse_confirmation(reply.text)
+    if data is None:
+        note = "model reply was not the requested JSON; kept the guess"
+        return guess.model_copy(update={"calls": calls, "notes": [*guess.notes, note]})
+    update: dict[str, object] = {
+        "calls": calls,
+        "needs_proto": data["needs_proto"],
+        "needs_migration": data["needs_migration"],
+        "needs_visual_verification": data["needs_visual_verification"],
+    }
+    suggested = catalog.by_full_name(str(data["repo"])) if data["repo"] else None
+    notes = list(guess.notes)
+    if suggested is None:
+        notes.append(f"model named {data['repo']!r}, not a catalog repository; kept the guess")
+    elif suggested.full_name == guess.repo:
+        update["model_verdict"] = "confirmed"
+    elif guess.signal in ("declaration", "url"):
+        update["model_verdict"] = "disputed"
+        notes.append(
+            f"model suggested {suggested.full_name}; kept {guess.repo} because the ticket "
+            f"{'declares' if guess.signal == 'declaration' else 'links to'} it"
+        )
+    else:
+        update["model_verdict"] = "corrected"
+        update["repo"] = suggested.full_name
+        update["candidates"] = _unique([suggested.full_name, *guess.candidates])
+        notes.append(f"model corrected {guess.repo} -> {suggested.full_name}")
+    update["notes"] = notes
+    return guess.model_copy(update=update)
