@@ -27,6 +27,8 @@ class Capabilities(BaseModel):
     mcp_format: str
     effort_knob: str | None = None
     model_flag: str | None = "--model"
+    effort_values: dict[str, str] = Field(default_factory=dict)
+    """Normalized effort (low|medium|high) -> this vendor's own value; empty = no knob."""
 
 
 class Turn(BaseModel):
@@ -38,6 +40,8 @@ class Turn(BaseModel):
     effort: Effort = "medium"
     images: list[str] = Field(default_factory=list)
     timeout_s: float = 1800.0
+    effort_value: str | None = None
+    """The vendor's own knob value for ``effort``, set once by negotiation (None = no knob)."""
 
 
 class TurnResult(BaseModel):
@@ -51,6 +55,8 @@ class TurnResult(BaseModel):
 class HealthVerdict(BaseModel):
     verdict: Verdict
     detail: str = ""
+    rule: str | None = None
+    """Which classifier rule decided it (e.g. ``auth:claude_api_error_status``), for audits."""
 
 
 @runtime_checkable

@@ -87,3 +87,36 @@ SLACK_POLL_INTERVAL_S: Final = 60
 
 MAX_REPO_CANDIDATES: Final = 5
 """Repositories listed in an 'which repository?' question: more is a catalog, not a question."""
+
+HEALTH_RECHECK_S: Final = 300.0
+"""How long a failed backend is skipped before it is probed again (an ok verdict is kept until a
+turn fails): long enough not to probe a revoked key on every turn, short enough to recover."""
+
+PROBE_TIMEOUT_S: Final = 60.0
+"""Wall-clock cap of one health probe: the CLIs' own retries ran past 60 s on a dead upstream."""
+
+# --- context: retrieval pack, citations, layers ---------------------------------------------
+
+MAX_HITS_PER_SEARCH: Final = 200
+"""Hit lines read back from one search: a seed that matches more is too common to rank on."""
+
+MAX_HITS_PER_FILE: Final = 8
+"""Hit lines kept per file per search: enough to place windows, not a file's every mention."""
+
+GITHUB_CODE_SEARCH_PER_MINUTE: Final = 10
+"""GitHub's own ``code_search`` limit (requests per rolling minute); the client waits, not 403s."""
+
+GITHUB_SEARCH_PER_PAGE: Final = 30
+"""Results asked per code search: each needs its file's text to place line numbers."""
+
+MAX_RUNBOOKS: Final = 3
+"""Org runbooks written into a clone: only those the ticket touches, and few of those."""
+
+MAX_RUNBOOK_BYTES: Final = 6_000
+"""Bytes kept of one runbook in the instruction file; longer ones are cut with a note."""
+
+MAX_HINTS_BYTES: Final = 8_000
+"""Bytes kept of a repository's hints file."""
+
+MAX_FACT_SCAN_FILES: Final = 5_000
+"""Files read looking for build tags and testcontainers imports; a monorepo is sampled, not read."""

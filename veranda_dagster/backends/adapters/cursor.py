@@ -1,0 +1,87 @@
+"""Cursor Agent CLI: ``cursor-agent -p --output-format stream-json``.
+
+Modes: a Cursor login (subscription) or a dashboard ``CURSOR_API_KEY`` (metered). Reads
+AGENTS.md (and CLAUDE.md, ``.cursor/rules``); MCP in ``.cursor/mcp.json``. No headless image
+input is documented, so vision is declared False and images are stripped. Effort is baked into
+model ids, so there is no knob. The backend is Cursor's proprietary API: no loopback fake can
+stand in, and these facts are docs/community only (reference §4, unverified on a binary).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from veranda_dagster.backends.adapters._base import (
+    CliAdapter,
+    ModeSpec,
+    StreamSummary,
+    as_int,
+    json_lines,
+    require_terminal,
+)
+from veranda_dagster.backends.port import Turn
+from veranda_dagster.backends.registry import AdapterInfo, register
+from veranda_dagster.domain.models import Usage
+
+
+def parse_cursor_stream(stdout: str) -> StreamSummary:
+    s = StreamSummary()
+    texts: list[str] = []
+    for ev in json_lines(stdout, "cursor"):
+        s.events += 1
+        kind = ev.get("type")
+        if kind == "system" and ev.get("subtype") == "init":
+            s.model = ev.get("model")
+            s.session_id = ev.get("session_id")
+        elif kind == "assistant":
+            msg = ev.get("message") or {}
+            texts += [
+                c.get("text", "") for c in msg.get("content") or [] if c.get("type") == "text"
+            ]
+        elif kind == "result":
+            s.terminal = True
+            result = ev.get("result")
+            s.text = result if isinstance(result, str) else "".join(texts)
+            u = ev.get("usage") or {}
+            s.usage = Usage(
+                input=as_int(u.get("inputTokens")) + as_int(u.get("cacheWriteTokens")),
+                output=as_int(u.get("outputTokens")),
+                cached=as_int(u.get("cacheReadTokens")),
+            )
+            if ev.get("is_error") or ev.get("subtype") not in (None, "success"):
+                s.error = f"{ev.get('subtype')}: {s.text}"
+    if not s.text:
+        s.text = "".join(texts)
+    return require_terminal(s, "cursor", "result")
+
+
+class CursorAdapter(CliAdapter):
+    family = "cursor"
+    default_binary = "cursor-agent"
+    modes: ClassVar[dict[str, ModeSpec]] = {
+        "login": ModeSpec(
+            "login", login=True, credential_paths=("~/.cursor/cli-config.json", "~/.config/cursor")
+        ),
+        "api_key": ModeSpec("api_key", required_env=("CURSOR_API_KEY",)),
+    }
+    instruction_file = "AGENTS.md"
+    mcp_format = "cursor_json"
+    vision = False
+    effort_knob = None
+    base_url_env = "CURSOR_API_BASE_URL"
+    quiet_env: ClassVar[dict[str, str]] = {"NO_COLOR": "1"}
+
+    def build_argv(self, turn: Turn) -> list[str]:
+        argv = [self.binary, "-p", "--output-format", "stream-json", "--force", "--trust"]
+        argv += ["--workspace", turn.workdir]
+        if turn.model:
+            argv += ["--model", turn.model]
+        argv += ["--", turn.prompt]
+        return argv
+
+    @classmethod
+    def parse_stream(cls, stdout: str) -> StreamSummary:
+        return parse_cursor_stream(stdout)
+
+
+register(AdapterInfo("cursor", tuple(CursorAdapter.modes), rank=70, factory=CursorAdapter))

@@ -1,0 +1,99 @@
+"""Gemini CLI: ``gemini -p -o stream-json``.
+
+Modes: a Gemini API key, a Google login (``oauth-personal``, stored in
+``~/.gemini/oauth_creds.json``) and Vertex AI. Reads GEMINI.md; MCP in ``.gemini/settings.json``.
+No reasoning-effort flag on the command line (thinking is a settings.json model config), so
+effort degrades to the CLI default with a note. Images are attached as ``@path`` references.
+Stream events per geminicli.com headless docs: init, message (``delta`` chunks), tool_use,
+tool_result, error, result (``status`` and ``stats``); exit 0 ok, 1 API failure, 42 bad input,
+53 turn limit.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from veranda_dagster.backends.adapters._base import (
+    CliAdapter,
+    ModeSpec,
+    StreamSummary,
+    as_int,
+    json_lines,
+    require_terminal,
+)
+from veranda_dagster.backends.port import Turn
+from veranda_dagster.backends.registry import AdapterInfo, register
+from veranda_dagster.domain.models import Usage
+
+
+def parse_gemini_stream(stdout: str) -> StreamSummary:
+    s = StreamSummary()
+    chunks: list[str] = []
+    for ev in json_lines(stdout, "gemini"):
+        s.events += 1
+        kind = ev.get("type")
+        if kind == "init":
+            s.model = ev.get("model")
+            s.session_id = ev.get("session_id")
+        elif kind == "message" and ev.get("role") == "assistant":
+            content = ev.get("content")
+            if isinstance(content, str):
+                chunks.append(content)
+        elif kind == "error" and ev.get("severity", "error") == "error":
+            s.error = ev.get("message") or "error"
+        elif kind == "result":
+            s.terminal = True
+            stats = ev.get("stats") or {}
+            total_in = as_int(stats.get("input_tokens"))
+            cached = as_int(stats.get("cached"))
+            uncached = stats.get("input")
+            s.usage = Usage(
+                input=as_int(uncached) if isinstance(uncached, int) else max(total_in - cached, 0),
+                cached=cached,
+                output=as_int(stats.get("output_tokens")),
+                reasoning=as_int(stats.get("thoughts")),
+            )
+            if ev.get("status", "success") != "success":
+                err = ev.get("error") or {}
+                s.error = f"{err.get('type', 'error')}: {err.get('message', ev.get('status'))}"
+    s.text = "".join(chunks)
+    return require_terminal(s, "gemini", "result")
+
+
+class GeminiAdapter(CliAdapter):
+    family = "gemini"
+    default_binary = "gemini"
+    modes: ClassVar[dict[str, ModeSpec]] = {
+        "api_key": ModeSpec("api_key", required_env=("GEMINI_API_KEY",)),
+        "login": ModeSpec("login", login=True, credential_paths=("~/.gemini/oauth_creds.json",)),
+        "vertex": ModeSpec(
+            "vertex",
+            required_env=("GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"),
+            any_env=("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_API_KEY"),
+            fixed_env={"GOOGLE_GENAI_USE_VERTEXAI": "true"},
+            base_url_env="GOOGLE_VERTEX_BASE_URL",
+        ),
+    }
+    instruction_file = "GEMINI.md"
+    mcp_format = "gemini_settings"
+    vision = True
+    effort_knob = None
+    model_flag = "--model"
+    base_url_env = "GOOGLE_GEMINI_BASE_URL"
+    quiet_env: ClassVar[dict[str, str]] = {"GEMINI_TELEMETRY_ENABLED": "false", "NO_COLOR": "1"}
+
+    def build_argv(self, turn: Turn) -> list[str]:
+        prompt = turn.prompt
+        if turn.images:
+            prompt += "\n\n" + " ".join(f"@{p}" for p in turn.images)
+        argv = [self.binary, "-p", prompt, "-o", "stream-json", "--yolo"]
+        if turn.model:
+            argv += ["--model", turn.model]
+        return argv
+
+    @classmethod
+    def parse_stream(cls, stdout: str) -> StreamSummary:
+        return parse_gemini_stream(stdout)
+
+
+register(AdapterInfo("gemini", tuple(GeminiAdapter.modes), rank=30, factory=GeminiAdapter))

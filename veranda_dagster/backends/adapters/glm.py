@@ -1,0 +1,146 @@
+"""GLM (Z.ai / Zhipu) through the CLIs Z.ai documents; it has no headless CLI of its own.
+
+Modes: ``api_key`` runs Claude Code against Z.ai's Anthropic-compatible endpoint
+(``ANTHROPIC_AUTH_TOKEN`` = ``ZAI_API_KEY``, the default Opus/Sonnet/Haiku ids pointed at
+GLM), so it reads CLAUDE.md and ``.mcp.json``; ``opencode`` runs ``opencode run --format json``
+with ``ZHIPU_API_KEY`` (``ZAI_API_KEY`` does nothing there), reading AGENTS.md and MCP from
+``opencode.json`` (format id ``glm_opencode_json``). Claude Code's ``total_cost_usd`` prices GLM
+as Claude, so cost comes from our own table. Facts: reference §3, verified against loopback.
+A family ``binary`` override applies to the Claude Code mode; opencode is found on PATH.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from veranda_dagster.backends.adapters._base import (
+    CliAdapter,
+    ModeSpec,
+    StreamSummary,
+    as_int,
+    json_lines,
+    require_terminal,
+)
+from veranda_dagster.backends.adapters.claude import ClaudeAdapter, parse_claude_stream
+from veranda_dagster.backends.port import Capabilities, Turn
+from veranda_dagster.backends.registry import AdapterInfo, register
+from veranda_dagster.domain.models import Usage
+
+ZAI_ANTHROPIC_URL = "https://api.z.ai/api/anthropic"
+
+
+def parse_opencode_stream(stdout: str) -> StreamSummary:
+    s = StreamSummary()
+    texts: list[str] = []
+    total = Usage()
+    for ev in json_lines(stdout, "glm"):
+        s.events += 1
+        kind = ev.get("type")
+        part = ev.get("part") or {}
+        s.session_id = ev.get("sessionID") or s.session_id
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif kind == "step_finish":
+            tok = part.get("tokens") or {}
+            cache = tok.get("cache") or {}
+            total = total + Usage(
+                input=as_int(tok.get("input")) + as_int(cache.get("write")),
+                output=as_int(tok.get("output")),
+                cached=as_int(cache.get("read")),
+                reasoning=as_int(tok.get("reasoning")),
+            )
+            if part.get("reason") == "stop":
+                s.terminal = True
+        elif kind == "error":
+            err = ev.get("error") or {}
+            data = err.get("data") or {}
+            s.error = (
+                f"{err.get('name', 'error')}: {data.get('message', '')} "
+                f"statusCode: {data.get('statusCode')}"
+            )
+    s.text = "".join(texts)
+    s.usage = total
+    return require_terminal(s, "glm", "step_finish(stop)")
+
+
+class GlmAdapter(CliAdapter):
+    family = "glm"
+    default_binary = "claude"
+    modes: ClassVar[dict[str, ModeSpec]] = {
+        "api_key": ModeSpec("api_key", required_env=("ZAI_API_KEY",)),
+        "opencode": ModeSpec("opencode", required_env=("ZHIPU_API_KEY",)),
+    }
+    instruction_file = "CLAUDE.md"
+    mcp_format = "mcp_json"
+    vision = False  # glm-5.3 text; only -flash is listed with images, and unverified headless
+    effort_knob = "--effort"
+    effort_values: ClassVar[dict[str, str]] = {"low": "low", "medium": "medium", "high": "high"}
+    base_url_env = "ANTHROPIC_BASE_URL"
+    quiet_env: ClassVar[dict[str, str]] = dict(ClaudeAdapter.quiet_env)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        if self.mode != "opencode":
+            return super().capabilities
+        return Capabilities(
+            vision=False,
+            instruction_file="AGENTS.md",
+            mcp_format="glm_opencode_json",
+            effort_knob="--variant",
+            model_flag="-m",
+            effort_values={"low": "low", "medium": "high", "high": "max"},
+        )
+
+    @property
+    def binary(self) -> str:
+        if self.mode == "opencode":
+            return "opencode"
+        return self.config.binary or self.default_binary
+
+    def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
+        if self.mode == "api_key":
+            env.setdefault("ANTHROPIC_BASE_URL", ZAI_ANTHROPIC_URL)
+            env["ANTHROPIC_AUTH_TOKEN"] = env.pop("ZAI_API_KEY", "")
+        else:
+            env.pop("ANTHROPIC_BASE_URL", None)
+            for k in ClaudeAdapter.quiet_env:
+                env.pop(k, None)
+            env["OPENCODE_DISABLE_AUTOUPDATE"] = "1"
+            if self.config.base_url:
+                env["OC_BASE"] = self.config.base_url
+        return env
+
+    def env_for(self, turn: Turn) -> dict[str, str]:
+        env = self.env()
+        if self.mode == "api_key" and turn.model:
+            for tier in ("OPUS", "SONNET", "HAIKU"):
+                env[f"ANTHROPIC_DEFAULT_{tier}_MODEL"] = turn.model
+        return env
+
+    def build_argv(self, turn: Turn) -> list[str]:
+        if self.mode == "opencode":
+            argv = ["opencode", "run", "--format", "json", "--auto"]
+            if turn.model:
+                argv += ["-m", turn.model]
+            if turn.effort_value:
+                argv += ["--variant", turn.effort_value]
+            return [*argv, turn.prompt]
+        argv = [self.binary, "-p", turn.prompt, "--output-format", "stream-json", "--verbose"]
+        argv += ["--permission-mode", "bypassPermissions"]
+        if turn.model:
+            argv += ["--model", turn.model]
+        if turn.effort_value:
+            argv += ["--effort", turn.effort_value]
+        return argv
+
+    def parse(self, stdout: str) -> StreamSummary:
+        if self.mode == "opencode":
+            return parse_opencode_stream(stdout)
+        return parse_claude_stream(stdout, "glm")
+
+    @classmethod
+    def parse_stream(cls, stdout: str) -> StreamSummary:
+        return parse_claude_stream(stdout, "glm")
+
+
+register(AdapterInfo("glm", tuple(GlmAdapter.modes), rank=60, factory=GlmAdapter))

@@ -1,0 +1,114 @@
+"""Grok Build CLI (xAI): ``grok -p --output-format streaming-json``.
+
+Modes: ``grok login`` OAuth (``~/.grok/auth.json``) and ``XAI_API_KEY``. Reads AGENTS.md and
+CLAUDE.md; MCP is TOML ``[mcp_servers.x]`` in ``.grok/config.toml`` (format id ``grok_toml``).
+Effort is ``--reasoning-effort``; images go headless through ``--prompt-json`` ACP blocks.
+Base URL: ``GROK_MODELS_BASE_URL`` (``XAI_API_BASE_URL`` is not honoured by ``-p``). Stream:
+``text``/``thought``/``end``/``error``; ``end.usage.input_tokens`` is uncached only; tool calls
+are not in the stream. Facts: reference §2, verified on 0.2.111 against a loopback server.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import mimetypes
+from pathlib import Path
+from typing import ClassVar
+
+from veranda_dagster.backends.adapters._base import (
+    CliAdapter,
+    ModeSpec,
+    StreamSummary,
+    as_int,
+    json_lines,
+    require_terminal,
+)
+from veranda_dagster.backends.port import Turn
+from veranda_dagster.backends.registry import AdapterInfo, register
+from veranda_dagster.domain.models import Usage
+
+
+def parse_grok_stream(stdout: str) -> StreamSummary:
+    s = StreamSummary()
+    chunks: list[str] = []
+    for ev in json_lines(stdout, "grok"):
+        s.events += 1
+        kind = ev.get("type")
+        if kind == "text" and isinstance(ev.get("data"), str):
+            chunks.append(ev["data"])
+        elif kind == "error":
+            s.error = ev.get("message") or "error"
+        elif kind == "max_turns_reached":
+            s.error = "max_turns_reached"
+        elif kind == "end":
+            s.terminal = True
+            s.session_id = ev.get("sessionId")
+            u = ev.get("usage") or {}
+            s.usage = Usage(
+                input=as_int(u.get("input_tokens")),
+                cached=as_int(u.get("cache_read_input_tokens")),
+                output=as_int(u.get("output_tokens")),
+                reasoning=as_int(u.get("reasoning_tokens")),
+            )
+            s.cost_usd = ev.get("total_cost_usd")
+            models = list((ev.get("modelUsage") or {}).keys())
+            s.model = models[0] if models else None
+    s.text = "".join(chunks)
+    return require_terminal(s, "grok", "end")
+
+
+class GrokAdapter(CliAdapter):
+    family = "grok"
+    default_binary = "grok"
+    modes: ClassVar[dict[str, ModeSpec]] = {
+        "api_key": ModeSpec("api_key", any_env=("XAI_API_KEY", "GROK_CODE_XAI_API_KEY")),
+        "login": ModeSpec("login", login=True, credential_paths=("~/.grok/auth.json",)),
+    }
+    instruction_file = "AGENTS.md"
+    mcp_format = "grok_toml"
+    vision = True
+    effort_knob = "--reasoning-effort"
+    effort_values: ClassVar[dict[str, str]] = {"low": "low", "medium": "medium", "high": "high"}
+    model_flag = "-m"
+    base_url_env = "GROK_MODELS_BASE_URL"
+    quiet_env: ClassVar[dict[str, str]] = {
+        "GROK_TELEMETRY_ENABLED": "0",
+        "GROK_DISABLE_AUTOUPDATER": "1",
+        "GROK_MAX_RETRIES": "1",
+    }
+    terminal_event = "end"
+
+    def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
+        if self.config.home:
+            env["GROK_HOME"] = str(Path(self.config.home) / ".grok")
+        return env
+
+    def build_argv(self, turn: Turn) -> list[str]:
+        argv = [self.binary]
+        if turn.images:
+            argv += ["--prompt-json", json.dumps(_acp_prompt(turn.prompt, turn.images))]
+        else:
+            argv += ["-p", turn.prompt]
+        argv += ["--cwd", turn.workdir, "--output-format", "streaming-json", "--always-approve"]
+        if turn.model:
+            argv += ["-m", turn.model]
+        if turn.effort_value:
+            argv += ["--reasoning-effort", turn.effort_value]
+        return argv
+
+    @classmethod
+    def parse_stream(cls, stdout: str) -> StreamSummary:
+        return parse_grok_stream(stdout)
+
+
+def _acp_prompt(prompt: str, images: list[str]) -> dict[str, object]:
+    content: list[dict[str, str]] = [{"type": "text", "text": prompt}]
+    for path in images:
+        data = base64.b64encode(Path(path).read_bytes()).decode()
+        mime = mimetypes.guess_type(path)[0] or "image/png"
+        content.append({"type": "image", "mimeType": mime, "data": data})
+    return {"type": "acp", "content": content}
+
+
+register(AdapterInfo("grok", tuple(GrokAdapter.modes), rank=50, factory=GrokAdapter))

@@ -1,0 +1,150 @@
+"""The command-runner and login-step seams every adapter is built on.
+
+An adapter never calls ``subprocess`` itself: it hands an argv, a working directory and an
+explicit environment to a ``CommandRunner``. Tests inject a scripted runner and so exercise the
+real argv building, env assembly, stream parsing and classification without spawning a vendor
+CLI. The real runner refuses known vendor binaries while ``VERANDA_NO_REAL_CLI=1`` (set by the
+backend tests' conftest), so a test that forgot to inject a runner fails loudly instead of
+spending money.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from veranda_dagster.domain.errors import VerandaError
+
+NO_REAL_CLI_ENV = "VERANDA_NO_REAL_CLI"
+VENDOR_BINARIES = frozenset(
+    {"claude", "codex", "gemini", "kimi", "grok", "cursor-agent", "agent", "opencode"}
+)
+"""Basenames of vendor CLIs; the guard blocks these, not scripted stand-ins with other names."""
+
+
+class RunOutput(BaseModel):
+    exit_code: int | None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    duration_s: float = 0.0
+
+
+class RealCliBlockedError(VerandaError):
+    """A real vendor CLI was about to be spawned while the no-real-CLI guard is on."""
+
+
+@runtime_checkable
+class CommandRunner(Protocol):
+    def run(
+        self,
+        argv: Sequence[str],
+        cwd: str | None,
+        env: Mapping[str, str],
+        stdin: str | None,
+        timeout: float,
+    ) -> RunOutput: ...
+
+
+def guard_real_cli(argv: Sequence[str]) -> None:
+    """Raise if the guard is on and ``argv`` would start a vendor CLI."""
+    if os.environ.get(NO_REAL_CLI_ENV) == "1" and argv and Path(argv[0]).name in VENDOR_BINARIES:
+        raise RealCliBlockedError(
+            f"refusing to spawn vendor CLI {Path(argv[0]).name!r} while {NO_REAL_CLI_ENV}=1; "
+            "inject a scripted CommandRunner"
+        )
+
+
+class SubprocessRunner:
+    """Runs a command in its own process group and kills the whole group at the timeout.
+
+    A vendor CLI spawns tools (shells, node workers); killing only the parent would leave them
+    running, so the group goes.
+    """
+
+    def run(
+        self,
+        argv: Sequence[str],
+        cwd: str | None,
+        env: Mapping[str, str],
+        stdin: str | None,
+        timeout: float,
+    ) -> RunOutput:
+        guard_real_cli(argv)
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            return RunOutput(exit_code=127, stderr=f"binary not found: {exc.filename}")
+        except PermissionError as exc:
+            return RunOutput(exit_code=126, stderr=f"binary not executable: {exc.filename}")
+        try:
+            out, err = proc.communicate(stdin, timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            out, err = proc.communicate()
+            timed_out = True
+        return RunOutput(
+            exit_code=None if timed_out else proc.returncode,
+            stdout=out or "",
+            stderr=err or "",
+            timed_out=timed_out,
+            duration_s=round(time.monotonic() - started, 3),
+        )
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError):  # already gone
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+class LoginStatus(BaseModel):
+    ok: bool
+    detail: str = ""
+
+
+@runtime_checkable
+class LoginStep(Protocol):
+    """Whether a login/OAuth mode has a usable session, without an interactive login.
+
+    ``credential_paths`` are where the vendor CLI keeps its session (the adapter knows them).
+    Tests inject a scripted step to simulate a logged-in, logged-out or expired seat.
+    """
+
+    def ensure(self, family: str, mode: str, credential_paths: Sequence[str]) -> LoginStatus: ...
+
+
+class CredentialFileLogin:
+    """The real step: a login mode is usable when the CLI's stored session exists.
+
+    It never runs an interactive login (a service has no browser); it only reports, so the
+    probe can classify a missing session as ``auth`` without spawning anything.
+    """
+
+    def ensure(self, family: str, mode: str, credential_paths: Sequence[str]) -> LoginStatus:
+        for raw in credential_paths:
+            path = Path(os.path.expandvars(os.path.expanduser(raw)))
+            if path.is_file() and path.stat().st_size > 0:
+                return LoginStatus(ok=True, detail=f"session at {path}")
+            if path.is_dir() and any(path.iterdir()):
+                return LoginStatus(ok=True, detail=f"session in {path}")
+        wanted = ", ".join(credential_paths) or "(none known)"
+        return LoginStatus(ok=False, detail=f"{family}/{mode}: no stored login session ({wanted})")
