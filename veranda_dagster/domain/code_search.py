@@ -1,0 +1,171 @@
+"""The code-search port, and its local backend over the clone (``git grep -n -F``).
+
+Retrieval only needs three things from a backend: the hits for one seed, a 12-line window
+around a hit, and the commit the hits belong to (so a citation names a sha). The GitHub backend
+(``clients/github_code_search.py``) and this local one answer the same Protocol, so the pack is
+built the same way against GitHub's index in production and a plain clone in tests and
+benchmarks. Fixed-string grep on purpose: a seed is an identifier, not a pattern.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
+
+from veranda_dagster.domain.bounds import (
+    MAX_HITS_PER_FILE,
+    MAX_HITS_PER_SEARCH,
+    SEARCH_WINDOW_LINES,
+)
+from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.models import Window
+
+GREP_TIMEOUT_S = 60.0
+"""One ``git grep`` over a large monorepo; slower is a hung disk, not a search."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One matching line. ``kind="path"`` means the seed matched the file's path, not a line."""
+
+    path: str
+    line: int
+    text: str = ""
+    kind: Literal["content", "path"] = "content"
+
+
+@runtime_checkable
+class CodeSearch(Protocol):
+    @property
+    def sha(self) -> str:
+        """The commit every hit and window belongs to."""
+        ...
+
+    def search(self, seed: str) -> list[Hit]: ...
+
+    def read_window(self, path: str, line: int) -> Window: ...
+
+
+def window_bounds(line: int, total: int, size: int = SEARCH_WINDOW_LINES) -> tuple[int, int]:
+    """The ``size``-line window around ``line``: the hit sits just above the middle, and the
+    window slides inward at either end of the file so it keeps its size when the file allows."""
+    total = max(total, 1)
+    start = max(1, line - (size // 2 - 1))
+    end = min(total, start + size - 1)
+    start = max(1, end - size + 1)
+    return start, end
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split on ``\n`` only (as git numbers them), endings kept, so joining them gives the
+    exact text back."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def looks_like_path(seed: str) -> bool:
+    return "/" in seed or bool(re.fullmatch(r"[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,9}", seed))
+
+
+class LocalGitGrep:
+    """Search a clone at one revision with ``git grep -n -F`` (tracked files, no binaries).
+
+    Case-insensitive like GitHub's index, so both backends find ``workspace.ensure`` for the
+    seed ``Workspace.ensure``."""
+
+    def __init__(self, repo_dir: str | Path, rev: str = "HEAD") -> None:
+        self.repo_dir = Path(repo_dir)
+        self.rev = rev
+        self._sha: str | None = None
+        self._texts: dict[str, list[str] | None] = {}
+        self._paths: list[str] | None = None
+        self.calls: list[str] = []
+        """Every seed searched, in order: what a test or benchmark counts."""
+
+    def at(self, rev: str) -> LocalGitGrep:
+        """The same clone pinned to another revision (e.g. the default branch's base sha)."""
+        return LocalGitGrep(self.repo_dir, rev)
+
+    def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+        try:
+            proc = subprocess.run(
+                ["git", "-C", str(self.repo_dir), *args],
+                capture_output=True,
+                timeout=GREP_TIMEOUT_S,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise InputError("git is not installed") from None
+        except subprocess.TimeoutExpired:
+            raise InputError(f"git {args[0]} timed out in {self.repo_dir}") from None
+        if check and proc.returncode != 0:
+            detail = proc.stderr.decode(errors="replace").strip()[-300:]
+            raise InputError(f"git {args[0]} failed in {self.repo_dir}: {detail}")
+        return proc
+
+    @property
+    def sha(self) -> str:
+        if self._sha is None:
+            out = self._git("rev-parse", "--verify", f"{self.rev}^{{commit}}").stdout
+            self._sha = out.decode().strip()
+        return self._sha
+
+    def paths(self) -> list[str]:
+        """Every tracked file at the revision."""
+        if self._paths is None:
+            out = self._git("ls-tree", "-r", "-z", "--name-only", self.sha).stdout
+            self._paths = [p for p in out.decode(errors="replace").split("\0") if p]
+        return self._paths
+
+    def search(self, seed: str) -> list[Hit]:
+        """Content hits (at most ``MAX_HITS_PER_FILE`` per file, ``MAX_HITS_PER_SEARCH`` in all),
+        plus a path hit at line 1 for every file whose path ends with a path-like seed."""
+        self.calls.append(seed)
+        if not seed.strip():
+            return []
+        hits: list[Hit] = []
+        if looks_like_path(seed):
+            suffix = seed.strip("/")
+            for path in self.paths():
+                if path == suffix or path.endswith("/" + suffix):
+                    hits.append(Hit(path, 1, kind="path"))
+        proc = self._git(
+            "grep", "-n", "-z", "-F", "-I", "-i", f"--max-count={MAX_HITS_PER_FILE}",
+            "-e", seed, self.sha, "--",
+            check=False,
+        )  # fmt: skip
+        if proc.returncode not in (0, 1):
+            detail = proc.stderr.decode(errors="replace").strip()[-300:]
+            raise InputError(f"git grep failed in {self.repo_dir}: {detail}")
+        prefix = f"{self.sha}:"
+        for raw in proc.stdout.decode("utf-8", errors="replace").splitlines():
+            if len(hits) >= MAX_HITS_PER_SEARCH:
+                break
+            parts = raw.split("\0", 2)
+            if len(parts) != 3 or not parts[0].startswith(prefix) or not parts[1].isdigit():
+                continue
+            hits.append(Hit(parts[0][len(prefix) :], int(parts[1]), parts[2]))
+        return hits
+
+    def file_text(self, path: str) -> list[str] | None:
+        """The file's lines at the revision, cached; ``None`` when it does not exist there."""
+        if path not in self._texts:
+            proc = self._git("cat-file", "blob", f"{self.sha}:{path}", check=False)
+            if proc.returncode != 0:
+                self._texts[path] = None
+            else:
+                self._texts[path] = split_lines(proc.stdout.decode("utf-8", errors="replace"))
+        return self._texts[path]
+
+    def read_window(self, path: str, line: int) -> Window:
+        lines = self.file_text(path)
+        if lines is None:
+            raise InputError(f"{path} does not exist at {self.sha[:12]}")
+        start, end = window_bounds(line, len(lines))
+        return Window(start=start, end=end, text="".join(lines[start - 1 : end]))

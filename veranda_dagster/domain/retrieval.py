@@ -1,0 +1,250 @@
+"""The bounded retrieval pack: at most 12 searches, 6 files and 12,000 bytes, exact and enforced.
+
+The pack is bounded in bytes, not tokens: ``bytes`` is the UTF-8 length of every window's text
+summed (paths, ids and JSON framing are not counted), so the cap is exact and free to enforce
+and means the same thing for every model family.
+
+Ranking decides which files and windows earn those bytes. A file scores the sum, over the
+distinct seeds that hit it, of the seed's weight: earlier seeds (the ones a person backticked or
+named as a path) weigh more, and a seed that hits few files weighs more than one that hits many
+(an inverse document frequency). A line that *defines* the seed (``def x``, ``class X``,
+``func X``, ``X =``) doubles that seed's share, and a file whose path matches a path seed gets
+a bonus, because the file that defines or is named by an identifier is where a fix usually
+goes. Tests, docs and vendored code are discounted. The byte budget is then spent round-robin:
+every chosen file's best window first, then second windows, so one long file cannot starve the
+other five; the window that would cross the ceiling is truncated to fit exactly.
+
+Every window becomes a ``Citation`` ``R1..Rn`` (path, line range, commit sha) here, in reading
+order, and nowhere else: the set the agent may cite is closed by construction.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+from veranda_dagster.domain.bounds import (
+    MAX_PACK_BYTES,
+    MAX_PACK_FILES,
+    MAX_SEARCHES,
+    MAX_WINDOWS_PER_FILE,
+)
+from veranda_dagster.domain.code_search import CodeSearch, Hit, looks_like_path, split_lines
+from veranda_dagster.domain.models import Citation, PackFile, Window
+from veranda_dagster.domain.seeds import relaxed_variant
+
+TEST_FACTOR = 0.5
+DOCS_FACTOR = 0.4
+VENDORED_FACTOR = 0.2
+DEFINITION_BONUS = 1.0
+PATH_MATCH_BONUS = 1.5
+RANK_DECAY = 0.06
+"""Weight lost per seed rank: the first seed weighs 1.0, the eighth 0.58."""
+
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|spec|specs|testing|testdata|fixtures)/|(^|/)test_[^/]*$"
+    r"|_test\.\w+$|\.(test|spec)\.\w+$|(^|/)conftest\.py$"
+)
+_VENDORED_PATH = re.compile(
+    r"(^|/)(vendor|vendored|_vendor|third_party|thirdparty|external|externals|node_modules|dist"
+    r"|build|site-packages)/|\.min\.(js|css)$|(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml"
+    r"|poetry\.lock|Cargo\.lock|go\.sum|uv\.lock)$"
+)
+_DOCS_PATH = re.compile(
+    r"(^|/)(docs?|documentation|examples?|changelog\.d|news)/|\.(md|rst|txt|adoc)$"
+    r"|(^|/)(CHANGELOG|CHANGES|HISTORY|NEWS|AUTHORS)[^/]*$",
+    re.IGNORECASE,
+)
+
+
+class RetrievalResult(BaseModel):
+    files: list[PackFile] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+    searches: int = 0
+    bytes: int = 0
+    """UTF-8 length of all window texts, summed."""
+
+
+def path_factor(path: str) -> float:
+    """Non-test source outranks tests, docs and vendored code at equal evidence."""
+    if _VENDORED_PATH.search(path):
+        return VENDORED_FACTOR
+    if _TEST_PATH.search(path):
+        return TEST_FACTOR
+    if _DOCS_PATH.search(path):
+        return DOCS_FACTOR
+    return 1.0
+
+
+def _definition_pattern(seed: str) -> re.Pattern[str] | None:
+    names = re.findall(r"[A-Za-z_]\w*", seed)
+    if not names:
+        return None
+    name = re.escape(names[-1])
+    return re.compile(
+        rf"^\s*(?:export\s+)?(?:default\s+)?(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?"
+        rf"(?:def|class|func|fn|function|interface|type|struct|enum|trait|const|let|var|module"
+        rf"|message|service)\s+(?:\([^)]*\)\s*)?{name}\b"
+        rf"|^\s*{name}\s*(?::[^=]*)?=(?!=)"
+    )
+
+
+@dataclass
+class SearchResult:
+    query: str
+    rank: int
+    """The rank of the seed it came from (a relaxed variant keeps its seed's rank)."""
+    hits: list[Hit]
+
+
+@dataclass
+class _FileEvidence:
+    path: str
+    score: float = 0.0
+    lines: dict[int, float] = field(default_factory=dict)
+    """Hit line -> its value: the best weight of a seed hitting it (more for a definition)."""
+
+
+def run_searches(seeds: list[str], search: CodeSearch, max_searches: int) -> list[SearchResult]:
+    """Search seeds in rank order, at most ``max_searches`` times; a seed with no hits queues one
+    relaxed variant at the back, spending what is left once every seed had its turn."""
+    queue: list[tuple[str, int]] = [(seed, rank) for rank, seed in enumerate(seeds)]
+    seen = set(seeds)
+    results: list[SearchResult] = []
+    while queue and len(results) < max_searches:
+        seed, rank = queue.pop(0)
+        result = SearchResult(seed, rank, search.search(seed))
+        results.append(result)
+        variant = None if result.hits else relaxed_variant(seed)
+        if variant and variant not in seen:
+            seen.add(variant)
+            queue.append((variant, rank))
+    return results
+
+
+def rank_files(results: list[SearchResult]) -> list[_FileEvidence]:
+    """Files by score, best first; ties broken by path so the same inputs give the same pack."""
+    evidence: dict[str, _FileEvidence] = {}
+    for result in results:
+        if not result.hits:
+            continue
+        files_hit = {h.path for h in result.hits}
+        idf = 1.0 / (1.0 + math.log(len(files_hit)))
+        weight = max(0.1, 1.0 - RANK_DECAY * result.rank) * idf
+        pattern = None if looks_like_path(result.query) else _definition_pattern(result.query)
+        best: dict[str, float] = defaultdict(float)
+        for hit in result.hits:
+            if hit.kind == "path":
+                value = weight * PATH_MATCH_BONUS
+            elif pattern is not None and pattern.search(hit.text):
+                value = weight * (1.0 + DEFINITION_BONUS)
+            else:
+                value = weight
+            ev = evidence.setdefault(hit.path, _FileEvidence(hit.path))
+            ev.lines[hit.line] = max(ev.lines.get(hit.line, 0.0), value)
+            best[hit.path] = max(best[hit.path], value)
+        for path, value in best.items():
+            evidence[path].score += value
+    for ev in evidence.values():
+        ev.score *= path_factor(ev.path)
+    return sorted(evidence.values(), key=lambda e: (-e.score, e.path))
+
+
+def _merge(a: Window, b: Window) -> Window:
+    lines = dict(enumerate(split_lines(a.text), start=a.start))
+    for number, text in enumerate(split_lines(b.text), start=b.start):
+        lines.setdefault(number, text)
+    start, end = min(a.start, b.start), max(a.end, b.end)
+    text = "".join(lines.get(n, "") for n in range(start, end + 1))
+    return Window(start=start, end=end, text=text)
+
+
+def file_windows(ev: _FileEvidence, search: CodeSearch) -> list[Window]:
+    """A file's windows, best first: around its highest-value hit lines, overlapping or adjacent
+    windows merged, at most ``MAX_WINDOWS_PER_FILE``."""
+    scored: list[tuple[Window, float]] = []
+    ordered = sorted(ev.lines.items(), key=lambda item: (-item[1], item[0]))
+    for line, value in ordered[: MAX_WINDOWS_PER_FILE * 4]:
+        if any(w.start <= line <= w.end for w, _ in scored):
+            continue
+        window = search.read_window(ev.path, line)
+        for i, (other, other_value) in enumerate(scored):
+            if window.start <= other.end + 1 and other.start <= window.end + 1:
+                scored[i] = (_merge(other, window), max(value, other_value))
+                break
+        else:
+            if len(scored) >= MAX_WINDOWS_PER_FILE:
+                break
+            scored.append((window, value))
+    return [w for w, _ in scored]
+
+
+def utf8_len(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def truncate_window(window: Window, budget: int) -> Window | None:
+    """The window cut to at most ``budget`` bytes: whole lines first, then the next line's prefix
+    (cut on a character boundary) so the budget is filled exactly. ``None`` if nothing fits."""
+    kept: list[str] = []
+    used = 0
+    for line in split_lines(window.text):
+        size = utf8_len(line)
+        if used + size <= budget:
+            kept.append(line)
+            used += size
+            continue
+        prefix = line.encode("utf-8")[: budget - used].decode("utf-8", errors="ignore")
+        if prefix:
+            kept.append(prefix)
+        break
+    if not kept:
+        return None
+    end = window.start + len(kept) - 1
+    return Window(start=window.start, end=end, text="".join(kept))
+
+
+def build_pack(
+    seeds: list[str],
+    search: CodeSearch,
+    *,
+    max_searches: int = MAX_SEARCHES,
+    max_files: int = MAX_PACK_FILES,
+    max_bytes: int = MAX_PACK_BYTES,
+) -> RetrievalResult:
+    """Search, rank, and spend the byte budget. Limits above the bounds are clamped to them."""
+    max_searches = max(0, min(max_searches, MAX_SEARCHES))
+    max_files = max(0, min(max_files, MAX_PACK_FILES))
+    max_bytes = max(0, min(max_bytes, MAX_PACK_BYTES))
+    results = run_searches(seeds, search, max_searches)
+    chosen = rank_files(results)[:max_files]
+    candidates = [(ev.path, file_windows(ev, search)) for ev in chosen]
+    kept: dict[str, list[Window]] = {path: [] for path, _ in candidates}
+    remaining = max_bytes
+    fair_share = max_bytes // max(1, len(candidates))
+    for k in range(MAX_WINDOWS_PER_FILE):
+        for path, windows in candidates:
+            if k >= len(windows) or remaining <= 0:
+                continue
+            window = windows[k]
+            cap = min(remaining, fair_share) if k == 0 else remaining
+            fitted = window if utf8_len(window.text) <= cap else truncate_window(window, cap)
+            if fitted is None or not fitted.text:
+                continue
+            kept[path].append(fitted)
+            remaining -= utf8_len(fitted.text)
+    files = [
+        PackFile(path=path, windows=sorted(kept[path], key=lambda w: w.start))
+        for path, _ in candidates
+        if kept[path]
+    ]
+    citations = [
+        Citation(id=f"R{i}", path=f.path, start=w.start, end=w.end, sha=search.sha)
+        for i, (f, w) in enumerate(((f, w) for f in files for w in f.windows), start=1)
+    ]
+    total = sum(utf8_len(w.text) for f in files for w in f.windows)
+    return RetrievalResult(files=files, citations=citations, searches=len(results), bytes=total)

@@ -1,0 +1,209 @@
+"""Retrieval seeds: the identifiers a ticket names, pulled out by regex and capped at eight.
+
+An identifier is a lexical object, so the seeds are exactly what a person typed that looks like
+code: backticked spans, file paths, dotted names, camelCase/PascalCase and snake_case. They are
+ranked by how much each one narrows a search (backticks and paths first because a person chose
+them; then longer, more specific tokens; then frequency) and capped at ``MAX_SEEDS``, because past
+a handful of identifiers the searches dilute instead of sharpening.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from veranda_dagster.domain.bounds import MAX_SEEDS
+
+MIN_SEED_LEN = 4
+"""Shorter tokens (``id``, ``db``, ``foo``) match everywhere and rank nothing."""
+
+MAX_SEED_LEN = 80
+"""A backticked span longer than this is a code block, not an identifier; its parts are used."""
+
+CODE_EXTENSIONS = (
+    "py|pyi|go|rs|js|jsx|ts|tsx|mjs|cjs|vue|svelte|java|kt|kts|scala|rb|php|cs|c|h|cc|cpp|hpp|"
+    "m|swift|sql|proto|graphql|gql|yaml|yml|toml|json|ini|cfg|sh|bash|md|rst|txt|html|css|scss|"
+    "tf|hcl|lua|ex|exs|erl|dart|r|jl|mk|gradle|xml|lock"
+)
+
+_BACKTICK = re.compile(r"`([^`\n]{2,200})`")
+_PATH = re.compile(
+    rf"(?<![\w.:/-])(/?(?:[\w.-]+/)*[\w-][\w.-]*\.(?:{CODE_EXTENSIONS}))(?![\w/-])"
+    rf"|(?<![\w.:/-])(/?(?:[\w.-]+/)+[\w.-]+)(?![\w/-])"
+    r"|\b(Makefile|Dockerfile|Jenkinsfile)\b"
+)
+_DOTTED = re.compile(r"(?<![\w./-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w/-])")
+_CAMEL = re.compile(
+    r"(?<![\w.])([a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+"
+    r"|[A-Z]{2,}[a-z][A-Za-z0-9]*|[a-z]+[A-Z]{2,}[A-Za-z0-9]*)(?![\w])"
+)
+_SNAKE = re.compile(r"(?<![\w.])(_{0,2}[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_{0,2})(?![\w])")
+_IDENT_IN_SPAN = re.compile(r"[A-Za-z_][\w.]*")
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+")
+_SITE_PREFIX = re.compile(r"^.*?/(?:site-packages|dist-packages|node_modules|src/github\.com)/")
+
+_STOPWORDS_TEXT = """
+    about above after again against also among another because been before being below between
+    both build could does doing done down during each error errors every example false fixed from
+    further have having here http https into issue issues itself just like make might more most
+    must need needs none only other over ought same should since some still such than that their
+    theirs them then there these they this those through true under until very want was were what
+    when where which while will with within without would your yours test tests return returns
+    self none null undefined todo fixme note please thanks using used uses line lines file files
+"""
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+"""English words and code words too common to narrow a search."""
+
+_TIER = {"backtick": 0, "path": 0, "dotted": 1, "camel": 2, "snake": 2}
+"""Lower is stronger: a person chose a backticked span or a path; a dotted name is qualified."""
+
+
+@dataclass
+class _Candidate:
+    text: str
+    tier: int
+    count: int = 0
+    first: int = 0
+
+
+def _is_version_or_number(token: str) -> bool:
+    return bool(re.fullmatch(r"v?[\d._-]+[a-z]?\d*", token))
+
+
+def _clean(token: str) -> str:
+    token = token.strip().strip("\"'.,;:()[]{}<>")
+    if token.endswith("()"):
+        token = token[:-2]
+    return token
+
+
+def _acceptable(token: str) -> bool:
+    if len(token) < MIN_SEED_LEN or len(token) > MAX_SEED_LEN:
+        return False
+    if token.lower() in STOPWORDS or _is_version_or_number(token):
+        return False
+    return any(ch.isalpha() for ch in token)
+
+
+_COMMON_DIRS_TEXT = (
+    "src lib pkg cmd internal app apps packages tests test docs web api cli core"
+    " scripts tools config services modules components"
+)
+_COMMON_DIRS = frozenset(_COMMON_DIRS_TEXT.split())
+
+
+def _plausible_dir_path(token: str) -> bool:
+    """``src/http`` is a path, ``and/or`` and ``client/server`` are prose."""
+    parts = [p for p in token.strip("/").split("/") if p]
+    if len(parts) >= 3 or token.startswith("/"):
+        return True
+    if parts and parts[0] in _COMMON_DIRS:
+        return True
+    return any(re.search(r"[_\-\dA-Z]", p) for p in parts)
+
+
+def _normalize_path(path: str) -> str:
+    """Traceback paths (``/usr/lib/python3/site-packages/pkg/mod.py``) become repo-relative."""
+    path = _SITE_PREFIX.sub("", path)
+    return path.lstrip("./") if path.startswith("./") else path.lstrip("/")
+
+
+def _span_tokens(span: str) -> list[tuple[str, str]]:
+    """What a backticked span contributes: itself when it reads as one identifier or a short
+    snippet, else the identifiers inside it."""
+    span = _clean(span)
+    if _PATH.fullmatch(span):
+        return [(_normalize_path(span), "path")]
+    if len(span) <= MAX_SEED_LEN and not re.search(r"\s{2,}|[;{}]", span):
+        head = re.split(r"[\s(=]", span, maxsplit=1)[0]
+        out = [(span, "backtick")]
+        if head != span and _acceptable(_clean(head)):
+            out.append((_clean(head), "backtick"))
+        return out
+    idents = [
+        m.group(0)
+        for m in _IDENT_IN_SPAN.finditer(span)
+        if re.search(r"[._]|[a-z][A-Z]", m.group(0).strip("_"))
+    ]
+    return [(ident, "dotted" if "." in ident else "snake") for ident in idents]
+
+
+def _scan(text: str) -> Iterable[tuple[str, str, int]]:
+    """(token, kind, offset) for every seed-like token in ``text``."""
+    text = _URL.sub(" ", text)
+    for m in _BACKTICK.finditer(text):
+        for token, kind in _span_tokens(m.group(1)):
+            yield token, kind, m.start()
+    bare = _BACKTICK.sub(lambda m: " " * len(m.group(0)), text)
+    spans: list[tuple[int, int]] = []
+    for m in _PATH.finditer(bare):
+        token = next(g for g in m.groups() if g)
+        if m.group(2) and not _plausible_dir_path(token):
+            continue
+        spans.append(m.span())
+        yield _normalize_path(token), "path", m.start()
+    for start, end in spans:
+        bare = bare[:start] + " " * (end - start) + bare[end:]
+    for kind, pattern in (("dotted", _DOTTED), ("camel", _CAMEL), ("snake", _SNAKE)):
+        for m in pattern.finditer(bare):
+            token = m.group(1)
+            if kind == "dotted" and _PATH.fullmatch(token):
+                continue
+            yield token, kind, m.start()
+
+
+def extract_seeds(texts: list[str], limit: int = MAX_SEEDS) -> list[str]:
+    """Seeds from the ticket and dossiers, de-duplicated, ranked, and at most ``limit``."""
+    limit = min(limit, MAX_SEEDS)
+    found: dict[str, _Candidate] = {}
+    order = 0
+    for text in texts:
+        for raw, kind, _offset in _scan(text or ""):
+            token = _clean(raw) if kind != "backtick" else raw.strip()
+            if not _acceptable(token):
+                continue
+            key = token
+            cand = found.get(key)
+            if cand is None:
+                cand = found[key] = _Candidate(token, _TIER[kind], first=order)
+                order += 1
+            cand.tier = min(cand.tier, _TIER[kind])
+            cand.count += 1
+    ranked = sorted(
+        found.values(),
+        key=lambda c: (c.tier, -min(c.count, 3), -_specificity(c.text), c.first),
+    )
+    seeds: list[str] = []
+    lowered: set[str] = set()
+    for cand in ranked:
+        if cand.text.lower() in lowered:
+            continue
+        seeds.append(cand.text)
+        lowered.add(cand.text.lower())
+        if len(seeds) >= limit:
+            break
+    return seeds
+
+
+def _specificity(token: str) -> int:
+    """Longer identifiers with more parts are rarer in a codebase; capped so prose-length spans
+    do not beat a crisp identifier."""
+    parts = len(re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])|[./_]", token))
+    return min(len(token), 32) + 2 * min(parts, 4)
+
+
+def relaxed_variant(seed: str) -> str | None:
+    """A looser query for a seed that found nothing: a path's basename, a dotted name's last part,
+    a snippet's leading identifier. ``None`` when there is nothing looser worth a search."""
+    candidates: list[str] = []
+    if "/" in seed:
+        candidates.append(seed.rsplit("/", 1)[-1])
+    if "." in seed and "/" not in seed and " " not in seed:
+        candidates.append(seed.rsplit(".", 1)[-1])
+    if re.search(r"[\s(=]", seed):
+        candidates.append(_clean(re.split(r"[\s(=]", seed, maxsplit=1)[0]))
+    for cand in candidates:
+        if cand != seed and _acceptable(cand):
+            return cand
+    return None
