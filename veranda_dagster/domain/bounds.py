@@ -120,3 +120,6 @@ MAX_HINTS_BYTES: Final = 8_000
 
 MAX_FACT_SCAN_FILES: Final = 5_000
 """Files read looking for build tags and testcontainers imports; a monorepo is sampled, not read."""
+
+MAX_WINDOWS_PER_FILE: Final = 4
+"""Windows one file may contribute to the pack, so one busy file cannot crowd out the rest."""
