@@ -114,7 +114,7 @@ class LinearClient(HttpService):
             self._wait_for_window()
             body = {"query": query, "variables": variables, "operationName": operation}
             try:
-                response = self.request("POST", "", json=body)
+                response = self.request("POST", self.base_url, json=body)
             except HttpStatusError as exc:
                 if exc.status == 400 and "ratelimited" in str(exc).lower():
                     if attempt <= MAX_LINEAR_RATELIMIT_RETRIES:
@@ -198,7 +198,10 @@ class LinearClient(HttpService):
         scope: list[dict[str, Any]] = [{"assignee": who}, {"delegate": who}]
         if self.label:
             scope.append({"labels": {"some": {"name": {"eqIgnoreCase": self.label}}}})
-        flt: dict[str, Any] = {"or": scope}
+        flt: dict[str, Any] = {
+            "or": scope,
+            "state": {"type": {"nin": ["completed", "canceled"]}},
+        }
         if updated_since:
             flt["updatedAt"] = {"gt": updated_since}
         return flt

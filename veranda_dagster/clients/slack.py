@@ -135,7 +135,12 @@ class SlackClient(HttpService):
         """The thread: parent first, then up to ``MAX_SLACK_THREAD_MESSAGES`` replies."""
         payload = self._call(
             "conversations.replies",
-            params={"channel": channel, "ts": ts, "limit": MAX_SLACK_THREAD_MESSAGES + 1},
+            params={
+                "channel": channel,
+                "ts": ts,
+                "limit": MAX_SLACK_THREAD_MESSAGES + 1,
+                "include_all_metadata": "true",
+            },
         )
         return _messages(payload, "conversations.replies")
 

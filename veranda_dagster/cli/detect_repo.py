@@ -1,0 +1,84 @@
+"""``veranda detect-repo``: the repository guess for one ticket, as one JSON object.
+
+The output keys are a contract used by tests and evaluation scripts, so they are fixed here and
+nothing else is printed on stdout. The model pass is best-effort: when no backend is configured
+or healthy, the deterministic guess is printed and stderr says why. Bad input files exit 2 with a
+one-line error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from veranda_dagster.domain.catalog import load_catalog
+from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.models import RepoGuess, Ticket
+from veranda_dagster.domain.repo_detection import confirm_repo_guess, detect_repo
+
+OUTPUT_KEYS = ("repo", "confidence", "signal", "decision", "candidates", "question")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--catalog", required=True, help="CATALOG.json or .yaml of the org repos")
+    parser.add_argument("--ticket", required=True, help="TICKET.json")
+    parser.add_argument(
+        "--no-model", action="store_true", help="skip the cheap-tier confirmation pass"
+    )
+
+
+def load_ticket(path: str) -> Ticket:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"ticket {path}: cannot read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise InputError(f"ticket {path}: not valid JSON ({exc})") from None
+    try:
+        return Ticket.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(root)"
+        raise InputError(f"ticket {path}: field {where!r}: {first['msg']}") from None
+
+
+def _with_model(guess: RepoGuess, ticket: Ticket, catalog_path: str) -> RepoGuess:
+    """Run the confirmation pass if a backend is available; never fail the command over it."""
+    catalog = load_catalog(catalog_path)
+    try:
+        from veranda_dagster.backends.config import BackendsConfig
+        from veranda_dagster.backends.resolver import build_agent
+
+        agent = build_agent(BackendsConfig.load(os.environ.get("VERANDA_BACKENDS_FILE")))
+    except Exception as exc:  # any failure to build an agent degrades to the deterministic guess
+        print(f"detect-repo: no model pass ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return guess
+    with tempfile.TemporaryDirectory(prefix="veranda-detect-") as workdir:
+        try:
+            confirmed = confirm_repo_guess(guess, ticket, catalog, agent, workdir)
+        except Exception as exc:  # a backend bug must not break the CLI contract
+            print(f"detect-repo: model pass failed ({type(exc).__name__})", file=sys.stderr)
+            return guess
+    for note in confirmed.notes[len(guess.notes) :]:
+        print(f"detect-repo: {note}", file=sys.stderr)
+    return confirmed
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        catalog = load_catalog(args.catalog)
+        ticket = load_ticket(args.ticket)
+    except InputError as exc:
+        print(f"detect-repo: {exc}".splitlines()[0], file=sys.stderr)
+        return 2
+    guess = detect_repo(ticket, catalog)
+    if not args.no_model and guess.decision == "proceed":
+        guess = _with_model(guess, ticket, args.catalog)
+    print(json.dumps({key: getattr(guess, key) for key in OUTPUT_KEYS}))
+    return 0

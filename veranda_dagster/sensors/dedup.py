@@ -1,0 +1,74 @@
+"""One run per ticket, decided by the Dagster instance and never by process memory.
+
+A sensor's in-memory state is empty after a restart or a deploy, so the first tick after one
+would open a second PR. The instance outlives the process: a ticket already has a run if a run
+tagged with its key is queued, starting, running or succeeded, or if its partition exists and
+has been materialized. Both are asked in one query per tick, not per ticket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import dagster as dg
+
+from veranda_dagster.partitions import TICKET_TAG, TICKETS
+
+HELD_STATUSES = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+    dg.DagsterRunStatus.SUCCESS,
+]
+"""Statuses that mean the ticket is taken: in flight, or done. A failed or canceled run does
+not hold the ticket by itself; its materialized partition does."""
+
+TICKET_ASSET = dg.AssetKey("ticket")
+"""The first asset of the graph: a materialized partition of it means the ticket was taken."""
+
+
+def tickets_with_runs(
+    instance: dg.DagsterInstance, keys: Iterable[str], asset_key: dg.AssetKey = TICKET_ASSET
+) -> set[str]:
+    """The subset of ``keys`` that already has a run (held status) or a materialization."""
+    wanted = list(dict.fromkeys(keys))
+    if not wanted:
+        return set()
+    runs = instance.get_runs(
+        filters=dg.RunsFilter(tags={TICKET_TAG: wanted}, statuses=HELD_STATUSES)
+    )
+    taken = {run.tags.get(TICKET_TAG) for run in runs} & set(wanted)
+    existing = [
+        k for k in wanted if k not in taken and instance.has_dynamic_partition(TICKETS.name, k)
+    ]
+    if existing:
+        materialized = instance.get_materialized_partitions(asset_key)
+        taken |= {k for k in existing if k in materialized}
+    return {k for k in taken if k}
+
+
+def new_tickets(instance: dg.DagsterInstance, keys: Iterable[str]) -> list[str]:
+    """``keys`` in first-seen order, once each, without the ones the instance already holds."""
+    ordered = list(dict.fromkeys(keys))
+    taken = tickets_with_runs(instance, ordered)
+    return [k for k in ordered if k not in taken]
+
+
+def ticket_run_request(key: str) -> dg.RunRequest:
+    """The one run for a ticket: ``run_key`` = the key, so Dagster itself also refuses twins."""
+    return dg.RunRequest(
+        partition_key=key,
+        run_key=key,
+        tags={TICKET_TAG: key, "veranda/ticket-run": "1"},
+    )
+
+
+def sensor_result(keys: list[str], cursor: str) -> dg.SensorResult:
+    """Add the partitions and request one run per new ticket, with the advanced cursor."""
+    return dg.SensorResult(
+        run_requests=[ticket_run_request(k) for k in keys],
+        dynamic_partitions_requests=[TICKETS.build_add_request(keys)] if keys else [],
+        cursor=cursor,
+    )

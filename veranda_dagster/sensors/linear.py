@@ -1,0 +1,165 @@
+"""The ``linear_tickets`` sensor: new Linear work becomes a ``tickets`` partition and one run.
+
+Each tick asks Linear only for issues updated since the cursor's high-water mark (moved back a
+few seconds, so same-second updates are not skipped), walks the pages up to a bound, and only
+moves the mark once the walk is complete: a walk cut by the page bound resumes from Linear's page
+cursor, and a walk cut by an error keeps the old cursor, so no ticket is ever skipped. Whether a
+ticket already has a run is asked of the instance (``dedup``), so a re-seen or edited issue, or a
+restart, never yields a second run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timedelta
+from typing import Any
+
+import dagster as dg
+from pydantic import BaseModel, Field, ValidationError
+
+from veranda_dagster.clients._http import HttpAuthError
+from veranda_dagster.clients.linear import LINEAR_API_URL, LinearApiError, LinearClient
+from veranda_dagster.domain.bounds import (
+    CURSOR_OVERLAP_S,
+    LINEAR_POLL_INTERVAL_S,
+    MAX_CURSOR_RECENT,
+)
+from veranda_dagster.domain.errors import InputError, TransientError
+from veranda_dagster.partitions import TICKET_JOB, is_ticket_key
+from veranda_dagster.sensors.dedup import new_tickets, sensor_result
+
+
+class LinearResource(dg.ConfigurableResource):
+    """Linear connection settings; the key arrives through ``dg.EnvVar("LINEAR_API_KEY")``."""
+
+    api_key: str | None = None
+    base_url: str = LINEAR_API_URL
+    bot_user_id: str | None = None
+    label: str | None = "veranda"
+
+    @classmethod
+    def from_env(cls) -> LinearResource:
+        """Bind the key with ``dg.EnvVar`` when it is set; unset means "not configured" (the
+        sensor skips) instead of a load error for the whole code location."""
+        key = dg.EnvVar("LINEAR_API_KEY") if os.environ.get("LINEAR_API_KEY") else None
+        return cls(
+            api_key=key,  # type: ignore[arg-type]
+            base_url=os.environ.get("LINEAR_API_URL", LINEAR_API_URL),
+            bot_user_id=os.environ.get("LINEAR_BOT_USER_ID") or None,
+            label=os.environ.get("LINEAR_LABEL", "veranda") or None,
+        )
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.api_key)
+
+    def client(self) -> LinearClient:
+        return LinearClient(
+            self.base_url, self.api_key, bot_user_id=self.bot_user_id, label=self.label
+        )
+
+
+class LinearCursor(BaseModel):
+    """The sensor's JSON cursor."""
+
+    since: str | None = None
+    """High-water mark: only issues with ``updatedAt`` after this are asked for."""
+    after: str | None = None
+    """Linear page cursor of a walk cut by the page bound; the next tick resumes there."""
+    pending: str | None = None
+    """Highest ``updatedAt`` seen in the unfinished walk; becomes ``since`` when it completes."""
+    recent: dict[str, str] = Field(default_factory=dict)
+    """identifier -> updatedAt already handled, to skip re-seen items in the overlap."""
+
+    @classmethod
+    def parse(cls, raw: str | None) -> LinearCursor:
+        if not raw:
+            return cls()
+        try:
+            return cls.model_validate(json.loads(raw))
+        except (ValueError, ValidationError):
+            raise InputError("linear_tickets: the stored cursor is not valid JSON") from None
+
+    def dump(self) -> str:
+        return json.dumps(self.model_dump(), sort_keys=True)
+
+
+def _minus_overlap(stamp: str) -> str:
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    moment -= timedelta(seconds=CURSOR_OVERLAP_S)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _trim(recent: dict[str, str], since: str | None) -> dict[str, str]:
+    kept = {k: v for k, v in recent.items() if since is None or v > since}
+    newest = sorted(kept.items(), key=lambda kv: kv[1], reverse=True)[:MAX_CURSOR_RECENT]
+    return dict(newest)
+
+
+def poll_linear(
+    instance: dg.DagsterInstance, client: LinearClient, raw_cursor: str | None, log: Any
+) -> dg.SensorResult | dg.SkipReason:
+    """One tick's work, separated from the decorator so it reads (and tests) as a function."""
+    cursor = LinearCursor.parse(raw_cursor)
+    found: dict[str, str] = {}
+    high = cursor.pending
+    after, complete, error = cursor.after, False, None
+    try:
+        for nodes, page_info in client.iter_issue_pages(cursor.since, cursor.after):
+            for node in nodes:
+                key, updated = node.get("identifier"), node.get("updatedAt")
+                if not isinstance(key, str) or not is_ticket_key(key):
+                    log.warning(
+                        f"linear_tickets: skipped an issue without a valid identifier: {key!r}"
+                    )
+                    continue
+                if not isinstance(updated, str):
+                    log.warning(f"linear_tickets: {key} has no updatedAt; taken, mark unchanged")
+                    found.setdefault(key, "")
+                    continue
+                high = max(high or updated, updated)
+                if cursor.recent.get(key) != updated:
+                    found.setdefault(key, updated)
+            after = page_info.get("endCursor")
+            complete = not page_info["hasNextPage"]
+    except (TransientError, InputError, LinearApiError) as exc:
+        error = exc
+    keys = new_tickets(instance, found)
+    if error is not None:
+        log.warning(f"linear_tickets: {error}; cursor kept, {len(keys)} new ticket(s) requested")
+        if not keys:
+            return dg.SkipReason(f"Linear poll failed ({error}); cursor kept, retrying next tick")
+        return sensor_result(keys, cursor.dump())
+    recent = {**cursor.recent, **{k: v for k, v in found.items() if v}}
+    if complete:
+        since = _minus_overlap(high) if high else cursor.since
+        nxt = LinearCursor(since=since, recent=_trim(recent, since))
+    else:
+        nxt = LinearCursor(
+            since=cursor.since, after=after, pending=high, recent=_trim(recent, None)
+        )
+    return sensor_result(keys, nxt.dump())
+
+
+@dg.sensor(
+    name="linear_tickets",
+    job_name=TICKET_JOB,
+    minimum_interval_seconds=LINEAR_POLL_INTERVAL_S,
+    description="Linear issues assigned/delegated to the bot or labelled for it -> ticket runs.",
+)
+def linear_tickets(
+    context: dg.SensorEvaluationContext, linear: LinearResource
+) -> dg.SensorResult | dg.SkipReason:
+    if not linear.configured:
+        return dg.SkipReason("Linear is not configured: set LINEAR_API_KEY to poll for tickets")
+    client = linear.client()
+    try:
+        return poll_linear(context.instance, client, context.cursor, context.log)
+    except HttpAuthError as exc:
+        raise HttpAuthError(f"{exc}; check LINEAR_API_KEY") from None
+    finally:
+        client.close()

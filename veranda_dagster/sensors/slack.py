@@ -1,0 +1,202 @@
+"""The ``slack_mentions`` sensor: a mention of the bot in a configured channel becomes a ticket.
+
+Slack is polled, not pushed (no Ingress): per channel, ``conversations.history`` newer than the
+channel's ``oldest`` mark, newest first, paged up to a bound; threads that started in the window
+are opened with ``conversations.replies`` to find mentions in replies. The key is the thread
+root (``slack-<channel>-<thread_ts>``), so an edited message or a second mention in the same
+thread is the same ticket. A mention whose text names a Linear ticket already in flight
+(``ENG-123``) is that ticket, not a new one. Per-channel marks move only when the channel's walk
+completes; a channel that errors keeps its mark while the others advance.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import dagster as dg
+from pydantic import BaseModel, Field, ValidationError
+
+from veranda_dagster.clients.slack import SLACK_API_URL, SlackApiError, SlackClient
+from veranda_dagster.domain.bounds import (
+    MAX_SLACK_CHANNELS,
+    MAX_SLACK_THREADS_PER_TICK,
+    SLACK_POLL_INTERVAL_S,
+)
+from veranda_dagster.domain.errors import InputError, TransientError
+from veranda_dagster.domain.intake import LINEAR_KEY_IN_TEXT, mentions
+from veranda_dagster.partitions import TICKET_JOB, is_ticket_key, slack_key
+from veranda_dagster.sensors.dedup import new_tickets, sensor_result, tickets_with_runs
+
+INITIAL_LOOKBACK_S = 3600
+"""A channel seen for the first time is read back one hour, not to the beginning of time."""
+
+_IGNORED_SUBTYPES = frozenset(
+    {"bot_message", "channel_join", "channel_leave", "message_deleted", "message_changed"}
+)
+
+
+class SlackResource(dg.ConfigurableResource):
+    """Slack connection settings; the token arrives through ``dg.EnvVar("SLACK_BOT_TOKEN")``."""
+
+    bot_token: str | None = None
+    base_url: str = SLACK_API_URL
+    channels: list[str] = Field(default_factory=list)
+    bot_user_id: str | None = None
+
+    @classmethod
+    def from_env(cls) -> SlackResource:
+        """``dg.EnvVar`` when the token is set; unset means the sensor skips with a reason."""
+        token = dg.EnvVar("SLACK_BOT_TOKEN") if os.environ.get("SLACK_BOT_TOKEN") else None
+        channels = [c.strip() for c in os.environ.get("SLACK_CHANNELS", "").split(",")]
+        return cls(
+            bot_token=token,  # type: ignore[arg-type]
+            base_url=os.environ.get("SLACK_API_URL", SLACK_API_URL),
+            channels=[c for c in channels if c],
+            bot_user_id=os.environ.get("SLACK_BOT_USER_ID") or None,
+        )
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.bot_token)
+
+    def client(self) -> SlackClient:
+        return SlackClient(self.base_url, self.bot_token, bot_user_id=self.bot_user_id)
+
+
+class ChannelCursor(BaseModel):
+    oldest: str | None = None
+    """Messages with ``ts`` after this are new."""
+    page: str | None = None
+    """History page cursor of a walk cut by the page bound."""
+    pending: str | None = None
+    """Newest ``ts`` of the unfinished walk; becomes ``oldest`` when it completes."""
+
+
+class SlackCursor(BaseModel):
+    channels: dict[str, ChannelCursor] = Field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, raw: str | None) -> SlackCursor:
+        if not raw:
+            return cls()
+        try:
+            return cls.model_validate(json.loads(raw))
+        except (ValueError, ValidationError):
+            raise InputError("slack_mentions: the stored cursor is not valid JSON") from None
+
+    def dump(self) -> str:
+        return json.dumps(self.model_dump(), sort_keys=True)
+
+
+def _ts(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return -1.0
+
+
+def _is_human(message: dict[str, Any], bot: str) -> bool:
+    return (
+        message.get("subtype") not in _IGNORED_SUBTYPES
+        and not message.get("bot_id")
+        and message.get("user") != bot
+    )
+
+
+def _walk_channel(
+    client: SlackClient, channel: str, cc: ChannelCursor, bot: str
+) -> tuple[dict[str, dict[str, Any]], ChannelCursor]:
+    """Mentions in one channel since its mark -> ({thread key: message}, next channel cursor)."""
+    found: dict[str, dict[str, Any]] = {}
+    threads: list[str] = []
+    high, page = cc.pending, cc.page
+    complete = False
+    for messages, nxt in client.iter_history(channel, cc.oldest, cc.page):
+        for message in messages:
+            ts = message.get("ts")
+            if _ts(ts) < 0:
+                continue
+            if high is None or _ts(ts) > _ts(high):
+                high = ts
+            if not _is_human(message, bot):
+                continue
+            root = str(message.get("thread_ts") or ts)
+            if mentions(message, bot):
+                found.setdefault(slack_key(channel, root), message)
+            elif message.get("reply_count") and root == ts:
+                threads.append(root)
+        page, complete = nxt, nxt is None
+    for root in threads[:MAX_SLACK_THREADS_PER_TICK]:
+        for reply in client.replies(channel, root)[1:]:
+            if _is_human(reply, bot) and mentions(reply, bot):
+                found.setdefault(slack_key(channel, root), reply)
+                break
+    if complete:
+        return found, ChannelCursor(oldest=high or cc.oldest)
+    return found, ChannelCursor(oldest=cc.oldest, page=page, pending=high)
+
+
+def poll_slack(
+    instance: dg.DagsterInstance,
+    client: SlackClient,
+    channels: list[str],
+    raw_cursor: str | None,
+    log: Any,
+    now: Callable[[], float] = time.time,
+) -> dg.SensorResult | dg.SkipReason:
+    """One tick across the configured channels; see the module docstring for the rules."""
+    cursor = SlackCursor.parse(raw_cursor)
+    bot = client.bot_user_id
+    found: dict[str, dict[str, Any]] = {}
+    errors: list[str] = []
+    for channel in channels[:MAX_SLACK_CHANNELS]:
+        start = f"{now() - INITIAL_LOOKBACK_S:.6f}"
+        cc = cursor.channels.get(channel) or ChannelCursor(oldest=start)
+        try:
+            hits, nxt = _walk_channel(client, channel, cc, bot)
+        except (TransientError, InputError, SlackApiError) as exc:
+            errors.append(f"{channel}: {exc}")
+            cursor.channels[channel] = cc
+            continue
+        cursor.channels[channel] = nxt
+        found.update({k: v for k, v in hits.items() if k not in found and is_ticket_key(k)})
+    referenced = {
+        key: LINEAR_KEY_IN_TEXT.findall(str(message.get("text") or ""))
+        for key, message in found.items()
+    }
+    in_flight = tickets_with_runs(instance, [k for refs in referenced.values() for k in refs])
+    for key, refs in referenced.items():
+        held = [r for r in refs if r in in_flight]
+        if held:
+            log.info(f"slack_mentions: {key} refers to {held[0]}, already in flight; no new run")
+            del found[key]
+    keys = new_tickets(instance, found)
+    if errors:
+        log.warning(f"slack_mentions: {'; '.join(errors)}; those channels keep their cursor")
+        if not keys:
+            return dg.SkipReason(f"Slack poll failed ({'; '.join(errors)}); retrying next tick")
+    return sensor_result(keys, cursor.dump())
+
+
+@dg.sensor(
+    name="slack_mentions",
+    job_name=TICKET_JOB,
+    minimum_interval_seconds=SLACK_POLL_INTERVAL_S,
+    description="Mentions of the bot in the configured Slack channels -> ticket runs.",
+)
+def slack_mentions(
+    context: dg.SensorEvaluationContext, slack: SlackResource
+) -> dg.SensorResult | dg.SkipReason:
+    if not slack.configured:
+        return dg.SkipReason("Slack is not configured: set SLACK_BOT_TOKEN to poll for mentions")
+    if not slack.channels:
+        return dg.SkipReason("Slack has no channels to poll: set SLACK_CHANNELS (comma-separated)")
+    client = slack.client()
+    try:
+        return poll_slack(context.instance, client, slack.channels, context.cursor, context.log)
+    finally:
+        client.close()
