@@ -1,0 +1,164 @@
+"""Citations scraped back out of a draft and resolved against the default branch.
+
+The retrieval tool creates every ``[Rn]`` the agent may cite, so the citable set is closed by
+construction. Whatever the draft cites anyway (an id not in the set, a ``path:line``, a
+``path#L10-L20``, a GitHub blob link) is scraped out and checked: the path must exist on the
+default branch and the lines must be inside the file. Anything else is flagged and marked in
+the text, so a confident wrong line number never ships as if it were checked.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from veranda_dagster.domain.models import Citation
+
+UNRESOLVED_MARK = "⚠ unresolved: "
+
+_ID = re.compile(r"\[(R\d+)\]")
+_PATH_CHARS = r"[\w.@+-]"
+_LINE_REF = re.compile(
+    rf"(?<![\w/.:-])(?P<path>/?(?:{_PATH_CHARS}+/)*{_PATH_CHARS}*\w\.[A-Za-z][A-Za-z0-9]{{0,9}})"
+    r"(?:#L(?P<h1>\d+)(?:-L?(?P<h2>\d+))?|:L?(?P<c1>\d+)(?:-L?(?P<c2>\d+))?)(?![\w])"
+)
+_BLOB_URL = re.compile(
+    r"https?://[^\s/]+/[^\s/]+/[^\s/]+/blob/[^\s/]+/(?P<path>[^\s#?)\]>]+)"
+    r"#L(?P<h1>\d+)(?:-L(?P<h2>\d+))?"
+)
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One reference found in a draft; ``raw`` is its exact text (the key in a report)."""
+
+    raw: str
+    kind: str  # "id" | "path"
+    span: tuple[int, int]
+    id: str | None = None
+    path: str | None = None
+    start: int | None = None
+    end: int | None = None
+
+
+class CitationReport(BaseModel):
+    resolved: list[str] = Field(default_factory=list)
+    flagged: list[str] = Field(default_factory=list)
+    reasons: dict[str, str] = Field(default_factory=dict)
+    """Flagged reference -> why (unknown id, no such file, line past the end)."""
+
+
+def _path_ref(m: re.Match[str], first: str, last: str | None) -> Reference:
+    path = m.group("path").lstrip("/")
+    return Reference(
+        raw=m.group(0),
+        kind="path",
+        span=m.span(),
+        path=path[2:] if path.startswith("./") else path,
+        start=int(first),
+        end=int(last or first),
+    )
+
+
+def scrape_references(text: str) -> list[Reference]:
+    """Every ``[Rn]`` and every ``path:line`` / ``path:L10-L20`` / ``path#L10`` / GitHub blob
+    link with a line anchor in ``text``, in order of appearance."""
+    refs = [
+        Reference(raw=m.group(0), kind="id", span=m.span(), id=m.group(1))
+        for m in _ID.finditer(text)
+    ]
+    urls = [m.span() for m in _URL.finditer(text)]
+    for m in _BLOB_URL.finditer(text):
+        refs.append(_path_ref(m, m.group("h1"), m.group("h2")))
+    for m in _LINE_REF.finditer(text):
+        if any(start <= m.start() < end for start, end in urls):
+            continue
+        first = m.group("h1") or m.group("c1")
+        refs.append(_path_ref(m, first, m.group("h2") or m.group("c2")))
+    return sorted(refs, key=lambda r: r.span)
+
+
+def _check(
+    ref: Reference, ids: dict[str, Citation], file_lines: Callable[[str], int | None]
+) -> str | None:
+    """Why ``ref`` does not resolve, or ``None`` when it does."""
+    if ref.kind == "id":
+        return None if ref.id in ids else f"{ref.id} is not in the retrieval pack"
+    assert ref.path is not None and ref.start is not None and ref.end is not None
+    total = file_lines(ref.path)
+    if total is None:
+        return f"{ref.path} does not exist on the default branch"
+    if ref.start < 1 or ref.end < ref.start:
+        return f"line range {ref.start}-{ref.end} is not a range"
+    if ref.end > total:
+        return f"{ref.path} has {total} lines; line {ref.end} is past the end"
+    return None
+
+
+def resolve(
+    text: str, citations: list[Citation], file_lines: Callable[[str], int | None]
+) -> CitationReport:
+    """Resolve every reference in ``text``: ids against the pack, paths and lines against the
+    default branch (``file_lines(path)`` = its line count there, or ``None`` if it is absent)."""
+    ids = {c.id: c for c in citations}
+    report = CitationReport()
+    for ref in scrape_references(text):
+        if ref.raw in report.resolved or ref.raw in report.flagged:
+            continue
+        reason = _check(ref, ids, file_lines)
+        if reason is None:
+            report.resolved.append(ref.raw)
+        else:
+            report.flagged.append(ref.raw)
+            report.reasons[ref.raw] = reason
+    return report
+
+
+def annotate(text: str, report: CitationReport) -> str:
+    """Mark every flagged reference in place (``⚠ unresolved: src/foo.py:999``). Idempotent:
+    an already-marked reference is left alone."""
+    flagged = set(report.flagged)
+    out: list[str] = []
+    cursor = 0
+    for ref in scrape_references(text):
+        start, end = ref.span
+        if ref.raw not in flagged or start < cursor:
+            continue
+        if text[max(0, start - len(UNRESOLVED_MARK)) : start] == UNRESOLVED_MARK:
+            continue
+        out.append(text[cursor:start])
+        out.append(UNRESOLVED_MARK + ref.raw)
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+def count_lines(data: bytes) -> int:
+    """Lines as an editor numbers them: a final line without a newline still counts."""
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def git_file_lines(repo_dir: str | Path, rev: str) -> Callable[[str], int | None]:
+    """``path -> line count at rev`` (``None`` if the path is not a file there), cached."""
+    cache: dict[str, int | None] = {}
+
+    def file_lines(path: str) -> int | None:
+        if path not in cache:
+            proc = subprocess.run(
+                ["git", "-C", str(repo_dir), "cat-file", "blob", f"{rev}:{path}"],
+                capture_output=True,
+                timeout=30,
+                check=False,
+            )
+            cache[path] = count_lines(proc.stdout) if proc.returncode == 0 else None
+        return cache[path]
+
+    return file_lines
