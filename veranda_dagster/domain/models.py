@@ -210,6 +210,8 @@ class ContextPack(PhaseValue):
     layers: list[ContextLayer] = Field(default_factory=list)
     facts: RepoFacts = Field(default_factory=RepoFacts)
     instruction_files: list[str] = Field(default_factory=list)
+    mcp_files: list[str] = Field(default_factory=list)
+    """MCP configs written into the clone (frontend repos), kept out of commits like the above."""
 
 
 # --- work loop -------------------------------------------------------------------------------
