@@ -1,0 +1,207 @@
+"""GitHub code search as a ``CodeSearch`` backend: ``GET /search/code`` scoped ``repo:org/name``.
+
+GitHub's own index answers the seed; the text-match media type returns the matching fragments.
+Code search is limited to 10 requests per rolling minute (``code_search`` resource), separate
+from the 30/min of other searches, so a sliding-window limiter waits *before* the 11th request
+rather than spending it on a 403. The index covers the default branch only and returns no line
+numbers, so each hit's file is read (the contents API at the default branch's sha, or the local
+clone when ``contents`` is given) and the seed located in it.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from veranda_dagster.clients._http import HttpService, HttpStatusError, Sleep
+from veranda_dagster.domain.bounds import (
+    GITHUB_CODE_SEARCH_PER_MINUTE,
+    GITHUB_SEARCH_PER_PAGE,
+    MAX_HITS_PER_FILE,
+    MAX_HITS_PER_SEARCH,
+)
+from veranda_dagster.domain.code_search import Hit, split_lines, window_bounds
+from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.models import Window
+
+RATE_WINDOW_S = 60.0
+"""The rolling window GitHub's code-search limit is counted over."""
+
+TEXT_MATCH = "application/vnd.github.text-match+json"
+API_VERSION = "2022-11-28"
+MAX_QUERY_CHARS = 256
+"""GitHub rejects longer ``q`` values with 422."""
+
+Contents = Callable[[str], str | None]
+"""``path -> file text at the pack's commit`` (``None`` when absent)."""
+
+
+class SlidingWindowLimiter:
+    """At most ``limit`` acquisitions in any ``period`` seconds; ``acquire`` sleeps until the
+    oldest one leaves the window. Clock and sleep are injected so a test can hit it exactly."""
+
+    def __init__(
+        self,
+        limit: int = GITHUB_CODE_SEARCH_PER_MINUTE,
+        period: float = RATE_WINDOW_S,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Sleep = time.sleep,
+    ) -> None:
+        self.limit = limit
+        self.period = period
+        self._clock = clock
+        self._sleep = sleep
+        self._stamps: deque[float] = deque()
+        self.waits: list[float] = []
+
+    def acquire(self) -> None:
+        now = self._clock()
+        while self._stamps and self._stamps[0] <= now - self.period:
+            self._stamps.popleft()
+        if len(self._stamps) >= self.limit:
+            wait = self._stamps[0] + self.period - now
+            if wait > 0:
+                self.waits.append(wait)
+                self._sleep(wait)
+            now = self._clock()
+            self._stamps.popleft()
+        self._stamps.append(now)
+
+
+class GitHubCodeSearch(HttpService):
+    service = "github"
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None,
+        repo: str,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        client: httpx.Client | None = None,
+        sleep: Sleep = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        contents: Contents | None = None,
+        sha: str | None = None,
+    ) -> None:
+        if repo.count("/") != 1 or not all(repo.split("/")):
+            raise InputError(f"github code search: repo {repo!r} is not 'org/name'")
+        super().__init__(
+            base_url,
+            token,
+            transport=transport,
+            client=client,
+            sleep=sleep,
+            headers={"X-GitHub-Api-Version": API_VERSION},
+        )
+        self.repo = repo
+        self.limiter = SlidingWindowLimiter(clock=clock, sleep=sleep)
+        self._contents = contents
+        self._sha = sha
+        self._texts: dict[str, list[str] | None] = {}
+        self.calls: list[str] = []
+
+    @property
+    def sha(self) -> str:
+        """The default branch's head commit: what the index covers and citations name."""
+        if self._sha is None:
+            info = self.json("GET", f"/repos/{self.repo}")
+            branch = info.get("default_branch") if isinstance(info, dict) else None
+            if not isinstance(branch, str):
+                raise InputError(f"github: /repos/{self.repo} has no default_branch")
+            response = self.request(
+                "GET",
+                f"/repos/{self.repo}/commits/{quote(branch, safe='')}",
+                headers={"Accept": "application/vnd.github.sha"},
+            )
+            self._sha = response.text.strip()
+        return self._sha
+
+    def query(self, seed: str) -> str:
+        term = f'"{seed}"' if any(ch.isspace() for ch in seed) and '"' not in seed else seed
+        q = f"{term} repo:{self.repo}"
+        if len(q) > MAX_QUERY_CHARS:
+            raise InputError(f"github code search: query for {seed[:40]!r}… is over 256 chars")
+        return q
+
+    def search(self, seed: str) -> list[Hit]:
+        """One rate-limited search; each item's lines located in the file's text."""
+        self.calls.append(seed)
+        self.limiter.acquire()
+        data = self.json(
+            "GET",
+            "/search/code",
+            params={"q": self.query(seed), "per_page": GITHUB_SEARCH_PER_PAGE},
+            headers={"Accept": TEXT_MATCH},
+        )
+        items = data.get("items") if isinstance(data, dict) else None
+        if not isinstance(items, list):
+            raise InputError("github code search: response has no 'items' list")
+        hits: list[Hit] = []
+        for item in items:
+            path = item.get("path") if isinstance(item, dict) else None
+            if isinstance(path, str):
+                hits += self._locate(path, seed, item.get("text_matches") or [])
+            if len(hits) >= MAX_HITS_PER_SEARCH:
+                return hits[:MAX_HITS_PER_SEARCH]
+        return hits
+
+    def _locate(self, path: str, seed: str, matches: list[dict[str, Any]]) -> list[Hit]:
+        lines = self.file_text(path)
+        if lines is None:
+            return []
+        needle = seed.lower()
+        hits = [
+            Hit(path, n, line.rstrip("\n"))
+            for n, line in enumerate(lines, start=1)
+            if needle in line.lower()
+        ][:MAX_HITS_PER_FILE]
+        if hits:
+            return hits
+        for match in matches:
+            fragment = str(match.get("fragment") or "")
+            if match.get("property") == "path":
+                return [Hit(path, 1, "", "path")]
+            first = next((f for f in fragment.splitlines() if f.strip()), "")
+            for n, line in enumerate(lines, start=1):
+                if first and first.strip() in line:
+                    return [Hit(path, n, line.rstrip("\n"))]
+        return [Hit(path, 1, "", "path")]
+
+    def file_text(self, path: str) -> list[str] | None:
+        if path not in self._texts:
+            text = self._contents(path) if self._contents else self._fetch(path)
+            self._texts[path] = None if text is None else split_lines(text)
+        return self._texts[path]
+
+    def _fetch(self, path: str) -> str | None:
+        try:
+            data = self.json(
+                "GET",
+                f"/repos/{self.repo}/contents/{quote(path)}",
+                params={"ref": self.sha},
+                headers={"Accept": "application/vnd.github+json"},
+            )
+        except HttpStatusError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return None
+        if data.get("encoding") != "base64":
+            return None
+        return base64.b64decode(data.get("content") or "").decode("utf-8", errors="replace")
+
+    def read_window(self, path: str, line: int) -> Window:
+        lines = self.file_text(path)
+        if lines is None:
+            raise InputError(f"github: {path} is not a file at {self.sha[:12]}")
+        start, end = window_bounds(line, len(lines))
+        return Window(start=start, end=end, text="".join(lines[start - 1 : end]))

@@ -1,0 +1,113 @@
+"""The ``context_pack`` phase: clone, read facts, retrieve, write the layers into the clone.
+
+Everything the agent will know beyond its own tools is decided here and recorded in the
+``ContextPack`` value: seeds, the bounded pack and its citations, the four layers, the facts the
+work loop validates with, and which instruction/MCP files were written. No model is called: the
+seeds are regex, the pack is lexical, and the citations are made by the retrieval tool, so
+``calls`` stays empty and the phase costs nothing to re-run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from veranda_dagster.backends.agent import AgentPort
+from veranda_dagster.domain.code_search import CodeSearch, LocalGitGrep
+from veranda_dagster.domain.errors import AwaitingHumanError
+from veranda_dagster.domain.facts import read_repo_facts
+from veranda_dagster.domain.layers import build_layers, exclude_from_git, write_instruction_files
+from veranda_dagster.domain.mcp_config import PLAYWRIGHT_MCP, McpServer, write_mcp_configs
+from veranda_dagster.domain.models import ContextPack, RepoGuess, Ticket
+from veranda_dagster.domain.retrieval import build_pack
+from veranda_dagster.domain.seeds import extract_seeds
+from veranda_dagster.domain.workspace import Workspace
+
+
+@dataclass
+class ContextConfig:
+    runbooks_dir: str | None = None
+    """A checkout of the architecture repository's runbooks (markdown files)."""
+    hints_dir: str | None = None
+    """Directory of per-repo hints files named ``<org>__<name>.md``."""
+    dossiers: list[str] = field(default_factory=list)
+    """Texts of the expert dossiers selected for this ticket; they seed retrieval too."""
+    frontend_servers: list[McpServer] = field(default_factory=lambda: [PLAYWRIGHT_MCP])
+    """Tool servers written for frontend repositories (the browser)."""
+
+
+def ticket_texts(ticket: Ticket, dossiers: list[str]) -> list[str]:
+    """Where seeds come from, strongest first: the title, the description, then dossiers."""
+    return [ticket.title, ticket.description, *dossiers]
+
+
+def build_context_pack(
+    ticket: Ticket,
+    guess: RepoGuess,
+    workspace: Workspace,
+    search: CodeSearch,
+    agent: AgentPort,
+    config: ContextConfig,
+) -> ContextPack:
+    """Clone (or recreate) the workspace, then build and write the context for ``ticket``.
+
+    A ``LocalGitGrep`` search is pinned to the default branch's base sha, so a resumed run whose
+    work branch already carries commits still cites the default branch."""
+    if guess.decision != "proceed" or not guess.repo:
+        raise AwaitingHumanError(
+            f"{ticket.id}: repository not settled (decision={guess.decision}); no context built"
+        )
+    repo_dir = workspace.ensure()
+    default_branch = workspace.default_branch()
+    base_sha = workspace.base_sha()
+    if isinstance(search, LocalGitGrep):
+        search = search.at(base_sha)
+    facts = read_repo_facts(repo_dir)
+    seeds = extract_seeds(ticket_texts(ticket, config.dossiers))
+    pack = build_pack(seeds, search)
+    layers = build_layers(
+        ticket,
+        repo_dir,
+        facts,
+        runbooks_dir=config.runbooks_dir,
+        hints_dir=config.hints_dir,
+        pack=pack,
+        repo=guess.repo,
+        seeds=seeds,
+    )
+    written = write_instruction_files(repo_dir, layers, pack, agent.instruction_files())
+    mcp_files: list[str] = []
+    if facts.frontend and config.frontend_servers:
+        mcp_files = write_mcp_configs(repo_dir, config.frontend_servers, agent.mcp_formats())
+        exclude_from_git(repo_dir, mcp_files)
+    return ContextPack(
+        ticket_id=ticket.id,
+        repo=guess.repo,
+        clone_url=workspace.clone_url,
+        default_branch=default_branch,
+        base_sha=base_sha,
+        branch=workspace.branch,
+        seeds=seeds,
+        searches=pack.searches,
+        bytes=pack.bytes,
+        files=pack.files,
+        citations=pack.citations,
+        layers=layers,
+        facts=facts,
+        instruction_files=written,
+        mcp_files=mcp_files,
+    )
+
+
+def build_local_pack(repo_dir: str | Path, ticket: Ticket, dossiers: list[str]) -> dict[str, Any]:
+    """The ``veranda pack`` JSON: seeds, then the pack over the clone at HEAD (no model)."""
+    seeds = extract_seeds(ticket_texts(ticket, dossiers))
+    pack = build_pack(seeds, LocalGitGrep(repo_dir))
+    return {
+        "seeds": seeds,
+        "searches": pack.searches,
+        "bytes": pack.bytes,
+        "files": [f.model_dump() for f in pack.files],
+        "citations": [c.model_dump() for c in pack.citations],
+    }

@@ -1,0 +1,185 @@
+"""One backend-agnostic MCP server descriptor, rendered in each CLI's own config format.
+
+Adding a tool server must not fork per provider: the descriptor says what to run, and one small
+renderer per format says where that CLI looks and how it spells it. Writing merges into an
+existing file (other servers and settings are kept), because a repository may ship its own.
+
+Format ids (an adapter declares one as ``Capabilities.mcp_format``):
+
+====================  ===========================  ==========================================
+id                    file (repo-relative)         shape
+====================  ===========================  ==========================================
+``mcp_json``          ``.mcp.json``                Claude Code: ``{"mcpServers": {name: …}}``
+``codex_toml``        ``.codex/config.toml``       ``[mcp_servers.<name>]`` command/args/env
+``gemini_settings``   ``.gemini/settings.json``    ``{"mcpServers": {name: …}}``
+``cursor_json``       ``.cursor/mcp.json``         ``{"mcpServers": {name: …}}``
+``kimi_json``         ``.kimi-code/mcp.json``      ``{"mcpServers": {name: …}}``
+``grok_toml``         ``.grok/config.toml``        ``[mcp_servers.<name>]``
+``opencode_json``     ``opencode.json``            ``{"mcp": {name: {"type": "local", …}}}``
+====================  ===========================  ==========================================
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from veranda_dagster.domain.errors import ConfigError, InputError
+
+PLAYWRIGHT_MCP_VERSION = "0.0.83"
+"""Pinned like the vendor CLIs: a tool upgrade is a deploy, a rollback is a tag."""
+
+
+class McpServer(BaseModel):
+    """A stdio MCP server: what to run. Nothing vendor-specific lives here."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    command: str
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+PLAYWRIGHT_MCP = McpServer(
+    name="playwright",
+    command="npx",
+    args=["-y", f"@playwright/mcp@{PLAYWRIGHT_MCP_VERSION}", "--headless", "--isolated"],
+)
+
+PLAYWRIGHT_INSTRUCTIONS = """\
+A browser is available through the `playwright` MCP server: navigate, click, type, take an
+accessibility snapshot, take a screenshot and read the console.
+It drives the page but cannot intercept its traffic: request and websocket stubbing (mocking
+an API response, failing a request, faking a socket message) is NOT available through it. When
+a check needs stubbed traffic, write an ephemeral Playwright script (`page.route(...)`,
+`page.routeWebSocket(...)`) outside the repository's tests, run it with `npx playwright`, and
+delete it. Never claim a request was stubbed through the MCP tools: a test that believes it
+stubbed traffic it did not passes for the wrong reason.
+"""
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _json_entry(server: McpServer) -> dict[str, Any]:
+    entry: dict[str, Any] = {"command": server.command, "args": list(server.args)}
+    if server.env:
+        entry["env"] = dict(server.env)
+    return entry
+
+
+def _opencode_entry(server: McpServer) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "type": "local",
+        "command": [server.command, *server.args],
+        "enabled": True,
+    }
+    if server.env:
+        entry["environment"] = dict(server.env)
+    return entry
+
+
+def _toml_string(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _toml_tables(servers: list[McpServer]) -> str:
+    out: list[str] = []
+    for server in servers:
+        out.append(f"[mcp_servers.{server.name}]")
+        out.append(f"command = {_toml_string(server.command)}")
+        out.append("args = [" + ", ".join(_toml_string(a) for a in server.args) + "]")
+        if server.env:
+            out.append("")
+            out.append(f"[mcp_servers.{server.name}.env]")
+            out += [f"{_toml_string(k)} = {_toml_string(v)}" for k, v in server.env.items()]
+        out.append("")
+    return "\n".join(out)
+
+
+_JSON_FORMATS: dict[str, tuple[str, str, Callable[[McpServer], dict[str, Any]]]] = {
+    "mcp_json": (".mcp.json", "mcpServers", _json_entry),
+    "gemini_settings": (".gemini/settings.json", "mcpServers", _json_entry),
+    "cursor_json": (".cursor/mcp.json", "mcpServers", _json_entry),
+    "kimi_json": (".kimi-code/mcp.json", "mcpServers", _json_entry),
+    "opencode_json": ("opencode.json", "mcp", _opencode_entry),
+}
+_TOML_FORMATS: dict[str, str] = {
+    "codex_toml": ".codex/config.toml",
+    "grok_toml": ".grok/config.toml",
+}
+FORMAT_IDS = tuple(_JSON_FORMATS) + tuple(_TOML_FORMATS)
+
+
+def _check(servers: list[McpServer], format_id: str) -> None:
+    if format_id not in FORMAT_IDS:
+        raise ConfigError(
+            f"unknown MCP config format {format_id!r}; known: {', '.join(FORMAT_IDS)}"
+        )
+    for server in servers:
+        if not _NAME.match(server.name):
+            raise InputError(f"MCP server name {server.name!r} must match [A-Za-z0-9_-]+")
+
+
+def render_mcp_config(servers: list[McpServer], format_id: str) -> tuple[str, str]:
+    """``(relative_path, content)`` of a fresh config holding exactly ``servers``."""
+    return _render(servers, format_id, existing=None)
+
+
+def _render(servers: list[McpServer], format_id: str, existing: str | None) -> tuple[str, str]:
+    _check(servers, format_id)
+    if format_id in _TOML_FORMATS:
+        return _TOML_FORMATS[format_id], _merge_toml(existing or "", servers)
+    path, key, entry = _JSON_FORMATS[format_id]
+    data: dict[str, Any] = {}
+    if existing and existing.strip():
+        try:
+            loaded = json.loads(existing)
+        except ValueError:
+            raise InputError(f"{path} exists but is not valid JSON; not overwriting it") from None
+        if not isinstance(loaded, dict):
+            raise InputError(f"{path} exists but is not a JSON object; not overwriting it")
+        data = loaded
+    section = data.get(key) if isinstance(data.get(key), dict) else {}
+    data[key] = {**section, **{s.name: entry(s) for s in servers}}
+    return path, json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _merge_toml(existing: str, servers: list[McpServer]) -> str:
+    """Drop our servers' tables (and their sub-tables) from ``existing`` verbatim, append ours.
+    Text surgery rather than a TOML round trip, so the rest of the file keeps its comments."""
+    names = {s.name for s in servers}
+    kept: list[str] = []
+    dropping = False
+    for line in existing.splitlines():
+        header = re.match(r"^\s*\[\s*mcp_servers\.([A-Za-z0-9_-]+)(?:\.[^\]]*)?\s*\]", line)
+        if header:
+            dropping = header.group(1) in names
+        elif re.match(r"^\s*\[", line):
+            dropping = False
+        if not dropping:
+            kept.append(line)
+    head = "\n".join(kept).rstrip()
+    return (head + "\n\n" if head else "") + _toml_tables(servers)
+
+
+def write_mcp_configs(
+    repo_dir: str | Path, servers: list[McpServer], format_ids: list[str]
+) -> list[str]:
+    """Write (merging) each format's config into the clone; returns the relative paths."""
+    repo = Path(repo_dir)
+    written: list[str] = []
+    for format_id in dict.fromkeys(format_ids):
+        rel = render_mcp_config([], format_id)[0]
+        target = repo / rel
+        existing = target.read_text(encoding="utf-8") if target.is_file() else None
+        rel, content = _render(servers, format_id, existing)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+        written.append(rel)
+    return written
