@@ -74,8 +74,7 @@ RATES: dict[str, Rate] = {
 
 ALIASES: dict[str, str] = {
     # Claude Code tier aliases -> the id they resolved to when these rates were taken.
-    "opus": "claude-opus-5-5",
-    "sonnet": "claude-sonnet-5",
+    "opus": "claude-opus-5-5",  # seen: Claude Code 2.1.332 default and ``--model opus``
     "haiku": "claude-haiku-4-5",
 }
 

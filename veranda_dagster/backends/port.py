@@ -50,6 +50,9 @@ class TurnResult(BaseModel):
     model: str | None = None
     events: int = 0
     notes: list[str] = Field(default_factory=list)
+    cost_usd: float | None = None
+    """The vendor's own cost figure, set only by adapters whose CLI prices correctly (Claude
+    Code on Anthropic, Grok's server-stamped cost); used when our rate table has no row."""
 
 
 class HealthVerdict(BaseModel):

@@ -155,7 +155,10 @@ class ResolvingAgent:
             reason = _reason(attempts, pinned=choice.note == "pinned")
             model = result.model or choice.model
             usd = cost.turn_usd(model, result.usage)
-            if usd is None:
+            if usd is None and result.cost_usd is not None:
+                usd = round(result.cost_usd, 6)
+                notes.append(f"no USD rate for model {model!r}; used the CLI's own cost")
+            elif usd is None:
                 notes.append(f"no USD rate for model {model!r}; cost recorded as 0")
             if choice.dropped_pin:
                 notes.append(str(choice.note))

@@ -113,6 +113,8 @@ class CliAdapter:
     quiet_env: ClassVar[dict[str, str]] = {}
     """Telemetry/auto-update off and the CLI's own retry cap, on every run."""
     terminal_event: ClassVar[str] = "result"
+    trusts_cli_cost: ClassVar[bool] = False
+    """Whether the CLI's own cost figure is right for this family (Claude Code on GLM is not)."""
 
     def __init__(
         self,
@@ -182,13 +184,14 @@ class CliAdapter:
             usage=summary.usage,
             model=summary.model or turn.model,
             events=summary.events,
+            cost_usd=summary.cost_usd if self.trusts_cli_cost else None,
         )
 
     # --- shared machinery -------------------------------------------------------------------
 
     def precheck(self) -> HealthVerdict | None:
         """Missing credentials are ``auth`` without spawning anything."""
-        env = self.env()
+        env = self.credential_env()
         missing = [v for v in self.spec.required_env if not env.get(v)]
         if missing:
             return HealthVerdict(
@@ -217,8 +220,9 @@ class CliAdapter:
         source = self.config.env.get(name, name)
         return self.environ.get(source) or None
 
-    def env(self) -> dict[str, str]:
-        env = {k: self.environ[k] for k in BASE_ENV if self.environ.get(k)}
+    def credential_env(self) -> dict[str, str]:
+        """This mode's variables as found (through the config's name mapping), unadjusted."""
+        env: dict[str, str] = {}
         names = (
             *self.spec.required_env,
             *self.spec.any_env,
@@ -229,6 +233,11 @@ class CliAdapter:
             value = self._lookup(name)
             if value:
                 env[name] = value
+        return env
+
+    def env(self) -> dict[str, str]:
+        env = {k: self.environ[k] for k in BASE_ENV if self.environ.get(k)}
+        env.update(self.credential_env())
         env.update(self.spec.fixed_env)
         env.update(self.quiet_env)
         url_var = self.spec.base_url_env or self.base_url_env

@@ -32,6 +32,7 @@ def claude_usage(usage: dict[str, Any]) -> Usage:
         input=as_int(usage.get("input_tokens")) + as_int(usage.get("cache_creation_input_tokens")),
         output=as_int(usage.get("output_tokens")),
         cached=as_int(usage.get("cache_read_input_tokens")),
+        reasoning=as_int((usage.get("output_tokens_details") or {}).get("thinking_tokens")),
     )
 
 
@@ -97,6 +98,7 @@ class ClaudeAdapter(CliAdapter):
     effort_knob = "--effort"
     effort_values: ClassVar[dict[str, str]] = {"low": "low", "medium": "medium", "high": "high"}
     base_url_env = "ANTHROPIC_BASE_URL"
+    trusts_cli_cost = True
     quiet_env: ClassVar[dict[str, str]] = {
         "DISABLE_TELEMETRY": "1",
         "DISABLE_AUTOUPDATER": "1",

@@ -78,6 +78,7 @@ class GrokAdapter(CliAdapter):
         "GROK_MAX_RETRIES": "1",
     }
     terminal_event = "end"
+    trusts_cli_cost = True
 
     def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
         if self.config.home:
