@@ -1,0 +1,214 @@
+"""A counting, scripted ``PipelineResource`` for the asset tests.
+
+Calls are appended to ``<counter_dir>/calls.log`` (one phase name per line, ``O_APPEND``), so
+counts survive step subprocesses and fresh processes. ``fail_once`` names phases that raise a
+non-retryable ``ConfigError`` on their first call only (a marker file remembers), the way an
+operator would fix a setting and re-execute from failure.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.domain.models import (
+    CIOutcome,
+    Citation,
+    CommandResult,
+    ContextPack,
+    Feedback,
+    FeedbackRound,
+    ModelCall,
+    PackFile,
+    Patch,
+    PullRequest,
+    RedTests,
+    RepoGuess,
+    ReviewRound,
+    ReviewRounds,
+    Ticket,
+    Usage,
+    Window,
+)
+from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.storage import ValueStore, VerandaIOManager
+
+SHA = "a" * 40
+HEAD = "b" * 40
+
+
+def call(role: str, tier: str = "high", usd: float = 0.25) -> ModelCall:
+    return ModelCall(
+        role=role,
+        family="claude",
+        mode="api_key",
+        tier=tier,  # type: ignore[arg-type]
+        model="claude-test-1",
+        reason="preferred",
+        usage=Usage(input=1000, output=200),
+        usd=usd,
+    )
+
+
+def read_calls(counter_dir: str | Path) -> Counter[str]:
+    log = Path(counter_dir) / "calls.log"
+    if not log.exists():
+        return Counter()
+    return Counter(line for line in log.read_text().splitlines() if line)
+
+
+class CountingPipeline(PipelineResource):
+    counter_dir: str
+    fail_once: str = ""
+    """Comma-separated phases that fail on their first call."""
+    ask: bool = False
+    """Make ``repo_guess`` ask instead of proceeding."""
+
+    def _record(self, phase: str) -> None:
+        fd = os.open(Path(self.counter_dir) / "calls.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        try:
+            os.write(fd, f"{phase}\n".encode())
+        finally:
+            os.close(fd)
+        if phase in self.fail_once.split(","):
+            marker = Path(self.counter_dir) / f"failed-{phase}"
+            if not marker.exists():
+                marker.write_text("1")
+                raise ConfigError(f"simulated: {phase} misconfigured (first call only)")
+
+    def fetch_ticket(self, key: str) -> Ticket:
+        self._record("ticket")
+        return Ticket(id=key, source="linear", title="Fix retries", description="repo: acme/api")
+
+    def guess_repo(self, ticket: Ticket) -> RepoGuess:
+        self._record("repo_guess")
+        if self.ask:
+            return RepoGuess(
+                ticket_id=ticket.id,
+                repo=None,
+                confidence="low",
+                signal="prose",
+                decision="ask",
+                candidates=["acme/api", "acme/web"],
+                question="Which repository: acme/api or acme/web?",
+                question_comment_id="comment-1",
+            )
+        return RepoGuess(
+            ticket_id=ticket.id,
+            repo="acme/api",
+            confidence="high",
+            signal="declaration",
+            decision="proceed",
+            model_verdict="confirmed",
+            calls=[call("repo_confirmer", "cheap", 0.01)],
+        )
+
+    def build_context_pack(self, ticket: Ticket, guess: RepoGuess) -> ContextPack:
+        self._record("context_pack")
+        text = "def retry():\n    pass\n"
+        return ContextPack(
+            ticket_id=ticket.id,
+            repo=guess.repo or "",
+            clone_url=f"https://github.com/{guess.repo}.git",
+            default_branch="main",
+            base_sha=SHA,
+            branch=f"veranda/{ticket.id.lower()}",
+            seeds=["retry"],
+            searches=1,
+            bytes=len(text.encode()),
+            files=[PackFile(path="api/retry.py", windows=[Window(start=1, end=2, text=text)])],
+            citations=[Citation(id="C1", path="api/retry.py", start=1, end=2, sha=SHA)],
+        )
+
+    def write_red_tests(self, ticket: Ticket, pack: ContextPack) -> RedTests:
+        self._record("red_tests")
+        return RedTests(
+            ticket_id=ticket.id,
+            branch=pack.branch,
+            base_sha=pack.base_sha,
+            commit_sha="c" * 40,
+            test_files=["tests/test_retry.py"],
+            base_run=CommandResult(command="pytest -q", exit_code=1, output_tail="1 failed"),
+            attempts=1,
+            calls=[call("test_writer")],
+        )
+
+    def implement(self, ticket: Ticket, pack: ContextPack, red: RedTests) -> Patch:
+        self._record("patch")
+        return Patch(
+            ticket_id=ticket.id,
+            branch=pack.branch,
+            commit_sha=HEAD,
+            files_changed=["api/retry.py"],
+            attempts=1,
+            validation=[CommandResult(command="pytest -q", exit_code=0)],
+            calls=[call("implementer"), call("second_test_writer")],
+        )
+
+    def open_pull_request(self, ticket: Ticket, pack: ContextPack, patch: Patch) -> PullRequest:
+        self._record("pull_request")
+        return PullRequest(
+            ticket_id=ticket.id,
+            number=7,
+            url="https://github.com/acme/api/pull/7",
+            title=f"{ticket.id}: {ticket.title}",
+            body="Fixes retries (C1)",
+            branch=patch.branch,
+            head_sha=patch.commit_sha,
+            citations_resolved=["C1"],
+        )
+
+    def review(self, ticket: Ticket, pack: ContextPack, pr: PullRequest) -> ReviewRounds:
+        self._record("review_rounds")
+        return ReviewRounds(
+            ticket_id=ticket.id,
+            rounds=[ReviewRound(index=1, findings=[], fixed=True)],
+            stopped="clean",
+            head_sha=pr.head_sha,
+            calls=[call("reviewer", "standard", 0.05)],
+        )
+
+    def await_ci(
+        self, ticket: Ticket, pack: ContextPack, pr: PullRequest, review: ReviewRounds
+    ) -> CIOutcome:
+        self._record("ci_outcome")
+        return CIOutcome(ticket_id=ticket.id, status="success", head_sha=review.head_sha, polls=2)
+
+    def process_feedback(
+        self, ticket: Ticket, pack: ContextPack, pr: PullRequest, previous: Feedback | None
+    ) -> Feedback:
+        self._record("feedback")
+        done = list(previous.processed_comment_ids) if previous else []
+        rounds = list(previous.rounds) if previous else []
+        new = f"comment-{len(done) + 1}"
+        rounds.append(FeedbackRound(index=len(rounds) + 1, comment_ids=[new]))
+        return Feedback(
+            ticket_id=ticket.id, rounds=rounds, processed_comment_ids=[*done, new], head_sha=HEAD
+        )
+
+
+def resources(counter_dir: str, values_dir: str, **pipeline: Any) -> dict[str, Any]:
+    store = ValueStore(backend="filesystem", base_dir=values_dir)
+    return {
+        "pipeline": CountingPipeline(counter_dir=counter_dir, **pipeline),
+        "value_store": store,
+        "io_manager": VerandaIOManager(store=store),
+    }
+
+
+def fake_definitions(counter_dir: str, values_dir: str, **pipeline: Any) -> dg.Definitions:
+    from veranda_dagster.assets import CHECKS, PHASE_ASSETS
+    from veranda_dagster.jobs import ticket_run
+
+    return dg.Definitions(
+        assets=PHASE_ASSETS,
+        asset_checks=CHECKS,
+        jobs=[ticket_run],
+        resources=resources(counter_dir, values_dir, **pipeline),
+        executor=dg.in_process_executor,
+    )

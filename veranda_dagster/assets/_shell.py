@@ -1,0 +1,122 @@
+"""The shell every phase asset shares: time the one domain call, bound it, type its failure,
+and turn its value into the metadata the UI and the metrics read.
+
+Metadata keys are a contract with the ops/report side: ``duration_s``, ``outcome``,
+``model_calls``, ``usd``, ``tokens_in``, ``tokens_out``, ``backend`` (``family/mode`` of the
+last call), ``model``, ``tier``, ``reason`` — plus phase-specific keys from the asset module.
+No config value (tokens, URLs with passwords) is ever put in metadata.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import dagster as dg
+from pydantic import BaseModel
+
+from veranda_dagster.assets._policy import PhaseSpec
+from veranda_dagster.domain.errors import TransientError, VerandaError
+from veranda_dagster.domain.models import PhaseValue
+
+V = TypeVar("V", bound=BaseModel)
+
+
+class PhaseTimeoutError(TransientError):
+    """One attempt of a phase ran past its declared wall-clock bound."""
+
+
+def call_with_timeout(fn: Callable[[], V], timeout_s: float, phase: str) -> V:
+    """Run ``fn`` on a daemon thread and wait at most ``timeout_s``.
+
+    The domain call has its own inner bounds (agent turn, git, validation); this is the outer
+    one, so a hang the inner bounds missed still ends the step. The thread cannot be killed,
+    but it is a daemon, and under the multiprocess executor the step process exits with it.
+    """
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name=f"veranda-{phase}", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        raise PhaseTimeoutError(f"phase {phase} exceeded its {timeout_s:g} s timeout")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _typed_failure(spec: PhaseSpec, exc: VerandaError) -> dg.Failure:
+    kind = type(exc).__name__
+    return dg.Failure(
+        description=f"{spec.name}: {kind}: {exc}",
+        metadata={"error": kind, "outcome": "failed", "retryable": False},
+        allow_retries=False,
+    )
+
+
+def call_metadata(value: BaseModel) -> dict[str, Any]:
+    """Totals and the last call's resolution; a value without model calls reports ``none``."""
+    calls = value.calls if isinstance(value, PhaseValue) else []
+    last = calls[-1] if calls else None
+    return {
+        "model_calls": len(calls),
+        "usd": float(value.usd) if isinstance(value, PhaseValue) else 0.0,
+        "tokens_in": int(value.tokens_in) if isinstance(value, PhaseValue) else 0,
+        "tokens_out": int(value.tokens_out) if isinstance(value, PhaseValue) else 0,
+        "backend": f"{last.family}/{last.mode}" if last else "none",
+        "model": (last.model or "none") if last else "none",
+        "tier": last.tier if last else "none",
+        "reason": last.reason if last else "none",
+    }
+
+
+def phase_metadata(
+    value: BaseModel, duration_s: float, outcome: str, extra: Mapping[str, Any]
+) -> dict[str, Any]:
+    return {
+        "duration_s": round(float(duration_s), 3),
+        "outcome": outcome,
+        **call_metadata(value),
+        **dict(extra),
+    }
+
+
+def _observe(context: dg.AssetExecutionContext, phase: str, value: BaseModel, secs: float) -> None:
+    """Feed the Prometheus side; metrics are optional, so only an absent module is skipped."""
+    try:
+        from veranda_dagster.ops.metrics import observe_phase
+    except ImportError:
+        return
+    try:
+        observe_phase(phase, value, secs)
+    except Exception as exc:  # metrics must never fail the paid-for work
+        context.log.warning(f"metrics for phase {phase} not recorded: {type(exc).__name__}")
+
+
+def run_phase(
+    context: dg.AssetExecutionContext,
+    spec: PhaseSpec,
+    call: Callable[[], V],
+    outcome: Callable[[V], str],
+    details: Callable[[V], Mapping[str, Any]],
+) -> dg.Output[V]:
+    """Run one phase's domain call and wrap its value for the IO manager."""
+    started = time.monotonic()
+    try:
+        value = call_with_timeout(call, spec.timeout_s, spec.name)
+    except VerandaError as exc:
+        if getattr(exc, "retryable", False):
+            raise
+        raise _typed_failure(spec, exc) from exc
+    secs = time.monotonic() - started
+    result = outcome(value)
+    _observe(context, spec.name, value, secs)
+    return dg.Output(value, metadata=phase_metadata(value, secs, result, details(value)))

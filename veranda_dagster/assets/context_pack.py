@@ -1,0 +1,65 @@
+"""``context_pack``: the bounded lexical pack and the four instruction layers, in the clone."""
+
+import dagster as dg
+
+from veranda_dagster.assets._policy import OWNER, PHASES
+from veranda_dagster.assets._shell import run_phase
+from veranda_dagster.domain.errors import AwaitingHumanError
+from veranda_dagster.domain.models import ContextPack, RepoGuess, Ticket
+from veranda_dagster.partitions import TICKETS
+from veranda_dagster.resources.pipeline import PipelineResource
+
+SPEC = PHASES["context_pack"]
+
+
+def require_repo(guess: RepoGuess) -> None:
+    """A guess that asked stops the run here; the stored guess (and its question) stays."""
+    if guess.decision == "ask" or not guess.repo:
+        where = f" (comment {guess.question_comment_id})" if guess.question_comment_id else ""
+        raise AwaitingHumanError(
+            f"ticket {guess.ticket_id}: waiting for an answer to "
+            f"{guess.question or 'which repository?'!r}{where}"
+        )
+
+
+def _build(pipeline: PipelineResource, ticket: Ticket, guess: RepoGuess) -> ContextPack:
+    require_repo(guess)
+    return pipeline.build_context_pack(ticket, guess)
+
+
+@dg.asset(
+    partitions_def=TICKETS,
+    group_name=SPEC.group,
+    kinds=SPEC.kinds,
+    owners=[OWNER],
+    tags=SPEC.tags,
+    op_tags=SPEC.op_tags,
+    retry_policy=SPEC.retry,
+    description=(
+        "Seeds from the ticket, searched against the code index; at most 12 searches, 6 files, "
+        "12,000 bytes. Citations are minted by retrieval only. Layers are written into the clone."
+    ),
+)
+def context_pack(
+    context: dg.AssetExecutionContext,
+    pipeline: PipelineResource,
+    ticket: Ticket,
+    repo_guess: RepoGuess,
+) -> dg.Output[ContextPack]:
+    return run_phase(
+        context,
+        SPEC,
+        lambda: _build(pipeline, ticket, repo_guess),
+        lambda p: "packed",
+        lambda p: {
+            "repo": p.repo,
+            "base_sha": p.base_sha,
+            "branch": p.branch,
+            "pack_bytes": p.bytes,
+            "pack_files": len(p.files),
+            "pack_searches": p.searches,
+            "seeds": len(p.seeds),
+            "citations": len(p.citations),
+            "layers": ", ".join(layer.name for layer in p.layers) or "none",
+        },
+    )

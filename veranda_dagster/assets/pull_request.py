@@ -1,0 +1,46 @@
+"""``pull_request``: the PR on the forge, with cited lines resolved or flagged."""
+
+import dagster as dg
+
+from veranda_dagster.assets._policy import OWNER, PHASES
+from veranda_dagster.assets._shell import run_phase
+from veranda_dagster.domain.models import ContextPack, Patch, PullRequest, Ticket
+from veranda_dagster.partitions import TICKETS
+from veranda_dagster.resources.pipeline import PipelineResource
+
+SPEC = PHASES["pull_request"]
+
+
+@dg.asset(
+    partitions_def=TICKETS,
+    group_name=SPEC.group,
+    kinds=SPEC.kinds,
+    owners=[OWNER],
+    tags=SPEC.tags,
+    op_tags=SPEC.op_tags,
+    retry_policy=SPEC.retry,
+    description=(
+        "Opens (or adopts, by branch) the pull request; citations in the body are resolved "
+        "against the default branch and unresolvable ones flagged. Links it on the ticket."
+    ),
+)
+def pull_request(
+    context: dg.AssetExecutionContext,
+    pipeline: PipelineResource,
+    ticket: Ticket,
+    context_pack: ContextPack,
+    patch: Patch,
+) -> dg.Output[PullRequest]:
+    return run_phase(
+        context,
+        SPEC,
+        lambda: pipeline.open_pull_request(ticket, context_pack, patch),
+        lambda pr: "opened",
+        lambda pr: {
+            "pr_url": dg.MetadataValue.url(pr.url),
+            "pr_number": pr.number,
+            "head_sha": pr.head_sha,
+            "citations_resolved": len(pr.citations_resolved),
+            "citations_flagged": len(pr.citations_flagged),
+        },
+    )

@@ -1,0 +1,45 @@
+"""``red_tests``: failing tests derived from the ticket, committed before any implementation."""
+
+import dagster as dg
+
+from veranda_dagster.assets._policy import OWNER, PHASES
+from veranda_dagster.assets._shell import run_phase
+from veranda_dagster.domain.models import ContextPack, RedTests, Ticket
+from veranda_dagster.partitions import TICKETS
+from veranda_dagster.resources.pipeline import PipelineResource
+
+SPEC = PHASES["red_tests"]
+
+
+@dg.asset(
+    partitions_def=TICKETS,
+    group_name=SPEC.group,
+    kinds=SPEC.kinds,
+    owners=[OWNER],
+    tags=SPEC.tags,
+    op_tags=SPEC.op_tags,
+    retry_policy=SPEC.retry,
+    description=(
+        "A definition of done that predates the patch: tests that fail on the base commit for "
+        "the right reason, committed and pushed on the ticket branch."
+    ),
+)
+def red_tests(
+    context: dg.AssetExecutionContext,
+    pipeline: PipelineResource,
+    ticket: Ticket,
+    context_pack: ContextPack,
+) -> dg.Output[RedTests]:
+    return run_phase(
+        context,
+        SPEC,
+        lambda: pipeline.write_red_tests(ticket, context_pack),
+        lambda r: "red" if not r.base_run.ok else "not_red",
+        lambda r: {
+            "commit_sha": r.commit_sha,
+            "test_files": len(r.test_files),
+            "attempts": r.attempts,
+            "base_exit_code": r.base_run.exit_code if r.base_run.exit_code is not None else -1,
+            "rejected": len(r.rejected),
+        },
+    )

@@ -1,0 +1,45 @@
+"""``ticket``: the ticket behind the partition key, read from Linear or Slack."""
+
+import dagster as dg
+
+from veranda_dagster.assets._policy import OWNER, PHASES
+from veranda_dagster.assets._shell import run_phase
+from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.models import Ticket
+from veranda_dagster.partitions import TICKETS, is_ticket_key
+from veranda_dagster.resources.pipeline import PipelineResource
+
+SPEC = PHASES["ticket"]
+
+
+def _fetch(pipeline: PipelineResource, key: str) -> Ticket:
+    if not is_ticket_key(key):
+        raise InputError(
+            f"partition key {key!r} is not a ticket key (ENG-123 or slack-<channel>-<ts>)"
+        )
+    return pipeline.fetch_ticket(key)
+
+
+@dg.asset(
+    partitions_def=TICKETS,
+    group_name=SPEC.group,
+    kinds=SPEC.kinds,
+    owners=[OWNER],
+    tags=SPEC.tags,
+    op_tags=SPEC.op_tags,
+    retry_policy=SPEC.retry,
+    description="The ticket (Linear issue or Slack thread) behind this partition key.",
+)
+def ticket(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.Output[Ticket]:
+    return run_phase(
+        context,
+        SPEC,
+        lambda: _fetch(pipeline, context.partition_key),
+        lambda t: "fetched",
+        lambda t: {
+            "source": t.source,
+            "title": t.title[:120],
+            "labels": len(t.labels),
+            "url": dg.MetadataValue.url(t.url) if t.url else "none",
+        },
+    )

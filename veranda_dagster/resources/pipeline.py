@@ -1,0 +1,215 @@
+"""``PipelineResource``: the one seam between the asset graph and the domain.
+
+Each phase asset calls exactly one method here. A method builds what the domain entry point
+needs from config (clients, the agent, the ticket's workspace) and delegates; the entry points
+are imported inside the method, so the graph loads while other phases are still being built,
+and a phase whose logic does not exist yet fails with ``MissingCapabilityError`` instead of a
+fake value. Tests replace this resource with a subclass that returns scripted values.
+
+Secrets (``*_token``) arrive through ``dg.EnvVar`` and are handed only to clients, which redact
+them; nothing here logs or returns config.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import dagster as dg
+
+from veranda_dagster.domain.errors import ConfigError, InputError
+from veranda_dagster.resources._capability import require
+
+if TYPE_CHECKING:
+    from veranda_dagster.domain.models import (
+        CIOutcome,
+        ContextPack,
+        Feedback,
+        Patch,
+        PullRequest,
+        RedTests,
+        RepoGuess,
+        ReviewRounds,
+        Ticket,
+    )
+    from veranda_dagster.domain.workspace import Workspace
+
+_WORK = "veranda_dagster.domain.work"
+
+
+def branch_for(ticket_id: str) -> str:
+    """The ticket's work branch on the forge: ``veranda/<ticket-key-lowercased>``."""
+    return f"veranda/{ticket_id.lower()}"
+
+
+def default_workspace_root() -> str:
+    home = os.environ.get("DAGSTER_HOME")
+    return str(Path(home) / "workspaces") if home else str(Path(".veranda") / "workspaces")
+
+
+class PipelineResource(dg.ConfigurableResource):
+    """Config of every phase's collaborators; one method per phase."""
+
+    linear_url: str = "https://api.linear.app/graphql"
+    linear_token: str = ""
+    slack_url: str = "https://slack.com/api"
+    slack_token: str = ""
+    github_api_url: str = "https://api.github.com"
+    github_git_base: str = "https://github.com"
+    """Where clones come from: ``<github_git_base>/<org>/<name>.git`` (a local dir in the sim)."""
+    github_token: str = ""
+    catalog_path: str = ""
+    workspace_root: str = ""
+    """Parent of the per-ticket clones; empty = ``$DAGSTER_HOME/workspaces``."""
+    backends_file: str = ""
+    """JSON/YAML ``BackendsConfig``; empty = every family in default order."""
+    runbooks_dir: str = ""
+    hints_dir: str = ""
+
+    # --- collaborators -----------------------------------------------------------------------
+
+    def linear_client(self) -> Any:
+        if not self.linear_token:
+            return None
+        linear = require("veranda_dagster.clients.linear", "LinearClient", "linear client")
+        return linear(self.linear_url, self.linear_token)
+
+    def slack_client(self) -> Any:
+        if not self.slack_token:
+            return None
+        slack = require("veranda_dagster.clients.slack", "SlackClient", "slack client")
+        return slack(self.slack_url, self.slack_token)
+
+    def channel(self) -> Any:
+        channel = require(
+            "veranda_dagster.clients.ticket_channel", "TicketChannel", "ticket channel"
+        )
+        return channel(self.linear_client(), self.slack_client())
+
+    def forge(self) -> Any:
+        github = require("veranda_dagster.clients.github", "GitHubClient", "github forge client")
+        return github(self.github_api_url, self.github_token or None)
+
+    def agent(self) -> Any:
+        config_cls = require("veranda_dagster.backends.config", "BackendsConfig", "backends config")
+        build = require("veranda_dagster.backends.resolver", "build_agent", "agent backends")
+        return build(config_cls.load(self.backends_file or None))
+
+    def workspace(
+        self, ticket_id: str, repo: str | None, clone_url: str = "", branch: str = ""
+    ) -> Workspace:
+        from veranda_dagster.domain.workspace import Workspace
+
+        if not clone_url:
+            if not repo or "/" not in repo:
+                raise InputError(f"ticket {ticket_id}: repository {repo!r} is not <org>/<name>")
+            if not self.github_git_base:
+                raise ConfigError("github_git_base is empty: set GITHUB_GIT_BASE")
+            clone_url = f"{self.github_git_base.rstrip('/')}/{repo}.git"
+        root = self.workspace_root or default_workspace_root()
+        return Workspace(
+            root, ticket_id, clone_url, branch or branch_for(ticket_id), self.github_token or None
+        )
+
+    def pack_workspace(self, ticket: Ticket, pack: ContextPack) -> Workspace:
+        return self.workspace(ticket.id, pack.repo, pack.clone_url, pack.branch)
+
+    def scratch_dir(self, ticket_id: str) -> str:
+        path = Path(self.workspace_root or default_workspace_root()) / "_scratch" / ticket_id
+        path.mkdir(parents=True, exist_ok=True)
+        return str(path)
+
+    # --- phases ------------------------------------------------------------------------------
+
+    def fetch_ticket(self, key: str) -> Ticket:
+        fetch = require("veranda_dagster.domain.intake", "fetch_ticket", "ticket intake")
+        return fetch(key, self.linear_client(), self.slack_client())
+
+    def guess_repo(self, ticket: Ticket) -> RepoGuess:
+        mod = "veranda_dagster.domain.repo_detection"
+        if not self.catalog_path:
+            raise ConfigError("catalog_path is empty: set VERANDA_CATALOG to the repo catalog file")
+        catalog = require(mod, "load_catalog", "repo catalog")(self.catalog_path)
+        guess = require(mod, "detect_repo", "repo detection")(ticket, catalog)
+        if guess.decision == "proceed":
+            confirm = require(mod, "confirm_repo_guess", "repo confirmation")
+            guess = confirm(guess, ticket, catalog, self.agent(), self.scratch_dir(ticket.id))
+        if guess.decision == "ask":
+            text = guess.question or f"Which repository is {ticket.id} about?"
+            comment_id = self.channel().post(ticket, text)
+            guess = guess.model_copy(update={"question_comment_id": comment_id})
+        return guess
+
+    def build_context_pack(self, ticket: Ticket, guess: RepoGuess) -> ContextPack:
+        mod = "veranda_dagster.domain.context"
+        build = require(mod, "build_context_pack", "context pack")
+        config_cls = require(mod, "ContextConfig", "context pack config")
+        workspace = self.workspace(ticket.id, guess.repo)
+        if self.github_token:
+            search_cls = require(
+                "veranda_dagster.clients.github_code_search", "GitHubCodeSearch", "code search"
+            )
+            search = search_cls(self.github_api_url, self.github_token, guess.repo)
+        else:
+            local = require("veranda_dagster.domain.code_search", "LocalGitGrep", "code search")
+            search = local(workspace.path)
+        return build(
+            ticket, guess, workspace, search, self.agent(), self._context_config(config_cls)
+        )
+
+    def _context_config(self, config_cls: Any) -> Any:
+        """Pass the layer directories the config declares; the rest keep their defaults."""
+        fields = getattr(config_cls, "model_fields", None) or getattr(
+            config_cls, "__dataclass_fields__", {}
+        )
+        given = {"runbooks_dir": self.runbooks_dir, "hints_dir": self.hints_dir}
+        return config_cls(**{k: v for k, v in given.items() if v and k in fields})
+
+    def write_red_tests(self, ticket: Ticket, pack: ContextPack) -> RedTests:
+        write = require(f"{_WORK}.red_tests", "write_red_tests", "red tests")
+        return write(ticket, pack, self.pack_workspace(ticket, pack), self.agent())
+
+    def implement(self, ticket: Ticket, pack: ContextPack, red: RedTests) -> Patch:
+        implement = require(f"{_WORK}.patch", "implement", "patch")
+        return implement(ticket, pack, red, self.pack_workspace(ticket, pack), self.agent())
+
+    def open_pull_request(self, ticket: Ticket, pack: ContextPack, patch: Patch) -> PullRequest:
+        open_pr = require(f"{_WORK}.pull_request", "open_pull_request", "pull request")
+        channel = self.channel()
+        return open_pr(
+            ticket,
+            pack,
+            patch,
+            self.pack_workspace(ticket, pack),
+            self.forge(),
+            lambda text: channel.post(ticket, text),
+        )
+
+    def review(self, ticket: Ticket, pack: ContextPack, pr: PullRequest) -> ReviewRounds:
+        review = require(f"{_WORK}.review", "review_rounds", "review rounds")
+        return review(
+            ticket, pack, pr, self.pack_workspace(ticket, pack), self.agent(), self.forge()
+        )
+
+    def await_ci(
+        self, ticket: Ticket, pack: ContextPack, pr: PullRequest, review: ReviewRounds
+    ) -> CIOutcome:
+        await_ci = require(f"{_WORK}.ci", "await_ci", "ci outcome")
+        return await_ci(
+            ticket, pack, pr, review, self.pack_workspace(ticket, pack), self.agent(), self.forge()
+        )
+
+    def process_feedback(
+        self, ticket: Ticket, pack: ContextPack, pr: PullRequest, previous: Feedback | None
+    ) -> Feedback:
+        process = require(f"{_WORK}.feedback", "process_feedback", "pr feedback")
+        return process(
+            ticket,
+            pack,
+            pr,
+            self.pack_workspace(ticket, pack),
+            self.agent(),
+            self.forge(),
+            previous,
+        )

@@ -1,0 +1,177 @@
+"""Where asset values live: one JSON document per (asset, partition).
+
+Two backends with one contract. ``read`` raises ``StoredValueError`` naming the asset and the
+partition when there is nothing stored; ``write`` replaces the value atomically, so a reader
+(another step process, another pod) sees either the old document or the new one, never half.
+The filesystem backend is the default for a single machine; PostgreSQL is for a deployment where
+steps run in pods that share nothing but the database.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Protocol
+
+from veranda_dagster.domain.errors import ConfigError, StoredValueError, TransientError
+
+TABLE = "veranda_asset_values"
+
+_DDL = f"""
+CREATE TABLE IF NOT EXISTS {TABLE} (
+    asset text NOT NULL,
+    partition text NOT NULL,
+    value jsonb NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (asset, partition)
+)
+"""
+
+_UPSERT = f"""
+INSERT INTO {TABLE} (asset, partition, value, updated_at) VALUES (%s, %s, %s::jsonb, now())
+ON CONFLICT (asset, partition) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
+"""
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+class Values(Protocol):
+    """The storage contract: JSON text in, JSON text out, keyed by (asset, partition)."""
+
+    def write(self, asset: str, partition: str, text: str) -> str:
+        """Store ``text``; returns where it went (a path or ``table/asset/partition``)."""
+        ...
+
+    def read(self, asset: str, partition: str) -> str: ...
+
+    def exists(self, asset: str, partition: str) -> bool: ...
+
+
+def _segment(name: str) -> str:
+    """A file-name-safe segment that cannot climb out of the store (``..`` or ``/``)."""
+    safe = _SAFE.sub("_", name)
+    return safe if safe not in {"", ".", ".."} else f"_{safe}"
+
+
+class FilesystemValues:
+    """``<root>/<asset>/<partition>.json``, written to a temp file in the same folder, fsynced
+    and renamed over the old one (``os.replace`` is atomic on POSIX)."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def path(self, asset: str, partition: str) -> Path:
+        return self.root / _segment(asset) / f"{_segment(partition)}.json"
+
+    def write(self, asset: str, partition: str, text: str) -> str:
+        target = self.path(asset, partition)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return str(target)
+
+    def read(self, asset: str, partition: str) -> str:
+        target = self.path(asset, partition)
+        try:
+            return target.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise StoredValueError(
+                f"no stored value for asset {asset!r} partition {partition!r} (looked in {target})"
+            ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StoredValueError(
+                f"stored value for asset {asset!r} partition {partition!r} is unreadable: {exc}"
+            ) from None
+
+    def exists(self, asset: str, partition: str) -> bool:
+        return self.path(asset, partition).is_file()
+
+
+def redact_url(url: str) -> str:
+    """A connection URL without its password, for messages."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+
+
+class PostgresValues:
+    """The ``veranda_asset_values`` table; one upsert per write, one transaction each.
+
+    A connection per operation keeps the backend safe to use from any step process; a ticket
+    run writes nine values, so pooling would buy nothing.
+    """
+
+    def __init__(self, url: str) -> None:
+        if not url:
+            raise ConfigError(
+                "value store backend 'postgres' needs a URL: set VERANDA_POSTGRES_URL"
+            )
+        self.url = url
+        self._ready = False
+
+    def _connect(self) -> Any:
+        import psycopg2  # installed with dagster-postgres; imported here so SQLite users skip it
+
+        try:
+            conn = psycopg2.connect(self.url, connect_timeout=10)
+        except psycopg2.OperationalError as exc:
+            detail = str(exc).replace(self.url, redact_url(self.url)).strip()
+            raise TransientError(
+                f"value store: cannot connect to {redact_url(self.url)}: {detail}"
+            ) from None
+        if not self._ready:
+            with conn, conn.cursor() as cur:
+                cur.execute(_DDL)
+            self._ready = True
+        return conn
+
+    def write(self, asset: str, partition: str, text: str) -> str:
+        conn = self._connect()
+        try:
+            with conn, conn.cursor() as cur:
+                cur.execute(_UPSERT, (asset, partition, text))
+        finally:
+            conn.close()
+        return f"{TABLE}/{asset}/{partition}"
+
+    def _fetch(self, asset: str, partition: str) -> Any:
+        conn = self._connect()
+        try:
+            with conn, conn.cursor() as cur:
+                cur.execute(
+                    f"SELECT value::text FROM {TABLE} WHERE asset = %s AND partition = %s",
+                    (asset, partition),
+                )
+                return cur.fetchone()
+        finally:
+            conn.close()
+
+    def read(self, asset: str, partition: str) -> str:
+        row = self._fetch(asset, partition)
+        if row is None:
+            raise StoredValueError(
+                f"no stored value for asset {asset!r} partition {partition!r} (table {TABLE})"
+            )
+        return row[0]
+
+    def exists(self, asset: str, partition: str) -> bool:
+        return self._fetch(asset, partition) is not None
+
+
+def parse_json(text: str, asset: str, partition: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StoredValueError(
+            f"stored value for asset {asset!r} partition {partition!r} is not valid JSON "
+            f"(line {exc.lineno} col {exc.colno}: {exc.msg})"
+        ) from None

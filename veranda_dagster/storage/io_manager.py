@@ -1,0 +1,116 @@
+"""The durable IO manager: each asset partition's value is one pydantic model stored as JSON.
+
+A downstream phase re-run in a new process (or pod) loads its upstream values from here instead
+of recomputing them, which is what makes re-execution from failure cheap: the paid model calls
+of finished phases are data, not work to redo. Values are written only from ``handle_output``,
+which Dagster calls only after the asset body returned, so a failed step never touches the
+stored value of a previous success.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+from pydantic import BaseModel, ValidationError
+
+from veranda_dagster.domain.errors import ConfigError, InputError, StoredValueError
+from veranda_dagster.storage.backends import (
+    TABLE,
+    FilesystemValues,
+    PostgresValues,
+    Values,
+    parse_json,
+)
+from veranda_dagster.storage.types import value_type
+
+BACKENDS = ("filesystem", "postgres")
+
+
+def default_values_dir() -> str:
+    """``$DAGSTER_HOME/veranda_values``, or ``.veranda/values`` when DAGSTER_HOME is unset."""
+    home = os.environ.get("DAGSTER_HOME")
+    return str(Path(home) / "veranda_values") if home else str(Path(".veranda") / "values")
+
+
+class ValueStore(dg.ConfigurableResource):
+    """Typed access to stored values; shared by the IO manager, the checks and ``feedback``."""
+
+    backend: str = "filesystem"
+    """``filesystem`` (default) or ``postgres``."""
+    base_dir: str = ""
+    """Filesystem root; empty = ``default_values_dir()``."""
+    postgres_url: str = ""
+    """Connection URL for the ``postgres`` backend (from ``VERANDA_POSTGRES_URL``)."""
+
+    def values(self) -> Values:
+        if self.backend == "filesystem":
+            return FilesystemValues(self.base_dir or default_values_dir())
+        if self.backend == "postgres":
+            return PostgresValues(self.postgres_url)
+        raise ConfigError(
+            f"value store backend {self.backend!r} is unknown (VERANDA_VALUE_STORE must be one "
+            f"of {', '.join(BACKENDS)})"
+        )
+
+    def save(self, asset: str, partition: str, value: BaseModel) -> str:
+        expected = value_type(asset)
+        if not isinstance(value, BaseModel) or (expected and not isinstance(value, expected)):
+            want = expected.__name__ if expected else "a pydantic model"
+            raise InputError(
+                f"asset {asset!r} partition {partition!r}: refusing to store "
+                f"{type(value).__name__}, expected {want}"
+            )
+        return self.values().write(asset, partition, value.model_dump_json())
+
+    def load(self, asset: str, partition: str, model: type[BaseModel] | None = None) -> BaseModel:
+        model = model or value_type(asset)
+        if model is None:
+            raise StoredValueError(
+                f"asset {asset!r} partition {partition!r}: no value type is registered "
+                "(add it to veranda_dagster.storage.types.VALUE_TYPES)"
+            )
+        text = self.values().read(asset, partition)
+        data = parse_json(text, asset, partition)
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "<root>"
+            raise StoredValueError(
+                f"stored value for asset {asset!r} partition {partition!r} is not a valid "
+                f"{model.__name__}: field {where!r}: {first['msg']} ({exc.error_count()} errors)"
+            ) from None
+
+    def load_or_none(self, asset: str, partition: str) -> BaseModel | None:
+        """The stored value, or None when there is none yet (a corrupt one still raises)."""
+        if not self.values().exists(asset, partition):
+            return None
+        return self.load(asset, partition)
+
+
+def _partition(context: dg.OutputContext | dg.InputContext) -> str:
+    if not context.has_asset_partitions:
+        raise InputError(f"asset {context.asset_key.to_user_string()!r} has no partition")
+    return context.asset_partition_key
+
+
+class VerandaIOManager(dg.ConfigurableIOManager):
+    """Stores and loads phase values through ``ValueStore``, keyed by (asset, partition)."""
+
+    store: ValueStore
+
+    def handle_output(self, context: dg.OutputContext, obj: BaseModel) -> None:
+        asset = context.asset_key.path[-1]
+        where = self.store.save(asset, _partition(context), obj)
+        shown = where if self.store.backend == "filesystem" else TABLE
+        context.add_output_metadata({"stored_in": self.store.backend, "stored_at": shown})
+
+    def load_input(self, context: dg.InputContext) -> BaseModel:
+        asset = context.asset_key.path[-1]
+        annotated = getattr(context.dagster_type, "typing_type", None)
+        model = value_type(asset) or (
+            annotated if isinstance(annotated, type) and issubclass(annotated, BaseModel) else None
+        )
+        return self.store.load(asset, _partition(context), model)
