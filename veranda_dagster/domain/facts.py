@@ -52,7 +52,13 @@ _GO_PLATFORM_TEXT = (
 )
 _GO_PLATFORM_TAGS = frozenset(_GO_PLATFORM_TEXT.split())
 _SCAN_SUFFIXES = (".py", ".go", ".js", ".ts", ".mjs", ".cjs", ".java", ".kt")
-_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "vendor", "dist", "build"})
+_SKIP_DIRS = frozenset(
+    {"node_modules", "venv", "vendor", "dist", "build", "fixtures", "testdata", "examples"}
+)
+"""Vendored, generated and sample trees: their package.json or imports are not this repo's."""
+MAX_PACKAGE_JSON_DEPTH = 2
+"""``web/package.json`` and ``apps/web/package.json`` count for frontend detection; deeper ones
+are samples or fixtures."""
 _MAKE_TARGET = re.compile(r"^([A-Za-z0-9][\w.-]*)\s*:(?![=])", re.MULTILINE)
 
 
@@ -179,6 +185,9 @@ def _walk(repo: Path) -> list[Path]:
     for root, dirs, files in os.walk(repo):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
         for name in sorted(files):
+            depth = len(Path(root).relative_to(repo).parts)
+            if name == "package.json" and depth > MAX_PACKAGE_JSON_DEPTH:
+                continue
             if name.endswith(_SCAN_SUFFIXES) or name == "package.json":
                 found.append(Path(root) / name)
                 if len(found) >= MAX_FACT_SCAN_FILES:

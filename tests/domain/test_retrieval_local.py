@@ -1,0 +1,70 @@
+"""The local backend over a real clone: ``git grep -n -F`` at a pinned revision."""
+
+import pytest
+
+from tests.fixtures.context.gitrepo import commit, git, make_repo, numbered
+from veranda_dagster.domain.code_search import LocalGitGrep, window_bounds
+from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.retrieval import build_pack
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return make_repo(
+        tmp_path / "repo",
+        {
+            "src/http/retry.py": numbered(30) + "def retry_after(x):  # a.b(c)\n" + numbered(5),
+            "src/app.py": "from http.retry import retry_after\nretry_after(1)\n",
+            "docs/notes.md": "retry_after is documented here\n",
+            "img.bin": "\0\0retry_after\0",
+        },
+    )
+
+
+def test_hits_are_fixed_string_case_insensitive_and_skip_binaries(repo):
+    search = LocalGitGrep(repo)
+    hits = search.search("RETRY_AFTER(")
+    assert {(h.path, h.line) for h in hits} == {("src/http/retry.py", 31), ("src/app.py", 2)}
+    assert search.search("a.b(c)")[0].line == 31
+    assert search.calls == ["RETRY_AFTER(", "a.b(c)"]
+
+
+def test_path_seeds_hit_the_file_itself(repo):
+    hits = LocalGitGrep(repo).search("http/retry.py")
+    assert [(h.path, h.line, h.kind) for h in hits] == [("src/http/retry.py", 1, "path")]
+
+
+def test_windows_are_twelve_lines_and_slide_inward_at_the_ends(repo):
+    search = LocalGitGrep(repo)
+    window = search.read_window("src/http/retry.py", 31)
+    assert (window.start, window.end) == (25, 36)  # 36-line file: slid up from 26-37
+    assert window.text.count("\n") == 12
+    assert window_bounds(1, 100) == (1, 12)
+    assert window_bounds(100, 100) == (89, 100)
+    assert window_bounds(3, 5) == (1, 5)
+    with pytest.raises(InputError, match="does not exist"):
+        search.read_window("nope.py", 1)
+
+
+def test_search_is_pinned_to_a_revision_not_the_working_tree(repo):
+    base = git(repo, "rev-parse", "HEAD")
+    commit(repo, {"src/new.py": "retry_after()\n"})
+    (repo / "untracked.py").write_text("retry_after\n")
+    pinned = LocalGitGrep(repo).at(base)
+    assert pinned.sha == base
+    assert "src/new.py" not in {h.path for h in pinned.search("retry_after")}
+    assert "src/new.py" in {h.path for h in LocalGitGrep(repo).search("retry_after")}
+    assert "untracked.py" not in {h.path for h in LocalGitGrep(repo).search("retry_after")}
+
+
+def test_pack_over_a_clone_cites_its_commit_and_ranks_the_definition_first(repo):
+    search = LocalGitGrep(repo)
+    pack = build_pack(["retry_after"], search)
+    assert pack.files[0].path == "src/http/retry.py"
+    assert [f.path for f in pack.files][-1] == "docs/notes.md"
+    assert {c.sha for c in pack.citations} == {git(repo, "rev-parse", "HEAD")}
+
+
+def test_a_missing_revision_is_a_clear_error(tmp_path, repo):
+    with pytest.raises(InputError, match="rev-parse"):
+        _ = LocalGitGrep(repo, rev="no-such-branch").sha
