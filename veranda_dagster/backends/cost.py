@@ -11,6 +11,7 @@ flat fee, priced here at 0 with ``plan=True``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from pydantic import BaseModel
@@ -79,6 +80,7 @@ ALIASES: dict[str, str] = {
 }
 
 PLAN_PREFIXES = ("kimi-code/", "zai-coding-plan/")
+_DATED = re.compile(r"^(.+)-\d{8}$")
 
 
 def rate_for(model: str | None) -> Rate | None:
@@ -93,10 +95,11 @@ def rate_for(model: str | None) -> Rate | None:
     for prefix in ("zai/", "xai/", "moonshotai/", "anthropic/", "openai/", "google/"):
         if mid.startswith(prefix) and mid[len(prefix) :] in RATES:
             return RATES[mid[len(prefix) :]]
-    # Dated snapshots ("claude-haiku-4-5-20251001") price like their base id.
-    for known in sorted(RATES, key=len, reverse=True):
-        if mid.startswith(known + "-"):
-            return RATES[known]
+    # Dated snapshots ("claude-haiku-4-5-20251001") price like their base id; a different
+    # version ("claude-sonnet-5-5") does not.
+    dated = _DATED.match(mid)
+    if dated and dated.group(1) in RATES:
+        return RATES[dated.group(1)]
     return None
 
 

@@ -1,0 +1,229 @@
+"""What each adapter declares and builds: capabilities, argv, env (only its own keys, never an
+unrelated secret), base-URL and binary overrides, and credential pre-checks that spawn nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.backends.conftest import ALL_KEYS, FakeLogin, ScriptedRunner, fixture_text
+from veranda_dagster.backends import registry
+from veranda_dagster.backends.config import FamilyConfig
+from veranda_dagster.backends.port import Backend, BackendError, Turn
+from veranda_dagster.backends.runner import RunOutput
+
+FAMILY_MODES = [(f, m) for f in registry.families() for m in registry.get(f).modes]
+OK_FIXTURE = {
+    "claude": "claude_stream_ok.jsonl",
+    "codex": "codex_exec_ok.jsonl",
+    "gemini": "gemini_stream_ok.jsonl",
+    "kimi": "kimi_stream_ok.jsonl",
+    "grok": "grok_stream_ok.jsonl",
+    "glm": "glm_claude_stream_ok.jsonl",
+    "cursor": "cursor_stream_ok.jsonl",
+}
+
+
+def make(family, mode, runner=None, environ=ALL_KEYS, login=None, **cfg) -> Backend:
+    ok = OK_FIXTURE[family] if (family, mode) != ("glm", "opencode") else "glm_opencode_ok.jsonl"
+    runner = runner or ScriptedRunner([RunOutput(exit_code=0, stdout=fixture_text(ok))])
+    return registry.get(family).factory(
+        mode, FamilyConfig(family=family, **cfg), runner, login or FakeLogin(), environ
+    )
+
+
+DECLARED = {
+    # family: (instruction file, MCP format id, vision, binary)
+    "claude": ("CLAUDE.md", "mcp_json", True, "claude"),
+    "codex": ("AGENTS.md", "codex_toml", True, "codex"),
+    "gemini": ("GEMINI.md", "gemini_settings", True, "gemini"),
+    "kimi": ("AGENTS.md", "kimi_mcp_json", False, "kimi"),
+    "grok": ("AGENTS.md", "grok_toml", True, "grok"),
+    "glm": ("CLAUDE.md", "mcp_json", False, "claude"),
+    "cursor": ("AGENTS.md", "cursor_json", False, "cursor-agent"),
+}
+
+
+@pytest.mark.parametrize("family", sorted(DECLARED))
+def test_declared_capabilities(family):
+    b = make(family, registry.get(family).modes[0])
+    caps = b.capabilities
+    assert (caps.instruction_file, caps.mcp_format, caps.vision, b.binary) == DECLARED[family]
+
+
+def test_glm_through_opencode_declares_opencode_files():
+    caps = make("glm", "opencode").capabilities
+    assert (caps.instruction_file, caps.mcp_format, caps.effort_values["high"]) == (
+        "AGENTS.md",
+        "glm_opencode_json",
+        "max",
+    )
+
+
+@pytest.mark.parametrize(("family", "mode"), FAMILY_MODES)
+def test_probe_names_no_model_and_leaks_no_unrelated_secret(family, mode):
+    runner = ScriptedRunner([RunOutput(exit_code=0, stdout="")])
+    make(family, mode, runner).probe()
+    call = runner.calls[0]
+    assert "--model" not in call.argv and "-m" not in call.argv
+    assert "KIMI_MODEL_NAME" not in call.env
+    assert "UNRELATED_SECRET" not in call.env
+    assert call.env["PATH"] == ALL_KEYS["PATH"]
+    others = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "XAI_API_KEY"}
+    own = set(
+        registry.get(family)
+        .factory(mode, FamilyConfig(family=family), runner, FakeLogin(), ALL_KEYS)
+        .credential_env()
+    )
+    assert not (others - own) & set(call.env), "another vendor's key reached this CLI"
+
+
+@pytest.mark.parametrize(("family", "mode"), FAMILY_MODES)
+def test_turn_passes_model_and_effort_knob(family, mode, tmp_path):
+    runner = ScriptedRunner(
+        [
+            RunOutput(
+                exit_code=0,
+                stdout=fixture_text(
+                    "glm_opencode_ok.jsonl" if mode == "opencode" else OK_FIXTURE[family]
+                ),
+            )
+        ]
+    )
+    b = make(family, mode, runner)
+    value = b.capabilities.effort_values.get("high")
+    b.run(
+        Turn(prompt="do it", workdir=str(tmp_path), model="m-1", effort="high", effort_value=value)
+    )
+    call = runner.calls[0]
+    assert "m-1" in call.argv or call.env.get("KIMI_MODEL_NAME") == "m-1"
+    if value:
+        knob_in_argv = any(a == value or a.endswith(f'="{value}"') for a in call.argv)
+        assert knob_in_argv or call.env.get("KIMI_MODEL_THINKING_EFFORT") == value
+    assert call.cwd == str(tmp_path)
+    assert "do it" in " ".join(call.argv)
+
+
+EXPECTED_ARGV = {
+    "claude": ["claude", "-p", "do it", "--output-format", "stream-json", "--verbose"],
+    "codex": ["codex", "exec", "--json"],
+    "gemini": ["gemini", "-p", "do it", "-o", "stream-json", "--yolo"],
+    "kimi": ["kimi", "-p", "do it", "--output-format", "stream-json"],
+    "grok": ["grok", "-p", "do it", "--cwd"],
+    "cursor": ["cursor-agent", "-p", "--output-format", "stream-json"],
+}
+
+
+@pytest.mark.parametrize("family", sorted(EXPECTED_ARGV))
+def test_headless_invocation(family, tmp_path):
+    b = make(family, registry.get(family).modes[0])
+    argv = b.build_argv(Turn(prompt="do it", workdir=str(tmp_path)))
+    assert argv[: len(EXPECTED_ARGV[family])] == EXPECTED_ARGV[family]
+
+
+def test_binary_and_base_url_override_point_claude_at_a_stand_in(tmp_path):
+    runner = ScriptedRunner([RunOutput(exit_code=0, stdout=fixture_text("claude_stream_ok.jsonl"))])
+    b = make(
+        "claude",
+        "api_key",
+        runner,
+        binary="/opt/sim/fake-claude",
+        base_url="http://127.0.0.1:4010",
+        env={"ANTHROPIC_API_KEY": "VERANDA_SIM_KEY"},
+    )
+    b.environ = {"VERANDA_SIM_KEY": "sim-key", "PATH": "/bin"}
+    b.run(Turn(prompt="x", workdir=str(tmp_path)))
+    call = runner.calls[0]
+    assert call.argv[0] == "/opt/sim/fake-claude"
+    assert call.env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:4010"
+    assert call.env["ANTHROPIC_API_KEY"] == "sim-key"  # read from the mapped variable
+    assert call.env["DISABLE_TELEMETRY"] == "1" and call.env["DISABLE_AUTOUPDATER"] == "1"
+
+
+@pytest.mark.parametrize(
+    ("family", "mode", "var"),
+    [
+        ("claude", "bedrock", "ANTHROPIC_BEDROCK_BASE_URL"),
+        ("kimi", "login", "KIMI_CODE_BASE_URL"),
+        ("kimi", "api_key", "KIMI_MODEL_BASE_URL"),
+        ("grok", "api_key", "GROK_MODELS_BASE_URL"),
+        ("codex", "api_key", "OPENAI_BASE_URL"),
+        ("gemini", "api_key", "GOOGLE_GEMINI_BASE_URL"),
+        ("glm", "api_key", "ANTHROPIC_BASE_URL"),
+        ("cursor", "api_key", "CURSOR_API_BASE_URL"),
+    ],
+)
+def test_base_url_variable_per_mode(family, mode, var):
+    env = make(family, mode, base_url="http://127.0.0.1:9").env()
+    assert env[var] == "http://127.0.0.1:9"
+
+
+def test_cloud_modes_set_their_switches():
+    assert make("claude", "bedrock").env()["CLAUDE_CODE_USE_BEDROCK"] == "1"
+    assert make("claude", "vertex").env()["CLAUDE_CODE_USE_VERTEX"] == "1"
+    assert make("gemini", "vertex").env()["GOOGLE_GENAI_USE_VERTEXAI"] == "true"
+
+
+def test_glm_maps_zai_key_to_anthropic_token_and_defaults_to_zai():
+    env = make("glm", "api_key").env()
+    assert env["ANTHROPIC_AUTH_TOKEN"] == "zai-test" and "ZAI_API_KEY" not in env
+    assert env["ANTHROPIC_BASE_URL"] == "https://api.z.ai/api/anthropic"
+    assert "ANTHROPIC_API_KEY" not in env
+
+
+@pytest.mark.parametrize(
+    ("family", "mode", "drop"),
+    [
+        ("claude", "api_key", "ANTHROPIC_API_KEY"),
+        ("codex", "api_key", "OPENAI_API_KEY"),
+        ("gemini", "api_key", "GEMINI_API_KEY"),
+        ("kimi", "api_key", "KIMI_MODEL_API_KEY"),
+        ("grok", "api_key", "XAI_API_KEY"),
+        ("glm", "api_key", "ZAI_API_KEY"),
+        ("glm", "opencode", "ZHIPU_API_KEY"),
+        ("cursor", "api_key", "CURSOR_API_KEY"),
+        ("claude", "bedrock", "AWS_REGION"),
+        ("gemini", "vertex", "GOOGLE_CLOUD_PROJECT"),
+    ],
+)
+def test_missing_key_is_auth_without_spawning(family, mode, drop, tmp_path):
+    runner = ScriptedRunner([RunOutput(exit_code=0)])
+    env = {k: v for k, v in ALL_KEYS.items() if k != drop}
+    b = make(family, mode, runner, environ=env)
+    assert b.probe().verdict == "auth"
+    with pytest.raises(BackendError) as err:
+        b.run(Turn(prompt="x", workdir=str(tmp_path)))
+    assert err.value.verdict == "auth" and drop in err.value.detail
+    assert runner.calls == []
+    assert "sk-" not in err.value.detail
+
+
+def test_claude_login_accepts_a_setup_token_without_a_stored_session():
+    login = FakeLogin(ok=False)
+    b = make("claude", "login", login=login)
+    assert b.precheck() is None and login.asked == []
+    assert b.env()["CLAUDE_CODE_OAUTH_TOKEN"] == "oauth-test"
+
+
+def test_images_reach_each_vision_cli_its_own_way(tmp_path):
+    img = tmp_path / "shot.png"
+    img.write_bytes(b"\x89PNG")
+    turn = Turn(prompt="look", workdir=str(tmp_path), images=[str(img)])
+    assert any(str(img) in a for a in make("claude", "api_key").build_argv(turn))
+    assert ["--image", str(img)] == make("codex", "api_key").build_argv(turn)[-4:-2]
+    assert f"@{img}" in make("gemini", "api_key").build_argv(turn)[2]
+    grok = make("grok", "api_key").build_argv(turn)
+    assert grok[1] == "--prompt-json" and '"type": "image"' in grok[2]
+
+
+def test_codex_pins_the_shell_env_policy_so_keys_never_reach_tools():
+    argv = make("codex", "api_key").build_argv(Turn(prompt="x", workdir="/w"))
+    assert 'shell_environment_policy.inherit="core"' in argv
+    assert "shell_environment_policy.ignore_default_excludes=false" in argv
+
+
+def test_timeout_is_the_smaller_of_turn_and_family_cap(tmp_path):
+    runner = ScriptedRunner([RunOutput(exit_code=0, stdout=fixture_text("codex_exec_ok.jsonl"))])
+    make("codex", "api_key", runner, timeout_s=30).run(
+        Turn(prompt="x", workdir=str(tmp_path), timeout_s=600)
+    )
+    assert runner.calls[0].timeout == 30

@@ -1,0 +1,120 @@
+"""Real failure outputs (``failure_matrix.yaml``) classify into the six verdicts, through each
+adapter's own parser; the health cache re-probes a failure exactly at its recheck bound."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.backends.conftest import (
+    ALL_KEYS,
+    FakeLogin,
+    ScriptedRunner,
+    failure_rows,
+    fixture_text,
+    row_output,
+)
+from veranda_dagster.backends import health, registry
+from veranda_dagster.backends.config import FamilyConfig
+from veranda_dagster.backends.health import HealthCache, classify
+from veranda_dagster.backends.port import HealthVerdict, Turn
+from veranda_dagster.backends.runner import RunOutput
+from veranda_dagster.domain.bounds import HEALTH_RECHECK_S
+
+ROWS = failure_rows()
+VERDICTS = {"ok", "quota", "auth", "turn_failed", "upstream", "unreachable"}
+
+
+def adapter(family: str, mode: str | None, runner: ScriptedRunner | None = None):
+    info = registry.get(family)
+    mode = mode or next(m for m in info.modes if m != "opencode")
+    return info.factory(
+        mode, FamilyConfig(family=family), runner or ScriptedRunner(), FakeLogin(), ALL_KEYS
+    )
+
+
+def test_matrix_covers_every_family_and_every_verdict():
+    assert {r["family"] for r in ROWS} == set(registry.families())
+    assert {r["verdict"] for r in ROWS} == VERDICTS
+    for family in registry.families():
+        got = {r["verdict"] for r in ROWS if r["family"] == family and not r.get("mode")}
+        assert got == VERDICTS, (family, VERDICTS - got)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[f"{r['family']}-{r['case']}" for r in ROWS])
+def test_recorded_failure_classifies(row, tmp_path):
+    a = adapter(row["family"], row.get("mode"))
+    verdict, _ = a.outcome(row_output(row), Turn(prompt="p", workdir=str(tmp_path)))
+    assert verdict.verdict == row["verdict"], verdict
+
+
+@pytest.mark.parametrize(
+    "row",
+    [r for r in ROWS if r["verdict"] != "ok"][:12],
+    ids=lambda r: f"{r['family']}-{r['case']}",
+)
+def test_probe_reports_the_same_verdict_through_the_runner(row):
+    runner = ScriptedRunner([row_output(row)])
+    verdict = adapter(row["family"], row.get("mode"), runner).probe()
+    assert verdict.verdict == row["verdict"]
+    assert len(runner.calls) == 1 and runner.calls[0].timeout == 60.0
+
+
+def test_a_healthy_answer_that_mentions_quota_is_still_ok(tmp_path):
+    stdout = fixture_text("claude_stream_ok.jsonl").replace("PONG-SIM", "quota 401 ECONNREFUSED")
+    out = RunOutput(exit_code=0, stdout=stdout)
+    verdict, summary = adapter("claude", "api_key").outcome(out, Turn(prompt="p", workdir="."))
+    assert verdict.verdict == "ok" and summary.text == "quota 401 ECONNREFUSED"
+
+
+def test_rules_only_read_error_text_of_a_parsed_stream():
+    out = RunOutput(exit_code=1, stdout='{"type":"text","data":"rate limit"}', stderr="boom")
+    v = classify("grok", out, parsed=True, terminal=False, stream_error=None)
+    assert v.verdict == "turn_failed"
+
+
+def test_exit_zero_without_terminal_event_is_turn_failed():
+    v = classify("codex", RunOutput(exit_code=0, stdout="{}"), parsed=True, terminal=False)
+    assert v.verdict == "turn_failed"
+
+
+def test_every_rule_names_a_known_verdict():
+    assert {r.verdict for r in health.RULES} <= VERDICTS
+
+
+class CountingBackend:
+    family, mode = "claude", "api_key"
+
+    def __init__(self, verdicts: list[str]) -> None:
+        self.verdicts = verdicts
+        self.probes = 0
+
+    def probe(self) -> HealthVerdict:
+        self.probes += 1
+        return HealthVerdict(verdict=self.verdicts[min(self.probes, len(self.verdicts)) - 1])
+
+
+def test_ok_is_cached_for_the_process():
+    now = [0.0]
+    cache, backend = HealthCache(clock=lambda: now[0]), CountingBackend(["ok"])
+    for t in (0.0, 10.0, 10 * HEALTH_RECHECK_S):
+        now[0] = t
+        assert cache.verdict(backend).verdict == "ok"
+    assert backend.probes == 1
+
+
+def test_failure_is_reprobed_exactly_at_the_recheck_bound():
+    now = [0.0]
+    cache, backend = HealthCache(clock=lambda: now[0]), CountingBackend(["auth", "ok"])
+    assert cache.verdict(backend).verdict == "auth"
+    now[0] = HEALTH_RECHECK_S - 0.001
+    assert cache.verdict(backend).verdict == "auth" and backend.probes == 1
+    now[0] = HEALTH_RECHECK_S
+    assert cache.verdict(backend).verdict == "ok" and backend.probes == 2
+
+
+def test_a_failed_turn_replaces_a_cached_ok():
+    cache, backend = HealthCache(clock=lambda: 5.0), CountingBackend(["ok"])
+    cache.verdict(backend)
+    cache.mark(backend, HealthVerdict(verdict="quota"))
+    assert cache.verdict(backend).verdict == "quota" and backend.probes == 1
+    assert cache.snapshot() == {"claude/api_key": HealthVerdict(verdict="quota")}
