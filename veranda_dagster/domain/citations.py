@@ -32,6 +32,10 @@ _BLOB_URL = re.compile(
     r"#L(?P<h1>\d+)(?:-L(?P<h2>\d+))?"
 )
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+")
+_HOST_SUFFIXES = frozenset(
+    ["com", "org", "net", "io", "dev", "ai", "co", "cloud", "internal", "local", "svc"]
+)
+"""``example.com:443`` is a host and port, not a file and line."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,9 @@ def scrape_references(text: str) -> list[Reference]:
         refs.append(_path_ref(m, m.group("h1"), m.group("h2")))
     for m in _LINE_REF.finditer(text):
         if any(start <= m.start() < end for start, end in urls):
+            continue
+        path = m.group("path")
+        if "/" not in path and path.rsplit(".", 1)[-1].lower() in _HOST_SUFFIXES:
             continue
         first = m.group("h1") or m.group("c1")
         refs.append(_path_ref(m, first, m.group("h2") or m.group("c2")))
