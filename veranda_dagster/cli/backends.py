@@ -1,0 +1,69 @@
+"""``veranda backends [--json] [--config PATH]``: probe every configured backend for real.
+
+Each backend gets its cheap, model-free probe (in parallel, each bounded by the probe timeout);
+the output is every verdict and the resolution order a turn would follow now. Exit 0 when at
+least one backend can serve, 1 when none can.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+from veranda_dagster.backends.config import BackendsConfig
+from veranda_dagster.backends.port import Backend, HealthVerdict
+from veranda_dagster.backends.resolver import build_agent
+
+MAX_PARALLEL_PROBES = 8
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--config",
+        default=None,
+        help="backends config (JSON/YAML); default $VERANDA_BACKENDS_CONFIG",
+    )
+
+
+def probe_all(backends: list[Backend]) -> list[HealthVerdict]:
+    with ThreadPoolExecutor(max_workers=MAX_PARALLEL_PROBES) as pool:
+        return list(pool.map(lambda b: b.probe(), backends))
+
+
+def report(config: BackendsConfig) -> dict[str, object]:
+    agent = build_agent(config)
+    verdicts = probe_all(agent.backends)
+    rows = [
+        {
+            "family": b.family,
+            "mode": b.mode,
+            "binary": getattr(b, "binary", None),
+            "verdict": v.verdict,
+            "detail": v.detail,
+            "rule": v.rule,
+        }
+        for b, v in zip(agent.backends, verdicts, strict=True)
+    ]
+    order = [f"{r['family']}/{r['mode']}" for r in rows if r["verdict"] == "ok"]
+    return {
+        "backends": rows,
+        "resolution_order": order,
+        "instruction_files": agent.instruction_files(),
+        "mcp_formats": agent.mcp_formats(),
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    data = report(BackendsConfig.load(args.config))
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        for row in data["backends"]:  # type: ignore[attr-defined]
+            name = f"{row['family']}/{row['mode']}"
+            detail = f"  {row['detail']}" if row["detail"] else ""
+            print(f"{name:<18} {row['verdict']:<12}{detail}")
+        order = data["resolution_order"] or ["(none: no backend can serve)"]
+        print("resolution order: " + " -> ".join(order))  # type: ignore[operator]
+    return 0 if data["resolution_order"] else 1
