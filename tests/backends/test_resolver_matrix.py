@@ -17,7 +17,7 @@ from veranda_dagster.backends.agent import AgentRequest
 from veranda_dagster.backends.config import BackendsConfig, FamilyConfig
 from veranda_dagster.backends.health import HealthCache
 from veranda_dagster.backends.port import Backend, NoHealthyBackendError
-from veranda_dagster.backends.resolver import ResolutionEvent, ResolvingAgent
+from veranda_dagster.backends.resolver import REASON_LABELS, ResolutionEvent, ResolvingAgent
 from veranda_dagster.backends.runner import RunOutput
 
 FAMILIES = registry.families()
@@ -123,6 +123,7 @@ def test_first_mode_verdict_decides_same_vendor_fallback(
     else:
         assert image_sent == with_images
     assert events[-1].label == ("fallback_" + verdict if verdict != "ok" else reply.call.reason)
+    assert events[-1].label in REASON_LABELS  # low-cardinality metric label
 
 
 @pytest.mark.parametrize("pinned", [False, True], ids=["unpinned", "pinned"])
@@ -221,3 +222,28 @@ def test_unknown_pin_is_tried_on_the_preferred_family(tmp_path):
     )
     reply = agent.run(request(tmp_path, "my-custom-finetune", []))
     assert reply.call.reason == "pinned" and model_passed(runner, "my-custom-finetune")
+
+
+def test_build_agent_wires_the_resolution_hook_and_a_failing_hook_never_fails_a_turn(tmp_path):
+    from veranda_dagster.backends.resolver import build_agent
+
+    seen: list[ResolutionEvent] = []
+    runner = ScriptedRunner([output("codex", "api_key", "ok")])
+    config = BackendsConfig(families=[FamilyConfig(family="codex", modes=["api_key"])])
+    agent = build_agent(
+        config,
+        runner,
+        FakeLogin(),
+        environ=ALL_KEYS,
+        health=HealthCache(),
+        on_resolution=seen.append,
+    )
+
+    def broken(event: ResolutionEvent) -> None:
+        raise RuntimeError("metrics down")
+
+    agent.add_hook(broken)
+    reply = agent.run(request(tmp_path, None, []))
+    assert reply.text == "PONG-CODEX"
+    assert [(e.family, e.mode, e.label) for e in seen] == [("codex", "api_key", "preferred")]
+    assert reply.call.usage.cached == 1000 and reply.call.usd > 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
@@ -41,6 +42,9 @@ from veranda_dagster.domain.models import ModelCall
 
 log = logging.getLogger(__name__)
 
+MAX_PARALLEL_PROBES = 8
+"""Probes run at once by ``probe_all``: each is a CLI process, so bound the fan-out."""
+
 FALLBACK_VERDICTS: frozenset[Verdict] = frozenset({"auth", "quota", "unreachable"})
 """A turn failing this way moves to the next backend; ``upstream``/``turn_failed`` propagate
 (the phase's own retry decides), since another vendor cannot fix a bad turn."""
@@ -48,7 +52,6 @@ FALLBACK_VERDICTS: frozenset[Verdict] = frozenset({"auth", "quota", "unreachable
 REASON_LABELS = (
     "preferred",
     "pinned",
-    "fallback_ok",
     "fallback_auth",
     "fallback_quota",
     "fallback_turn_failed",
@@ -197,14 +200,14 @@ class ResolvingAgent:
         first = [b for b in self.backends if b.family == pin_family]
         return first + [b for b in self.backends if b.family != pin_family]
 
-    def probe_all(self) -> list[tuple[Backend, HealthVerdict]]:
-        """Fresh probe of every backend (the ``veranda backends`` command)."""
-        results = []
-        for backend in self.backends:
-            verdict = backend.probe()
+    def probe_all(self, parallel: int = MAX_PARALLEL_PROBES) -> list[HealthVerdict]:
+        """A fresh probe of every backend, in parallel, recorded in the health cache (the
+        ``veranda backends`` command and readiness checks)."""
+        with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+            verdicts = list(pool.map(lambda b: b.probe(), self.backends))
+        for backend, verdict in zip(self.backends, verdicts, strict=True):
             self.health.mark(backend, verdict)
-            results.append((backend, verdict))
-        return results
+        return verdicts
 
     def _emit(self, request: AgentRequest, call: ModelCall, attempts: list[Attempt]) -> None:
         event = ResolutionEvent(

@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from concurrent.futures import ThreadPoolExecutor
 
 from veranda_dagster.backends.config import BackendsConfig
-from veranda_dagster.backends.port import Backend, HealthVerdict
 from veranda_dagster.backends.resolver import build_agent
-
-MAX_PARALLEL_PROBES = 8
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,14 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def probe_all(backends: list[Backend]) -> list[HealthVerdict]:
-    with ThreadPoolExecutor(max_workers=MAX_PARALLEL_PROBES) as pool:
-        return list(pool.map(lambda b: b.probe(), backends))
-
-
 def report(config: BackendsConfig) -> dict[str, object]:
     agent = build_agent(config)
-    verdicts = probe_all(agent.backends)
+    verdicts = agent.probe_all()
     rows = [
         {
             "family": b.family,
