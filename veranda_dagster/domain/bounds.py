@@ -123,3 +123,17 @@ MAX_FACT_SCAN_FILES: Final = 5_000
 
 MAX_WINDOWS_PER_FILE: Final = 4
 """Windows one file may contribute to the pack, so one busy file cannot crowd out the rest."""
+
+# --- ops: metrics ----------------------------------------------------------------------------
+
+MAX_TRACKED_TASKS: Final = 1_000
+"""Tickets whose USD one process accumulates until their CI outcome; older ones are dropped."""
+
+MAX_TAIL_EVENTS: Final = 1_000
+"""Materialization events the ops server replays into metrics per poll of the instance."""
+
+MAX_REPORT_EVENTS: Final = 100_000
+"""Materializations ``veranda report`` reads; a larger window must be narrowed with --since."""
+
+MAX_MCP_LOG_LINES: Final = 500
+"""Lines an MCP tool returns from a pod log or run event log: a trace, not a dump."""
