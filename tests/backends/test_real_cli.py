@@ -103,3 +103,48 @@ def test_real_failure_classifies(api, tmp_path, status, verdict):
         backend.run(Turn(prompt="hi", workdir=str(tmp_path)))
     assert err.value.verdict == verdict
     assert "sk-sim" not in err.value.detail
+
+
+CODEX_VERSION = "0.171.0"
+CODEX = Path(os.environ.get("VERANDA_CODEX_BIN") or REPO / ".veranda/npm/node_modules/.bin/codex")
+
+
+@pytest.fixture
+def codex_agent(api, tmp_path):
+    if not CODEX.exists() and not os.environ.get("CI"):
+        pytest.skip(f"codex binary not installed at {CODEX} (CI unset)")
+    assert CODEX.exists(), f"CI: install @openai/codex@{CODEX_VERSION} first"
+    config = BackendsConfig(
+        families=[
+            FamilyConfig(
+                family="codex",
+                modes=["api_key"],
+                binary=str(CODEX),
+                base_url=f"{api.base_url}/v1",
+                home=str(tmp_path / "home"),
+                timeout_s=45,
+            )
+        ],
+        probe_timeout_s=45,
+    )
+    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OPENAI_API_KEY": "sk-sim"}
+    return build_agent(config, environ=environ, health=HealthCache())
+
+
+def test_real_codex_turn_through_the_responses_api(api, codex_agent, tmp_path):
+    api.reply("OK")
+    api.reply("PONG-CODEX", input_tokens=300, output_tokens=5, cache_read_tokens=900)
+    reply = codex_agent.run(
+        AgentRequest(role="reviewer", tier="standard", prompt="Say PONG", workdir=str(tmp_path))
+    )
+    assert reply.text == "PONG-CODEX"
+    assert reply.call.usage == Usage(input=300, output=5, cached=900)
+    probe, turn = api.model_calls()
+    assert probe.path == turn.path == "/v1/responses"
+    assert turn.model == "gpt-5.3-codex" and probe.model != turn.model  # probe names no model
+    assert reply.call.usd == cost.turn_usd("gpt-5.3-codex", reply.call.usage) > 0
+
+
+def test_real_codex_401_is_auth(api, codex_agent):
+    api.fail_always(401)
+    assert codex_agent.backends[0].probe().verdict == "auth"

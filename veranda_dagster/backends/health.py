@@ -69,7 +69,7 @@ RULES: tuple[Rule, ...] = (
         "upstream",
         r"\"?(statusCode|api_error_status|http_status|status)\"?\s*[:=]\s*5\d\d\b|"
         r"\bAPI Error: 5\d\d\b|\(status 5\d\d|\b50[0234]\b|internal server error|overloaded|"
-        r"service unavailable|bad gateway",
+        r"service unavailable|bad gateway|experiencing high demand|temporary errors",
     ),
     # 5. unreachable
     _r(
@@ -124,6 +124,8 @@ def classify(
         or parse_error
         or ("timed out" if out.timed_out else f"exit {out.exit_code}, no terminal event")
     )
+    if out.stderr.strip():
+        reason += f"; stderr: {out.stderr.strip()[-200:]}"
     return HealthVerdict(verdict="turn_failed", detail=_clip(reason), rule="fallthrough")
 
 

@@ -88,7 +88,8 @@ class VendorApiServer:
         self.sticky_failure = Failure(status=status, **kw)
 
     def model_calls(self) -> list[Call]:
-        return [c for c in self.calls if c.path.endswith(("/messages", "/chat/completions"))]
+        ends = ("/messages", "/chat/completions", "/responses")
+        return [c for c in self.calls if c.path.endswith(ends)]
 
     # --- lifecycle -------------------------------------------------------------------------------
 
@@ -197,7 +198,8 @@ def _handler_for(server: VendorApiServer) -> type[BaseHTTPRequestHandler]:
                 self._send(200, {"input_tokens": 200})
                 return
             anthropic = path.endswith("/messages")
-            if not anthropic and not path.endswith("/chat/completions"):
+            responses = path.endswith("/responses")
+            if not (anthropic or responses) and not path.endswith("/chat/completions"):
                 self._record(path, body, 404)
                 self._send(404, {"error": {"message": f"no route {path}"}})
                 return
@@ -210,6 +212,8 @@ def _handler_for(server: VendorApiServer) -> type[BaseHTTPRequestHandler]:
             model = decision.model or body.get("model") or "sim-model"
             if anthropic:
                 self._anthropic(decision, model, bool(body.get("stream")))
+            elif responses:
+                self._responses(decision, model)
             else:
                 self._openai(decision, model, bool(body.get("stream")))
 
@@ -297,6 +301,51 @@ def _handler_for(server: VendorApiServer) -> type[BaseHTTPRequestHandler]:
                         },
                     ),
                     ("message_stop", {"type": "message_stop"}),
+                ]
+            )
+
+        def _responses(self, r: Reply, model: str) -> None:
+            """OpenAI Responses API, streamed (what Codex speaks)."""
+            rid, mid = f"resp_{uuid.uuid4().hex[:16]}", f"msg_{uuid.uuid4().hex[:16]}"
+            part = {"type": "output_text", "text": r.text, "annotations": []}
+            item = {
+                "id": mid,
+                "type": "message",
+                "status": "completed",
+                "role": "assistant",
+                "content": [part],
+            }
+            usage = {
+                "input_tokens": r.input_tokens + r.cache_read_tokens,
+                "input_tokens_details": {"cached_tokens": r.cache_read_tokens},
+                "output_tokens": r.output_tokens,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": r.input_tokens + r.cache_read_tokens + r.output_tokens,
+            }
+            base = {"id": rid, "object": "response", "created_at": int(time.time()), "model": model}
+            started = {**base, "status": "in_progress", "output": []}
+            done = {**base, "status": "completed", "output": [item], "usage": usage}
+            pending = {**item, "status": "in_progress", "content": []}
+            delta = {
+                "type": "response.output_text.delta",
+                "item_id": mid,
+                "output_index": 0,
+                "content_index": 0,
+                "delta": r.text,
+            }
+            self._sse(
+                [
+                    ("response.created", {"type": "response.created", "response": started}),
+                    (
+                        "response.output_item.added",
+                        {"type": "response.output_item.added", "output_index": 0, "item": pending},
+                    ),
+                    ("response.output_text.delta", delta),
+                    (
+                        "response.output_item.done",
+                        {"type": "response.output_item.done", "output_index": 0, "item": item},
+                    ),
+                    ("response.completed", {"type": "response.completed", "response": done}),
                 ]
             )
 

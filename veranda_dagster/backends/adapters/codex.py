@@ -5,12 +5,16 @@ Modes: an OpenAI API key (``CODEX_API_KEY``/``OPENAI_API_KEY``), a ChatGPT login
 Effort is the ``model_reasoning_effort`` config key; images go by ``--image``. Inside the pod
 the container is the sandbox, so the CLI's own sandbox is bypassed (codex platform-sandboxing
 docs), and the shell env policy is pinned so our keys never reach tool subprocesses.
-Stream shape: ``thread.started`` / ``turn.started`` / ``item.*`` / ``turn.completed`` with
-``usage`` (input includes cached) or ``turn.failed`` / ``error`` [D: codex exec JSONL docs].
+Stream shape (verified on 0.171.0 against the loopback Responses API): ``thread.started`` /
+``turn.started`` / ``item.*`` / ``turn.completed`` with ``usage`` (input includes cached) or
+``turn.failed``; ``error`` events are retries unless the turn fails. ``OPENAI_BASE_URL`` is not
+honoured by 0.171.0, so a base-URL override becomes a custom ``model_provider`` (HTTPS
+Responses, no WebSocket attempt, one retry).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from veranda_dagster.backends.adapters._base import (
@@ -34,8 +38,11 @@ ENV_POLICY = (
 
 
 def parse_codex_stream(stdout: str) -> StreamSummary:
+    """``error`` events are progress ("Reconnecting... 2/5", the WebSocket-to-HTTPS fallback,
+    seen on 0.171.0) unless the turn then fails or never completes."""
     s = StreamSummary()
     messages: list[str] = []
+    last_error: str | None = None
     for ev in json_lines(stdout, "codex"):
         s.events += 1
         kind = ev.get("type")
@@ -51,15 +58,17 @@ def parse_codex_stream(stdout: str) -> StreamSummary:
             total_in = as_int(u.get("input_tokens"))
             cached = as_int(u.get("cached_input_tokens"))
             s.usage = Usage(
-                input=max(total_in - cached, 0),
+                input=max(total_in - cached, 0) + as_int(u.get("cache_write_input_tokens")),
                 cached=cached,
                 output=as_int(u.get("output_tokens")),
                 reasoning=as_int(u.get("reasoning_output_tokens")),
             )
         elif kind == "turn.failed":
-            s.error = ((ev.get("error") or {}).get("message")) or "turn.failed"
+            s.error = ((ev.get("error") or {}).get("message")) or last_error or "turn.failed"
         elif kind == "error":
-            s.error = ev.get("message") or "error"
+            last_error = ev.get("message") or "error"
+    if not s.terminal and s.error is None:
+        s.error = last_error
     s.text = messages[-1] if messages else ""
     return require_terminal(s, "codex", "turn.completed")
 
@@ -85,6 +94,17 @@ class CodexAdapter(CliAdapter):
     quiet_env: ClassVar[dict[str, str]] = {"CODEX_DISABLE_UPDATE_CHECK": "1", "NO_COLOR": "1"}
     terminal_event = "turn.completed"
 
+    def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
+        if self.config.home:
+            env["CODEX_HOME"] = str(Path(self.config.home) / ".codex")
+        return env
+
+    def env_for(self, turn: Turn) -> dict[str, str]:
+        env = self.env()
+        if "CODEX_HOME" in env:  # codex refuses a CODEX_HOME that does not exist
+            Path(env["CODEX_HOME"]).mkdir(parents=True, exist_ok=True)
+        return env
+
     def build_argv(self, turn: Turn) -> list[str]:
         argv = [self.binary, "exec", "--json", "--skip-git-repo-check", "-C", turn.workdir]
         argv += ["--dangerously-bypass-approvals-and-sandbox", *ENV_POLICY]
@@ -101,6 +121,8 @@ class CodexAdapter(CliAdapter):
             base = self.config.base_url or self.env().get("AZURE_OPENAI_BASE_URL")
             if base:
                 argv += ["-c", f'model_providers.azure.base_url="{base}"']
+        elif self.config.base_url:
+            argv += _provider_override(self.config.base_url)
         if turn.model:
             argv += ["--model", turn.model]
         if turn.effort_value:
@@ -113,6 +135,19 @@ class CodexAdapter(CliAdapter):
     @classmethod
     def parse_stream(cls, stdout: str) -> StreamSummary:
         return parse_codex_stream(stdout)
+
+
+def _provider_override(base_url: str) -> list[str]:
+    pairs = {
+        "model_provider": '"veranda"',
+        "model_providers.veranda.name": '"veranda"',
+        "model_providers.veranda.base_url": f'"{base_url}"',
+        "model_providers.veranda.env_key": '"OPENAI_API_KEY"',
+        "model_providers.veranda.wire_api": '"responses"',
+        "model_providers.veranda.request_max_retries": "1",
+        "model_providers.veranda.stream_max_retries": "1",
+    }
+    return [arg for key, value in pairs.items() for arg in ("-c", f"{key}={value}")]
 
 
 register(AdapterInfo("codex", tuple(CodexAdapter.modes), rank=20, factory=CodexAdapter))
