@@ -239,3 +239,24 @@ def test_a_bad_stored_cursor_is_a_typed_error(instance):
 
     with pytest.raises(InputError, match="cursor"):
         tick(instance, pages("poll_empty"), cursor="{not json")
+
+
+def test_sensors_load_in_definitions_with_a_partitioned_ticket_job(monkeypatch):
+    from veranda_dagster.sensors.slack import SlackResource, slack_mentions
+
+    monkeypatch.setenv("LINEAR_API_KEY", "lin_api_x")
+    monkeypatch.delenv("SLACK_BOT_TOKEN", raising=False)
+
+    @dg.asset(partitions_def=TICKETS)
+    def ticket() -> None:
+        return None
+
+    job = dg.define_asset_job(TICKET_JOB, selection=[ticket])
+    defs = dg.Definitions(
+        assets=[ticket],
+        jobs=[job],
+        sensors=[linear_tickets, slack_mentions],
+        resources={"linear": LinearResource.from_env(), "slack": SlackResource.from_env()},
+    )
+    dg.Definitions.validate_loadable(defs)
+    assert linear_tickets.minimum_interval_seconds == 60
