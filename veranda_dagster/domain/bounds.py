@@ -137,3 +137,26 @@ MAX_REPORT_EVENTS: Final = 100_000
 
 MAX_MCP_LOG_LINES: Final = 500
 """Lines an MCP tool returns from a pod log or run event log: a trace, not a dump."""
+
+# --- work loop: CI waits, PR feedback polling -------------------------------------------------
+
+CI_POLL_INITIAL_S: Final = 15.0
+"""First wait between check-run polls: most CI has not even queued in the first seconds."""
+
+CI_POLL_MAX_S: Final = 120.0
+"""Backoff cap between polls: GitHub's 5,000 requests/hour are shared by every ticket."""
+
+MAX_VIOLATIONS_IN_PROMPT: Final = 50
+"""Violations listed in the one CI repair prompt; past that the change needs a rethink."""
+
+PR_FEEDBACK_POLL_INTERVAL_S: Final = 120
+"""Seconds between PR comment polls: two requests per PR per tick against the hourly limit."""
+
+MAX_FEEDBACK_PRS_PER_TICK: Final = 25
+"""Pull requests polled for comments in one sensor tick; the rest are polled next tick."""
+
+READINESS_TIMEOUT_S: Final = 2.0
+"""Bound on ``/readyz``'s instance query; the kubelet's own probe timeout must be above it."""
+
+OPS_TAIL_INTERVAL_S: Final = 15.0
+"""Seconds between the ops server's reads of new materializations into the metrics."""

@@ -252,6 +252,8 @@ class Patch(PhaseValue):
     """Tests added by the separate test-writer seat after implementation."""
     coverage_before: float | None = None
     coverage_after: float | None = None
+    summary: str = ""
+    """The implementer's closing summary (secrets scrubbed): the PR body's description."""
 
 
 class PullRequest(PhaseValue):

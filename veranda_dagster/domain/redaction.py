@@ -1,0 +1,40 @@
+"""Scrub anything that looks like a credential out of text bound for a PR, comment or prompt.
+
+``clients._http.redact`` replaces the values a client knows; the domain does not know them
+(and must not import httpx), so this recognises the shapes instead: GitHub, Slack, Linear,
+OpenAI/Anthropic-style keys, AWS access keys, bearer headers and ``user:password@`` in URLs.
+"""
+
+from __future__ import annotations
+
+import re
+
+MASK = "***"
+
+_PATTERNS = (
+    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{16,}"),
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    re.compile(r"\blin_(?:api|oauth)_[A-Za-z0-9]{16,}"),
+    re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}"),
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
+    re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"),
+    re.compile(r"(?i)(?<=authorization: )(?:bearer|basic|token) [A-Za-z0-9._~+/=-]{8,}"),
+    re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/=-]{20,}"),
+)
+_URL_PASSWORD = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^\s:/@]+):[^\s@/]+@")
+_ASSIGNED = re.compile(
+    r"(?i)\b(?P<name>[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|API_KEY|APIKEY)[A-Z0-9_]*)"
+    r"(?P<sep>\s*[=:]\s*)(?P<q>['\"]?)[^\s'\"]{6,}"
+)
+
+
+def scrub(text: str, known: list[str] | None = None) -> str:
+    """``text`` with every known secret value and every token-shaped string masked."""
+    for secret in known or []:
+        if secret:
+            text = text.replace(secret, MASK)
+    for pattern in _PATTERNS:
+        text = pattern.sub(MASK, text)
+    text = _URL_PASSWORD.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", text)
+    return _ASSIGNED.sub(lambda m: f"{m['name']}{m['sep']}{m['q']}{MASK}", text)

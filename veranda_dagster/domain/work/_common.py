@@ -1,0 +1,122 @@
+"""What every work phase shares: a ready clone, the worktree's changes, one agent turn.
+
+The clone is disposable (the forge holds the truth), so each phase starts by making sure it
+exists on the ticket branch and that the instruction files the context phase wrote are still
+there; a new pod whose directory was wiped gets them back from the stored ``ContextPack``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+
+from veranda_dagster.backends.agent import AgentPort, AgentReply, AgentRequest
+from veranda_dagster.domain.layers import BEGIN, write_instruction_files
+from veranda_dagster.domain.models import ContextPack, ModelCall, Ticket, Tier
+from veranda_dagster.domain.redaction import scrub
+from veranda_dagster.domain.retrieval import RetrievalResult
+from veranda_dagster.domain.workspace import Workspace
+
+JUNK_PARTS = frozenset(
+    {
+        "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache", "node_modules", ".tox",
+        ".nox", ".venv", ".coverage", "coverage.out", ".nyc_output",
+    }
+)  # fmt: skip
+"""Tool output a command leaves in the tree; never part of a commit the agent makes. Only names
+that cannot be source (``build/`` or ``dist/`` can be) — the rest is the repo's .gitignore's job."""
+JUNK_SUFFIXES = (".pyc", ".pyo", ".egg-info")
+
+_TEST_NAME = re.compile(
+    r"(^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(test|spec)\.[cm]?[jt]sx?$"
+    r"|.*Test\.(java|kt)$|.*_spec\.rb$)"
+)
+_TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "testdata"})
+PHASE_TRAILER = "Veranda-Phase"
+
+
+def prepare(workspace: Workspace, pack: ContextPack) -> Path:
+    """The clone on the ticket branch, with the pack's instruction files in place."""
+    repo = workspace.ensure()
+    missing = [
+        rel
+        for rel in pack.instruction_files
+        if not (repo / rel).is_file() or BEGIN not in (repo / rel).read_text(encoding="utf-8")
+    ]
+    if missing and pack.layers:
+        retrieval = RetrievalResult(
+            files=pack.files, citations=pack.citations, searches=pack.searches, bytes=pack.bytes
+        )
+        write_instruction_files(repo, pack.layers, retrieval, pack.instruction_files)
+    return repo
+
+
+def is_junk(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    return any(p in JUNK_PARTS for p in parts) or path.endswith(JUNK_SUFFIXES)
+
+
+def is_test_path(path: str) -> bool:
+    pure = PurePosixPath(path)
+    return bool(_TEST_NAME.match(pure.name)) or any(p in _TEST_DIRS for p in pure.parts[:-1])
+
+
+def worktree_changes(workspace: Workspace) -> list[str]:
+    """Paths added, modified or deleted in the worktree (tool junk and ignored files left out)."""
+    out = workspace.git("status", "--porcelain=v1", "-z", "--untracked-files=all")
+    paths: list[str] = []
+    entries = iter(out.split("\0"))
+    for entry in entries:
+        if len(entry) < 4:
+            continue
+        status, path = entry[:2], entry[3:]
+        if "R" in status or "C" in status:
+            next(entries, None)  # the rename's source path follows
+        if not is_junk(path):
+            paths.append(path)
+    return sorted(dict.fromkeys(paths))
+
+
+def revert(workspace: Workspace, paths: list[str]) -> None:
+    """Put ``paths`` back as HEAD has them; files HEAD does not have are removed."""
+    for path in paths:
+        if workspace.file_at("HEAD", path) is not None:
+            workspace.git("checkout", "HEAD", "--", path)
+        else:
+            target = workspace.path / path
+            if target.is_file():
+                target.unlink()
+
+
+def commit_and_push(workspace: Workspace, paths: list[str], subject: str, phase: str) -> str:
+    sha = workspace.commit_all(f"{subject}\n\n{PHASE_TRAILER}: {phase}", paths or None)
+    workspace.push()
+    return sha
+
+
+def turn(
+    agent: AgentPort,
+    role: str,
+    tier: Tier,
+    prompt: str,
+    repo: Path,
+    ticket: Ticket,
+) -> AgentReply:
+    """One agent turn in the clone; the pinned model (if any) travels with every request."""
+    return agent.run(
+        AgentRequest(
+            role=role,
+            tier=tier,
+            prompt=scrub(prompt),
+            workdir=str(repo),
+            pinned_model=ticket.pinned_model,
+        )
+    )
+
+
+def calls_usd(calls: list[ModelCall]) -> float:
+    return round(sum(c.usd for c in calls), 6)
+
+
+def is_python(pack: ContextPack, files: list[str]) -> bool:
+    return "python" in pack.facts.languages or any(f.endswith(".py") for f in files)

@@ -1,0 +1,164 @@
+"""CI: wait for the PR head's check runs, and on red make exactly one grounded repair.
+
+The wait is polled with exponential backoff (``CI_POLL_INITIAL_S`` doubling to
+``CI_POLL_MAX_S``) and bounded by ``timeout_s``, after which the outcome is ``timed_out``; the
+clock and sleep are injected so the bound is tested without waiting. On red there is one repair
+(``MAX_CI_REPAIRS``), because a retry loop against a broken change burns a full agent budget per
+round; a second red is recorded as ``failure``.
+
+The repair prompt is grounded in the gate's own findings when there are any: annotations of the
+failing check runs and any SARIF/ruff/golangci-lint/ESLint report in their output, filtered to
+the lines this branch added (``diff_hunks`` of ``base...HEAD``), so another change's violations
+are never "fixed" here. Only when none of the findings are ours does the log tail stand in.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from veranda_dagster.backends.agent import AgentPort
+from veranda_dagster.domain.bounds import (
+    CI_POLL_INITIAL_S,
+    CI_POLL_MAX_S,
+    CI_WAIT_TIMEOUT_S,
+    MAX_CI_REPAIRS,
+    MAX_VIOLATIONS_IN_PROMPT,
+    OUTPUT_TAIL_BYTES,
+)
+from veranda_dagster.domain.diff_hunks import changed_lines
+from veranda_dagster.domain.models import (
+    CheckResult,
+    CIOutcome,
+    ContextPack,
+    ModelCall,
+    PullRequest,
+    ReviewRounds,
+    Ticket,
+    Violation,
+)
+from veranda_dagster.domain.static_analysis import (
+    file_span,
+    filter_to_commit,
+    from_annotations,
+    parse_report,
+    render,
+)
+from veranda_dagster.domain.work._common import commit_and_push, prepare, turn, worktree_changes
+from veranda_dagster.domain.work.forge import CheckRun, Forge
+from veranda_dagster.domain.work.prompts import ci_repair_prompt
+from veranda_dagster.domain.workspace import Workspace
+
+PHASE = "ci"
+
+
+def wait_for_checks(
+    forge: Forge,
+    repo: str,
+    sha: str,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+    timeout_s: float,
+) -> tuple[list[CheckRun], int, bool]:
+    """``(check runs, polls, all completed)``; gives up at ``timeout_s`` of ``clock``."""
+    started, delay, polls = clock(), CI_POLL_INITIAL_S, 0
+    while True:
+        runs = forge.list_check_runs(repo, sha)
+        polls += 1
+        if runs and all(r.completed for r in runs):
+            return runs, polls, True
+        remaining = started + timeout_s - clock()
+        if remaining <= 0:
+            return runs, polls, False
+        sleep(min(delay, remaining))
+        delay = min(delay * 2, CI_POLL_MAX_S)
+
+
+def _results(runs: list[CheckRun]) -> list[CheckResult]:
+    return [CheckResult(name=r.name, status=r.status, conclusion=r.conclusion) for r in runs]
+
+
+def collect_violations(forge: Forge, repo: str, failing: list[CheckRun], root: str):
+    found: dict[tuple[str, int, str, str], Violation] = {}
+    for run in failing:
+        violations = from_annotations(forge.list_annotations(repo, run.id), tool=run.name)
+        violations += parse_report(forge.get_check_run_output(repo, run.id), root=root)
+        for v in violations:
+            found.setdefault((v.path, v.line, v.rule, v.message), v)
+    return list(found.values())
+
+
+def _log_tail(forge: Forge, repo: str, failing: list[CheckRun]) -> str:
+    parts = []
+    for run in failing:
+        log = forge.get_check_run_log(repo, run.id) or forge.get_check_run_output(repo, run.id)
+        if log:
+            tail = log.encode("utf-8")[-OUTPUT_TAIL_BYTES:].decode("utf-8", errors="ignore")
+            parts.append(f"## {run.name} ({run.conclusion})\n{tail}")
+    return "\n\n".join(parts)
+
+
+def ground(
+    forge: Forge, pack: ContextPack, workspace: Workspace, failing: list[CheckRun]
+) -> tuple[str, str, list[Violation]]:
+    """``(kind, prompt text, violations that are ours)`` for the repair prompt."""
+    everything = collect_violations(forge, pack.repo, failing, str(workspace.path))
+    changed = changed_lines(workspace.diff(pack.base_sha))
+    ours, theirs = filter_to_commit(
+        everything, changed, file_span(lambda path: workspace.file_at("HEAD", path))
+    )
+    if ours:
+        ours = ours[:MAX_VIOLATIONS_IN_PROMPT]
+        text = render(ours)
+        if theirs:
+            text += f"\n({len(theirs)} other finding(s) are outside this change; leave them.)"
+        return "violations", text, ours
+    tail = _log_tail(forge, pack.repo, failing)
+    return ("log_tail", tail, []) if tail else ("none", "", [])
+
+
+def await_ci(
+    ticket: Ticket,
+    pack: ContextPack,
+    pr: PullRequest,
+    review: ReviewRounds,
+    workspace: Workspace,
+    agent: AgentPort,
+    forge: Forge,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    timeout_s: float = CI_WAIT_TIMEOUT_S,
+) -> CIOutcome:
+    repo_dir = prepare(workspace, pack)
+    sha = review.head_sha
+    calls: list[ModelCall] = []
+    repairs, kind, grounded = 0, "none", []
+    total_polls = 0
+    while True:
+        runs, polls, done = wait_for_checks(forge, pack.repo, sha, clock, sleep, timeout_s)
+        total_polls += polls
+        failing = [r for r in runs if r.failed]
+        if not done or not failing or repairs >= MAX_CI_REPAIRS:
+            status = "timed_out" if not done else ("failure" if failing else "success")
+            return CIOutcome(
+                ticket_id=ticket.id,
+                calls=calls,
+                status=status,  # type: ignore[arg-type]
+                head_sha=sha,
+                checks=_results(runs),
+                repairs=repairs,
+                repair_grounding=kind,  # type: ignore[arg-type]
+                violations=grounded,
+                polls=total_polls,
+            )
+        kind, text, grounded = ground(forge, pack, workspace, failing)
+        prompt = ci_repair_prompt(
+            ticket, [f"{r.name} ({r.conclusion})" for r in failing], text, kind
+        )
+        reply = turn(agent, "ci_repairer", "high", prompt, repo_dir, ticket)
+        calls.append(reply.call)
+        repairs += 1
+        changed = worktree_changes(workspace)
+        if changed:
+            sha = commit_and_push(workspace, changed, f"fix({ticket.id}): repair CI", PHASE)

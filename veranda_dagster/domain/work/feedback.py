@@ -1,0 +1,131 @@
+"""Revisions on human PR comments, ten rounds at most over the PR's whole life.
+
+Each materialization starts from the previous ``Feedback`` value, so comments already handled
+are never answered twice and the round count survives re-materialization. The bot's own
+comments (our marker, a ``Bot`` author, a ``[bot]`` login) are never feedback. One batch of new
+comments is one round: one implementer turn with all of them, the repository's checks, a push,
+and replies (on each review comment's thread, and one summary on the PR). The round that reaches
+``MAX_FEEDBACK_ROUNDS`` says so on the PR, once, and every later call is a no-op.
+
+``calls`` holds only this materialization's turn (rounds accumulate, cost does not), so summing
+USD over the asset's materializations counts each round once.
+"""
+
+from __future__ import annotations
+
+from veranda_dagster.backends.agent import AgentPort
+from veranda_dagster.domain.bounds import MAX_FEEDBACK_ROUNDS, VALIDATION_TIMEOUT_S
+from veranda_dagster.domain.models import (
+    ContextPack,
+    Feedback,
+    FeedbackRound,
+    PullRequest,
+    Ticket,
+)
+from veranda_dagster.domain.redaction import scrub
+from veranda_dagster.domain.work._common import (
+    commit_and_push,
+    prepare,
+    revert,
+    turn,
+    worktree_changes,
+)
+from veranda_dagster.domain.work.forge import BOT_MARKER, Comment, Forge, human_comments
+from veranda_dagster.domain.work.prompts import feedback_prompt
+from veranda_dagster.domain.work.validation import failure_report, run_validation
+from veranda_dagster.domain.workspace import Workspace
+
+PHASE = "feedback"
+MAX_REPLY_CHARS = 2_000
+BOUND_NOTICE = (
+    f"I have revised this pull request {MAX_FEEDBACK_ROUNDS} times, which is my limit; I will "
+    "not make further changes on comments here. Please take it from here."
+)
+
+
+def new_comments(comments: list[Comment], processed: list[str]) -> list[Comment]:
+    seen = set(processed)
+    return [c for c in comments if c.key not in seen]
+
+
+def _describe(c: Comment) -> str:
+    where = f" on {c.path}:{c.line}" if c.path else ""
+    hunk = f"\n```diff\n{c.diff_hunk}\n```" if c.diff_hunk else ""
+    return f"@{c.author}{where}:{hunk}\n{c.body.strip()}"
+
+
+def process_feedback(
+    ticket: Ticket,
+    pack: ContextPack,
+    pr: PullRequest,
+    workspace: Workspace,
+    agent: AgentPort,
+    forge: Forge,
+    previous: Feedback | None,
+) -> Feedback:
+    prior = previous or Feedback(ticket_id=ticket.id, head_sha=pr.head_sha)
+    if prior.bound_reached:
+        return prior.model_copy(update={"calls": []})
+    fresh = new_comments(human_comments(forge, pack.repo, pr.number), prior.processed_comment_ids)
+    if not fresh:
+        return prior.model_copy(update={"calls": []})
+    if len(prior.rounds) >= MAX_FEEDBACK_ROUNDS:
+        forge.create_issue_comment(pack.repo, pr.number, f"{BOUND_NOTICE}\n{BOT_MARKER}")
+        return prior.model_copy(update={"bound_reached": True, "calls": []})
+    repo = prepare(workspace, pack)
+    index = len(prior.rounds) + 1
+    reply = turn(
+        agent,
+        "implementer",
+        "high",
+        feedback_prompt(ticket, [_describe(c) for c in fresh]),
+        repo,
+        ticket,
+    )
+    changed = worktree_changes(workspace)
+    sha, note = None, ""
+    if changed:
+        results = run_validation(pack.facts, repo, VALIDATION_TIMEOUT_S)
+        if all(r.ok for r in results):
+            sha = commit_and_push(workspace, changed, f"fix({ticket.id}): review feedback", PHASE)
+        else:
+            revert(workspace, changed)
+            note = (
+                "\n\nI could not make that change pass the repository's checks, so I did not "
+                f"push it:\n```\n{failure_report(results, 1_500)}\n```"
+            )
+    text = scrub(reply.text.strip())[:MAX_REPLY_CHARS] + note
+    bound = index >= MAX_FEEDBACK_ROUNDS
+    _reply(forge, pack.repo, pr.number, fresh, text, sha, bound)
+    return Feedback(
+        ticket_id=ticket.id,
+        calls=[reply.call],
+        rounds=[
+            *prior.rounds,
+            FeedbackRound(
+                index=index, comment_ids=[c.key for c in fresh], commit_sha=sha, reply=text
+            ),
+        ],
+        processed_comment_ids=[*prior.processed_comment_ids, *(c.key for c in fresh)],
+        bound_reached=bound,
+        head_sha=sha or prior.head_sha or workspace.head_sha(),
+    )
+
+
+def _reply(
+    forge: Forge,
+    repo: str,
+    number: int,
+    comments: list[Comment],
+    text: str,
+    sha: str | None,
+    bound: bool,
+) -> None:
+    pushed = f"Pushed {sha[:12]}." if sha else "No code change was pushed."
+    for c in comments:
+        if c.kind == "review" and c.in_reply_to is None:
+            forge.reply_to_review_comment(repo, number, c.id, f"{pushed}\n{BOT_MARKER}")
+    summary = f"{text}\n\n{pushed}"
+    if bound:
+        summary += f"\n\n{BOUND_NOTICE}"
+    forge.create_issue_comment(repo, number, f"{summary}\n{BOT_MARKER}")

@@ -1,0 +1,160 @@
+"""Self-review after the PR exists: a simplify pass, then fix-and-re-review, at most five rounds.
+
+The simplifier goes first because the cheapest review finding is the code that is no longer
+there. Then each round a reviewer seat reads the diff and answers strict JSON; an empty
+``findings`` list means nothing is left and the loop stops ``clean``. Otherwise the implementer
+seat fixes the findings, the repository's own checks run, and a green fix is committed and
+pushed (a red one is reverted, so the PR never regresses). After ``MAX_REVIEW_ROUNDS`` rounds it
+stops ``bound``: an unbounded self-review loop spends money until someone notices.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from veranda_dagster.backends.agent import AgentPort
+from veranda_dagster.domain.bounds import MAX_REVIEW_ROUNDS, VALIDATION_TIMEOUT_S
+from veranda_dagster.domain.models import (
+    ContextPack,
+    ModelCall,
+    PullRequest,
+    ReviewRound,
+    ReviewRounds,
+    Ticket,
+)
+from veranda_dagster.domain.work._common import (
+    calls_usd,
+    commit_and_push,
+    prepare,
+    revert,
+    turn,
+    worktree_changes,
+)
+from veranda_dagster.domain.work.forge import BOT_MARKER, Forge
+from veranda_dagster.domain.work.prompts import fixer_prompt, reviewer_prompt, simplifier_prompt
+from veranda_dagster.domain.work.validation import run_validation
+from veranda_dagster.domain.workspace import Workspace
+
+PHASE = "review"
+_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+
+
+def parse_findings(text: str) -> list[str] | None:
+    """The reviewer's findings as one line each, or ``None`` when the reply is not the
+    required ``{"findings": [...]}`` JSON (an unreadable review is not a clean one)."""
+    candidates = [text.strip(), *_FENCE.findall(text)]
+    if "{" in text:
+        candidates.append(text[text.index("{") : text.rindex("}") + 1])
+    for raw in candidates:
+        try:
+            data: Any = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("findings"), list):
+            return [_finding_line(f) for f in data["findings"]]
+    return None
+
+
+def _finding_line(item: Any) -> str:
+    if isinstance(item, dict):
+        where = item.get("path") or ""
+        if where and item.get("line"):
+            where = f"{where}:{item['line']}"
+        message = str(item.get("message") or item.get("body") or json.dumps(item))
+        return f"{where}: {message}" if where else message
+    return str(item)
+
+
+def _apply(
+    workspace: Workspace, pack: ContextPack, repo: str, subject: str
+) -> tuple[bool, str | None]:
+    """Commit and push the seat's changes if the repo's checks pass; revert them otherwise."""
+    changed = worktree_changes(workspace)
+    if not changed:
+        return False, None
+    if not all(r.ok for r in run_validation(pack.facts, repo, VALIDATION_TIMEOUT_S)):
+        revert(workspace, changed)
+        return False, None
+    return True, commit_and_push(workspace, changed, subject, PHASE)
+
+
+def review_rounds(
+    ticket: Ticket,
+    pack: ContextPack,
+    pr: PullRequest,
+    workspace: Workspace,
+    agent: AgentPort,
+    forge: Forge,
+) -> ReviewRounds:
+    repo = prepare(workspace, pack)
+    calls: list[ModelCall] = []
+
+    def diff() -> str:
+        return workspace.git("diff", "--unified=3", f"{pack.base_sha}...HEAD")
+
+    simplify = turn(
+        agent, "simplifier", "standard", simplifier_prompt(ticket, diff()), repo, ticket
+    )
+    calls.append(simplify.call)
+    _apply(workspace, pack, str(repo), f"refactor({ticket.id}): simplify")
+    rounds: list[ReviewRound] = []
+    raised: list[str] = []
+    for index in range(1, MAX_REVIEW_ROUNDS + 1):
+        prompt = reviewer_prompt(ticket, diff(), raised)
+        review = turn(agent, "reviewer", "standard", prompt, repo, ticket)
+        round_calls = [review.call]
+        findings = parse_findings(review.text)
+        if findings is None:
+            findings = ["the reviewer's reply was not the required findings JSON"]
+            fixed, sha = False, None
+        elif not findings:
+            calls += round_calls
+            rounds.append(ReviewRound(index=index, findings=[], fixed=False, usd=review.call.usd))
+            return _value(ticket, pack, pr, forge, calls, rounds, "clean", workspace)
+        else:
+            fix = turn(agent, "implementer", "high", fixer_prompt(ticket, findings), repo, ticket)
+            round_calls.append(fix.call)
+            fixed, sha = _apply(
+                workspace, pack, str(repo), f"fix({ticket.id}): review round {index}"
+            )
+            raised += findings
+        calls += round_calls
+        rounds.append(
+            ReviewRound(
+                index=index,
+                findings=findings,
+                fixed=fixed,
+                commit_sha=sha,
+                usd=calls_usd(round_calls),
+            )
+        )
+    return _value(ticket, pack, pr, forge, calls, rounds, "bound", workspace)
+
+
+def _value(
+    ticket: Ticket,
+    pack: ContextPack,
+    pr: PullRequest,
+    forge: Forge,
+    calls: list[ModelCall],
+    rounds: list[ReviewRound],
+    stopped: str,
+    workspace: Workspace,
+) -> ReviewRounds:
+    findings = sum(len(r.findings) for r in rounds)
+    why = "nothing left to fix" if stopped == "clean" else f"the bound of {MAX_REVIEW_ROUNDS}"
+    forge.create_issue_comment(
+        pack.repo,
+        pr.number,
+        f"Self-review: {len(rounds)} round(s), {findings} finding(s), "
+        f"{sum(r.fixed for r in rounds)} fixed; stopped at {why}.\n{BOT_MARKER}",
+    )
+    return ReviewRounds(
+        ticket_id=ticket.id,
+        calls=calls,
+        rounds=rounds,
+        stopped=stopped,  # type: ignore[arg-type]
+        head_sha=workspace.head_sha(),
+    )

@@ -1,0 +1,56 @@
+"""The second test-writer seat: same model family allowed, different instructions, no memory.
+
+The model that just convinced itself the change is correct is its worst reviewer, so this seat
+gets a fresh prompt built from the ticket and the diff only (never the implementer's transcript
+or summary). Its tests must pass; one that fails is a real defect and goes back to the
+implementer, within the patch phase's bound. It may only add test files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from veranda_dagster.backends.agent import AgentPort
+from veranda_dagster.domain.bounds import VALIDATION_TIMEOUT_S
+from veranda_dagster.domain.models import CommandResult, ContextPack, ModelCall, Ticket
+from veranda_dagster.domain.work._common import (
+    is_test_path,
+    prepare,
+    revert,
+    turn,
+    worktree_changes,
+)
+from veranda_dagster.domain.work.prompts import second_writer_prompt
+from veranda_dagster.domain.work.red_tests import red_test_command
+from veranda_dagster.domain.work.validation import run_command
+from veranda_dagster.domain.workspace import Workspace
+
+ROLE = "second_test_writer"
+
+
+@dataclass
+class ExtraTests:
+    files: list[str]
+    run: CommandResult | None
+    call: ModelCall
+    discarded: list[str] = field(default_factory=list)
+    """Non-test files the seat touched: reverted, because this seat must not change the code."""
+
+    @property
+    def failing(self) -> bool:
+        return self.run is not None and not self.run.ok
+
+
+def write_extra_tests(
+    ticket: Ticket, pack: ContextPack, workspace: Workspace, agent: AgentPort, diff: str
+) -> ExtraTests:
+    """One turn of the independent seat in the clone, then its new tests run once."""
+    repo = prepare(workspace, pack)
+    before = set(worktree_changes(workspace))
+    reply = turn(agent, ROLE, "standard", second_writer_prompt(ticket, pack, diff), repo, ticket)
+    touched = [p for p in worktree_changes(workspace) if p not in before]
+    files = [p for p in touched if is_test_path(p)]
+    discarded = [p for p in touched if not is_test_path(p)]
+    revert(workspace, discarded)
+    run = run_command(red_test_command(pack, files), repo, VALIDATION_TIMEOUT_S) if files else None
+    return ExtraTests(files=files, run=run, call=reply.call, discarded=discarded)
