@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import difflib
 import itertools
-import json
 import re
 from dataclasses import dataclass, field
 
-from veranda_dagster.backends.agent import AgentPort, AgentRequest
 from veranda_dagster.domain.bounds import MAX_REPO_CANDIDATES
 from veranda_dagster.domain.catalog import (
     Catalog,
@@ -26,8 +24,8 @@ from veranda_dagster.domain.catalog import (
     normalise,
     refresh_catalog_from_github,
 )
-from veranda_dagster.domain.errors import VerandaError
 from veranda_dagster.domain.models import RepoGuess, Ticket
+from veranda_dagster.domain.repo_confirmation import confirm_repo_guess
 
 __all__ = [
     "Catalog",
@@ -260,94 +258,3 @@ def detect_repo(ticket: Ticket, catalog: Catalog) -> RepoGuess:
             reason = "the only hint is a misspelt or outdated repository name"
         return _ask(ticket, catalog, weak, "prose", reason, ev)
     return _ask(ticket, catalog, [], None, "the ticket names no repository", ev)
-
-
-# --- cheap-tier confirmation -----------------------------------------------------------------
-
-_CONFIRM_KEYS = ("repo", "needs_proto", "needs_migration", "needs_visual_verification")
-
-
-def confirm_prompt(guess: RepoGuess, ticket: Ticket, catalog: Catalog) -> str:
-    repos = "\n".join(
-        f"- {r.full_name}: {r.description} (aka {', '.join(r.aliases) or '-'})"
-        for r in catalog.repositories
-    )
-    return (
-        "You check which repository a ticket is about. Answer with ONE JSON object and nothing "
-        'else: {"repo": "<org>/<name> from the list", "needs_proto": bool, '
-        '"needs_migration": bool, "needs_visual_verification": bool}.\n'
-        "needs_proto: the change edits protobuf/gRPC definitions. needs_migration: it changes a "
-        "database schema. needs_visual_verification: it changes something a person sees in a "
-        f"browser or app.\n\nRepositories:\n{repos}\n\nCurrent guess: {guess.repo} "
-        f"(from the {guess.signal}).\n\nTicket {ticket.id}: {ticket.title}\n{ticket.description}"
-    )
-
-
-def parse_confirmation(text: str) -> dict[str, object] | None:
-    """The strict JSON reply, tolerating only a Markdown code fence around it."""
-    body = text.strip()
-    fence = re.match(r"^```(?:json)?\s*(.*?)\s*```$", body, re.S)
-    if fence:
-        body = fence.group(1)
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or any(k not in data for k in _CONFIRM_KEYS):
-        return None
-    if not all(isinstance(data[k], bool) for k in _CONFIRM_KEYS[1:]):
-        return None
-    if not (data["repo"] is None or isinstance(data["repo"], str)):
-        return None
-    return data
-
-
-def confirm_repo_guess(
-    guess: RepoGuess, ticket: Ticket, catalog: Catalog, agent: AgentPort, workdir: str
-) -> RepoGuess:
-    """One cheap-tier pass: confirm or correct a proceeding guess and read the work's needs."""
-    if guess.decision != "proceed":
-        return guess
-    request = AgentRequest(
-        role="repo_confirmer",
-        tier="cheap",
-        effort="low",
-        prompt=confirm_prompt(guess, ticket, catalog),
-        workdir=workdir,
-        timeout_s=300.0,
-    )
-    try:
-        reply = agent.run(request)
-    except VerandaError as exc:
-        note = f"model confirmation unavailable ({type(exc).__name__}); kept the guess"
-        return guess.model_copy(update={"notes": [*guess.notes, note]})
-    calls = [*guess.calls, reply.call]
-    data = parse_confirmation(reply.text)
-    if data is None:
-        note = "model reply was not the requested JSON; kept the guess"
-        return guess.model_copy(update={"calls": calls, "notes": [*guess.notes, note]})
-    update: dict[str, object] = {
-        "calls": calls,
-        "needs_proto": data["needs_proto"],
-        "needs_migration": data["needs_migration"],
-        "needs_visual_verification": data["needs_visual_verification"],
-    }
-    suggested = catalog.by_full_name(str(data["repo"])) if data["repo"] else None
-    notes = list(guess.notes)
-    if suggested is None:
-        notes.append(f"model named {data['repo']!r}, not a catalog repository; kept the guess")
-    elif suggested.full_name == guess.repo:
-        update["model_verdict"] = "confirmed"
-    elif guess.signal in ("declaration", "url"):
-        update["model_verdict"] = "disputed"
-        notes.append(
-            f"model suggested {suggested.full_name}; kept {guess.repo} because the ticket "
-            f"{'declares' if guess.signal == 'declaration' else 'links to'} it"
-        )
-    else:
-        update["model_verdict"] = "corrected"
-        update["repo"] = suggested.full_name
-        update["candidates"] = _unique([suggested.full_name, *guess.candidates])
-        notes.append(f"model corrected {guess.repo} -> {suggested.full_name}")
-    update["notes"] = notes
-    return guess.model_copy(update=update)
