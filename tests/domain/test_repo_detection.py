@@ -231,3 +231,10 @@ def test_backend_failure_keeps_the_guess_and_asking_guesses_never_call_the_model
     agent = FakeAgent(_reply("acme/api-gateway"))
     assert confirm_repo_guess(asking, _row_ticket("prose_two"), CATALOG, agent, "/tmp") == asking
     assert agent.requests == []
+
+
+def test_question_lists_at_most_the_bounded_number_of_candidates():
+    names = "billing, dashboard, gatekeeper, mailman, atlas, terraform, moneybags"
+    ticket = Ticket(id="ENG-1", source="linear", title=f"Rename the env var in {names}")
+    guess = detect_repo(ticket, CATALOG)
+    assert guess.decision == "ask" and len(guess.candidates) == MAX_REPO_CANDIDATES

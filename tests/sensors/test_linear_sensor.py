@@ -260,3 +260,13 @@ def test_sensors_load_in_definitions_with_a_partitioned_ticket_job(monkeypatch):
     )
     dg.Definitions.validate_loadable(defs)
     assert linear_tickets.minimum_interval_seconds == 60
+
+
+def test_cursor_memory_is_trimmed_to_the_window_and_the_bound():
+    from veranda_dagster.domain.bounds import MAX_CURSOR_RECENT
+    from veranda_dagster.sensors.linear import _trim
+
+    recent = {f"ENG-{i}": f"2026-08-01T10:{i // 60:02d}:{i % 60:02d}.000Z" for i in range(400)}
+    kept = _trim(recent, None)
+    assert len(kept) == MAX_CURSOR_RECENT and "ENG-399" in kept and "ENG-0" not in kept
+    assert set(_trim(recent, "2026-08-01T10:06:38.000Z")) == {"ENG-399"}

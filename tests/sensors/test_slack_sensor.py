@@ -7,12 +7,14 @@ from collections import Counter
 from typing import ClassVar
 
 import dagster as dg
+import httpx
 import pytest
 
 from tests.clients.test_linear_client import Script, reply
 from tests.sensors.test_linear_sensor import keys_of, launch, runs_per_ticket, ticket_job
 from veranda_dagster.clients._http import HttpAuthError
 from veranda_dagster.clients.slack import SlackClient
+from veranda_dagster.domain.bounds import MAX_SLACK_CHANNELS, MAX_SLACK_THREADS_PER_TICK
 from veranda_dagster.partitions import TICKET_TAG
 from veranda_dagster.sensors.slack import SlackResource, slack_mentions
 
@@ -179,3 +181,36 @@ def test_from_env_reads_channels(monkeypatch):
     assert resource.configured and resource.channels == [C1, C2]
     monkeypatch.delenv("SLACK_BOT_TOKEN")
     assert not SlackResource.from_env().configured
+
+
+def _history_of(messages):
+    return lambda request: httpx.Response(
+        200, json={"ok": True, "has_more": False, "messages": messages}
+    )
+
+
+def test_threads_opened_per_channel_stop_exactly_at_the_bound(instance):
+    roots = [
+        {
+            "type": "message",
+            "user": "U222",
+            "text": "chatter",
+            "ts": f"17123450{i:02d}.000100",
+            "thread_ts": f"17123450{i:02d}.000100",
+            "reply_count": 1,
+        }
+        for i in range(MAX_SLACK_THREADS_PER_TICK + 2)
+    ]
+    script = slack_script()
+    script.routes["conversations.history"] = [_history_of(roots)]
+    tick(instance, script)
+    assert len(script.calls("conversations.replies")) == MAX_SLACK_THREADS_PER_TICK
+
+
+def test_channels_polled_per_tick_stop_exactly_at_the_bound(instance):
+    channels = [f"C0CH{i:05d}" for i in range(MAX_SLACK_CHANNELS + 3)]
+    script = slack_script("history_empty")
+    result = tick(instance, script, channels=channels)
+    polled = [r.url.params["channel"] for r in script.calls("conversations.history")]
+    assert polled == channels[:MAX_SLACK_CHANNELS]
+    assert set(json.loads(result.cursor)["channels"]) == set(channels[:MAX_SLACK_CHANNELS])
