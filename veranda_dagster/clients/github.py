@@ -1,0 +1,280 @@
+"""GitHub REST as the work loop's ``Forge``: pull requests, check runs, annotations, comments.
+
+Built on ``HttpService`` but with GitHub's own rate-limit rules, because GitHub signals limits
+with **403 as well as 429**: a 403/429 carrying ``retry-after`` waits that long; one with
+``x-ratelimit-remaining: 0`` waits until ``x-ratelimit-reset``; one whose message mentions a
+secondary rate limit waits at least 60 s. A plain 403 is a permission problem and is not
+retried. Waits longer than ``MAX_RATE_LIMIT_RESET_WAIT_S`` surface as ``TransientError`` so
+Dagster's retry policy, not a sleeping thread, takes the long wait. Lists follow the ``Link:
+rel="next"`` header up to ``MAX_PAGES``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from veranda_dagster.clients._http import (
+    MAX_HTTP_ATTEMPTS,
+    HttpAuthError,
+    HttpService,
+    HttpStatusError,
+    Sleep,
+)
+from veranda_dagster.domain.bounds import MAX_RATE_LIMIT_RESET_WAIT_S, OUTPUT_TAIL_BYTES
+from veranda_dagster.domain.errors import InputError, TransientError
+from veranda_dagster.domain.work.forge import CheckRun, Comment, ForgePR
+
+API_VERSION = "2022-11-28"
+ACCEPT = "application/vnd.github+json"
+PER_PAGE = 100
+MAX_PAGES = 10
+"""Pages walked per list (1,000 items): more check runs or comments than that is not a PR."""
+SECONDARY_WAIT_S = 60.0
+"""GitHub's guidance for a secondary limit without ``retry-after``: wait at least a minute."""
+LOG_TAIL_BYTES = OUTPUT_TAIL_BYTES * 4
+"""Bytes of a job log kept: the failure is at the end; the phase cuts it further."""
+
+
+def rate_limit_wait(response: httpx.Response, now: float) -> float | None:
+    """Seconds to wait if ``response`` is a rate limit (primary or secondary), else ``None``."""
+    if response.status_code not in (403, 429):
+        return None
+    headers = response.headers
+    if headers.get("retry-after"):
+        try:
+            return max(0.0, float(headers["retry-after"]))
+        except ValueError:
+            return SECONDARY_WAIT_S
+    if headers.get("x-ratelimit-remaining") == "0" and headers.get("x-ratelimit-reset"):
+        try:
+            return max(0.0, float(headers["x-ratelimit-reset"]) - now)
+        except ValueError:
+            return SECONDARY_WAIT_S
+    if "secondary rate limit" in response.text.lower() or response.status_code == 429:
+        return SECONDARY_WAIT_S
+    return None
+
+
+class GitHubClient(HttpService):
+    service = "github"
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        client: httpx.Client | None = None,
+        sleep: Sleep = time.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(
+            base_url,
+            token,
+            transport=transport,
+            client=client,
+            sleep=sleep,
+            headers={"Accept": ACCEPT, "X-GitHub-Api-Version": API_VERSION},
+        )
+        self._clock = clock
+
+    # --- transport policy ---------------------------------------------------------------------
+
+    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        headers = {**self._auth_headers(), **kwargs.pop("headers", {})}
+        for attempt in range(1, MAX_HTTP_ATTEMPTS + 1):
+            try:
+                response = self._client.request(method, url, headers=headers, **kwargs)
+            except httpx.TransportError as exc:
+                if attempt < MAX_HTTP_ATTEMPTS:
+                    self._wait(min(2.0**attempt, 8.0))
+                    continue
+                raise TransientError(f"github unreachable: {self._clean(str(exc))}") from None
+            status = response.status_code
+            wait = rate_limit_wait(response, self._clock())
+            if wait is None and status >= 500:
+                wait = min(2.0**attempt, 8.0)
+            if wait is not None:
+                if attempt < MAX_HTTP_ATTEMPTS and wait <= MAX_RATE_LIMIT_RESET_WAIT_S:
+                    self._wait(wait)
+                    continue
+                raise TransientError(
+                    f"github HTTP {status} ({'rate limited' if status < 500 else 'server error'})"
+                    f" on {method} {url}; retry in {wait:.0f}s"
+                )
+            if status == 401:
+                raise HttpAuthError("github rejected the token (HTTP 401); check GITHUB_TOKEN")
+            if status == 403:
+                raise HttpAuthError(
+                    f"github: the token lacks permission for {method} {url} (HTTP 403): "
+                    + self._clean(response.text)[:200]
+                )
+            if status >= 400:
+                raise HttpStatusError(self.service, status, self._clean(response.text))
+            return response
+        raise TransientError("github: retries exhausted")  # pragma: no cover
+
+    def _pages(self, url: str, key: str | None = None, **params: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        next_url: str | None = url
+        query: dict[str, Any] | None = {"per_page": PER_PAGE, **params}
+        for _ in range(MAX_PAGES):
+            if next_url is None:
+                break
+            response = self.request("GET", next_url, params=query)
+            data = response.json()
+            page = data.get(key) if key and isinstance(data, dict) else data
+            if not isinstance(page, list):
+                raise InputError(
+                    f"github: {url} did not return a list{f' of {key}' if key else ''}"
+                )
+            items += [item for item in page if isinstance(item, dict)]
+            next_url = response.links.get("next", {}).get("url")
+            query = None  # the next link carries the query
+        return items
+
+    # --- pull requests ------------------------------------------------------------------------
+
+    def find_pull_request(self, repo: str, head_branch: str) -> ForgePR | None:
+        owner = repo.split("/", 1)[0]
+        pulls = self._pages(
+            f"/repos/{repo_path(repo)}/pulls", head=f"{owner}:{head_branch}", state="open"
+        )
+        for pull in pulls:
+            if (pull.get("head") or {}).get("ref") == head_branch:
+                return _pr(pull)
+        return None
+
+    def create_pull_request(
+        self, repo: str, head: str, base: str, title: str, body: str
+    ) -> tuple[int, str]:
+        payload = {"title": title, "head": head, "base": base, "body": body, "draft": False}
+        try:
+            data = self.json("POST", f"/repos/{repo_path(repo)}/pulls", json=payload)
+        except HttpStatusError as exc:
+            existing = self.find_pull_request(repo, head) if exc.status == 422 else None
+            if existing is None:
+                raise
+            return existing.number, existing.url
+        return int(data["number"]), str(data["html_url"])
+
+    def update_pull_request_body(self, repo: str, number: int, body: str) -> None:
+        self.request("PATCH", f"/repos/{repo_path(repo)}/pulls/{number}", json={"body": body})
+
+    # --- checks -------------------------------------------------------------------------------
+
+    def list_check_runs(self, repo: str, sha: str) -> list[CheckRun]:
+        runs = self._pages(
+            f"/repos/{repo_path(repo)}/commits/{sha}/check-runs", "check_runs", filter="latest"
+        )
+        return [_check_run(r) for r in runs]
+
+    def list_annotations(self, repo: str, check_run_id: int) -> list[dict[str, Any]]:
+        return self._pages(f"/repos/{repo_path(repo)}/check-runs/{check_run_id}/annotations")
+
+    def get_check_run_output(self, repo: str, check_run_id: int) -> str:
+        data = self.json("GET", f"/repos/{repo_path(repo)}/check-runs/{check_run_id}")
+        output = (data.get("output") if isinstance(data, dict) else None) or {}
+        parts = [output.get(k) for k in ("title", "summary", "text")]
+        return "\n\n".join(p for p in parts if isinstance(p, str) and p)
+
+    def get_check_run_log(self, repo: str, check_run_id: int) -> str | None:
+        """A GitHub Actions job's log (check run id = job id): a 302 to a short-lived URL,
+        fetched *without* our token. ``None`` for checks that are not Actions jobs."""
+        try:
+            response = self.request(
+                "GET",
+                f"/repos/{repo_path(repo)}/actions/jobs/{check_run_id}/logs",
+                follow_redirects=False,
+            )
+        except HttpStatusError as exc:
+            if exc.status in (404, 410):
+                return None
+            raise
+        location = response.headers.get("location")
+        if response.status_code in (301, 302, 303, 307) and location:
+            response = self._client.get(location)
+            if response.status_code >= 400:
+                return None
+        return response.content[-LOG_TAIL_BYTES:].decode("utf-8", errors="ignore")
+
+    # --- comments -----------------------------------------------------------------------------
+
+    def list_review_comments(self, repo: str, number: int) -> list[Comment]:
+        items = self._pages(
+            f"/repos/{repo_path(repo)}/pulls/{number}/comments", sort="created", direction="asc"
+        )
+        return [_comment(c, "review") for c in items]
+
+    def list_issue_comments(self, repo: str, number: int) -> list[Comment]:
+        return [
+            _comment(c, "issue")
+            for c in self._pages(f"/repos/{repo_path(repo)}/issues/{number}/comments")
+        ]
+
+    def create_issue_comment(self, repo: str, number: int, body: str) -> int:
+        data = self.json(
+            "POST", f"/repos/{repo_path(repo)}/issues/{number}/comments", json={"body": body}
+        )
+        return int(data["id"])
+
+    def reply_to_review_comment(self, repo: str, number: int, comment_id: int, body: str) -> int:
+        data = self.json(
+            "POST",
+            f"/repos/{repo_path(repo)}/pulls/{number}/comments/{comment_id}/replies",
+            json={"body": body},
+        )
+        return int(data["id"])
+
+
+def _pr(data: dict[str, Any]) -> ForgePR:
+    head = data.get("head") or {}
+    return ForgePR(
+        number=int(data["number"]),
+        url=str(data["html_url"]),
+        head_ref=str(head.get("ref") or ""),
+        head_sha=str(head.get("sha") or ""),
+        state=str(data.get("state") or "open"),
+        body=str(data.get("body") or ""),
+    )
+
+
+def _check_run(data: dict[str, Any]) -> CheckRun:
+    output = data.get("output") or {}
+    return CheckRun(
+        id=int(data["id"]),
+        name=str(data.get("name") or ""),
+        status=str(data.get("status") or "queued"),
+        conclusion=data.get("conclusion"),
+        title=str(output.get("title") or ""),
+        summary=str(output.get("summary") or ""),
+        app=str((data.get("app") or {}).get("slug") or ""),
+        annotations_count=int(output.get("annotations_count") or 0),
+    )
+
+
+def _comment(data: dict[str, Any], kind: str) -> Comment:
+    user = data.get("user") or {}
+    return Comment(
+        id=int(data["id"]),
+        kind=kind,  # type: ignore[arg-type]
+        author=str(user.get("login") or ""),
+        author_type=str(user.get("type") or "User"),
+        body=str(data.get("body") or ""),
+        path=data.get("path"),
+        line=data.get("line"),
+        diff_hunk=data.get("diff_hunk"),
+        in_reply_to=data.get("in_reply_to_id"),
+    )
+
+
+def repo_path(repo: str) -> str:
+    """``org/name`` validated and quoted for a URL path."""
+    if repo.count("/") != 1 or not all(repo.split("/")):
+        raise InputError(f"github: repo {repo!r} is not 'org/name'")
+    return "/".join(quote(part, safe="") for part in repo.split("/"))

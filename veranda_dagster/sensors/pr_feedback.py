@@ -1,0 +1,174 @@
+"""The ``pr_feedback`` sensor: new human comments on a ticket's PR re-materialize ``feedback``.
+
+Which tickets have a PR is read from the instance: each ``pull_request`` materialization carries
+``pr_url``/``pr_number`` metadata, read incrementally after the storage id in the cursor. For
+each known PR the sensor lists review and issue comments, keeps the human ones (never the bot's
+own: our marker, a Bot author, a ``[bot]`` login) and, when one is newer than the PR's
+high-water mark in the cursor, requests one run of ``feedback`` for that partition with
+``run_key = <ticket>:feedback:<newest comment id>``, so a batch is asked for once even across
+restarts. A PR whose ``feedback`` reported ``bound_reached`` is no longer polled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+import dagster as dg
+from pydantic import BaseModel, Field, ValidationError
+
+from veranda_dagster.clients._http import HttpAuthError
+from veranda_dagster.clients.github import GitHubClient
+from veranda_dagster.domain.bounds import MAX_FEEDBACK_PRS_PER_TICK, PR_FEEDBACK_POLL_INTERVAL_S
+from veranda_dagster.domain.errors import InputError, TransientError
+from veranda_dagster.domain.work.forge import Forge, human_comments
+from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
+
+PULL_REQUEST = dg.AssetKey("pull_request")
+FEEDBACK = dg.AssetKey("feedback")
+MATERIALIZATIONS_PER_TICK = 100
+_PR_URL = re.compile(r"https?://[^/]+/(?P<repo>[^/]+/[^/]+)/pull/(?P<number>\d+)")
+
+
+class GitHubResource(dg.ConfigurableResource):
+    """GitHub connection; the token arrives through ``dg.EnvVar("GITHUB_TOKEN")``."""
+
+    token: str | None = None
+    base_url: str = "https://api.github.com"
+
+    @classmethod
+    def from_env(cls) -> GitHubResource:
+        token = dg.EnvVar("GITHUB_TOKEN") if os.environ.get("GITHUB_TOKEN") else None
+        return cls(
+            token=token,  # type: ignore[arg-type]
+            base_url=os.environ.get("GITHUB_API_URL", "https://api.github.com"),
+        )
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.token)
+
+    def client(self) -> GitHubClient:
+        return GitHubClient(self.base_url, self.token)
+
+
+class WatchedPR(BaseModel):
+    repo: str
+    number: int
+    seen: list[int] = Field(default_factory=lambda: [0, 0])
+    """Highest human review-comment id and issue-comment id already asked for."""
+
+
+class FeedbackCursor(BaseModel):
+    after: int | None = None
+    """Storage id of the last ``pull_request`` materialization read."""
+    after_feedback: int | None = None
+    prs: dict[str, WatchedPR] = Field(default_factory=dict)
+    done: list[str] = Field(default_factory=list)
+    """Tickets whose feedback reached its bound: not polled again."""
+
+    @classmethod
+    def parse(cls, raw: str | None) -> FeedbackCursor:
+        if not raw:
+            return cls()
+        try:
+            return cls.model_validate(json.loads(raw))
+        except (ValueError, ValidationError):
+            raise InputError("pr_feedback: the stored cursor is not valid JSON") from None
+
+    def dump(self) -> str:
+        return json.dumps(self.model_dump(), sort_keys=True)
+
+
+def _meta(record: Any) -> tuple[str | None, dict[str, Any]]:
+    mat = record.asset_materialization
+    if mat is None:
+        return None, {}
+    return mat.partition, {k: getattr(v, "value", v) for k, v in (mat.metadata or {}).items()}
+
+
+def _learn_prs(instance: dg.DagsterInstance, cursor: FeedbackCursor) -> None:
+    result = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=PULL_REQUEST, after_storage_id=cursor.after),
+        limit=MATERIALIZATIONS_PER_TICK,
+        ascending=True,
+    )
+    for record in result.records:
+        cursor.after = record.storage_id
+        key, meta = _meta(record)
+        match = _PR_URL.match(str(meta.get("pr_url") or ""))
+        if key and match:
+            known = cursor.prs.get(key)
+            number = int(meta.get("pr_number") or match["number"])
+            if known is None or (known.repo, known.number) != (match["repo"], number):
+                cursor.prs[key] = WatchedPR(repo=match["repo"], number=number)
+    done = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=FEEDBACK, after_storage_id=cursor.after_feedback),
+        limit=MATERIALIZATIONS_PER_TICK,
+        ascending=True,
+    )
+    for record in done.records:
+        cursor.after_feedback = record.storage_id
+        key, meta = _meta(record)
+        if key and meta.get("outcome") == "bound_reached" and key not in cursor.done:
+            cursor.done.append(key)
+
+
+def feedback_run_request(key: str, newest: int) -> dg.RunRequest:
+    return dg.RunRequest(
+        partition_key=key,
+        asset_selection=[FEEDBACK],
+        run_key=f"{key}:feedback:{newest}",
+        tags={TICKET_TAG: key, "veranda/feedback-run": "1"},
+    )
+
+
+def poll_pr_feedback(
+    instance: dg.DagsterInstance, forge: Forge, raw_cursor: str | None, log: Any
+) -> dg.SensorResult | dg.SkipReason:
+    cursor = FeedbackCursor.parse(raw_cursor)
+    _learn_prs(instance, cursor)
+    watched = [k for k in sorted(cursor.prs) if k not in cursor.done][:MAX_FEEDBACK_PRS_PER_TICK]
+    if not watched:
+        return dg.SensorResult(
+            skip_reason=dg.SkipReason("pr_feedback: no ticket pull requests to watch"),
+            cursor=cursor.dump(),
+        )
+    requests: list[dg.RunRequest] = []
+    for key in watched:
+        pr = cursor.prs[key]
+        try:
+            comments = human_comments(forge, pr.repo, pr.number)
+        except TransientError as exc:
+            log.warning(f"pr_feedback: {key} ({pr.repo}#{pr.number}) not polled: {exc}")
+            continue
+        newest = [
+            max((c.id for c in comments if c.kind == kind), default=0)
+            for kind in ("review", "issue")
+        ]
+        if any(n > s for n, s in zip(newest, pr.seen, strict=True)):
+            requests.append(feedback_run_request(key, max(newest)))
+            pr.seen = [max(n, s) for n, s in zip(newest, pr.seen, strict=True)]
+    return dg.SensorResult(run_requests=requests, cursor=cursor.dump())
+
+
+@dg.sensor(
+    name="pr_feedback",
+    job_name=TICKET_JOB,
+    minimum_interval_seconds=PR_FEEDBACK_POLL_INTERVAL_S,
+    description="New human comments on a ticket's pull request -> re-materialize its feedback.",
+)
+def pr_feedback(
+    context: dg.SensorEvaluationContext, github: GitHubResource
+) -> dg.SensorResult | dg.SkipReason:
+    if not github.configured:
+        return dg.SkipReason("GitHub is not configured: set GITHUB_TOKEN to watch PR comments")
+    client = github.client()
+    try:
+        return poll_pr_feedback(context.instance, client, context.cursor, context.log)
+    except HttpAuthError as exc:
+        raise HttpAuthError(f"{exc}; check GITHUB_TOKEN") from None
+    finally:
+        client.close()
