@@ -1,0 +1,301 @@
+"""A loopback HTTP server base for the fakes: one thread, a request log, faults on demand.
+
+Each fake (Linear, Slack, GitHub, the scripted model) subclasses ``FakeHttpServer`` and
+implements ``handle(request) -> FakeResponse``; this module owns the plumbing they share:
+binding 127.0.0.1 on a free port, start/stop, a log of every request (auth values never
+stored, only whether one was sent and whether it was accepted), and fault injection so a test
+can make the next N requests to a path answer 429 with Retry-After, a 5xx or a 401 in the
+service's own error shape (each fake supplies that shape in ``fault_body``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+MAX_FAKE_BODY_BYTES = 8 * 1024 * 1024
+"""Largest request body a fake reads; anything bigger is answered 413 unread."""
+
+
+@dataclass
+class FakeRequest:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    """Lower-cased names. Never logged as-is: ``LoggedRequest`` drops credential headers."""
+    body: bytes = b""
+
+    def json(self) -> Any:
+        if not self.body:
+            return {}
+        try:
+            return json.loads(self.body)
+        except (ValueError, UnicodeDecodeError):
+            return None
+
+    def form(self) -> dict[str, str]:
+        parsed = parse_qs(self.body.decode("utf-8", "replace"), keep_blank_values=True)
+        return {k: v[-1] for k, v in parsed.items()}
+
+    def arg(self, name: str, default: str | None = None) -> str | None:
+        values = self.query.get(name)
+        return values[-1] if values else default
+
+    def params(self) -> dict[str, Any]:
+        """Query string, then a form or JSON body, merged (Slack accepts all three)."""
+        merged: dict[str, Any] = {k: v[-1] for k, v in self.query.items()}
+        ctype = self.headers.get("content-type", "")
+        if self.body and "json" in ctype:
+            data = self.json()
+            if isinstance(data, dict):
+                merged.update(data)
+        elif self.body:
+            merged.update(self.form())
+        return merged
+
+    def bearer(self) -> str | None:
+        """The token from ``Authorization: Bearer x`` (or the raw header value)."""
+        value = self.headers.get("authorization", "").strip()
+        if not value:
+            return None
+        scheme, _, rest = value.partition(" ")
+        return rest.strip() if scheme.lower() in ("bearer", "token") and rest else value
+
+
+@dataclass
+class FakeResponse:
+    status: int = 200
+    body: Any = None
+    """dict/list -> JSON; str/bytes sent as-is; None -> empty."""
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str | None = None
+
+    def encode(self) -> tuple[bytes, str]:
+        if isinstance(self.body, bytes):
+            return self.body, self.content_type or "application/octet-stream"
+        if isinstance(self.body, str):
+            return self.body.encode(), self.content_type or "text/plain; charset=utf-8"
+        if self.body is None:
+            return b"", self.content_type or "application/json"
+        return json.dumps(self.body).encode(), self.content_type or "application/json"
+
+
+@dataclass
+class LoggedRequest:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    body: bytes
+    status: int
+    authorized: bool
+    """A credential header was sent (its value is not kept)."""
+    at: float = field(default_factory=time.time)
+    fault: str | None = None
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body) if self.body else {}
+        except (ValueError, UnicodeDecodeError):
+            return None
+
+
+@dataclass
+class Fault:
+    pattern: str
+    """A request path, or an ``fnmatch`` pattern (``/repos/*/pulls``)."""
+    status: int
+    remaining: int
+    retry_after: float | None = None
+    method: str | None = None
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def matches(self, method: str, path: str) -> bool:
+        if self.method and self.method.upper() != method.upper():
+            return False
+        return path == self.pattern or fnmatch.fnmatchcase(path, self.pattern)
+
+
+_CREDENTIAL_HEADERS = ("authorization", "x-api-key", "cookie")
+
+
+class FakeHttpServer:
+    """Subclass and implement ``handle``; use as ``with Fake() as f: ... f.base_url``."""
+
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.requests: list[LoggedRequest] = []
+        self.faults: list[Fault] = []
+        self.lock = threading.RLock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> FakeHttpServer:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever, name=f"{self.name}-fake", daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> FakeHttpServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- faults ---------------------------------------------------------------------------------
+
+    def fail_next(
+        self,
+        path: str,
+        status: int,
+        times: int = 1,
+        *,
+        retry_after: float | None = None,
+        method: str | None = None,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Fault:
+        """The next ``times`` requests matching ``path`` answer ``status`` in this service's
+        error shape (``body`` overrides it); 429s carry ``Retry-After`` when given."""
+        fault = Fault(path, status, times, retry_after, method, body, dict(headers or {}))
+        with self.lock:
+            self.faults.append(fault)
+        return fault
+
+    def _take_fault(self, method: str, path: str) -> Fault | None:
+        with self.lock:
+            for fault in self.faults:
+                if fault.remaining > 0 and fault.matches(method, path):
+                    fault.remaining -= 1
+                    return fault
+            self.faults = [f for f in self.faults if f.remaining > 0]
+        return None
+
+    def fault_body(self, status: int) -> Any:
+        """This service's error body for an injected status; subclasses override."""
+        return {"error": f"injected HTTP {status}"}
+
+    def _fault_response(self, fault: Fault) -> FakeResponse:
+        headers = dict(fault.headers)
+        if fault.retry_after is not None:
+            headers["retry-after"] = f"{fault.retry_after:g}"
+        body = fault.body if fault.body is not None else self.fault_body(fault.status)
+        return FakeResponse(fault.status, body, headers)
+
+    # --- log ------------------------------------------------------------------------------------
+
+    def requests_to(self, pattern: str, method: str | None = None) -> list[LoggedRequest]:
+        with self.lock:
+            return [
+                r
+                for r in self.requests
+                if (method is None or r.method == method.upper())
+                and (r.path == pattern or fnmatch.fnmatchcase(r.path, pattern))
+            ]
+
+    # --- dispatch -------------------------------------------------------------------------------
+
+    def handle(self, request: FakeRequest) -> FakeResponse:
+        raise NotImplementedError
+
+    def dispatch(self, request: FakeRequest) -> FakeResponse:
+        fault = self._take_fault(request.method, request.path)
+        if fault is not None:
+            response = self._fault_response(fault)
+            self._log(request, response.status, f"injected {fault.status}")
+            return response
+        try:
+            response = self.handle(request)
+        except Exception as exc:  # a fake bug must surface as a 500, not a hung client
+            response = FakeResponse(500, {"message": f"{self.name} fake error: {exc}"})
+        self._log(request, response.status, None)
+        return response
+
+    def _log(self, request: FakeRequest, status: int, fault: str | None) -> None:
+        authorized = any(request.headers.get(h) for h in _CREDENTIAL_HEADERS)
+        entry = LoggedRequest(
+            request.method, request.path, request.query, request.body, status, authorized
+        )
+        entry.fault = fault
+        with self.lock:
+            self.requests.append(entry)
+
+
+def _handler_for(server: FakeHttpServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return  # the fake keeps its own log; stderr noise helps nobody
+
+        def _serve(self) -> None:
+            split = urlsplit(self.path)
+            length = int(self.headers.get("content-length") or 0)
+            if length > MAX_FAKE_BODY_BYTES:
+                self._write(FakeResponse(413, {"message": "request body too large"}))
+                self.close_connection = True
+                return
+            body = self.rfile.read(length) if length else b""
+            request = FakeRequest(
+                method=self.command,
+                path=split.path,
+                query=parse_qs(split.query, keep_blank_values=True),
+                headers={k.lower(): v for k, v in self.headers.items()},
+                body=body,
+            )
+            self._write(server.dispatch(request))
+
+        def _write(self, response: FakeResponse) -> None:
+            payload, ctype = response.encode()
+            try:
+                self.send_response(response.status)
+                self.send_header("content-type", ctype)
+                self.send_header("content-length", str(len(payload)))
+                for key, value in response.headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client went away (e.g. it was killed)
+
+        do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = do_HEAD = _serve
+
+    return Handler
+
+
+def paginate(items: list[Any], page: int, per_page: int) -> tuple[list[Any], bool]:
+    """Slice for 1-based ``page``; returns (items on the page, whether a next page exists)."""
+    page = max(1, page)
+    per_page = max(1, min(per_page, 100))
+    start = (page - 1) * per_page
+    return items[start : start + per_page], start + per_page < len(items)
