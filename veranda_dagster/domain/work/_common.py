@@ -63,14 +63,17 @@ def is_test_path(path: str) -> bool:
 
 def worktree_changes(workspace: Workspace) -> list[str]:
     """Paths added, modified or deleted in the worktree (tool junk and ignored files left out)."""
-    out = workspace.git("status", "--porcelain=v1", "-z", "--untracked-files=all")
+    # v2: every record starts with its type, so no leading space is lost to output stripping
+    out = workspace.git("status", "--porcelain=v2", "-z", "--untracked-files=all")
+    fields = {"1": 8, "2": 9, "u": 10, "?": 1}
     paths: list[str] = []
     entries = iter(out.split("\0"))
     for entry in entries:
-        if len(entry) < 4:
+        kind = entry[:1]
+        if kind not in fields:
             continue
-        status, path = entry[:2], entry[3:]
-        if "R" in status or "C" in status:
+        path = entry.split(" ", fields[kind])[-1]
+        if kind == "2":
             next(entries, None)  # the rename's source path follows
         if not is_junk(path):
             paths.append(path)

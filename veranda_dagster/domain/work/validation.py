@@ -24,9 +24,10 @@ ENV_ALLOWLIST = (
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ",
     "TMPDIR", "PYENV_ROOT", "PYENV_VERSION", "VIRTUAL_ENV", "CONDA_PREFIX", "GOPATH", "GOROOT",
     "GOCACHE", "GOMODCACHE", "GOFLAGS", "CARGO_HOME", "RUSTUP_HOME", "NVM_DIR", "NODE_PATH",
-    "JAVA_HOME", "DOCKER_HOST", "CI",
+    "JAVA_HOME", "DOCKER_HOST", "CI", "PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
 )  # fmt: skip
-"""Variables a toolchain needs to find itself; everything else (keys, tokens) is dropped."""
+"""Variables a toolchain needs to find itself (or an operator set to tune it, like pytest's);
+everything else (keys, tokens) is dropped."""
 
 FIXED_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "GIT_TERMINAL_PROMPT": "0", "NO_COLOR": "1"}
 _READ_CHUNK = 65_536

@@ -1,0 +1,217 @@
+"""Fixtures for the work phases: a real project pushed to a local bare repo (the forge's git
+side), a Workspace cloned from it, a scripted agent that edits files per role, and an in-memory
+forge for the GitHub side."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fixtures.context.gitrepo import git, make_repo
+from tests.fixtures.work.project import BASE_FILES
+from veranda_dagster.backends.agent import AgentReply, AgentRequest
+from veranda_dagster.domain.facts import read_repo_facts
+from veranda_dagster.domain.models import (
+    Citation,
+    ContextPack,
+    ModelCall,
+    PackFile,
+    Ticket,
+    Usage,
+    Window,
+)
+from veranda_dagster.domain.work.forge import CheckRun, Comment, ForgePR
+from veranda_dagster.domain.workspace import Workspace
+
+TICKET = Ticket(
+    id="ENG-7",
+    source="linear",
+    title="Add slugify to app/text.py",
+    description="Add a `slugify(text)` helper to app/text.py: lowercase, words joined by '-'.",
+    url="https://linear.app/acme/issue/ENG-7",
+)
+BRANCH = "veranda/eng-7"
+
+Action = Callable[[AgentRequest, Path], str]
+
+
+def write(rel: str, text: str, append: bool = False) -> Action:
+    """An agent action that writes (or appends to) a file in the clone."""
+
+    def act(request: AgentRequest, repo: Path) -> str:
+        target = repo / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        old = target.read_text() if append and target.exists() else ""
+        target.write_text(old + text)
+        return f"wrote {rel}"
+
+    return act
+
+
+def reply(text: str, *edits: Action) -> Action:
+    def act(request: AgentRequest, repo: Path) -> str:
+        for edit in edits:
+            edit(request, repo)
+        return text
+
+    return act
+
+
+@dataclass
+class ScriptedAgent:
+    """AgentPort driven by a script: per role, a queue of actions run in the request's workdir.
+    Every request is recorded, so a test asserts on exactly what each seat was told."""
+
+    script: dict[str, list[Action]] = field(default_factory=dict)
+    default: dict[str, Action] = field(default_factory=dict)
+    requests: list[AgentRequest] = field(default_factory=list)
+    reason: str = "preferred"
+    dropped_pin: str | None = None
+
+    def run(self, request: AgentRequest) -> AgentReply:
+        self.requests.append(request)
+        queue = self.script.get(request.role, [])
+        if queue:
+            action = queue.pop(0)
+        elif request.role in self.default:
+            action = self.default[request.role]
+        else:
+            raise AssertionError(f"unscripted agent turn for role {request.role!r}")
+        text = action(request, Path(request.workdir))
+        call = ModelCall(
+            role=request.role,
+            family="claude",
+            mode="cli",
+            tier=request.tier,
+            model=f"fake-{request.tier}",
+            reason=self.reason,
+            dropped_pin=self.dropped_pin,
+            usage=Usage(input=100, output=20),
+            usd=0.01,
+        )
+        return AgentReply(text=text, call=call)
+
+    def roles(self) -> list[str]:
+        return [r.role for r in self.requests]
+
+    def instruction_files(self) -> list[str]:
+        return ["CLAUDE.md"]
+
+    def mcp_formats(self) -> list[str]:
+        return []
+
+
+@dataclass
+class FakeForge:
+    """The GitHub side in memory: PRs, scripted check runs per sha, comments."""
+
+    pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    checks: Callable[[str, int], list[CheckRun]] = lambda sha, n: []
+    annotations: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    outputs: dict[int, str] = field(default_factory=dict)
+    logs: dict[int, str] = field(default_factory=dict)
+    review_comments: list[Comment] = field(default_factory=list)
+    issue_comments: list[Comment] = field(default_factory=list)
+    posted: list[tuple[int, str]] = field(default_factory=list)
+    replies: list[tuple[int, str]] = field(default_factory=list)
+    check_polls: list[str] = field(default_factory=list)
+    created: int = 0
+
+    def find_pull_request(self, repo: str, head_branch: str) -> ForgePR | None:
+        for number, pr in self.pulls.items():
+            if pr["head"] == head_branch:
+                return ForgePR(number, pr["url"], head_branch, body=pr["body"])
+        return None
+
+    def create_pull_request(self, repo, head, base, title, body):
+        self.created += 1
+        number = 100 + len(self.pulls)
+        url = f"https://github.com/{repo}/pull/{number}"
+        self.pulls[number] = {"head": head, "base": base, "title": title, "body": body, "url": url}
+        return number, url
+
+    def update_pull_request_body(self, repo, number, body):
+        self.pulls[number]["body"] = body
+
+    def list_check_runs(self, repo, sha):
+        self.check_polls.append(sha)
+        return self.checks(sha, self.check_polls.count(sha))
+
+    def list_annotations(self, repo, check_run_id):
+        return self.annotations.get(check_run_id, [])
+
+    def get_check_run_output(self, repo, check_run_id):
+        return self.outputs.get(check_run_id, "")
+
+    def get_check_run_log(self, repo, check_run_id):
+        return self.logs.get(check_run_id)
+
+    def list_review_comments(self, repo, number):
+        return list(self.review_comments)
+
+    def list_issue_comments(self, repo, number):
+        return list(self.issue_comments)
+
+    def create_issue_comment(self, repo, number, body):
+        self.posted.append((number, body))
+        self.issue_comments.append(Comment(9000 + len(self.posted), "issue", "veranda", body))
+        return 9000 + len(self.posted)
+
+    def reply_to_review_comment(self, repo, number, comment_id, body):
+        self.replies.append((comment_id, body))
+        return 8000 + len(self.replies)
+
+
+@dataclass
+class Project:
+    src: Path
+    forge_git: Path
+    workspace: Workspace
+    pack: ContextPack
+
+    @property
+    def repo(self) -> Path:
+        return self.workspace.path
+
+    def remote_sha(self) -> str:
+        return git(self.forge_git, "rev-parse", BRANCH)
+
+    def show(self, rev: str, path: str) -> str:
+        return git(self.forge_git, "show", f"{rev}:{path}")
+
+
+def build_project(tmp_path: Path, files: dict[str, str] | None = None) -> Project:
+    src = make_repo(tmp_path / "src", {**BASE_FILES, **(files or {})})
+    bare = tmp_path / "forge.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(src), str(bare)], check=True)
+    base = git(src, "rev-parse", "HEAD")
+    ws = Workspace(tmp_path / "work", TICKET.id, str(bare), BRANCH)
+    window = Window(start=4, end=5, text="def shout(s):\n    return s.upper()\n")
+    pack = ContextPack(
+        ticket_id=TICKET.id,
+        repo="acme/app",
+        clone_url=str(bare),
+        default_branch="main",
+        base_sha=base,
+        branch=BRANCH,
+        files=[PackFile(path="app/text.py", windows=[window])],
+        citations=[Citation(id="R1", path="app/text.py", start=4, end=5, sha=base)],
+        facts=read_repo_facts(src),
+    )
+    return Project(src, bare, ws, pack)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return build_project(tmp_path)
+
+
+@pytest.fixture(autouse=True)
+def _fast_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The project's pytest runs without this environment's many plugins (seconds each)."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
