@@ -227,3 +227,22 @@ def test_timeout_is_the_smaller_of_turn_and_family_cap(tmp_path):
         Turn(prompt="x", workdir=str(tmp_path), timeout_s=600)
     )
     assert runner.calls[0].timeout == 30
+
+
+def test_gemini_base_url_override_names_the_auth_type_in_a_home_it_owns(tmp_path):
+    import json as _json
+
+    b = make("gemini", "api_key", base_url="http://127.0.0.1:9", home=str(tmp_path))
+    env = b.env_for(Turn(prompt="x", workdir=str(tmp_path)))
+    assert env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:9" and env["HOME"] == str(tmp_path)
+    settings = _json.loads((tmp_path / ".gemini" / "settings.json").read_text())
+    assert settings["security"]["auth"]["selectedType"] == "gemini-api-key"
+    assert env["GEMINI_CLI_TRUST_WORKSPACE"] == "true"
+
+
+def test_codex_base_url_override_is_a_custom_provider():
+    argv = make("codex", "api_key", base_url="http://127.0.0.1:9/v1").build_argv(
+        Turn(prompt="x", workdir="/w")
+    )
+    assert 'model_providers.veranda.base_url="http://127.0.0.1:9/v1"' in argv
+    assert 'model_provider="veranda"' in argv

@@ -46,7 +46,7 @@ RULES: tuple[Rule, ...] = (
         r"not logged in|please run /login|invalid (x-)?api[ _-]?key|incorrect api key|"
         r"authentication_error|api key not valid|unauthenticated|\b401\b|login required|"
         r"no api key|missing api key|invalid_api_key|token (has )?expired|"
-        r"credentials? (were )?not found",
+        r"credentials? (were )?not found|invalid auth method",
     ),
     _r("cursor_login", "auth", r"\blog ?in\b|\bapi[ _-]?key\b|authenticat", "cursor"),
     # 2. quota (before rate limit: a 429 with quota wording is quota)

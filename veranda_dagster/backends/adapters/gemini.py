@@ -4,13 +4,18 @@ Modes: a Gemini API key, a Google login (``oauth-personal``, stored in
 ``~/.gemini/oauth_creds.json``) and Vertex AI. Reads GEMINI.md; MCP in ``.gemini/settings.json``.
 No reasoning-effort flag on the command line (thinking is a settings.json model config), so
 effort degrades to the CLI default with a note. Images are attached as ``@path`` references.
-Stream events per geminicli.com headless docs: init, message (``delta`` chunks), tool_use,
-tool_result, error, result (``status`` and ``stats``); exit 0 ok, 1 API failure, 42 bad input,
-53 turn limit.
+Stream events per geminicli.com headless docs, verified on 0.61.0 against the loopback Gemini
+API: init (``model`` is "auto" when the router picks), message (``delta`` chunks), tool_use,
+tool_result, error, result (``status``, ``stats`` with uncached ``input``, ``cached`` and a
+per-model breakdown that includes the router's own flash-lite call); exit 0 ok, 1 API failure,
+41 auth config, 42 bad input, 53 turn limit.
 """
 
 from __future__ import annotations
 
+import json
+import tempfile
+from pathlib import Path
 from typing import ClassVar
 
 from veranda_dagster.backends.adapters._base import (
@@ -33,7 +38,7 @@ def parse_gemini_stream(stdout: str) -> StreamSummary:
         s.events += 1
         kind = ev.get("type")
         if kind == "init":
-            s.model = ev.get("model")
+            s.model = ev.get("model") if ev.get("model") != "auto" else None
             s.session_id = ev.get("session_id")
         elif kind == "message" and ev.get("role") == "assistant":
             content = ev.get("content")
@@ -53,6 +58,9 @@ def parse_gemini_stream(stdout: str) -> StreamSummary:
                 output=as_int(stats.get("output_tokens")),
                 reasoning=as_int(stats.get("thoughts")),
             )
+            models = list((stats.get("models") or {}).keys())
+            if models:  # the router's cheap call comes first; the turn's model last
+                s.model = models[-1]
             if ev.get("status", "success") != "success":
                 err = ev.get("error") or {}
                 s.error = f"{err.get('type', 'error')}: {err.get('message', ev.get('status'))}"
@@ -80,7 +88,42 @@ class GeminiAdapter(CliAdapter):
     effort_knob = None
     model_flag = "--model"
     base_url_env = "GOOGLE_GEMINI_BASE_URL"
-    quiet_env: ClassVar[dict[str, str]] = {"GEMINI_TELEMETRY_ENABLED": "false", "NO_COLOR": "1"}
+    quiet_env: ClassVar[dict[str, str]] = {
+        "GEMINI_TELEMETRY_ENABLED": "false",
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",  # else --yolo is downgraded in an untrusted clone
+        "GEMINI_CLI_NO_RELAUNCH": "true",
+        "NO_COLOR": "1",
+    }
+    auth_types: ClassVar[dict[str, str]] = {
+        "api_key": "gemini-api-key",
+        "login": "oauth-personal",
+        "vertex": "vertex-ai",
+    }
+
+    def env_for(self, turn: Turn) -> dict[str, str]:
+        env = self.env()
+        if self.config.base_url:
+            # With GOOGLE_GEMINI_BASE_URL set, 0.61.0 derives auth type "gateway", which headless
+            # mode rejects ("Invalid auth method selected", exit 41), and it refuses settings
+            # files under a world-writable /tmp; so name the mode's auth type in the user
+            # settings of a home we own (``config.home``, or a private one made here).
+            home = Path(self.config.home or tempfile.mkdtemp(prefix="veranda-gemini-"))
+            env["HOME"] = str(home)
+            self._write_settings(home / ".gemini" / "settings.json")
+        return env
+
+    def _write_settings(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            settings = json.loads(path.read_text()) if path.exists() else {}
+        except json.JSONDecodeError:
+            settings = {}
+        settings.setdefault("security", {}).setdefault("auth", {})["selectedType"] = (
+            self.auth_types[self.mode]
+        )
+        settings.setdefault("general", {})["disableAutoUpdate"] = True
+        settings.setdefault("privacy", {})["usageStatisticsEnabled"] = False
+        path.write_text(json.dumps(settings))
 
     def build_argv(self, turn: Turn) -> list[str]:
         prompt = turn.prompt
