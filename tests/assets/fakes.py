@@ -68,6 +68,8 @@ class CountingPipeline(PipelineResource):
     """Comma-separated phases that fail on their first call."""
     ask: bool = False
     """Make ``repo_guess`` ask instead of proceeding."""
+    marker: str = ""
+    """Appended to the ticket title, so a value's origin (which process made it) is visible."""
 
     def _record(self, phase: str) -> None:
         fd = os.open(Path(self.counter_dir) / "calls.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
@@ -83,7 +85,8 @@ class CountingPipeline(PipelineResource):
 
     def fetch_ticket(self, key: str) -> Ticket:
         self._record("ticket")
-        return Ticket(id=key, source="linear", title="Fix retries", description="repo: acme/api")
+        title = f"Fix retries {self.marker}".strip()
+        return Ticket(id=key, source="linear", title=title, description="repo: acme/api")
 
     def guess_repo(self, ticket: Ticket) -> RepoGuess:
         self._record("repo_guess")

@@ -35,6 +35,9 @@ INSERT INTO {TABLE} (asset, partition, value, updated_at) VALUES (%s, %s, %s::js
 ON CONFLICT (asset, partition) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
 """
 
+_READY: set[str] = set()
+"""Databases whose table exists already (per process), so a write is one round trip."""
+
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -103,6 +106,11 @@ def redact_url(url: str) -> str:
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
 
 
+def libpq_url(url: str) -> str:
+    """``postgresql+psycopg2://`` (the SQLAlchemy form dagster-postgres needs) as libpq takes it."""
+    return re.sub(r"^(postgres(?:ql)?)\+\w+://", r"\1://", url)
+
+
 class PostgresValues:
     """The ``veranda_asset_values`` table; one upsert per write, one transaction each.
 
@@ -116,22 +124,21 @@ class PostgresValues:
                 "value store backend 'postgres' needs a URL: set VERANDA_POSTGRES_URL"
             )
         self.url = url
-        self._ready = False
 
     def _connect(self) -> Any:
         import psycopg2  # installed with dagster-postgres; imported here so SQLite users skip it
 
         try:
-            conn = psycopg2.connect(self.url, connect_timeout=10)
+            conn = psycopg2.connect(libpq_url(self.url), connect_timeout=10)
         except psycopg2.OperationalError as exc:
             detail = str(exc).replace(self.url, redact_url(self.url)).strip()
             raise TransientError(
                 f"value store: cannot connect to {redact_url(self.url)}: {detail}"
             ) from None
-        if not self._ready:
+        if self.url not in _READY:
             with conn, conn.cursor() as cur:
                 cur.execute(_DDL)
-            self._ready = True
+            _READY.add(self.url)
         return conn
 
     def write(self, asset: str, partition: str, text: str) -> str:

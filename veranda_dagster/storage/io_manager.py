@@ -15,7 +15,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import BaseModel, ValidationError
 
-from veranda_dagster.domain.errors import ConfigError, InputError, StoredValueError
+from veranda_dagster.domain.errors import ConfigError, InputError, StoredValueError, VerandaError
 from veranda_dagster.storage.backends import (
     TABLE,
     FilesystemValues,
@@ -90,6 +90,15 @@ class ValueStore(dg.ConfigurableResource):
         return self.load(asset, partition)
 
 
+def _no_retry(exc: VerandaError) -> dg.Failure:
+    """A missing/corrupt value or a wrong type does not heal by waiting: fail without retry."""
+    return dg.Failure(
+        description=f"{type(exc).__name__}: {exc}",
+        metadata={"error": type(exc).__name__},
+        allow_retries=False,
+    )
+
+
 def _partition(context: dg.OutputContext | dg.InputContext) -> str:
     if not context.has_asset_partitions:
         raise InputError(f"asset {context.asset_key.to_user_string()!r} has no partition")
@@ -103,7 +112,10 @@ class VerandaIOManager(dg.ConfigurableIOManager):
 
     def handle_output(self, context: dg.OutputContext, obj: BaseModel) -> None:
         asset = context.asset_key.path[-1]
-        where = self.store.save(asset, _partition(context), obj)
+        try:
+            where = self.store.save(asset, _partition(context), obj)
+        except (StoredValueError, InputError, ConfigError) as exc:
+            raise _no_retry(exc) from exc
         shown = where if self.store.backend == "filesystem" else TABLE
         context.add_output_metadata({"stored_in": self.store.backend, "stored_at": shown})
 
@@ -113,4 +125,7 @@ class VerandaIOManager(dg.ConfigurableIOManager):
         model = value_type(asset) or (
             annotated if isinstance(annotated, type) and issubclass(annotated, BaseModel) else None
         )
-        return self.store.load(asset, _partition(context), model)
+        try:
+            return self.store.load(asset, _partition(context), model)
+        except (StoredValueError, InputError, ConfigError) as exc:
+            raise _no_retry(exc) from exc

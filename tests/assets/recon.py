@@ -1,0 +1,24 @@
+"""A module-level job for ``dg.reconstructable``: execute_job and re-execution load it by
+pointer, the way a run worker does, with the counting fake configured from the environment."""
+
+from __future__ import annotations
+
+import os
+
+import dagster as dg
+
+from tests.assets.fakes import fake_definitions
+from veranda_dagster.partitions import TICKET_JOB
+
+COUNTER_ENV = "VERANDA_TEST_COUNTER_DIR"
+VALUES_ENV = "VERANDA_TEST_VALUES_DIR"
+FAIL_ONCE_ENV = "VERANDA_TEST_FAIL_ONCE"
+
+
+def ticket_job() -> dg.JobDefinition:
+    defs = fake_definitions(
+        os.environ[COUNTER_ENV],
+        os.environ[VALUES_ENV],
+        fail_once=os.environ.get(FAIL_ONCE_ENV, ""),
+    )
+    return defs.resolve_job_def(TICKET_JOB)

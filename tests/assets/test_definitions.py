@@ -1,0 +1,135 @@
+"""The code location loads and says what a Dagster user expects to see."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import yaml
+from dagster._core.instance.ref import InstanceRef
+
+from veranda_dagster import definitions
+from veranda_dagster.assets._policy import PHASES
+from veranda_dagster.jobs import TICKET_RUN_TAG
+from veranda_dagster.partitions import TICKET_JOB
+from veranda_dagster.storage import VerandaIOManager
+
+ROOT = Path(__file__).resolve().parents[2]
+LINEAGE = {
+    "ticket": set(),
+    "repo_guess": {"ticket"},
+    "context_pack": {"ticket", "repo_guess"},
+    "red_tests": {"ticket", "context_pack"},
+    "patch": {"ticket", "context_pack", "red_tests"},
+    "pull_request": {"ticket", "context_pack", "patch"},
+    "review_rounds": {"ticket", "context_pack", "pull_request"},
+    "ci_outcome": {"ticket", "context_pack", "pull_request", "review_rounds"},
+    "feedback": {"ticket", "context_pack", "pull_request"},
+}
+GROUPS = {
+    "ticket": "intake",
+    "repo_guess": "intake",
+    "context_pack": "context",
+    "red_tests": "build",
+    "patch": "build",
+    "pull_request": "deliver",
+    "review_rounds": "deliver",
+    "ci_outcome": "deliver",
+    "feedback": "deliver",
+}
+
+
+def test_dagster_definitions_validate_in_a_clean_process(tmp_path):
+    shutil.copy(ROOT / "dagster.yaml", tmp_path / "dagster.yaml")
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_TOKEN", "_KEY"))}
+    env["DAGSTER_HOME"] = str(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dagster", "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "Validation successful" in proc.stdout + proc.stderr
+
+
+def test_assets_lineage_groups_owners_kinds_and_policies():
+    defs = definitions.defs
+    dg.Definitions.validate_loadable(defs)
+    graph = defs.resolve_asset_graph()
+    for name, parents in LINEAGE.items():
+        key = dg.AssetKey(name)
+        node = graph.get(key)
+        assert {p.path[-1] for p in node.parent_keys} == parents, name
+        spec = PHASES[name]
+        assert node.group_name == GROUPS[name] == spec.group
+        assert node.owners == ["team:veranda"] and node.description
+        assert node.partitions_def is not None and node.partitions_def.name == "tickets"
+        assert set(node.kinds) == set(spec.kinds)
+        assets_def = graph.assets_def_for_key(key)
+        assert assets_def.op.retry_policy == spec.retry
+        assert assets_def.op.tags["veranda/timeout_s"] == str(int(spec.timeout_s))
+    model = [s for s in PHASES.values() if s.model]
+    api = [s for s in PHASES.values() if not s.model]
+    assert max(s.retry.max_retries for s in model) < min(s.retry.max_retries for s in api)
+    assert min(s.retry.delay for s in model) > max(s.retry.delay for s in api)
+    assert PHASES["patch"].timeout_s > 10 * PHASES["pull_request"].timeout_s
+
+
+def test_job_checks_resources_and_sensors():
+    defs = definitions.defs
+    job = defs.resolve_job_def(TICKET_JOB)
+    assert job.tags[TICKET_RUN_TAG] == "true" and int(job.tags["dagster/max_runtime"]) > 0
+    assert job.partitions_def is not None and job.partitions_def.name == "tickets"
+    selected = {k.path[-1] for k in job.asset_layer.executable_asset_keys}
+    assert selected == set(LINEAGE)
+    checks = {k.name for k in defs.resolve_asset_graph().asset_check_keys}
+    assert checks == {
+        "pack_within_bounds",
+        "pack_citations_valid",
+        "red_tests_fail_on_base",
+        "pull_request_citations_resolve",
+    }
+    assert isinstance(defs.resources["io_manager"], VerandaIOManager)
+    sensors = {s.name for s in defs.sensors}
+    assert {"linear_tickets", "slack_mentions"} <= sensors  # the intake sensors exist now
+    for sensor in defs.sensors:
+        assert set(sensor.required_resource_keys) <= set(defs.resources)
+
+
+def test_secrets_bind_as_env_vars_not_values(monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-secret-value")
+    monkeypatch.setenv("VERANDA_VALUE_STORE", "postgres")
+    pipeline = definitions.pipeline_resource()
+    assert isinstance(pipeline.github_token, dg.EnvVar) and pipeline.github_token == "GITHUB_TOKEN"
+    assert pipeline.linear_token == ""  # unset: a working default, not a load error
+    assert definitions.value_store().backend == "VERANDA_VALUE_STORE"
+
+
+def test_default_instance_is_sqlite_under_dagster_home(tmp_path):
+    shutil.copy(ROOT / "dagster.yaml", tmp_path / "dagster.yaml")
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(tmp_path))) as instance:
+        assert type(instance.run_storage).__name__ == "SqliteRunStorage"
+        assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
+        assert instance.run_retries_enabled and instance.run_retries_max_retries == 2
+    assert (tmp_path / "history").is_dir()
+
+
+def test_instance_yaml_files_limit_ticket_runs():
+    for name in ("dagster.yaml", "dagster.postgres.yaml"):
+        config = yaml.safe_load((ROOT / name).read_text())
+        coordinator = config["run_coordinator"]
+        assert coordinator["class"] == "QueuedRunCoordinator"
+        limits = coordinator["config"]["tag_concurrency_limits"]
+        assert limits[0]["key"] == TICKET_RUN_TAG and limits[0]["limit"] >= 1
+        assert config["run_retries"]["retry_on_asset_or_op_failure"] is False
+    assert "storage" not in yaml.safe_load((ROOT / "dagster.yaml").read_text())
+    pg = yaml.safe_load((ROOT / "dagster.postgres.yaml").read_text())
+    assert pg["storage"]["postgres"]["postgres_url"] == {"env": "VERANDA_POSTGRES_URL"}

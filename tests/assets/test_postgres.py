@@ -1,0 +1,103 @@
+"""On a real PostgreSQL: run events (dagster-postgres) and asset values (the IO manager) land
+in the database and survive a new ``DagsterInstance`` and a new store object."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import psycopg2
+import pytest
+from dagster._core.instance.ref import InstanceRef
+
+from tests.assets.fakes import read_calls, resources
+from veranda_dagster.assets import PHASE_ASSETS
+from veranda_dagster.domain.models import Ticket
+from veranda_dagster.storage import ValueStore, VerandaIOManager
+from veranda_dagster.storage.backends import TABLE, PostgresValues, libpq_url
+from veranda_dagster.storage.types import VALUE_TYPES
+
+ROOT = Path(__file__).resolve().parents[2]
+KEY = "ENG-21"
+
+pytestmark = pytest.mark.postgres
+
+
+def _rows(url: str, sql: str, *args: object) -> list[tuple]:
+    conn = psycopg2.connect(libpq_url(url))
+    try:
+        with conn, conn.cursor() as cur:
+            cur.execute(sql, args)
+            return cur.fetchall()
+    finally:
+        conn.close()
+
+
+def test_run_events_and_values_survive_a_new_instance(tmp_path, postgres_url, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copy(ROOT / "dagster.postgres.yaml", home / "dagster.yaml")  # the shipped variant
+    monkeypatch.setenv("VERANDA_POSTGRES_URL", postgres_url)
+    calls = tmp_path / "calls"
+    calls.mkdir()
+    store = ValueStore(backend="postgres", postgres_url=postgres_url)
+    res = {**resources(str(calls), str(tmp_path / "unused"))}
+    res["value_store"] = store
+    res["io_manager"] = VerandaIOManager(store=store)
+
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
+        assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+        assert type(instance.event_log_storage).__name__ == "PostgresEventLogStorage"
+        instance.add_dynamic_partitions("tickets", [KEY])
+        result = dg.materialize(PHASE_ASSETS, partition_key=KEY, instance=instance, resources=res)
+        assert result.success
+        run_id = result.run_id
+
+    assert not any(tmp_path.rglob("*.json"))  # nothing went to a filesystem store
+    assert _rows(postgres_url, "SELECT status FROM runs WHERE run_id = %s", run_id) == [
+        ("SUCCESS",)
+    ]
+    stored = _rows(postgres_url, f"SELECT asset FROM {TABLE} WHERE partition = %s", KEY)
+    assert sorted(a for (a,) in stored) == sorted(VALUE_TYPES)
+
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as fresh:
+        run = fresh.get_run_by_id(run_id)
+        assert run is not None and run.is_success
+        assert fresh.get_dynamic_partitions("tickets") == [KEY]
+        event = fresh.get_latest_materialization_event(dg.AssetKey("ci_outcome"))
+        assert event is not None and event.run_id == run_id
+        assert event.asset_materialization.metadata["outcome"].value == "success"
+        assert len(fresh.all_logs(run_id)) > 50
+
+        # A downstream re-run with a new store object loads upstream values from Postgres.
+        again = ValueStore(backend="postgres", postgres_url=postgres_url)
+        res2 = {**res, "value_store": again, "io_manager": VerandaIOManager(store=again)}
+        rerun = dg.materialize(
+            PHASE_ASSETS, selection="ci_outcome", partition_key=KEY, instance=fresh, resources=res2
+        )
+        assert rerun.success
+    assert read_calls(calls)["ci_outcome"] == 2 and read_calls(calls)["ticket"] == 1
+
+
+def test_postgres_backend_upserts_and_reports_corruption(postgres_url):
+    values = PostgresValues(postgres_url)
+    store = ValueStore(backend="postgres", postgres_url=postgres_url)
+    store.save("ticket", "ENG-22", Ticket(id="ENG-22", source="linear", title="one"))
+    store.save("ticket", "ENG-22", Ticket(id="ENG-22", source="linear", title="two"))
+    assert store.load("ticket", "ENG-22").title == "two"
+    count = _rows(postgres_url, f"SELECT count(*) FROM {TABLE} WHERE partition = 'ENG-22'")
+    assert count == [(1,)]
+    values.write("ticket", "ENG-23", '{"id": "ENG-23"}')
+    with pytest.raises(Exception, match=r"'ticket' partition 'ENG-23' .*field 'source'"):
+        store.load("ticket", "ENG-23")
+    assert store.load_or_none("ticket", "ENG-24") is None
+
+
+def test_unreachable_postgres_is_transient_and_hides_the_password():
+    from veranda_dagster.domain.errors import TransientError
+
+    url = "postgresql://veranda:hunter2-secret@127.0.0.1:1/veranda"
+    with pytest.raises(TransientError) as caught:
+        PostgresValues(url).read("ticket", "ENG-1")
+    assert "hunter2-secret" not in str(caught.value) and "***" in str(caught.value)

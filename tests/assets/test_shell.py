@@ -1,0 +1,192 @@
+"""The shared phase shell and the resource seam: timeouts, typed failures, metadata, metrics,
+and the lazy binding that refuses to fake a missing capability."""
+
+from __future__ import annotations
+
+import gc
+import sys
+import threading
+import time
+import types
+
+import dagster as dg
+import pytest
+
+from tests.assets.fakes import call
+from veranda_dagster.assets._policy import PHASES
+from veranda_dagster.assets._shell import (
+    PhaseTimeoutError,
+    call_metadata,
+    call_with_timeout,
+    run_phase,
+)
+from veranda_dagster.domain.errors import (
+    InputError,
+    MissingCapabilityError,
+    TransientError,
+)
+from veranda_dagster.domain.models import RepoGuess, Ticket
+from veranda_dagster.resources._capability import require
+from veranda_dagster.resources.pipeline import PipelineResource
+
+METADATA_KEYS = {
+    "duration_s",
+    "outcome",
+    "model_calls",
+    "usd",
+    "tokens_in",
+    "tokens_out",
+    "backend",
+    "model",
+    "tier",
+    "reason",
+}
+
+
+def _guess() -> RepoGuess:
+    return RepoGuess(
+        ticket_id="ENG-1",
+        repo="acme/api",
+        confidence="high",
+        signal="label",
+        decision="proceed",
+        calls=[call("repo_confirmer", "cheap", 0.01), call("x", "high", 0.5)],
+    )
+
+
+def _ok(value: object) -> str:
+    return "ok"
+
+
+def _none(value: object) -> dict:
+    return {}
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage():
+    """Failed phases leave cycles (exceptions, frames, ephemeral instances); collect them here,
+    because otherwise the GC runs their finalizers in the middle of a later compile (pytest
+    rewriting a plugin at session end) and CPython 3.11.7 raises "AST constructor recursion
+    depth mismatch" there (observed in this suite; collecting here avoids it)."""
+    yield
+    gc.collect()
+
+
+def _context() -> dg.AssetExecutionContext:
+    return dg.build_asset_context(partition_key="ENG-1")
+
+
+def test_a_hung_call_ends_at_the_phase_timeout_as_a_retryable_error():
+    release = threading.Event()
+    started = time.monotonic()
+    with pytest.raises(PhaseTimeoutError, match=r"phase patch exceeded its 0\.05 s timeout") as err:
+        call_with_timeout(lambda: release.wait(5), 0.05, "patch")
+    assert time.monotonic() - started < 1.0
+    release.set()  # let the abandoned worker finish instead of outliving the test
+    assert err.value.retryable
+
+
+def test_typed_errors_decide_retryability():
+    spec = PHASES["repo_guess"]
+
+    def raising(exc: Exception):
+        def fn():
+            raise exc
+
+        return fn
+
+    with pytest.raises(dg.Failure) as failure:
+        run_phase(_context(), spec, raising(InputError("field 'title' is missing")), _ok, _none)
+    assert failure.value.allow_retries is False
+    assert "repo_guess: InputError: field 'title' is missing" in failure.value.description
+    with pytest.raises(TransientError):  # reaches the RetryPolicy unchanged
+        run_phase(_context(), spec, raising(TransientError("502 from GitHub")), _ok, _none)
+    with pytest.raises(RuntimeError):  # an unknown error is retried like Dagster's default
+        run_phase(_context(), spec, raising(RuntimeError("boom")), _ok, _none)
+
+
+def test_metadata_contract_from_the_last_call():
+    output = run_phase(
+        _context(), PHASES["repo_guess"], _guess, lambda g: g.decision, lambda g: {"repo": g.repo}
+    )
+    meta = {k: v.value for k, v in output.metadata.items()}
+    assert set(meta) >= METADATA_KEYS
+    assert meta["outcome"] == "proceed" and meta["model_calls"] == 2
+    assert meta["usd"] == pytest.approx(0.51) and meta["tokens_in"] == 2000
+    assert (meta["backend"], meta["model"], meta["tier"]) == (
+        "claude/api_key",
+        "claude-test-1",
+        "high",
+    )
+    assert meta["reason"] == "preferred" and meta["repo"] == "acme/api"
+    assert isinstance(meta["duration_s"], float)
+    ticket = Ticket(id="ENG-1", source="slack", title="t")
+    assert call_metadata(ticket) == {
+        "model_calls": 0,
+        "usd": 0.0,
+        "tokens_in": 0,
+        "tokens_out": 0,
+        "backend": "none",
+        "model": "none",
+        "tier": "none",
+        "reason": "none",
+    }
+
+
+def test_metrics_hook_is_called_and_only_its_absence_is_silent(monkeypatch):
+    seen: list[tuple] = []
+    fake = types.ModuleType("veranda_dagster.ops.metrics")
+    fake.observe_phase = lambda phase, value, secs: seen.append((phase, value.ticket_id, secs))
+    monkeypatch.setitem(sys.modules, "veranda_dagster.ops.metrics", fake)
+    run_phase(_context(), PHASES["repo_guess"], _guess, _ok, _none)
+    assert seen and seen[0][:2] == ("repo_guess", "ENG-1") and seen[0][2] >= 0
+
+    def broken(*args):
+        raise ValueError("bad label")
+
+    fake.observe_phase = broken
+    assert run_phase(_context(), PHASES["repo_guess"], _guess, _ok, _none).value == _guess()
+    monkeypatch.setitem(sys.modules, "veranda_dagster.ops.metrics", None)  # not importable
+    assert run_phase(_context(), PHASES["repo_guess"], _guess, _ok, _none).value == _guess()
+
+
+def test_missing_capability_is_named_never_faked(monkeypatch):
+    with pytest.raises(MissingCapabilityError, match=r"missing capability: red tests"):
+        require("veranda_dagster.domain.work.not_there", "write_red_tests", "red tests")
+    with pytest.raises(MissingCapabilityError, match=r"intake.no_such_fn is not built yet"):
+        require("veranda_dagster.domain.intake", "no_such_fn", "ticket intake")
+    monkeypatch.setitem(sys.modules, "veranda_dagster.domain.work.patch", None)
+    pipeline = PipelineResource()
+    with pytest.raises(MissingCapabilityError, match="missing capability: patch"):
+        pipeline.implement(None, None, None)  # type: ignore[arg-type]
+
+
+def test_phase_methods_delegate_with_the_workspace_and_clients(monkeypatch, tmp_path):
+    seen: dict[str, object] = {}
+    work = types.ModuleType("veranda_dagster.domain.work.review")
+
+    def review_rounds(ticket, pack, pr, workspace, agent, forge):
+        seen.update(workspace=workspace, agent=agent, forge=forge)
+        return "reviewed"
+
+    work.review_rounds = review_rounds
+    monkeypatch.setitem(sys.modules, "veranda_dagster.domain.work.review", work)
+    pipeline = PipelineResource(workspace_root=str(tmp_path), github_token="t0k")
+    monkeypatch.setattr(PipelineResource, "agent", lambda self: "agent")
+    monkeypatch.setattr(PipelineResource, "forge", lambda self: "forge")
+    ticket = Ticket(id="ENG-42", source="linear", title="t")
+    pack = types.SimpleNamespace(
+        repo="acme/api", clone_url="https://github.com/acme/api.git", branch="veranda/eng-42"
+    )
+    assert pipeline.review(ticket, pack, None) == "reviewed"  # type: ignore[arg-type]
+    ws = seen["workspace"]
+    assert (ws.clone_url, ws.branch, ws.path) == (pack.clone_url, pack.branch, tmp_path / "ENG-42")
+    assert (seen["agent"], seen["forge"]) == ("agent", "forge")
+
+
+def test_workspace_clone_url_and_branch_from_config(tmp_path):
+    pipeline = PipelineResource(workspace_root=str(tmp_path), github_git_base="/srv/git/")
+    ws = pipeline.workspace("SLACK-7", "acme/api")
+    assert ws.clone_url == "/srv/git/acme/api.git" and ws.branch == "veranda/slack-7"
+    with pytest.raises(InputError, match="'api' is not <org>/<name>"):
+        pipeline.workspace("ENG-1", "api")
