@@ -125,8 +125,8 @@ def implement(
                 ticket, pack, workspace, agent, _worktree_diff(workspace, red.commit_sha)
             )
             calls.append(extra.call)
-            if extra.files:
-                results = _check(pack, red, extra, str(repo))
+            if extra.run is not None:
+                results = [*results, extra.run]  # its run is the check of the new tests
         if all(r.ok for r in results):
             paths = worktree_changes(workspace)
             subject = f"feat({ticket.id}): {ticket.title}"[:72]
