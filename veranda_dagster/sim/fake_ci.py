@@ -1,0 +1,210 @@
+"""The fake forge's CI: really runs a pushed commit's ``make lint`` and ``make test``.
+
+For each head sha the GitHub fake is asked about, CI clones that commit from the bare repo into
+a scratch directory and runs each command as one check run (``lint``, ``test``), each killed
+with its process group at ``command_timeout_s`` (conclusion ``timed_out``). A failing lint is
+run with ``RUFF_FORMAT=json`` so ruff's JSON findings become check-run annotations, as the
+ruff GitHub integration reports them. ``mode="never"`` leaves every run ``in_progress``
+forever, for the bounded-wait test.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from veranda_dagster.sim.bare_repo import BareRepo
+
+CI_COMMAND_TIMEOUT_S = 120.0
+"""One CI command on the sample repo takes a second or two; two minutes means it hung."""
+
+OUTPUT_SUMMARY_BYTES = 4_000
+"""Tail of a command's output kept as the check run's summary."""
+
+DEFAULT_COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("lint", ("make", "lint", "RUFF_FORMAT=json")),
+    ("test", ("make", "test")),
+)
+
+CiMode = Literal["run", "never"]
+
+
+@dataclass
+class CheckRun:
+    id: int
+    name: str
+    head_sha: str
+    repo: str
+    status: str = "queued"
+    conclusion: str | None = None
+    started_at: str | None = None
+    completed_at: str | None = None
+    summary: str = ""
+    annotations: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_json(self, api_base: str) -> dict[str, Any]:
+        url = f"{api_base}/repos/{self.repo}/check-runs/{self.id}"
+        return {
+            "id": self.id,
+            "name": self.name,
+            "head_sha": self.head_sha,
+            "status": self.status,
+            "conclusion": self.conclusion,
+            "started_at": self.started_at,
+            "completed_at": self.completed_at,
+            "url": url,
+            "html_url": url,
+            "details_url": url,
+            "check_suite": {"id": self.id // 10},
+            "app": {"slug": "github-actions", "name": "GitHub Actions"},
+            "output": {
+                "title": f"{self.name}: {self.conclusion or self.status}",
+                "summary": self.summary,
+                "annotations_count": len(self.annotations),
+                "annotations_url": f"{url}/annotations",
+            },
+            "pull_requests": [],
+        }
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class FakeCI:
+    def __init__(
+        self,
+        mode: CiMode = "run",
+        command_timeout_s: float = CI_COMMAND_TIMEOUT_S,
+        commands: tuple[tuple[str, tuple[str, ...]], ...] = DEFAULT_COMMANDS,
+    ) -> None:
+        self.mode: CiMode = mode
+        self.command_timeout_s = command_timeout_s
+        self.commands = commands
+        self.runs: dict[int, CheckRun] = {}
+        self.by_sha: dict[str, list[int]] = {}
+        self._ids = itertools.count(41)
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+
+    def ensure(self, repo: BareRepo, sha: str) -> list[CheckRun]:
+        """The check runs for ``sha``, starting CI for it the first time it is seen."""
+        with self._lock:
+            if sha not in self.by_sha:
+                runs = [
+                    CheckRun(next(self._ids) * 10, name, sha, repo.full_name)
+                    for name, _ in self.commands
+                ]
+                for run in runs:
+                    self.runs[run.id] = run
+                self.by_sha[sha] = [r.id for r in runs]
+                if self.mode == "never":
+                    for run in runs:
+                        run.status, run.started_at = "in_progress", _now()
+                else:
+                    thread = threading.Thread(
+                        target=self._execute, args=(repo, sha, runs), daemon=True, name="fake-ci"
+                    )
+                    self._threads.append(thread)
+                    thread.start()
+            return [self.runs[i] for i in self.by_sha[sha]]
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        deadline = time.monotonic() + timeout
+        for thread in list(self._threads):
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in self._threads)
+
+    def _execute(self, repo: BareRepo, sha: str, runs: list[CheckRun]) -> None:
+        scratch = Path(tempfile.mkdtemp(prefix="veranda-fake-ci-"))
+        try:
+            checkout = scratch / "src"
+            subprocess.run(
+                ["git", "clone", "--quiet", "--no-checkout", str(repo.path), str(checkout)],
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
+            subprocess.run(
+                ["git", "-C", str(checkout), "checkout", "--quiet", sha],
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
+            for run, (_, argv) in zip(runs, self.commands, strict=True):
+                self._run_one(run, list(argv), checkout)
+        except (subprocess.SubprocessError, OSError) as exc:
+            for run in runs:
+                if run.status != "completed":
+                    run.status, run.conclusion = "completed", "failure"
+                    run.summary, run.completed_at = f"CI could not check out {sha}: {exc}", _now()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _run_one(self, run: CheckRun, argv: list[str], cwd: Path) -> None:
+        run.status, run.started_at = "in_progress", _now()
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            out, _ = proc.communicate(timeout=self.command_timeout_s)
+            conclusion = "success" if proc.returncode == 0 else "failure"
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+            out = (out or "") + f"\n{run.name} exceeded {self.command_timeout_s:g}s and was killed"
+            conclusion = "timed_out"
+        if conclusion == "failure" and run.name == "lint":
+            run.annotations = ruff_annotations(out or "", cwd)
+        run.summary = (out or "")[-OUTPUT_SUMMARY_BYTES:]
+        run.conclusion, run.completed_at, run.status = conclusion, _now(), "completed"
+
+
+def ruff_annotations(output: str, root: Path) -> list[dict[str, Any]]:
+    """Check-run annotations from ``ruff check --output-format json`` (absolute filenames)."""
+    start = output.find("[")
+    if start < 0:
+        return []
+    try:
+        findings, _ = json.JSONDecoder().raw_decode(output[start:])
+    except ValueError:
+        return []
+    prefix = str(root.resolve()).rstrip("/") + "/"
+    rows = []
+    for item in findings if isinstance(findings, list) else []:
+        if not isinstance(item, dict):
+            continue
+        loc, end_loc = item.get("location") or {}, item.get("end_location") or {}
+        path = str(item.get("filename") or "")
+        path = path[len(prefix) :] if path.startswith(prefix) else path.lstrip("/")
+        rows.append(
+            {
+                "path": path,
+                "start_line": loc.get("row", 1),
+                "end_line": end_loc.get("row", loc.get("row", 1)),
+                "start_column": loc.get("column"),
+                "end_column": end_loc.get("column"),
+                "annotation_level": "failure",
+                "title": str(item.get("code") or "ruff"),
+                "message": f"{item.get('code')} {item.get('message')}",
+                "raw_details": str(item.get("url") or ""),
+            }
+        )
+    return rows
