@@ -83,6 +83,32 @@ OK = [
     ),
 ]
 
+OK += [
+    # real captures (Codex 0.171.0, Gemini CLI 0.61.0 against sim/vendor_api.py)
+    (
+        "codex",
+        "codex_exec_real_ok.jsonl",
+        "PONG-CODEX-REAL",
+        Usage(input=200, output=7, cached=1000),
+        None,
+    ),
+    (
+        "codex",
+        "codex_exec_reconnect_then_ok.jsonl",
+        "PONG-CODEX-REAL",
+        Usage(input=200, output=7, cached=1000),
+        None,
+    ),
+    # the router's flash-lite call is in the totals; the turn's model is the last one listed
+    (
+        "gemini",
+        "gemini_stream_real_ok.jsonl",
+        "PONG-GEMINI-REAL",
+        Usage(input=400, output=14, cached=2000),
+        "gemini-3.8-flash",
+    ),
+]
+
 
 @pytest.mark.parametrize(("parser", "name", "text", "usage", "model"), OK, ids=[o[1] for o in OK])
 def test_ok_stream_text_usage_model(parser, name, text, usage, model):

@@ -1,9 +1,12 @@
 """A loopback server that speaks vendor wire APIs, so a *real* vendor CLI can run in a test.
 
 It emulates Anthropic Messages (``POST /v1/messages``, streaming SSE or JSON, plus
-``count_tokens``) and OpenAI Chat Completions (``POST /v1/chat/completions``, SSE or JSON,
-``GET /v1/models``), with a queue of scripted replies, a call log and failures on demand
-(401/403/429/5xx, with the vendors' own error bodies). It binds 127.0.0.1 only. The call log
+``count_tokens``: Claude Code 2.1.332), the OpenAI Responses API (``POST /v1/responses``, SSE:
+Codex 0.171.0), OpenAI Chat Completions (``POST /v1/chat/completions``, SSE or JSON,
+``GET /v1/models``) and the Gemini API (``:generateContent`` / ``:streamGenerateContent``:
+Gemini CLI 0.61.0, whose schema-constrained router calls get a minimal valid object), with a
+queue of scripted replies, a call log and failures on demand (401/403/429/5xx, with the
+vendors' own error bodies). It binds 127.0.0.1 only. The call log
 never stores an ``Authorization``/``x-api-key`` value, only whether one was sent.
 """
 
