@@ -1,0 +1,134 @@
+"""The parsers read the tools' real output shapes; the filter keeps only this commit's lines."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.static_analysis import (
+    filter_to_commit,
+    from_annotations,
+    parse_eslint_json,
+    parse_golangci_json,
+    parse_report,
+    parse_ruff_json,
+    parse_sarif,
+    python_function_span,
+    render,
+    threshold,
+)
+
+FIX = Path(__file__).parents[1] / "fixtures" / "static_analysis"
+
+
+def load(name: str):
+    return json.loads((FIX / name).read_text())
+
+
+def test_ruff_json_paths_made_relative_and_thresholds_read():
+    vs = parse_ruff_json(load("ruff_half_outside.json"), root="/home/runner/work/app/app")
+    assert [(v.rule, v.path, v.line) for v in vs] == [
+        ("C901", "app/text.py", 8),
+        ("E501", "app/text.py", 13),
+        ("F401", "app/text.py", 5),
+        ("E711", "tests/test_text.py", 5),
+    ]
+    assert [v.threshold for v in vs[:3]] == ["12 > 10", "131 > 100", None]
+
+
+def test_sarif_runs_tools_and_uris():
+    vs = parse_sarif(load("sarif_half_outside.json"))
+    assert [(v.tool, v.rule, v.line) for v in vs] == [
+        ("ruff", "C901", 12),
+        ("ruff", "PLR2004", 5),
+        ("golangci-lint", "funlen", 21),
+        ("golangci-lint", "lll", 3),
+    ]
+    assert vs[0].path == "/home/runner/work/app/app/app/text.py"  # absolute until matched
+    assert vs[2].path == "internal/server/handler.go" and vs[2].threshold == "70 > 60"
+    assert vs[3].threshold == "140 > 120"
+
+
+def test_golangci_and_eslint():
+    go = parse_golangci_json(load("golangci_half_outside.json"))
+    assert [(v.rule, v.line, v.threshold) for v in go] == [
+        ("gocyclo", 20, "21 > 15"),
+        ("lll", 22, "131 > 120"),
+        ("gocognit", 3, "40 > 30"),
+        ("errcheck", 7, None),
+    ]
+    es = parse_eslint_json(load("eslint_half_outside.json"), root="/home/runner/work/app/app")
+    assert [(v.rule, v.path, v.threshold) for v in es] == [
+        ("complexity", "web/a.js", "3 > 2"),
+        ("no-unused-vars", "web/a.js", None),
+        ("parse-error", "web/a.js", None),
+    ]
+
+
+def test_annotations_skip_notices():
+    vs = from_annotations(load("annotations_half_outside.json"), tool="lint")
+    assert [(v.rule, v.line, v.threshold) for v in vs] == [
+        ("C901", 12, "18 > 15"),
+        ("C901", 4, "19 > 15"),
+    ]
+
+
+def test_parse_report_detects_the_format_inside_free_text():
+    text = "Run ruff\n" + (FIX / "golangci_half_outside.json").read_text()
+    assert [v.tool for v in parse_report(text)] == ["golangci-lint"] * 4
+    assert parse_report("no json at all") == [] and parse_report("{not json") == []
+    with pytest.raises(InputError, match="not JSON"):
+        parse_ruff_json("{")
+
+
+def test_filter_keeps_commit_lines_and_function_spans():
+    source = "def f(x):\n    if x:\n        return 1\n    return 2\n\n\ndef g():\n    pass\n"
+    vs = parse_ruff_json(
+        [
+            {
+                "code": "C901",
+                "message": "`f` is too complex (11 > 10)",
+                "filename": "/r/m.py",
+                "location": {"row": 1},
+            },
+            {
+                "code": "C901",
+                "message": "`g` is too complex (11 > 10)",
+                "filename": "/r/m.py",
+                "location": {"row": 7},
+            },
+            {
+                "code": "E501",
+                "message": "Line too long (101 > 100)",
+                "filename": "/r/m.py",
+                "location": {"row": 3},
+            },
+            {
+                "code": "E501",
+                "message": "Line too long (120 > 100)",
+                "filename": "/r/other.py",
+                "location": {"row": 3},
+            },
+        ],
+        root="/r",
+    )
+    ours, theirs = filter_to_commit(
+        vs, {"m.py": {3}}, lambda path, line: python_function_span(source, line)
+    )
+    assert [(v.rule, v.line) for v in ours] == [("C901", 1), ("E501", 3)]
+    assert [(v.path, v.line) for v in theirs] == [("m.py", 7), ("other.py", 3)]
+    assert "m.py:1 ruff C901: `f` is too complex (11 > 10) [threshold 11 > 10]" in render(ours)
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("calculated cyclomatic complexity for function X is 22, max is 15", "22 > 15"),
+        ("Function 'g' has too many lines (6). Maximum allowed is 5.", "6 > 5"),
+        ("has too many statements (46 > 40)", "46 > 40"),
+        ("`if b1` has complex nested blocks (complexity: 3)", None),
+    ],
+)
+def test_threshold_messages(message, expected):
+    assert threshold(message) == expected

@@ -1,0 +1,190 @@
+"""``await_ci``: bounded polling with backoff, exactly one repair, and repair prompts grounded
+in the static-analysis findings of this commit's own lines (never another change's)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.domain.work.conftest import (
+    BRANCH,
+    TICKET,
+    FakeForge,
+    ScriptedAgent,
+    build_project,
+    reply,
+    write,
+)
+from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
+from veranda_dagster.domain.bounds import CI_POLL_INITIAL_S, CI_POLL_MAX_S, MAX_CI_REPAIRS
+from veranda_dagster.domain.models import PullRequest, ReviewRounds
+from veranda_dagster.domain.work._common import commit_and_push
+from veranda_dagster.domain.work.ci import await_ci
+from veranda_dagster.domain.work.forge import CheckRun
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "static_analysis"
+
+
+def _handler(changed: bool) -> str:
+    lines = ["package server", "", "func legacy() {", "}", ""]
+    lines += [f"// filler {i}" for i in range(6, 20)]
+    body = ["\tx := 1", "\t_ = x"] if not changed else ["\tif x := 2; x > 1 {", "\t}"]
+    lines += ["func (s *Server) Handle() {", *body, "}"] + [f"// tail {i}" for i in range(24, 31)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def change(tmp_path):
+    """A branch commit: text.py line 9 modified and 10-13 added; handler.go 21-22 rewritten."""
+    project = build_project(
+        tmp_path,
+        {
+            "internal/server/handler.go": _handler(False),
+            "internal/server/other.go": "package server\n",
+        },
+    )
+    ws = project.workspace
+    ws.ensure()
+    text = BASE_FILES["app/text.py"].replace("s.lower()", "s.lower().strip()") + SLUGIFY_OK
+    (ws.path / "app/text.py").write_text(text)
+    (ws.path / "internal/server/handler.go").write_text(_handler(True))
+    sha = commit_and_push(ws, ["app/text.py", "internal/server/handler.go"], "feat", "patch")
+    pr = PullRequest(
+        ticket_id=TICKET.id, number=101, url="u", title="t", body="b", branch=BRANCH, head_sha=sha
+    )
+    review = ReviewRounds(ticket_id=TICKET.id, stopped="clean", head_sha=sha)
+    return project, pr, review
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def run(status: str, conclusion: str | None, id_: int = 1, name: str = "lint") -> CheckRun:
+    return CheckRun(id=id_, name=name, status=status, conclusion=conclusion)
+
+
+def _ci(project, pr, review, agent, forge, timeout_s: float = 600.0):
+    clock = Clock()
+    out = await_ci(
+        TICKET, project.pack, pr, review, project.workspace, agent, forge,
+        clock=clock, sleep=clock.sleep, timeout_s=timeout_s,
+    )  # fmt: skip
+    return out, clock
+
+
+def _repairer():
+    return ScriptedAgent(
+        {"ci_repairer": [reply("fixed", write("app/text.py", "\n# repaired\n", append=True))]}
+    )
+
+
+GROUNDING = [
+    (
+        "ruff_half_outside.json",
+        ["`whisper` is too complex (12 > 10)", "Line too long (131 > 100)"],
+        ["`os` imported but unused", "Comparison to `None`"],
+    ),
+    (
+        "sarif_half_outside.json",
+        ["`slugify` is too complex (16 > 15)", "Function 'Handle' is too long (70 > 60)"],
+        ["Magic value", "other.go"],
+    ),
+    (
+        "golangci_half_outside.json",
+        ["cyclomatic complexity 21 of func `(*Server).Handle` is high (> 15)", "131 characters"],
+        ["`legacy`", "w.Write"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("fixture", "ours", "theirs"), GROUNDING)
+def test_only_this_commits_violations_reach_the_repair_prompt(change, fixture, ours, theirs):
+    project, pr, review = change
+    report = (FIXTURES / fixture).read_text()
+    first = pr.head_sha
+    forge = FakeForge(
+        checks=lambda sha, n: [run("completed", "failure" if sha == first else "success")],
+        outputs={1: f"lint failed\n{report}"},
+    )
+    agent = _repairer()
+    outcome, _ = _ci(project, pr, review, agent, forge)
+    (request,) = agent.requests
+    assert request.role == "ci_repairer" and request.tier == "high"
+    for text in ours:
+        assert text in request.prompt
+    for text in theirs:
+        assert text not in request.prompt
+    assert "2 other finding(s) are outside this change" in request.prompt
+    assert outcome.status == "success" and outcome.repairs == 1
+    assert outcome.repair_grounding == "violations" and len(outcome.violations) == 2
+    assert {v.path for v in outcome.violations} <= {"app/text.py", "internal/server/handler.go"}
+    assert outcome.head_sha == project.remote_sha() != first
+    assert all(v.threshold for v in outcome.violations if "complex" in v.message)
+
+
+def test_annotations_are_grounding_too_and_thresholds_are_carried(change):
+    project, pr, review = change
+    annotations = json.loads((FIXTURES / "annotations_half_outside.json").read_text())
+    forge = FakeForge(
+        checks=lambda sha, n: [run("completed", "failure" if sha == pr.head_sha else "success")],
+        annotations={1: annotations},
+    )
+    agent = _repairer()
+    outcome, _ = _ci(project, pr, review, agent, forge)
+    prompt = agent.requests[0].prompt
+    assert "app/text.py:12 lint C901: `slugify` is too complex (18 > 15) [threshold 18 > 15]" in (
+        prompt
+    )
+    assert "`shout`" not in prompt and "banaas" not in prompt
+    assert [v.rule for v in outcome.violations] == ["C901"]
+
+
+def test_a_second_red_is_a_recorded_failure_with_no_second_repair(change):
+    project, pr, review = change
+    forge = FakeForge(
+        checks=lambda sha, n: [run("completed", "failure"), run("completed", "success", 2, "unit")],
+        logs={1: "x" * 50_000 + "\nError: lint gate failed: 3 problems"},
+    )
+    agent = _repairer()
+    outcome, _ = _ci(project, pr, review, agent, forge)
+    assert outcome.status == "failure"
+    assert outcome.repairs == MAX_CI_REPAIRS == 1
+    assert agent.roles() == ["ci_repairer"]
+    # no structured findings: the log tail is the (fallback) grounding, bounded
+    assert outcome.repair_grounding == "log_tail" and outcome.violations == []
+    assert "lint gate failed" in agent.requests[0].prompt
+    assert len(agent.requests[0].prompt) < 10_000
+    assert [c.name for c in outcome.checks] == ["lint", "unit"]
+    assert len(set(forge.check_polls)) == 2  # the original head, then the repaired head
+
+
+def test_green_ci_needs_no_repair(change):
+    project, pr, review = change
+    forge = FakeForge(
+        checks=lambda sha, n: [run("in_progress", None)] if n < 3 else [run("completed", "success")]
+    )
+    outcome, clock = _ci(project, pr, review, ScriptedAgent(), forge)
+    assert (outcome.status, outcome.repairs, outcome.polls) == ("success", 0, 3)
+    assert clock.sleeps == [CI_POLL_INITIAL_S, CI_POLL_INITIAL_S * 2]
+    assert outcome.calls == []
+
+
+def test_the_wait_is_bounded_and_backs_off(change):
+    project, pr, review = change
+    forge = FakeForge(checks=lambda sha, n: [run("queued", None)])
+    outcome, clock = _ci(project, pr, review, ScriptedAgent(), forge, timeout_s=600)
+    assert outcome.status == "timed_out" and outcome.repairs == 0
+    assert sum(clock.sleeps) == 600
+    assert clock.sleeps[:4] == [15.0, 30.0, 60.0, 120.0]
+    assert max(clock.sleeps) == CI_POLL_MAX_S
+    assert outcome.polls == len(clock.sleeps) + 1
