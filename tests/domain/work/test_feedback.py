@@ -1,0 +1,79 @@
+"""``process_feedback``: each batch of human comments is one revision round, never the bot's
+own; ten rounds over the PR's life, then it says so once and stops."""
+
+from tests.domain.work.conftest import BRANCH, TICKET, FakeForge, ScriptedAgent, reply, write
+from veranda_dagster.domain.bounds import MAX_FEEDBACK_ROUNDS
+from veranda_dagster.domain.models import PullRequest
+from veranda_dagster.domain.work.feedback import BOUND_NOTICE, process_feedback
+from veranda_dagster.domain.work.forge import BOT_MARKER, Comment
+
+PR = PullRequest(
+    ticket_id=TICKET.id, number=100, url="u", title="t", body="b", branch=BRANCH, head_sha="h"
+)
+
+
+def test_ten_rounds_then_it_says_so_once_and_stops(project):
+    forge = FakeForge(
+        issue_comments=[
+            Comment(1, "issue", "ci-bot[bot]", "coverage 80%", author_type="Bot"),
+            Comment(2, "issue", "someone", f"old note from us {BOT_MARKER}"),
+        ]
+    )
+    agent = ScriptedAgent(
+        {"implementer": [reply("Renamed it.", write("NOTES.md", "renamed\n"))]},
+        default={"implementer": reply("Answered.")},
+    )
+    previous = None
+    for n in range(1, MAX_FEEDBACK_ROUNDS + 1):
+        forge.issue_comments.append(Comment(100 + n, "issue", "alice", f"please change {n}"))
+        previous = process_feedback(
+            TICKET, project.pack, PR, project.workspace, agent, forge, previous
+        )
+        assert len(previous.rounds) == n and len(previous.calls) == 1
+    assert previous.bound_reached and len(agent.requests) == MAX_FEEDBACK_ROUNDS == 10
+    assert previous.rounds[0].commit_sha == project.remote_sha()
+    assert all(r.commit_sha is None for r in previous.rounds[1:])
+    assert previous.processed_comment_ids == [f"issue:{100 + n}" for n in range(1, 11)]
+    assert "please change 1" in agent.requests[0].prompt
+    assert all(
+        "coverage 80%" not in r.prompt and "old note" not in r.prompt for r in agent.requests
+    )
+    notices = [body for _, body in forge.posted if BOUND_NOTICE in body]
+    assert len(notices) == 1 and BOT_MARKER in notices[0]
+    # an 11th batch: no agent turn, no second notice
+    forge.issue_comments.append(Comment(200, "issue", "alice", "one more?"))
+    after = process_feedback(TICKET, project.pack, PR, project.workspace, agent, forge, previous)
+    assert len(agent.requests) == 10 and after.calls == [] and after.bound_reached
+    assert len([b for _, b in forge.posted if BOUND_NOTICE in b]) == 1
+
+
+def test_review_comments_get_thread_replies_and_no_new_comments_means_no_turn(project):
+    forge = FakeForge(
+        review_comments=[
+            Comment(
+                7, "review", "bob", "off by one here", path="app/text.py", line=5, diff_hunk="@@"
+            )
+        ]
+    )
+    agent = ScriptedAgent(default={"implementer": reply("Fixed the bound.")})
+    first = process_feedback(TICKET, project.pack, PR, project.workspace, agent, forge, None)
+    assert "@bob on app/text.py:5" in agent.requests[0].prompt
+    assert forge.replies == [(7, f"No code change was pushed.\n{BOT_MARKER}")]
+    assert first.processed_comment_ids == ["review:7"]
+    again = process_feedback(TICKET, project.pack, PR, project.workspace, agent, forge, first)
+    assert len(agent.requests) == 1 and again.rounds == first.rounds and again.calls == []
+
+
+def test_a_revision_that_breaks_the_checks_is_not_pushed(project):
+    forge = FakeForge(issue_comments=[Comment(5, "issue", "carol", "remove shout")])
+    agent = ScriptedAgent(
+        {
+            "implementer": [
+                reply("Removed.", write("app/text.py", "def whisper(s):\n    return s\n"))
+            ]
+        }
+    )
+    out = process_feedback(TICKET, project.pack, PR, project.workspace, agent, forge, None)
+    assert out.rounds[0].commit_sha is None
+    assert "could not make that change pass" in forge.posted[-1][1]
+    assert "def shout" in (project.repo / "app/text.py").read_text()

@@ -1,0 +1,68 @@
+"""``review_rounds``: a simplify pass, then fix-and-re-review bounded at five rounds, stopping
+early when the reviewer's strict JSON says nothing is left."""
+
+from tests.domain.work.conftest import BRANCH, TICKET, FakeForge, ScriptedAgent, reply, write
+from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
+from veranda_dagster.domain.bounds import MAX_REVIEW_ROUNDS
+from veranda_dagster.domain.models import PullRequest
+from veranda_dagster.domain.work._common import commit_and_push
+from veranda_dagster.domain.work.review import parse_findings, review_rounds
+
+FINDING = '{"findings": [{"path": "app/text.py", "line": 12, "message": "no docstring"}]}'
+
+
+def _pr(project) -> PullRequest:
+    ws = project.workspace
+    ws.ensure()
+    (ws.path / "app/text.py").write_text(BASE_FILES["app/text.py"] + SLUGIFY_OK)
+    sha = commit_and_push(ws, ["app/text.py"], "feat", "patch")
+    return PullRequest(
+        ticket_id=TICKET.id, number=100, url="u", title="t", body="b", branch=BRANCH, head_sha=sha
+    )
+
+
+def test_five_rounds_then_stopped_at_the_bound(project):
+    pr, forge = _pr(project), FakeForge()
+    agent = ScriptedAgent(
+        {"implementer": [reply("done", write("app/text.py", "# reviewed\n", append=True))]},
+        default={
+            "simplifier": reply("nothing to simplify"),
+            "reviewer": reply(FINDING),
+            "implementer": reply("tried"),
+        },
+    )
+    result = review_rounds(TICKET, project.pack, pr, project.workspace, agent, forge)
+    assert result.stopped == "bound" and len(result.rounds) == MAX_REVIEW_ROUNDS == 5
+    assert agent.roles() == ["simplifier"] + ["reviewer", "implementer"] * 5
+    assert [r.index for r in result.rounds] == [1, 2, 3, 4, 5]
+    assert all(r.findings == ["app/text.py:12: no docstring"] for r in result.rounds)
+    assert [r.fixed for r in result.rounds] == [True, False, False, False, False]
+    assert result.rounds[0].commit_sha == project.remote_sha() == result.head_sha
+    assert all(r.usd == 0.02 for r in result.rounds) and result.usd == 0.11
+    assert "already raised and addressed" in agent.requests[3].prompt
+    assert "stopped at the bound of 5" in forge.posted[-1][1]
+
+
+def test_stops_clean_and_a_breaking_simplification_is_reverted(project):
+    pr, forge = _pr(project), FakeForge()
+    agent = ScriptedAgent(
+        {
+            "simplifier": [
+                reply("simpler", write("app/text.py", "def slugify(s):\n    return s\n"))
+            ],
+            "reviewer": [reply(FINDING), reply('Sure.\n```json\n{"findings": []}\n```')],
+            "implementer": [reply("fixed")],
+        }
+    )
+    result = review_rounds(TICKET, project.pack, pr, project.workspace, agent, forge)
+    assert result.stopped == "clean" and len(result.rounds) == 2
+    assert result.rounds[1].findings == [] and result.head_sha == pr.head_sha
+    assert "def shout" in (project.repo / "app/text.py").read_text()  # simplifier reverted
+    assert "nothing left to fix" in forge.posted[-1][1]
+
+
+def test_parse_findings_is_strict():
+    assert parse_findings('{"findings": []}') == []
+    assert parse_findings('noise {"findings": ["a", {"message": "b"}]} noise') == ["a", "b"]
+    assert parse_findings("Looks good to me!") is None
+    assert parse_findings('{"issues": []}') is None
