@@ -1,0 +1,113 @@
+"""``pr_feedback``: PRs learned from ``pull_request`` materializations in the instance; a new
+human comment requests exactly one ``feedback`` run for that partition; bots are ignored."""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+import dagster as dg
+import httpx
+
+from tests.domain.work.conftest import FakeForge
+from veranda_dagster.clients.github import GitHubClient
+from veranda_dagster.domain.work.forge import BOT_MARKER, Comment
+from veranda_dagster.partitions import TICKET_TAG
+from veranda_dagster.sensors.pr_feedback import (
+    FeedbackCursor,
+    GitHubResource,
+    poll_pr_feedback,
+    pr_feedback,
+)
+
+
+class Log:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def warning(self, text: str) -> None:
+        self.lines.append(text)
+
+
+def materialize(instance, asset: str, key: str, **metadata) -> None:
+    instance.report_runless_asset_event(
+        dg.AssetMaterialization(asset_key=asset, partition=key, metadata=metadata)
+    )
+
+
+def test_a_new_human_comment_requests_one_feedback_run():
+    instance = dg.DagsterInstance.ephemeral()
+    materialize(
+        instance, "pull_request", "ENG-7",
+        pr_url=dg.MetadataValue.url("https://github.com/acme/app/pull/101"), pr_number=101,
+    )  # fmt: skip
+    forge = FakeForge(
+        issue_comments=[
+            Comment(5, "issue", "alice", "please rename"),
+            Comment(6, "issue", "veranda", f"done {BOT_MARKER}"),
+            Comment(9, "issue", "codecov[bot]", "report", author_type="Bot"),
+        ]
+    )
+    result = poll_pr_feedback(instance, forge, None, Log())
+    (request,) = result.run_requests
+    assert request.partition_key == "ENG-7" and request.run_key == "ENG-7:feedback:5"
+    assert request.asset_selection == [dg.AssetKey("feedback")]
+    assert request.tags[TICKET_TAG] == "ENG-7"
+    cursor = FeedbackCursor.parse(result.cursor)
+    assert cursor.prs["ENG-7"].repo == "acme/app" and cursor.prs["ENG-7"].seen == [0, 5]
+    # the same comments next tick: nothing; a new review comment: one more run
+    again = poll_pr_feedback(instance, forge, result.cursor, Log())
+    assert again.run_requests == []
+    forge.review_comments.append(Comment(7, "review", "bob", "nit", path="app/text.py", line=3))
+    third = poll_pr_feedback(instance, forge, again.cursor, Log())
+    assert [r.run_key for r in third.run_requests] == ["ENG-7:feedback:7"]
+    # feedback reached its bound: the PR is no longer polled
+    materialize(instance, "feedback", "ENG-7", outcome="bound_reached")
+    forge.issue_comments.append(Comment(50, "issue", "alice", "again?"))
+    done = poll_pr_feedback(instance, forge, third.cursor, Log())
+    assert done.run_requests == [] and "no ticket pull requests" in done.skip_reason.skip_message
+
+
+def test_skips_with_a_reason_when_github_is_not_configured():
+    context = dg.build_sensor_context(
+        instance=dg.DagsterInstance.ephemeral(), resources={"github": GitHubResource()}
+    )
+    result = pr_feedback(context)
+    assert isinstance(result, dg.SkipReason) and "GITHUB_TOKEN" in result.skip_message
+
+
+class ScriptedGitHub(GitHubResource):
+    handlers: ClassVar[dict[str, object]] = {}
+
+    def client(self) -> GitHubClient:
+        return GitHubClient(
+            self.base_url, self.token, transport=httpx.MockTransport(self.handlers["h"])
+        )
+
+
+def test_the_sensor_end_to_end_through_the_github_client():
+    instance = dg.DagsterInstance.ephemeral()
+    materialize(
+        instance, "pull_request", "ENG-8",
+        pr_url=dg.MetadataValue.url("https://github.com/acme/api/pull/12"), pr_number=12,
+    )  # fmt: skip
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url.path)
+        if request.url.path == "/repos/acme/api/issues/12/comments":
+            return httpx.Response(
+                200, json=[{"id": 77, "body": "why?", "user": {"login": "dev", "type": "User"}}]
+            )
+        return httpx.Response(200, json=[])
+
+    ScriptedGitHub.handlers["h"] = handler
+    resource = ScriptedGitHub(token="ghs_x", base_url="https://api.github.test")
+    context = dg.build_sensor_context(instance=instance, resources={"github": resource})
+    result = pr_feedback(context)
+    assert [r.run_key for r in result.run_requests] == ["ENG-8:feedback:77"]
+    assert sorted(seen) == [
+        "/repos/acme/api/issues/12/comments",
+        "/repos/acme/api/pulls/12/comments",
+    ]
+    assert json.loads(result.cursor)["prs"]["ENG-8"]["number"] == 12
