@@ -21,9 +21,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    """Load ``benchmarks/<name>.py`` (a script directory, not a package) under a private name."""
+    spec = importlib.util.spec_from_file_location(
+        f"_bench_{name}", ROOT / "benchmarks" / f"{name}.py"
+    )
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
