@@ -135,7 +135,7 @@ class CountingPipeline(PipelineResource):
             branch=pack.branch,
             base_sha=pack.base_sha,
             commit_sha="c" * 40,
-            test_files=["tests/test_retry.py"],
+            test_files=[f"tests/test_{ticket.title.split()[-1]}.py"],  # shows the ticket's origin
             base_run=CommandResult(command="pytest -q", exit_code=1, output_tail="1 failed"),
             attempts=1,
             calls=[call("test_writer")],

@@ -103,8 +103,8 @@ def _snapshot(values: str) -> dict[str, bytes]:
     return {p.parent.name: p.read_bytes() for p in Path(values).glob("*/ENG-9.json")}
 
 
-@pytest.mark.parametrize("failing", ["ticket", "context_pack"])
-def test_a_failed_run_overwrites_no_stored_value(tmp_path, instance, failing):
+def test_a_failed_run_overwrites_no_stored_value(tmp_path, instance):
+    failing = "context_pack"  # the third phase: two phases before it succeed, six after never run
     calls, values = _dirs(tmp_path)
     instance.add_dynamic_partitions("tickets", ["ENG-9"])
     first = dg.materialize(
@@ -132,8 +132,7 @@ def test_a_failed_run_overwrites_no_stored_value(tmp_path, instance, failing):
     untouched = order[order.index(failing) :]
     for asset in untouched:
         assert after[asset] == before[asset], f"{asset} was overwritten by a failed run"
-    if failing != "ticket":
-        assert b"v2" in after["ticket"]  # a phase that succeeded did store its new value
+    assert b"v2" in after["ticket"]  # a phase that succeeded did store its new value
 
 
 def test_missing_config_is_named_and_not_retried(tmp_path, instance):
@@ -199,7 +198,9 @@ def test_tokens_never_reach_metadata_or_logs(tmp_path, instance):
     res = resources(calls, values, linear_token=secret, slack_token=secret, github_token=secret)
     store = ValueStore(base_dir=values)
     res["io_manager"] = VerandaIOManager(store=store)
-    result = dg.materialize(PHASE_ASSETS, partition_key="ENG-12", instance=instance, resources=res)
+    result = dg.materialize(
+        PHASE_ASSETS[:3], partition_key="ENG-12", instance=instance, resources=res
+    )
     assert result.success
     records = instance.all_logs(result.run_id)
     assert records and not any(secret in str(r) for r in records)

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import dagster as dg
 import yaml
-from dagster._core.instance.ref import InstanceRef
 
 from veranda_dagster import definitions
 from veranda_dagster.assets._policy import PHASES
@@ -111,15 +110,6 @@ def test_secrets_bind_as_env_vars_not_values(monkeypatch):
     assert isinstance(pipeline.github_token, dg.EnvVar) and pipeline.github_token == "GITHUB_TOKEN"
     assert pipeline.linear_token == ""  # unset: a working default, not a load error
     assert definitions.value_store().backend == "VERANDA_VALUE_STORE"
-
-
-def test_default_instance_is_sqlite_under_dagster_home(tmp_path):
-    shutil.copy(ROOT / "dagster.yaml", tmp_path / "dagster.yaml")
-    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(tmp_path))) as instance:
-        assert type(instance.run_storage).__name__ == "SqliteRunStorage"
-        assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
-        assert instance.run_retries_enabled and instance.run_retries_max_retries == 2
-    assert (tmp_path / "history").is_dir()
 
 
 def test_instance_yaml_files_limit_ticket_runs():

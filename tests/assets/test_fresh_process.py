@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ from tests.assets.fakes import resources
 from veranda_dagster.assets import PHASE_ASSETS
 calls, values = sys.argv[1], sys.argv[2]
 with dg.DagsterInstance.get() as instance:
-    result = dg.materialize(PHASE_ASSETS, selection="pull_request", partition_key="ENG-8",
+    result = dg.materialize(PHASE_ASSETS, selection="red_tests", partition_key="ENG-8",
                             instance=instance, resources=resources(calls, values))
     loaded = sorted(e.event_specific_data.input_name for e in result.all_events
                     if e.event_type_value == "LOADED_INPUT")
@@ -37,9 +38,10 @@ def test_downstream_asset_alone_in_a_new_process_loads_upstream(tmp_path: Path):
     home, calls, values = tmp_path / "home", tmp_path / "calls", tmp_path / "values"
     for path in (home, calls, values):
         path.mkdir()
+    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
         instance.add_dynamic_partitions("tickets", [KEY])
-        upstream = PHASE_ASSETS[:5]  # ticket .. patch
+        upstream = PHASE_ASSETS[:3]  # ticket, repo_guess, context_pack
         first = dg.materialize(
             upstream,
             partition_key=KEY,
@@ -61,19 +63,15 @@ def test_downstream_asset_alone_in_a_new_process_loads_upstream(tmp_path: Path):
     assert child.returncode == 0, child.stderr[-3000:]
     report = json.loads(child.stdout.strip().splitlines()[-1])
     assert report["success"]
-    assert report["loaded"] == ["context_pack", "patch", "ticket"]
+    assert report["loaded"] == ["context_pack", "ticket"]
 
     counts = read_calls(calls)
-    assert counts == {
-        "ticket": 1,
-        "repo_guess": 1,
-        "context_pack": 1,
-        "red_tests": 1,
-        "patch": 1,
-        "pull_request": 1,
-    }
-    pr = ValueStore(base_dir=str(values)).load("pull_request", KEY)
-    assert "from-first-process" in pr.title  # the ticket came from the store, not a refetch
+    assert counts == {"ticket": 1, "repo_guess": 1, "context_pack": 1, "red_tests": 1}
+    red = ValueStore(base_dir=str(values)).load("red_tests", KEY)
+    assert red.branch == "veranda/eng-8" and red.base_sha == "a" * 40  # from the stored pack
+    assert red.test_files == [
+        "tests/test_from-first-process.py"
+    ]  # the stored ticket, not a refetch
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
         run = instance.get_run_by_id(report["run_id"])
         assert run is not None and run.is_success

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -15,6 +16,7 @@ from veranda_dagster.storage import ValueStore
 from veranda_dagster.storage.types import VALUE_TYPES
 
 KEY = "ENG-7"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _instance(home: Path) -> dg.DagsterInstance:
@@ -27,6 +29,7 @@ def job_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     paths = {"home": tmp_path / "home", "calls": tmp_path / "calls", "values": tmp_path / "v"}
     for path in paths.values():
         path.mkdir()
+    shutil.copy(ROOT / "dagster.yaml", paths["home"] / "dagster.yaml")  # the shipped instance
     monkeypatch.setenv(recon.COUNTER_ENV, str(paths["calls"]))
     monkeypatch.setenv(recon.VALUES_ENV, str(paths["values"]))
     monkeypatch.setenv(recon.FAIL_ONCE_ENV, "context_pack")
@@ -36,6 +39,9 @@ def job_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 def test_third_asset_fails_then_reexecution_from_failure_skips_finished(job_env):
     job = dg.reconstructable(recon.ticket_job)
     with _instance(job_env["home"]) as instance:
+        assert type(instance.run_storage).__name__ == "SqliteRunStorage"
+        assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
+        assert instance.run_retries_enabled and instance.run_retries_max_retries == 2
         instance.add_dynamic_partitions("tickets", [KEY])
         with dg.execute_job(job, instance, tags={"dagster/partition": KEY}) as first:
             assert not first.success
