@@ -1,0 +1,167 @@
+"""The scripted model + stand-in CLI, run through the product's real adapters and resolver."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from veranda_dagster.backends.agent import AgentRequest
+from veranda_dagster.backends.config import BackendsConfig
+from veranda_dagster.backends.health import HealthCache
+from veranda_dagster.backends.port import BackendError
+from veranda_dagster.backends.resolver import build_agent
+from veranda_dagster.domain.models import ContextPack, RepoGuess, Ticket
+from veranda_dagster.domain.repo_confirmation import confirm_prompt
+from veranda_dagster.domain.work import prompts
+from veranda_dagster.sim.agent_cli import apply_tool
+from veranda_dagster.sim.backends import (
+    SIM_KEYS,
+    agent_binary,
+    model_credentials,
+    sim_backends_config,
+    sim_environ,
+)
+from veranda_dagster.sim.model_server import ScriptedModelServer
+from veranda_dagster.sim.sample_org import BILLING, INVOICE_FIXED_LINE, SampleOrg
+from veranda_dagster.sim.scripted_agent import detect_role
+
+TICKET = Ticket(
+    id="ENG-1", source="linear", title="Invoice total", description="Repo: acme/billing"
+)
+
+
+def test_roles_are_read_off_the_products_own_prompts(sample_org: SampleOrg) -> None:
+    from veranda_dagster.domain.catalog import load_catalog
+
+    pack = ContextPack.model_construct(citations=[], files=[], facts=None)
+    guess = RepoGuess.model_construct(repo=BILLING, signal="declaration")
+    cat = load_catalog(sample_org.catalog_path)
+    table = {
+        confirm_prompt(guess, TICKET, cat): "repo_confirmer",
+        prompts.second_writer_prompt(TICKET, pack, "diff"): "second_test_writer",
+        prompts.simplifier_prompt(TICKET, "diff"): "simplifier",
+        prompts.reviewer_prompt(TICKET, "diff", []): "reviewer",
+        prompts.fixer_prompt(TICKET, ["x"]): "review_fixer",
+        prompts.ci_repair_prompt(TICKET, ["lint"], "F401", "violations"): "ci_repairer",
+        prompts.feedback_prompt(TICKET, ["nit"]): "feedback_implementer",
+        "Reply with the single word OK.": "probe",
+        "Role: implementer\nanything": "implementer",
+        "something else": "unknown",
+    }
+    assert {p: detect_role(p) for p in table} == table
+
+
+def clone(org: SampleOrg, dest: Path) -> Path:
+    subprocess.run(["git", "clone", "-q", str(org.bare(BILLING)), str(dest)], check=True)
+    return dest
+
+
+@pytest.fixture()
+def model():
+    keys, tokens = model_credentials()
+    with ScriptedModelServer(api_keys=keys, oauth_tokens=tokens) as server:
+        yield server
+
+
+def agent_for(model: ScriptedModelServer, tmp: Path, with_glm: bool = True):
+    doc = sim_backends_config(model.base_url, agent_binary(tmp), with_glm=with_glm)
+    env = sim_environ({"PATH": __import__("os").environ["PATH"], "HOME": str(tmp)})
+    return build_agent(BackendsConfig.model_validate(doc), environ=env, health=HealthCache())
+
+
+def implement_request(repo: Path, pin: str | None = None) -> AgentRequest:
+    return AgentRequest(
+        role="implementer",
+        tier="high",
+        prompt="You are the implementer. Fix it.",
+        workdir=str(repo),
+        pinned_model=pin,
+    )
+
+
+def test_a_turn_edits_the_clone_and_is_costed(
+    model: ScriptedModelServer, sample_org: SampleOrg, tmp_path: Path
+) -> None:
+    repo = clone(sample_org, tmp_path / "c")
+    reply = agent_for(model, tmp_path).run(implement_request(repo))
+    assert INVOICE_FIXED_LINE in (repo / "billing/invoice.py").read_text()
+    call = reply.call
+    assert (call.family, call.mode, call.model, call.reason) == (
+        "claude",
+        "api_key",
+        "claude-opus-sim",
+        "preferred",
+    )
+    assert call.usage.input > 0 and call.usage.output > 0 and call.usd > 0
+    assert "invoice_total_cents" in reply.text
+    assert model.calls_by_role() == {"probe": 1, "implementer": 1}
+
+
+def test_revoked_key_falls_back_to_the_same_vendors_other_mode_first(
+    model: ScriptedModelServer, sample_org: SampleOrg, tmp_path: Path
+) -> None:
+    repo = clone(sample_org, tmp_path / "c")
+    agent = agent_for(model, tmp_path)
+    agent.run(AgentRequest(role="x", tier="cheap", prompt="Role: simplifier", workdir=str(repo)))
+    model.revoke(SIM_KEYS["SIM_ANTHROPIC_API_KEY"])
+    reply = agent.run(implement_request(repo, pin="claude-opus-sim"))
+    assert (reply.call.family, reply.call.mode) == ("claude", "login")
+    assert reply.call.reason == "fallback:auth:claude/api_key"
+    assert reply.call.dropped_pin is None  # same family: the pin survives
+    model.revoke(SIM_KEYS["SIM_CLAUDE_OAUTH_TOKEN"])
+    reply = agent.run(implement_request(repo, pin="claude-opus-sim"))
+    assert reply.call.family == "glm" and reply.call.dropped_pin == "claude-opus-sim"
+    assert reply.call.reason.startswith("fallback:auth:claude/")
+
+
+def test_model_5xx_is_upstream_and_not_a_fallback(
+    model: ScriptedModelServer, sample_org: SampleOrg, tmp_path: Path
+) -> None:
+    repo = clone(sample_org, tmp_path / "c")
+    agent = agent_for(model, tmp_path)
+    model.fail_role("implementer", 500, times=2)  # the CLI retries once, as Claude Code does
+    with pytest.raises(BackendError) as err:
+        agent.run(implement_request(repo))
+    assert err.value.verdict == "upstream"
+    assert agent.run(implement_request(repo)).call.mode == "api_key"
+
+
+def test_tool_calls_never_leave_the_working_directory(tmp_path: Path) -> None:
+    ok, _ = apply_tool(tmp_path, "Write", {"file_path": "../escape.txt", "content": "x"})
+    assert not ok and not (tmp_path.parent / "escape.txt").exists()
+    ok, _ = apply_tool(tmp_path, "Write", {"file_path": "a/b.txt", "content": "x"})
+    assert ok and (tmp_path / "a/b.txt").read_text() == "x"
+    assert apply_tool(
+        tmp_path, "Edit", {"file_path": "a/b.txt", "old_string": "x", "new_string": "y"}
+    )[0]
+    assert apply_tool(
+        tmp_path, "Edit", {"file_path": "a/b.txt", "old_string": "x", "new_string": "y"}
+    )[0]  # already applied: idempotent
+    assert not apply_tool(
+        tmp_path, "Edit", {"file_path": "a/b.txt", "old_string": "q", "new_string": "z"}
+    )[0]
+
+
+def test_blocked_role_waits_for_release(model: ScriptedModelServer) -> None:
+    import threading
+
+    import httpx
+
+    arrived = model.block("implementer")
+    body = {"model": "m", "messages": [{"role": "user", "content": "You are the implementer."}]}
+    headers = {"x-api-key": SIM_KEYS["SIM_ANTHROPIC_API_KEY"]}
+    out: list[int] = []
+    t = threading.Thread(
+        target=lambda: out.append(
+            httpx.post(f"{model.base_url}/v1/messages", json=body, headers=headers).status_code
+        )
+    )
+    t.start()
+    assert arrived.wait(10) and out == []
+    model.release("implementer")
+    t.join(10)
+    assert out == [200]
+    assert json.dumps(SIM_KEYS["SIM_ANTHROPIC_API_KEY"]) not in repr(model.calls)
