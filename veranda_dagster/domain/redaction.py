@@ -24,8 +24,14 @@ _PATTERNS = (
 )
 _URL_PASSWORD = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^\s:/@]+):[^\s@/]+@")
 _ASSIGNED = re.compile(
-    r"(?i)\b(?P<name>[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|API_KEY|APIKEY)[A-Z0-9_]*)"
-    r"(?P<sep>\s*[=:]\s*)(?P<q>['\"]?)[^\s'\"]{6,}"
+    r"\b(?P<name>[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|API_KEY|APIKEY)[A-Z0-9_]*)"
+    r"(?P<sep>\s*[=:]\s*)(?P<q>['\"]?)(?!\*\*\*)[^\s'\"]{6,}"
+)
+"""``GITHUB_TOKEN=...`` / ``API_KEY: ...``: environment-style names only, so prose such as
+"nothing secret: app/x.py:12" is left alone; lowercase keys count only with ``=``."""
+_ASSIGNED_LOWER = re.compile(
+    r"(?i)\b(?P<name>[a-z0-9_]*(?:token|secret|password|api_key|apikey))"
+    r"(?P<sep>=)(?P<q>['\"]?)(?!\*\*\*)[^\s'\"&]{6,}"
 )
 
 
@@ -34,7 +40,9 @@ def scrub(text: str, known: list[str] | None = None) -> str:
     for secret in known or []:
         if secret:
             text = text.replace(secret, MASK)
+    text = _URL_PASSWORD.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", text)
     for pattern in _PATTERNS:
         text = pattern.sub(MASK, text)
-    text = _URL_PASSWORD.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", text)
-    return _ASSIGNED.sub(lambda m: f"{m['name']}{m['sep']}{m['q']}{MASK}", text)
+    for pattern in (_ASSIGNED, _ASSIGNED_LOWER):
+        text = pattern.sub(lambda m: f"{m['name']}{m['sep']}{m['q']}{MASK}", text)
+    return text
