@@ -45,6 +45,9 @@ from veranda_dagster.domain.bounds import (
 HERE = Path(__file__).resolve().parent
 DEFAULT_CASES = HERE / "data" / "retrieval_cases.json"
 RANKERS = ("ours", "naive", "bm25")
+TEXT_BM25 = "bm25_text"
+"""Opt-in, informational: BM25 with the whole report as the query (not the same seeds), to show
+what the seed cap leaves out. Not one of the headline columns."""
 MAX_FILE_BYTES = 1_000_000
 """Larger tracked files (vendored data, lock files) are left out of the BM25 corpus."""
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")
@@ -201,17 +204,20 @@ def words(text: str) -> list[str]:
     return [w for w in out if len(w) > 1]
 
 
-def rank_bm25(tree: Tree, query: list[str]) -> list[str]:
+def rank_bm25(tree: Tree, queries: list[list[str]]) -> list[list[str]]:
+    """One BM25 index over the tree, one ranking per query (files scoring 0 are left out)."""
     from rank_bm25 import BM25Okapi  # dev dependency, imported where it is used
 
     paths = sorted(tree.lines)
-    if not paths or not query:
-        return []
+    if not paths:
+        return [[] for _ in queries]
     index = BM25Okapi([words("".join(tree.lines[p])) or ["\0"] for p in paths])
-    scores = index.get_scores(query)
-    return [
-        p for s, p in sorted(zip(scores, paths, strict=True), key=lambda x: (-x[0], x[1])) if s > 0
-    ]
+    rankings = []
+    for query in queries:
+        scores = index.get_scores(query) if query else [0.0] * len(paths)
+        ranked = sorted(zip(scores, paths, strict=True), key=lambda x: (-x[0], x[1]))
+        rankings.append([p for score, p in ranked if score > 0])
+    return rankings
 
 
 # --- our pack --------------------------------------------------------------------------------
@@ -255,7 +261,9 @@ def recall(files: list[str], gold: list[str]) -> float:
     return len(set(files) & set(gold)) / len(gold)
 
 
-def run_case(case: dict[str, Any], repo_dir: Path, pack_cmd: list[str]) -> dict[str, Any]:
+def run_case(
+    case: dict[str, Any], repo_dir: Path, pack_cmd: list[str], text_bm25: bool = False
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="veranda-bench-") as tmp_name:
         tmp = Path(tmp_name)
         worktree = tmp / "wt"
@@ -266,11 +274,17 @@ def run_case(case: dict[str, Any], repo_dir: Path, pack_cmd: list[str]) -> dict[
             tree = Tree(worktree)
             hits = seed_hits(tree, seeds)
             texts = {p: windows_for(tree.lines[p], hit_lines(hits, p)) for p in tree.lines}
+            queries = [words(" ".join(seeds))]
+            if text_bm25:
+                queries.append(words(f"{case['title']}\n{case['body']}"))
+            bm25 = rank_bm25(tree, queries)
             packs = {
                 "ours": Packed([f["path"] for f in ours["files"]], int(ours["bytes"])),
                 "naive": pack_ranked(rank_naive(hits), texts),
-                "bm25": pack_ranked(rank_bm25(tree, words(" ".join(seeds))), texts),
+                "bm25": pack_ranked(bm25[0], texts),
             }
+            if text_bm25:
+                packs[TEXT_BM25] = pack_ranked(bm25[1], texts)
         finally:
             git(repo_dir, "worktree", "remove", "--force", str(worktree), check=False)
             git(repo_dir, "worktree", "prune", check=False)
@@ -282,9 +296,13 @@ def run_case(case: dict[str, Any], repo_dir: Path, pack_cmd: list[str]) -> dict[
     return row
 
 
+def columns(rows: list[dict[str, Any]]) -> tuple[str, ...]:
+    return (*RANKERS, TEXT_BM25) if rows and TEXT_BM25 in rows[0] else RANKERS
+
+
 def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"cases": len(rows)}
-    for name in RANKERS:
+    for name in columns(rows):
         vals = [r[name]["recall"] for r in rows]
         out[name] = {
             "recall_at_6": round(sum(vals) / len(vals), 4) if vals else 0.0,
@@ -292,7 +310,8 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "wins": sum(
                 1
                 for r in rows
-                if r[name]["recall"] > max(r[o]["recall"] for o in RANKERS if o != name)
+                if name in RANKERS
+                and r[name]["recall"] > max(r[o]["recall"] for o in RANKERS if o != name)
             ),
         }
     for base in ("naive", "bm25"):
@@ -302,21 +321,26 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def render(rows: list[dict[str, Any]], groups: dict[str, dict[str, Any]]) -> str:
-    lines = [f"{'case':<14} {'gold':>4} {'ours':>6} {'naive':>6} {'bm25':>6}  seeds"]
+    names = columns(rows)
+    header = " ".join(f"{n:>9}" for n in names)
+    lines = [f"{'case':<14} {'gold':>4} {header}  seeds"]
     for r in rows:
-        cells = " ".join(f"{r[n]['recall']:>6.2f}" for n in RANKERS)
+        cells = " ".join(f"{r[n]['recall']:>9.2f}" for n in names)
         lines.append(f"{r['id']:<14} {len(r['gold']):>4} {cells}  {', '.join(r['seeds'])[:60]}")
     for label, t in groups.items():
-        cells = " ".join(f"{t[n]['recall_at_6']:>6.3f}" for n in RANKERS)
-        lines.append(f"{'TOTAL ' + label:<19} {cells}  (n={t['cases']})")
-        hits = "  ".join(f"{n}={t[n]['any_gold_hit']}/{t['cases']}" for n in RANKERS)
+        cells = " ".join(f"{t[n]['recall_at_6']:>9.3f}" for n in names)
+        lines.append(f"{'TOTAL ' + label:<19} {cells}  (n={t['cases']}, recall@6)")
+        hits = "  ".join(f"{n}={t[n]['any_gold_hit']}/{t['cases']}" for n in names)
         ratio = f"ours/naive={t['ours_over_naive']}  ours/bm25={t['ours_over_bm25']}"
         lines.append(f"{'':<19} any gold file: {hits}  {ratio}")
     return "\n".join(lines)
 
 
 def run(
-    cases: list[dict[str, Any]], repos_dir: Path, pack_cmd: str | list[str] | None = None
+    cases: list[dict[str, Any]],
+    repos_dir: Path,
+    pack_cmd: str | list[str] | None = None,
+    text_bm25: bool = False,
 ) -> dict[str, Any]:
     if not cases:
         raise BenchmarkError("no cases to run")
@@ -325,7 +349,7 @@ def run(
     rows = []
     for number, case in enumerate(cases, 1):
         print(f"[{number}/{len(cases)}] {case['id']}", file=sys.stderr, flush=True)
-        rows.append(run_case(case, dirs[case["repo"]], command))
+        rows.append(run_case(case, dirs[case["repo"]], command, text_bm25))
     groups = {"all": totals(rows)}
     for source in sorted({r["report_source"] for r in rows}):
         groups[source] = totals([r for r in rows if r["report_source"] == source])
@@ -343,12 +367,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--case", action="append", default=[], help="run only this id")
     parser.add_argument("--pack-cmd", help="the veranda command (default: veranda on PATH)")
     parser.add_argument("--json", metavar="PATH", help="also write the rows and totals as JSON")
+    parser.add_argument(
+        "--with-text-bm25",
+        action="store_true",
+        help="add an informational column: BM25 with the whole report as the query",
+    )
     args = parser.parse_args(argv)
     try:
         cases = json.loads(args.cases.read_text(encoding="utf-8"))
         if args.case:
             cases = [c for c in cases if c["id"] in set(args.case)]
-        result = run(cases, args.repos_dir, args.pack_cmd)
+        result = run(cases, args.repos_dir, args.pack_cmd, args.with_text_bm25)
     except (OSError, ValueError) as exc:
         print(f"retrieval benchmark: error: cannot read {args.cases}: {exc}", file=sys.stderr)
         return 2

@@ -109,7 +109,7 @@ def one_run(repos_dir: Path, pack_cmd: list[str], tmp_path_factory: pytest.TempP
     argv = ["--repos-dir", str(repos_dir), "--cases", str(cases_file), "--json", str(out_json)]
     capture = io.StringIO()
     with contextlib.redirect_stdout(capture):
-        code = bench.main([*argv, "--pack-cmd", " ".join(pack_cmd)])
+        code = bench.main([*argv, "--with-text-bm25", "--pack-cmd", " ".join(pack_cmd)])
     return code, capture.getvalue(), json.loads(out_json.read_text())
 
 
@@ -134,10 +134,12 @@ def test_three_rankers_side_by_side_with_the_same_seeds(one_run, repos_dir: Path
     assert "TOTAL all" in table and "demo-7" in table
     [row] = result["rows"]
     assert row["seeds"], "the pack printed no seeds"
-    for name in bench.RANKERS:
+    for name in (*bench.RANKERS, bench.TEXT_BM25):
         assert row[name]["bytes"] <= 12_000 and len(row[name]["files"]) <= 6
     assert row["ours"]["recall"] == 1.0  # NetRCAuth is defined in exactly one file
-    assert row["naive"]["files"] and row["bm25"]["files"]
+    assert row["naive"]["files"] and row["bm25"]["files"] and row["bm25_text"]["files"]
+    # the opt-in full-text column never counts as a win among the three headline rankers
+    assert result["totals"]["all"]["bm25_text"]["wins"] == 0
     totals = result["totals"]["all"]
     assert totals["cases"] == 1
     assert set(totals) >= {"ours", "naive", "bm25", "ours_over_naive", "ours_over_bm25"}
