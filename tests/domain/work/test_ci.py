@@ -2,6 +2,7 @@
 in the static-analysis findings of this commit's own lines (never another change's)."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,14 @@ def test_the_wait_is_bounded_and_backs_off(change):
     assert clock.sleeps[:4] == [15.0, 30.0, 60.0, 120.0]
     assert max(clock.sleeps) == CI_POLL_MAX_S
     assert outcome.polls == len(clock.sleeps) + 1
+
+
+def test_a_retried_phase_after_a_pushed_repair_gets_no_second_repair(change):
+    project, pr, review = change
+    forge = FakeForge(checks=lambda sha, n: [run("completed", "failure")])
+    _ci(project, pr, review, _repairer(), forge)  # the first attempt repaired and pushed
+    shutil.rmtree(project.repo)  # the step is retried in a new pod
+    agent = ScriptedAgent()
+    outcome, _ = _ci(project, pr, review, agent, forge)
+    assert agent.requests == [] and outcome.repairs == 1 and outcome.status == "failure"
+    assert outcome.head_sha == project.remote_sha() != review.head_sha

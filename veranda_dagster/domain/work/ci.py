@@ -44,7 +44,13 @@ from veranda_dagster.domain.static_analysis import (
     parse_report,
     render,
 )
-from veranda_dagster.domain.work._common import commit_and_push, prepare, turn, worktree_changes
+from veranda_dagster.domain.work._common import (
+    PHASE_TRAILER,
+    commit_and_push,
+    prepare,
+    turn,
+    worktree_changes,
+)
 from veranda_dagster.domain.work.forge import CheckRun, Forge
 from veranda_dagster.domain.work.prompts import ci_repair_prompt
 from veranda_dagster.domain.workspace import Workspace
@@ -117,6 +123,15 @@ def ground(
     return ("log_tail", tail, []) if tail else ("none", "", [])
 
 
+def _repairs_on_branch(workspace: Workspace, pack: ContextPack, review: ReviewRounds) -> int:
+    """Repairs already pushed by an earlier attempt of this phase (a retried step must not get
+    a second repair): commits after the review's head carrying this phase's trailer."""
+    if workspace.head_sha() == review.head_sha:
+        return 0
+    log = workspace.git("log", "--format=%B", f"{review.head_sha}..HEAD")
+    return min(MAX_CI_REPAIRS, log.count(f"{PHASE_TRAILER}: {PHASE}"))
+
+
 def await_ci(
     ticket: Ticket,
     pack: ContextPack,
@@ -131,9 +146,9 @@ def await_ci(
     timeout_s: float = CI_WAIT_TIMEOUT_S,
 ) -> CIOutcome:
     repo_dir = prepare(workspace, pack)
-    sha = review.head_sha
+    sha = workspace.head_sha()  # the branch on the forge: review's head, or a pushed repair
     calls: list[ModelCall] = []
-    repairs, kind, grounded = 0, "none", []
+    repairs, kind, grounded = _repairs_on_branch(workspace, pack, review), "none", []
     total_polls = 0
     while True:
         runs, polls, done = wait_for_checks(forge, pack.repo, sha, clock, sleep, timeout_s)
