@@ -1,8 +1,9 @@
 """Prometheus metrics for the phase graph: the decisions, not just the outcomes.
 
 The asset shell calls :func:`observe_phase` once per materialization; the ops server also
-replays materializations it reads from the instance (``ops/tail.py``), because under the
-K8sRunLauncher every run is its own pod and a step's process is gone before any scrape.
+replays materializations it reads from the instance (``ops/materializations.py``), since
+under the K8sRunLauncher every run is its own pod and a step's process is gone before any
+scrape.
 
 Every metric lives on one dedicated :class:`~prometheus_client.CollectorRegistry` held by a
 :class:`PhaseMetrics`, so tests build a fresh one and nothing leaks into the client's global
