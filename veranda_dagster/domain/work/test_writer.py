@@ -15,7 +15,6 @@ from veranda_dagster.domain.bounds import VALIDATION_TIMEOUT_S
 from veranda_dagster.domain.models import CommandResult, ContextPack, ModelCall, Ticket
 from veranda_dagster.domain.work._common import (
     is_test_path,
-    prepare,
     revert,
     turn,
     worktree_changes,
@@ -44,8 +43,9 @@ class ExtraTests:
 def write_extra_tests(
     ticket: Ticket, pack: ContextPack, workspace: Workspace, agent: AgentPort, diff: str
 ) -> ExtraTests:
-    """One turn of the independent seat in the clone, then its new tests run once."""
-    repo = prepare(workspace, pack)
+    """One turn of the independent seat in the clone the patch phase prepared (with the
+    implementer's uncommitted change in it), then its new tests run once."""
+    repo = workspace.path
     before = set(worktree_changes(workspace))
     reply = turn(agent, ROLE, "standard", second_writer_prompt(ticket, pack, diff), repo, ticket)
     touched = [p for p in worktree_changes(workspace) if p not in before]
