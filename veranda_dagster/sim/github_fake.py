@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import itertools
 import re
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +28,8 @@ from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeRespo
 Handler = Callable[..., FakeResponse]
 Route = tuple[str, re.Pattern[str], Handler]
 DOC = "https://docs.github.com/rest"
+PUSH_POLL_S = 0.5
+"""How often the fake looks for pushed PR heads to start CI on."""
 
 
 def compile_routes(table: list[tuple[str, str, Handler]]) -> list[Route]:
@@ -72,6 +75,7 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
         self.review_comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.reviews: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self._ids = itertools.count(1000)
+        self._watching = threading.Event()
         self._routes = compile_routes(
             [
                 ("GET", "/rate_limit", self._rate_limit),
@@ -103,6 +107,34 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
                 ("GET", "/_logs/{id}", self._log_text),
             ]
         )
+
+    # --- CI on push -----------------------------------------------------------------------------
+
+    def start(self) -> GitHubFake:
+        super().start()
+        self._watching.clear()
+        threading.Thread(target=self._watch_pushes, name="github-fake-push", daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._watching.set()
+        super().stop()
+
+    def _watch_pushes(self) -> None:
+        """CI starts when a PR's head moves, as on GitHub, not when someone first asks."""
+        while not self._watching.wait(PUSH_POLL_S):
+            with self.lock:
+                open_heads = [
+                    (name, pr["head"]["ref"])
+                    for name, pulls in self.pulls.items()
+                    for pr in pulls.values()
+                    if pr["state"] == "open"
+                ]
+            for name, ref in open_heads:
+                repo = self.repo(name)
+                sha = repo.resolve(ref) if repo else None
+                if repo and sha:
+                    self.ci.ensure(repo, sha)
 
     # --- test/demo API --------------------------------------------------------------------------
 

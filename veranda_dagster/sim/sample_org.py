@@ -45,6 +45,8 @@ select = ["E", "F", "W", "I"]
 
 [tool.pytest.ini_options]
 pythonpath = ["."]
+# plugins installed next to pytest in this environment that the repo does not use
+addopts = "-p no:hypothesispytest -p no:benchmark -p no:anyio"
 """
 
 INVOICE_PY = '''\

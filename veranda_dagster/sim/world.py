@@ -1,0 +1,169 @@
+"""A whole simulated world: the fakes running, the sample org on disk, the product configured.
+
+``SimWorld`` starts the Linear, Slack and GitHub fakes and the scripted model server on
+127.0.0.1, creates the sample organisation, writes a temporary ``DAGSTER_HOME`` (embedded
+SQLite, the shipped ``dagster.yaml`` settings) and the backends file, and produces the
+environment the product reads (``env``). The product is pointed at the fakes only through that
+configuration — base URLs, dummy tokens and the backends file — never through a code path of
+its own. ``secrets`` lists every fake credential, so tests can scan every output for them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from veranda_dagster.sim.backends import (
+    SIM_KEYS,
+    agent_binary,
+    model_credentials,
+    sim_backends_config,
+)
+from veranda_dagster.sim.fake_ci import CiMode
+from veranda_dagster.sim.github_fake import GitHubFake
+from veranda_dagster.sim.linear_fake import BOT_USER_ID as LINEAR_BOT
+from veranda_dagster.sim.linear_fake import LinearFake
+from veranda_dagster.sim.model_server import ScriptedModelServer
+from veranda_dagster.sim.sample_org import SampleOrg, create_sample_org
+from veranda_dagster.sim.slack_fake import BOT_USER_ID as SLACK_BOT
+from veranda_dagster.sim.slack_fake import SlackFake
+
+SLACK_CHANNEL = "C0SIMBILL"
+LINEAR_LABEL = "veranda"
+
+FAKE_TOKENS = {
+    "LINEAR_API_KEY": "lin_api_SIMULATED_linear_key_5b1e",
+    "SLACK_BOT_TOKEN": "xoxb-SIMULATED-slack-bot-token-2c7d",
+    "GITHUB_TOKEN": "ghs_SIMULATED_github_token_8a4f",
+}
+
+DAGSTER_YAML = """\
+# Written by the veranda simulation: embedded SQLite under this directory.
+run_coordinator:
+  module: dagster.core.run_coordinator
+  class: QueuedRunCoordinator
+  config:
+    max_concurrent_runs: 4
+run_retries:
+  enabled: true
+  max_retries: 2
+  retry_on_asset_or_op_failure: false
+telemetry:
+  enabled: false
+"""
+
+
+class SimWorld:
+    """``with SimWorld() as world:`` then ``world.env`` (apply with ``world.apply_env()``)."""
+
+    def __init__(
+        self,
+        root: str | Path | None = None,
+        *,
+        ci_mode: CiMode = "run",
+        ci_command_timeout_s: float | None = None,
+        with_glm: bool = True,
+        agent_timeout_s: float = 300.0,
+    ) -> None:
+        self._own_root = root is None
+        self.root = Path(root or tempfile.mkdtemp(prefix="veranda-sim-"))
+        self.ci_mode: CiMode = ci_mode
+        self.ci_command_timeout_s = ci_command_timeout_s
+        self.with_glm = with_glm
+        self.agent_timeout_s = agent_timeout_s
+        self._stack = ExitStack()
+        self._saved_env: dict[str, str | None] = {}
+        self.org: SampleOrg
+        self.linear: LinearFake
+        self.slack: SlackFake
+        self.github: GitHubFake
+        self.model: ScriptedModelServer
+        self.env: dict[str, str] = {}
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.root / "dagster_home"
+
+    @property
+    def secrets(self) -> list[str]:
+        return [*FAKE_TOKENS.values(), *SIM_KEYS.values()]
+
+    def start(self) -> SimWorld:
+        self.org = create_sample_org(self.root / "org")
+        self.linear = self._stack.enter_context(LinearFake(token=FAKE_TOKENS["LINEAR_API_KEY"]))
+        self.slack = self._stack.enter_context(
+            SlackFake(token=FAKE_TOKENS["SLACK_BOT_TOKEN"], channels=(SLACK_CHANNEL,))
+        )
+        self.github = self._stack.enter_context(
+            GitHubFake(
+                self.org.git_base,
+                token=FAKE_TOKENS["GITHUB_TOKEN"],
+                ci_mode=self.ci_mode,
+                ci_command_timeout_s=self.ci_command_timeout_s,
+            )
+        )
+        keys, tokens = model_credentials()
+        self.model = self._stack.enter_context(ScriptedModelServer(keys, tokens))
+        self.dagster_home.mkdir(parents=True)
+        (self.dagster_home / "dagster.yaml").write_text(DAGSTER_YAML)
+        backends = self.root / "backends.json"
+        doc = sim_backends_config(
+            self.model.base_url,
+            agent_binary(self.root),
+            with_glm=self.with_glm,
+            timeout_s=self.agent_timeout_s,
+        )
+        backends.write_text(json.dumps(doc, indent=2))
+        self.env = self._product_env(backends)
+        return self
+
+    def _product_env(self, backends: Path) -> dict[str, str]:
+        return {
+            "DAGSTER_HOME": str(self.dagster_home),
+            "LINEAR_API_URL": self.linear.graphql_url,
+            "LINEAR_BOT_USER_ID": LINEAR_BOT,
+            "LINEAR_LABEL": LINEAR_LABEL,
+            "SLACK_API_URL": self.slack.api_url,
+            "SLACK_CHANNELS": SLACK_CHANNEL,
+            "SLACK_BOT_USER_ID": SLACK_BOT,
+            "GITHUB_API_URL": self.github.base_url,
+            "GITHUB_GIT_BASE": str(self.org.git_base),
+            "VERANDA_CATALOG": str(self.org.catalog_path),
+            "VERANDA_RUNBOOKS_DIR": str(self.org.runbooks_dir),
+            "VERANDA_HINTS_DIR": str(self.org.hints_dir),
+            "VERANDA_BACKENDS_FILE": str(backends),
+            "VERANDA_BACKENDS_CONFIG": str(backends),
+            "VERANDA_WORKSPACES": str(self.dagster_home / "workspaces"),
+            "VERANDA_VALUES_DIR": str(self.dagster_home / "veranda_values"),
+            **FAKE_TOKENS,
+            **SIM_KEYS,
+        }
+
+    def apply_env(self) -> None:
+        """Put ``env`` into this process's environment (restored by ``stop``), so the product's
+        definitions, sensors and every step subprocess read it."""
+        for key, value in self.env.items():
+            self._saved_env.setdefault(key, os.environ.get(key))
+            os.environ[key] = value
+
+    def stop(self) -> None:
+        for key, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self._saved_env.clear()
+        self._stack.close()
+        if self._own_root:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> SimWorld:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
