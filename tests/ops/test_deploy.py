@@ -119,6 +119,16 @@ def test_rendered_user_deployment_validates_with_one_ops_port() -> None:
     assert [p["containerPort"] for p in ops[0]["ports"]] == [DEFAULT_PORT]
     assert ops[0]["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert ops[0]["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    # /readyz reads the chart's instance: the sidecar gets its config and the PG password ref
+    mounts = {m["mountPath"]: m["name"] for m in ops[0]["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
+    instance_volume = volumes[mounts["/opt/dagster/dagster_home/dagster.yaml"]]
+    assert instance_volume["configMap"]["name"] == "veranda-dagster-instance"
+    env = {e["name"]: e for e in ops[0]["env"]}
+    assert (
+        env["DAGSTER_PG_PASSWORD"]["valueFrom"]["secretKeyRef"]["name"]
+        == (load_values()["global"]["postgresqlSecretName"])
+    )
     main = pod["spec"]["containers"][0]
     assert main["args"][:3] == ["dagster", "code-server", "start"]
     assert "veranda_dagster.definitions" in main["args"]

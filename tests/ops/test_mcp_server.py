@@ -188,3 +188,33 @@ def test_descriptor_renders_into_claude_and_codex_formats() -> None:
     assert path == ".codex/config.toml"
     assert '[mcp_servers.veranda_observability]\ncommand = "veranda"' in content
     assert 'args = ["mcp-observability"]' in content
+
+
+def test_stdio_entry_point_lists_tools_and_reads_the_instance(failed_run) -> None:
+    """``veranda mcp-observability`` as a CLI would start it: a subprocess over stdio, reading
+    the instance its DAGSTER_HOME names."""
+    import os
+    import sys
+
+    from mcp import StdioServerParameters
+
+    instance, run_id = failed_run
+    home = instance.root_directory
+    entry = "import sys; from veranda_dagster.cli import main; sys.exit(main())"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-c", entry, *OBSERVABILITY_MCP.args],
+        env={**os.environ, "DAGSTER_HOME": home, "PROMETHEUS_URL": ""},
+    )
+
+    async def go():
+        async with Client(params, read_timeout_seconds=60) as client:
+            listed = await client.list_tools()
+            runs = await client.call_tool("dagster_runs", {"limit": 5})
+            prom = await client.call_tool("prometheus_query", {"query": "up"})
+            return [t.name for t in listed.tools], _text(runs), _text(prom)
+
+    names, runs, prom = anyio.run(go)
+    assert sorted(names) == sorted(TOOL_NAMES)
+    assert run_id in runs
+    assert "PROMETHEUS_URL is unset" in prom
