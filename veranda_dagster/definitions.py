@@ -13,6 +13,7 @@ from typing import Any
 import dagster as dg
 
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
+from veranda_dagster.domain.bounds import CI_WAIT_TIMEOUT_S, GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.storage import ValueStore, VerandaIOManager
@@ -43,6 +44,10 @@ def pipeline_resource() -> PipelineResource:
         backends_file=env("VERANDA_BACKENDS_FILE"),
         runbooks_dir=env("VERANDA_RUNBOOKS_DIR"),
         hints_dir=env("VERANDA_HINTS_DIR"),
+        code_search_per_minute=int(
+            os.environ.get("VERANDA_CODE_SEARCH_PER_MINUTE") or GITHUB_CODE_SEARCH_PER_MINUTE
+        ),
+        ci_wait_timeout_s=float(os.environ.get("VERANDA_CI_WAIT_TIMEOUT_S") or CI_WAIT_TIMEOUT_S),
     )
 
 

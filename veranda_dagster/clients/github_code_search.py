@@ -90,6 +90,7 @@ class GitHubCodeSearch(HttpService):
         clock: Callable[[], float] = time.monotonic,
         contents: Contents | None = None,
         sha: str | None = None,
+        per_minute: int = GITHUB_CODE_SEARCH_PER_MINUTE,
     ) -> None:
         if repo.count("/") != 1 or not all(repo.split("/")):
             raise InputError(f"github code search: repo {repo!r} is not 'org/name'")
@@ -102,7 +103,7 @@ class GitHubCodeSearch(HttpService):
             headers={"X-GitHub-Api-Version": API_VERSION},
         )
         self.repo = repo
-        self.limiter = SlidingWindowLimiter(clock=clock, sleep=sleep)
+        self.limiter = SlidingWindowLimiter(limit=per_minute, clock=clock, sleep=sleep)
         self._contents = contents
         self._sha = sha
         self._texts: dict[str, list[str] | None] = {}

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
+from veranda_dagster.domain.bounds import CI_WAIT_TIMEOUT_S, GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.domain.errors import ConfigError, InputError
 from veranda_dagster.resources._capability import require
 
@@ -66,6 +67,10 @@ class PipelineResource(dg.ConfigurableResource):
     """JSON/YAML ``BackendsConfig``; empty = every family in default order."""
     runbooks_dir: str = ""
     hints_dir: str = ""
+    code_search_per_minute: int = GITHUB_CODE_SEARCH_PER_MINUTE
+    """The forge's code-search rate (GitHub.com: 10/min; GitHub Enterprise Server sets its own)."""
+    ci_wait_timeout_s: float = CI_WAIT_TIMEOUT_S
+    """How long ``ci_outcome`` waits for the PR head's checks (``CI_WAIT_TIMEOUT_S``)."""
 
     # --- collaborators -----------------------------------------------------------------------
 
@@ -150,7 +155,12 @@ class PipelineResource(dg.ConfigurableResource):
             search_cls = require(
                 "veranda_dagster.clients.github_code_search", "GitHubCodeSearch", "code search"
             )
-            search = search_cls(self.github_api_url, self.github_token, guess.repo)
+            search = search_cls(
+                self.github_api_url,
+                self.github_token,
+                guess.repo,
+                per_minute=self.code_search_per_minute,
+            )
         else:
             local = require("veranda_dagster.domain.code_search", "LocalGitGrep", "code search")
             search = local(workspace.path)
@@ -197,7 +207,14 @@ class PipelineResource(dg.ConfigurableResource):
     ) -> CIOutcome:
         await_ci = require(f"{_WORK}.ci", "await_ci", "ci outcome")
         return await_ci(
-            ticket, pack, pr, review, self.pack_workspace(ticket, pack), self.agent(), self.forge()
+            ticket,
+            pack,
+            pr,
+            review,
+            self.pack_workspace(ticket, pack),
+            self.agent(),
+            self.forge(),
+            timeout_s=self.ci_wait_timeout_s,
         )
 
     def process_feedback(

@@ -35,6 +35,9 @@ from veranda_dagster.sim.slack_fake import SlackFake
 
 SLACK_CHANNEL = "C0SIMBILL"
 LINEAR_LABEL = "veranda"
+CODE_SEARCH_PER_MINUTE = 120
+"""The fake forge's code-search rate (GitHub.com allows 10/min; a pack's 12 searches would
+otherwise spend a minute of the demo waiting on a limit the fake does not have)."""
 
 FAKE_TOKENS = {
     "LINEAR_API_KEY": "lin_api_SIMULATED_linear_key_5b1e",
@@ -140,6 +143,8 @@ class SimWorld:
             "VERANDA_BACKENDS_CONFIG": str(backends),
             "VERANDA_WORKSPACES": str(self.dagster_home / "workspaces"),
             "VERANDA_VALUES_DIR": str(self.dagster_home / "veranda_values"),
+            # the fake forge is a GitHub Enterprise Server-like install with its own search rate
+            "VERANDA_CODE_SEARCH_PER_MINUTE": str(CODE_SEARCH_PER_MINUTE),
             **FAKE_TOKENS,
             **SIM_KEYS,
         }
