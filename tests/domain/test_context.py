@@ -80,7 +80,7 @@ def test_builds_the_pack_in_a_fresh_clone_of_the_forge(tmp_path, forge):
     assert pack.seeds[:1] == ["src/auth/session.ts"]
     assert {"useSession", "refreshToken", "LoginButton"} <= set(pack.seeds)
     assert pack.files[0].path == "src/auth/session.ts"
-    assert pack.searches == len(pack.seeds) and 0 < pack.bytes <= 12_000
+    assert len(pack.seeds) < pack.searches <= 12 and 0 < pack.bytes <= 12_000
     assert [c.id for c in pack.citations] == [f"R{i}" for i in range(1, len(pack.citations) + 1)]
     assert {c.sha for c in pack.citations} == {base}
     assert [layer.name for layer in pack.layers] == [

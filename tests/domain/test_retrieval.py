@@ -190,3 +190,24 @@ def test_every_window_gets_a_citation_in_reading_order():
 )
 def test_path_factor(path, factor):
     assert path_factor(path) == factor
+
+
+def test_keywords_only_spend_the_searches_seeds_leave_over():
+    search = FakeSearch({"a.py": "pager\n"})
+    build_pack(_seeds(12), search, keywords=["pager"])
+    assert "pager" not in search.calls
+    search = FakeSearch({"src/pager.py": "pager\n", "src/other.py": "seed_number_00\n"})
+    pack = build_pack(_seeds(1), search, keywords=["pager", "other"])
+    assert search.calls == ["seed_number_00", "pager", "other"]
+    assert [f.path for f in pack.files] == ["src/other.py", "src/pager.py"]
+
+
+def test_a_hit_qualified_name_still_looks_up_its_definition_with_leftover_budget():
+    files = {
+        "tests/test_fmt.py": "HelpFormatter.write_usage(x)\n",
+        "src/fmt.py": "class HelpFormatter:\n    def write_usage(self):\n        pass\n",
+    }
+    search = FakeSearch(files)
+    pack = build_pack(["HelpFormatter.write_usage"], search)
+    assert search.calls == ["HelpFormatter.write_usage", "write_usage"]
+    assert pack.files[0].path == "src/fmt.py"

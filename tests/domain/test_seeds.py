@@ -1,5 +1,5 @@
 from veranda_dagster.domain.bounds import MAX_SEEDS
-from veranda_dagster.domain.seeds import extract_seeds, relaxed_variant
+from veranda_dagster.domain.seeds import extract_keywords, extract_seeds, relaxed_variant
 
 
 def test_nine_distinct_seeds_are_capped_at_exactly_eight():
@@ -84,3 +84,19 @@ def test_relaxed_variants():
     assert relaxed_variant("client.session.get_user") == "get_user"
     assert relaxed_variant("process_item(item)") == "process_item"
     assert relaxed_variant("parseRetryAfter") is None
+
+
+def test_calls_private_names_emails_hosts_and_changelogs():
+    text = (
+        "Fix _pipepager()/_tempfilepage() and echo() per CHANGES.rst; "
+        "Co-authored-by: A <a.b@users.noreply.github.com>, see deldycke.com"
+    )
+    assert extract_seeds([text]) == ["_tempfilepage", "_pipepager", "echo"]
+
+
+def test_keywords_are_plain_topic_words_not_already_seeds():
+    texts = ["Pager breaks the pager on Windows", "`pager_cmd` is wrong; the metavar shows"]
+    seeds = extract_seeds(texts)
+    assert seeds == ["pager_cmd"]
+    assert extract_keywords(texts, seeds, 12) == ["breaks", "windows", "metavar"]
+    assert extract_keywords(texts, seeds, 1) == ["breaks"]

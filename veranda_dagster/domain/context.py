@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from veranda_dagster.backends.agent import AgentPort
+from veranda_dagster.domain.bounds import MAX_SEARCHES
 from veranda_dagster.domain.code_search import CodeSearch, LocalGitGrep
 from veranda_dagster.domain.errors import AwaitingHumanError
 from veranda_dagster.domain.facts import read_repo_facts
@@ -21,7 +22,7 @@ from veranda_dagster.domain.layers import build_layers, exclude_from_git, write_
 from veranda_dagster.domain.mcp_config import PLAYWRIGHT_MCP, McpServer, write_mcp_configs
 from veranda_dagster.domain.models import ContextPack, RepoGuess, Ticket
 from veranda_dagster.domain.retrieval import build_pack
-from veranda_dagster.domain.seeds import extract_seeds
+from veranda_dagster.domain.seeds import extract_keywords, extract_seeds
 from veranda_dagster.domain.workspace import Workspace
 
 
@@ -64,8 +65,9 @@ def build_context_pack(
     if isinstance(search, LocalGitGrep):
         search = search.at(base_sha)
     facts = read_repo_facts(repo_dir)
-    seeds = extract_seeds(ticket_texts(ticket, config.dossiers))
-    pack = build_pack(seeds, search)
+    texts = ticket_texts(ticket, config.dossiers)
+    seeds = extract_seeds(texts)
+    pack = build_pack(seeds, search, keywords=extract_keywords(texts, seeds, MAX_SEARCHES))
     layers = build_layers(
         ticket,
         repo_dir,
@@ -101,9 +103,12 @@ def build_context_pack(
 
 
 def build_local_pack(repo_dir: str | Path, ticket: Ticket, dossiers: list[str]) -> dict[str, Any]:
-    """The ``veranda pack`` JSON: seeds, then the pack over the clone at HEAD (no model)."""
-    seeds = extract_seeds(ticket_texts(ticket, dossiers))
-    pack = build_pack(seeds, LocalGitGrep(repo_dir))
+    """The ``veranda pack`` JSON: seeds, then the pack over the clone at HEAD (no model). Plain
+    ticket words spend only the searches the seeds leave over."""
+    texts = ticket_texts(ticket, dossiers)
+    seeds = extract_seeds(texts)
+    keywords = extract_keywords(texts, seeds, MAX_SEARCHES)
+    pack = build_pack(seeds, LocalGitGrep(repo_dir), keywords=keywords)
     return {
         "seeds": seeds,
         "searches": pack.searches,

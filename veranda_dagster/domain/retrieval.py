@@ -40,8 +40,12 @@ from veranda_dagster.domain.seeds import relaxed_variant
 TEST_FACTOR = 0.5
 DOCS_FACTOR = 0.4
 VENDORED_FACTOR = 0.2
+DATA_FACTOR = 0.3
+"""Config, CI and data files: worth a window when nothing else matches, rarely the fix."""
 DEFINITION_BONUS = 1.0
 PATH_MATCH_BONUS = 1.5
+KEYWORD_WEIGHT = 0.5
+"""A plain ticket word is weaker evidence than an identifier someone typed."""
 RANK_DECAY = 0.06
 """Weight lost per seed rank: the first seed weighs 1.0, the eighth 0.58."""
 
@@ -53,6 +57,11 @@ _VENDORED_PATH = re.compile(
     r"(^|/)(vendor|vendored|_vendor|third_party|thirdparty|external|externals|node_modules|dist"
     r"|build|site-packages)/|\.min\.(js|css)$|(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml"
     r"|poetry\.lock|Cargo\.lock|go\.sum|uv\.lock)$"
+)
+_DATA_PATH = re.compile(
+    r"\.(toml|ya?ml|json|ini|cfg|in|lock|svg|png|jpe?g|gif|ico|csv|xml|html?|css|txt)$"
+    r"|(^|/)(\.github|\.gitlab|\.circleci)/",
+    re.IGNORECASE,
 )
 _DOCS_PATH = re.compile(
     r"(^|/)(docs?|documentation|examples?|changelog\.d|news)/|\.(md|rst|txt|adoc)$"
@@ -77,6 +86,8 @@ def path_factor(path: str) -> float:
         return TEST_FACTOR
     if _DOCS_PATH.search(path):
         return DOCS_FACTOR
+    if _DATA_PATH.search(path):
+        return DATA_FACTOR
     return 1.0
 
 
@@ -99,6 +110,7 @@ class SearchResult:
     rank: int
     """The rank of the seed it came from (a relaxed variant keeps its seed's rank)."""
     hits: list[Hit]
+    weight: float = 1.0
 
 
 @dataclass
@@ -109,20 +121,27 @@ class _FileEvidence:
     """Hit line -> its value: the best weight of a seed hitting it (more for a definition)."""
 
 
-def run_searches(seeds: list[str], search: CodeSearch, max_searches: int) -> list[SearchResult]:
-    """Search seeds in rank order, at most ``max_searches`` times; a seed with no hits queues one
-    relaxed variant at the back, spending what is left once every seed had its turn."""
+def run_searches(
+    seeds: list[str], search: CodeSearch, max_searches: int, keywords: list[str] | None = None
+) -> list[SearchResult]:
+    """Search seeds in rank order, at most ``max_searches`` times. A seed with no hits queues its
+    relaxed variant (``a.b.get_user`` -> ``get_user``) right behind the seeds; a seed that did
+    hit queues it after them, so leftover budget can still find where a qualified name is
+    defined; ``keywords`` (plain ticket words) take whatever budget is left, at lower weight."""
     queue: list[tuple[str, int]] = [(seed, rank) for rank, seed in enumerate(seeds)]
+    later: list[tuple[str, int]] = []
+    words = [(w, len(seeds) + i) for i, w in enumerate(keywords or []) if w not in seeds]
     seen = set(seeds)
     results: list[SearchResult] = []
-    while queue and len(results) < max_searches:
-        seed, rank = queue.pop(0)
-        result = SearchResult(seed, rank, search.search(seed))
+    while (queue or later or words) and len(results) < max_searches:
+        is_word = not queue and not later
+        seed, rank = (queue or later or words).pop(0)
+        result = SearchResult(seed, rank, search.search(seed), KEYWORD_WEIGHT if is_word else 1.0)
         results.append(result)
-        variant = None if result.hits else relaxed_variant(seed)
+        variant = None if is_word else relaxed_variant(seed)
         if variant and variant not in seen:
             seen.add(variant)
-            queue.append((variant, rank))
+            (later if result.hits else queue).append((variant, rank))
     return results
 
 
@@ -134,7 +153,7 @@ def rank_files(results: list[SearchResult]) -> list[_FileEvidence]:
             continue
         files_hit = {h.path for h in result.hits}
         idf = 1.0 / (1.0 + math.log(len(files_hit)))
-        weight = max(0.1, 1.0 - RANK_DECAY * result.rank) * idf
+        weight = max(0.1, 1.0 - RANK_DECAY * result.rank) * idf * result.weight
         pattern = None if looks_like_path(result.query) else _definition_pattern(result.query)
         best: dict[str, float] = defaultdict(float)
         for hit in result.hits:
@@ -215,12 +234,13 @@ def build_pack(
     max_searches: int = MAX_SEARCHES,
     max_files: int = MAX_PACK_FILES,
     max_bytes: int = MAX_PACK_BYTES,
+    keywords: list[str] | None = None,
 ) -> RetrievalResult:
     """Search, rank, and spend the byte budget. Limits above the bounds are clamped to them."""
     max_searches = max(0, min(max_searches, MAX_SEARCHES))
     max_files = max(0, min(max_files, MAX_PACK_FILES))
     max_bytes = max(0, min(max_bytes, MAX_PACK_BYTES))
-    results = run_searches(seeds, search, max_searches)
+    results = run_searches(seeds, search, max_searches, keywords)
     chosen = rank_files(results)[:max_files]
     candidates = [(ev.path, file_windows(ev, search)) for ev in chosen]
     kept: dict[str, list[Window]] = {path: [] for path, _ in candidates}

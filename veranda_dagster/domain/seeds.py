@@ -38,9 +38,20 @@ _CAMEL = re.compile(
     r"(?<![\w.])([a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+"
     r"|[A-Z]{2,}[a-z][A-Za-z0-9]*|[a-z]+[A-Z]{2,}[A-Za-z0-9]*)(?![\w])"
 )
-_SNAKE = re.compile(r"(?<![\w.])(_{0,2}[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_{0,2})(?![\w])")
+_SNAKE = re.compile(
+    r"(?<![\w.])(_{0,2}[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_{0,2}|_{1,2}[A-Za-z][A-Za-z0-9]{3,})"
+    r"(?![\w])"
+)
+_CALL = re.compile(r"(?<![\w.])(_*[A-Za-z]\w{2,})\(\)")
+"""``name()`` in prose: a person wrote it as a function, so it is one."""
+_CHANGELOG = re.compile(r"(^|/)(CHANGES|CHANGELOG|HISTORY|NEWS|README)[\w.-]*$", re.IGNORECASE)
+"""Release notes and readmes are named in tickets but are never where the code is."""
 _IDENT_IN_SPAN = re.compile(r"[A-Za-z_][\w.]*")
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_HOST_SUFFIXES_TEXT = "com org net io dev ai co uk de fr cloud app edu gov info me us"
+_HOST_SUFFIXES = frozenset(_HOST_SUFFIXES_TEXT.split())
+"""A dotted token ending like this is a host name (``example.com``), not an identifier."""
 _SITE_PREFIX = re.compile(r"^.*?/(?:site-packages|dist-packages|node_modules|src/github\.com)/")
 
 _STOPWORDS_TEXT = """
@@ -55,7 +66,7 @@ _STOPWORDS_TEXT = """
 STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 """English words and code words too common to narrow a search."""
 
-_TIER = {"backtick": 0, "path": 0, "dotted": 1, "camel": 2, "snake": 2}
+_TIER = {"backtick": 0, "path": 0, "dotted": 1, "call": 1, "camel": 2, "snake": 2}
 """Lower is stronger: a person chose a backticked span or a path; a dotted name is qualified."""
 
 
@@ -131,7 +142,7 @@ def _span_tokens(span: str) -> list[tuple[str, str]]:
 
 def _scan(text: str) -> Iterable[tuple[str, str, int]]:
     """(token, kind, offset) for every seed-like token in ``text``."""
-    text = _URL.sub(" ", text)
+    text = _EMAIL.sub(" ", _URL.sub(" ", text))
     for m in _BACKTICK.finditer(text):
         for token, kind in _span_tokens(m.group(1)):
             yield token, kind, m.start()
@@ -142,13 +153,21 @@ def _scan(text: str) -> Iterable[tuple[str, str, int]]:
         if m.group(2) and not _plausible_dir_path(token):
             continue
         spans.append(m.span())
-        yield _normalize_path(token), "path", m.start()
+        if not _CHANGELOG.search(token):
+            yield _normalize_path(token), "path", m.start()
     for start, end in spans:
         bare = bare[:start] + " " * (end - start) + bare[end:]
-    for kind, pattern in (("dotted", _DOTTED), ("camel", _CAMEL), ("snake", _SNAKE)):
+    for kind, pattern in (
+        ("dotted", _DOTTED),
+        ("call", _CALL),
+        ("camel", _CAMEL),
+        ("snake", _SNAKE),
+    ):
         for m in pattern.finditer(bare):
             token = m.group(1)
-            if kind == "dotted" and _PATH.fullmatch(token):
+            if kind == "dotted" and (
+                _PATH.fullmatch(token) or token.rsplit(".", 1)[-1].lower() in _HOST_SUFFIXES
+            ):
                 continue
             yield token, kind, m.start()
 
@@ -191,6 +210,35 @@ def _specificity(token: str) -> int:
     do not beat a crisp identifier."""
     parts = len(re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])|[./_]", token))
     return min(len(token), 32) + 2 * min(parts, 4)
+
+
+_WORD = re.compile(r"(?<![\w./-])([A-Za-z][a-z]{4,})(?![\w/-])")
+_PROSE_TEXT = """
+    add added adding allow allows allowed always behavior behaviour better change changed changes
+    check correct correctly current default display enable ensure expected failing fails failure
+    feature handle handled handling improve incorrect instead invalid leave makes message missing
+    multiple never option passed passing problem properly python raise raised remove removed
+    report result right running shows something support supported there thing update updated
+    value values version warning whether works wrong could would should these those their other
+    """
+PROSE_WORDS = STOPWORDS | frozenset(_PROSE_TEXT.split())
+
+
+def extract_keywords(texts: list[str], seeds: list[str], limit: int) -> list[str]:
+    """Plain words (5+ letters, not stopwords, not already inside a seed) for the searches left
+    over once every seed had its turn: a ticket that names no identifier still names its topic
+    (``pager``, ``metavar``). Ranked by frequency, then first appearance."""
+    taken = " ".join(seeds).lower()
+    counts: dict[str, int] = {}
+    for text in texts:
+        text = _EMAIL.sub(" ", _URL.sub(" ", text or ""))
+        for m in _WORD.finditer(text):
+            word = m.group(1).lower()
+            if word in PROSE_WORDS or word in taken:
+                continue
+            counts[word] = counts.get(word, 0) + 1
+    ranked = sorted(counts, key=lambda w: -counts[w])
+    return ranked[: max(0, limit)]
 
 
 def relaxed_variant(seed: str) -> str | None:
