@@ -4,7 +4,10 @@ The pack is bounded in bytes, not tokens: ``bytes`` is the UTF-8 length of every
 summed (paths, ids and JSON framing are not counted), so the cap is exact and free to enforce
 and means the same thing for every model family.
 
-Ranking decides which files and windows earn those bytes. A file scores the sum, over the
+Searches go to the seeds first, in rank order; the budget they leave funds a relaxed variant of
+a seed (``client.get_user`` -> ``get_user``, to reach the definition) and then plain ticket words
+at half weight, so a ticket that names no identifier still finds its topic. Ranking decides
+which files and windows earn the bytes. A file scores the sum, over the
 distinct seeds that hit it, of the seed's weight: earlier seeds (the ones a person backticked or
 named as a path) weigh more, and a seed that hits few files weighs more than one that hits many
 (an inverse document frequency). A line that *defines* the seed (``def x``, ``class X``,
