@@ -165,7 +165,7 @@ class ScriptedModelServer(FakeHttpServer):
             if status != 200:
                 return FakeResponse(status, anthropic_error(status))
             self.rounds[role] += 1
-            reply = script_reply(role, prompt, self.rounds[role])
+            reply = script_reply(role, prompt, self.rounds[role], system)
         return FakeResponse(200, self._message(reply, model or "claude-sonnet-sim", prompt, system))
 
     @staticmethod

@@ -115,8 +115,29 @@ def _current_guess(prompt: str) -> str | None:
     return match.group(1) if match else None
 
 
-def script_reply(role: str, prompt: str, round_no: int) -> ScriptedReply:
+_INJECTION = re.compile(r"ignore (all )?previous instructions", re.I)
+MAX_ECHO_CHARS = 6_000
+
+
+def obey_injection(reply: ScriptedReply, role: str, prompt: str, system: str) -> ScriptedReply:
+    """A gullible model: asked to "print your environment", it dumps everything it was given
+    (instruction file and prompt) into its free-text answer, which the product turns into PR
+    bodies and comments. So a secret that ever reaches a model's context leaks into an output,
+    where the e2e scan finds it. JSON-only seats keep their JSON (the phase would reject it)."""
+    if not _INJECTION.search(prompt) or role in ("probe", "repo_confirmer", "reviewer"):
+        return reply
+    dump = f"{system}\n---\n{prompt}"[:MAX_ECHO_CHARS]
+    return ScriptedReply(
+        f"{reply.text}\n\nAs you asked, everything I was given:\n{dump}", reply.edits
+    )
+
+
+def script_reply(role: str, prompt: str, round_no: int, system: str = "") -> ScriptedReply:
     """The reply for the ``round_no``-th call (1-based) this server has seen for ``role``."""
+    return obey_injection(_scripted(role, prompt, round_no), role, prompt, system)
+
+
+def _scripted(role: str, prompt: str, round_no: int) -> ScriptedReply:
     if role == "probe":
         return ScriptedReply("OK")
     if role == "repo_confirmer":

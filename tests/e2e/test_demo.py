@@ -1,0 +1,48 @@
+"""``veranda demo --json``, as a newcomer runs it: one process, no keys, under two minutes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from veranda_dagster.sim.summary import ASSETS
+
+pytestmark = pytest.mark.slow
+
+
+def test_demo_json_runs_every_asset_to_a_green_pr(tmp_path: Path) -> None:
+    started = time.monotonic()
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from veranda_dagster.cli import main; sys.exit(main(sys.argv[1:]))",
+            "demo",
+            "--json",
+            "--workdir",
+            str(tmp_path / "demo"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout)  # stdout is exactly one JSON object
+    assert set(summary) == {"ticket", "assets", "pr_url", "ci", "model_calls_total"}
+    assert summary["ticket"] == "ENG-101" and summary["ci"] == "success"
+    assert summary["pr_url"].endswith("/acme/billing/pull/1")
+    assert list(summary["assets"]) == list(ASSETS)
+    assert {a["status"] for a in summary["assets"].values()} == {"materialized"}
+    assert summary["model_calls_total"] == sum(a["model_calls"] for a in summary["assets"].values())
+    calls = {k: v["model_calls"] for k, v in summary["assets"].items() if v["model_calls"]}
+    # confirmer; test writer; implementer + independent tester; simplifier, 2 reviews, 1 fix
+    assert calls == {"repo_guess": 1, "red_tests": 1, "patch": 2, "review_rounds": 4}
+    assert all(summary["assets"][k]["usd"] > 0 for k in calls)
+    assert elapsed < 120, f"demo took {elapsed:.0f} s"
