@@ -43,8 +43,9 @@ def broken_run() -> None:
 
 
 @pytest.fixture(scope="module")
-def failed_run(tmp_path_factory):
-    with dg.instance_for_test(temp_dir=str(tmp_path_factory.mktemp("mcp_home"))) as instance:
+def failed_run(ops_home):
+    """A failed run on the session's instance (it adds no phase materializations)."""
+    with dg.DagsterInstance.get() as instance:
         result = broken_run.execute_in_process(instance=instance, raise_on_error=False)
         assert not result.success
         yield instance, result.run_id
