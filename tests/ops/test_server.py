@@ -119,3 +119,35 @@ def test_serve_ops_command_serves_the_port(tmp_path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_instance_readiness_reuses_one_instance_and_reconnects_after_a_failure(monkeypatch):
+    from veranda_dagster.ops.server import InstanceReadiness
+
+    made: list[object] = []
+
+    class FakeInstance:
+        def __init__(self) -> None:
+            self.fail = False
+            self.disposed = False
+            made.append(self)
+
+        def get_runs(self, limit: int) -> list:
+            if self.fail:
+                raise OSError("database went away")
+            return []
+
+        def dispose(self) -> None:
+            self.disposed = True
+
+    monkeypatch.setattr(dg.DagsterInstance, "get", staticmethod(FakeInstance))
+    ready = InstanceReadiness()
+    ready()
+    ready()
+    assert len(made) == 1
+    made[0].fail = True
+    with pytest.raises(OSError):
+        ready()
+    assert made[0].disposed
+    ready()
+    assert len(made) == 2

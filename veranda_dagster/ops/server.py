@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
@@ -24,15 +25,32 @@ ReadinessCheck = Callable[[], None]
 """Returns when ready; raises (anything) with a reason when not."""
 
 
-def instance_readiness() -> None:
-    """Ready when the configured Dagster instance's run storage answers a one-row query."""
-    import dagster as dg
+class InstanceReadiness:
+    """Ready when the configured Dagster instance's run storage answers a one-row query.
 
-    instance = dg.DagsterInstance.get()
-    try:
-        instance.get_runs(limit=1)
-    finally:
-        instance.dispose()
+    One instance is kept across probes (a new one per probe would open a new database engine
+    every 10 s); after a failure it is disposed, so the next probe reconnects from scratch.
+    """
+
+    def __init__(self) -> None:
+        self._instance: Any = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> None:
+        import dagster as dg
+
+        with self._lock:
+            if self._instance is None:
+                self._instance = dg.DagsterInstance.get()
+            instance = self._instance
+        try:
+            instance.get_runs(limit=1)
+        except Exception:
+            with self._lock:
+                if self._instance is instance:
+                    self._instance = None
+            instance.dispose()
+            raise
 
 
 def check_with_timeout(check: ReadinessCheck, timeout_s: float) -> str | None:
@@ -104,12 +122,12 @@ class OpsServer:
         port: int = 0,
         *,
         registry: CollectorRegistry | None = None,
-        readiness: ReadinessCheck = instance_readiness,
+        readiness: ReadinessCheck | None = None,
         readiness_timeout_s: float = READINESS_TIMEOUT_S,
     ) -> None:
         reg = registry if registry is not None else default_metrics().registry
         self.httpd = ThreadingHTTPServer(
-            (host, port), _handler(reg, readiness, readiness_timeout_s)
+            (host, port), _handler(reg, readiness or InstanceReadiness(), readiness_timeout_s)
         )
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
