@@ -53,6 +53,9 @@ class ModelCallRecord:
     credential: str
     """Which kind of credential came: ``api_key``, ``oauth`` or ``none`` (never the value)."""
     status: int
+    credential_ref: str = ""
+    """Which accepted credential it was, by position (``api_key:0``, ``oauth:1``), or
+    ``unknown``: enough to tell modes apart without keeping a secret in the log."""
 
 
 def _prompt_and_system(body: dict[str, Any]) -> tuple[str, str]:
@@ -137,6 +140,10 @@ class ScriptedModelServer(FakeHttpServer):
             return True
         return value in (self.api_keys if kind == "api_key" else self.oauth_tokens)
 
+    def credential_ref(self, kind: str, value: str) -> str:
+        known = sorted(self.api_keys if kind == "api_key" else self.oauth_tokens)
+        return f"{kind}:{known.index(value)}" if value in known else "unknown"
+
     def handle(self, request: FakeRequest) -> FakeResponse:
         path = request.path.rstrip("/")
         if request.method == "GET" and path.endswith("/v1/models"):
@@ -161,7 +168,9 @@ class ScriptedModelServer(FakeHttpServer):
                 status = 401
             elif self._role_faults.get(role):
                 status = self._role_faults[role].pop(0)
-            self.calls.append(ModelCallRecord(role, model, kind, status))
+            self.calls.append(
+                ModelCallRecord(role, model, kind, status, self.credential_ref(kind, value))
+            )
             if status != 200:
                 return FakeResponse(status, anthropic_error(status))
             self.rounds[role] += 1
