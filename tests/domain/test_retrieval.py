@@ -5,7 +5,15 @@ import pytest
 from veranda_dagster.domain.bounds import MAX_PACK_BYTES, MAX_PACK_FILES, MAX_SEARCHES
 from veranda_dagster.domain.code_search import Hit, split_lines, window_bounds
 from veranda_dagster.domain.models import Window
-from veranda_dagster.domain.retrieval import build_pack, path_factor, truncate_window
+from veranda_dagster.domain.retrieval import (
+    DATA_FACTOR,
+    DOCS_FACTOR,
+    TEST_FACTOR,
+    VENDORED_FACTOR,
+    build_pack,
+    path_factor,
+    truncate_window,
+)
 
 SHA = "a" * 40
 
@@ -180,16 +188,20 @@ def test_every_window_gets_a_citation_in_reading_order():
     ("path", "factor"),
     [
         ("src/app.py", 1.0),
-        ("tests/test_app.py", 0.5),
-        ("pkg/app_test.go", 0.5),
-        ("web/Button.spec.tsx", 0.5),
-        ("docs/usage.md", 0.4),
-        ("vendor/lib/x.go", 0.2),
-        ("static/app.min.js", 0.2),
+        ("tests/test_app.py", TEST_FACTOR),
+        ("pkg/app_test.go", TEST_FACTOR),
+        ("web/Button.spec.tsx", TEST_FACTOR),
+        ("docs/usage.md", DOCS_FACTOR),
+        ("CHANGES.rst", DOCS_FACTOR),
+        ("pyproject.toml", DATA_FACTOR),
+        (".github/workflows/ci.yml", DATA_FACTOR),
+        ("vendor/lib/x.go", VENDORED_FACTOR),
+        ("static/app.min.js", VENDORED_FACTOR),
     ],
 )
 def test_path_factor(path, factor):
     assert path_factor(path) == factor
+    assert VENDORED_FACTOR < DATA_FACTOR <= DOCS_FACTOR < TEST_FACTOR < 1.0
 
 
 def test_keywords_only_spend_the_searches_seeds_leave_over():

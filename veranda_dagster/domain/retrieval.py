@@ -40,8 +40,8 @@ from veranda_dagster.domain.code_search import CodeSearch, Hit, looks_like_path,
 from veranda_dagster.domain.models import Citation, PackFile, Window
 from veranda_dagster.domain.seeds import relaxed_variant
 
-TEST_FACTOR = 0.5
-DOCS_FACTOR = 0.4
+TEST_FACTOR = 0.35
+DOCS_FACTOR = 0.3
 VENDORED_FACTOR = 0.2
 DATA_FACTOR = 0.3
 """Config, CI and data files: worth a window when nothing else matches, rarely the fix."""
