@@ -183,3 +183,19 @@ def test_a_malformed_search_body_is_a_clear_error():
         search.search("backoff")
     with pytest.raises(InputError, match="org/name"):
         GitHubCodeSearch("https://api.github.test", "t", "acme")
+
+
+def test_the_rate_is_configurable_and_a_clone_can_be_attached(tmp_path):
+    from tests.fixtures.context.gitrepo import git, make_repo
+
+    repo = make_repo(tmp_path / "r", {"src/http/retry.py": "a\nbackoff()\n"})
+    base = git(repo, "rev-parse", "HEAD")
+    forge, clock = Forge(), FakeClock()
+    search = _client(forge, clock, per_minute=2)
+    search.attach_clone(repo, base)
+    for _ in range(3):
+        hits = search.search("backoff")
+    assert clock.sleeps == [60.0]
+    assert search.sha == base
+    assert [(h.path, h.line) for h in hits] == [("src/http/retry.py", 2)]
+    assert {r.url.path for r in forge.requests} == {"/search/code"}

@@ -14,6 +14,7 @@ import base64
 import time
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -26,7 +27,7 @@ from veranda_dagster.domain.bounds import (
     MAX_HITS_PER_FILE,
     MAX_HITS_PER_SEARCH,
 )
-from veranda_dagster.domain.code_search import Hit, split_lines, window_bounds
+from veranda_dagster.domain.code_search import Hit, LocalGitGrep, split_lines, window_bounds
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Window
 
@@ -108,6 +109,14 @@ class GitHubCodeSearch(HttpService):
         self._sha = sha
         self._texts: dict[str, list[str] | None] = {}
         self.calls: list[str] = []
+
+    def attach_clone(self, repo_dir: str | Path, sha: str) -> None:
+        """Read file texts from a local clone at ``sha`` (the fetched default branch) instead of
+        one contents-API call per hit file; citations then name that sha."""
+        local = LocalGitGrep(repo_dir, sha)
+        self._contents = lambda path: None if (t := local.file_text(path)) is None else "".join(t)
+        self._sha = sha
+        self._texts.clear()
 
     @property
     def sha(self) -> str:

@@ -64,6 +64,8 @@ def build_context_pack(
     base_sha = workspace.base_sha()
     if isinstance(search, LocalGitGrep):
         search = search.at(base_sha)
+    elif callable(attach := getattr(search, "attach_clone", None)):
+        attach(repo_dir, base_sha)  # forge search, file texts from the clone at the base sha
     facts = read_repo_facts(repo_dir)
     texts = ticket_texts(ticket, config.dossiers)
     seeds = extract_seeds(texts)
