@@ -36,7 +36,7 @@ DECLARED = {
     "claude": ("CLAUDE.md", "mcp_json", True, "claude"),
     "codex": ("AGENTS.md", "codex_toml", True, "codex"),
     "gemini": ("GEMINI.md", "gemini_settings", True, "gemini"),
-    "kimi": ("AGENTS.md", "kimi_mcp_json", False, "kimi"),
+    "kimi": ("AGENTS.md", "kimi_json", False, "kimi"),
     "grok": ("AGENTS.md", "grok_toml", True, "grok"),
     "glm": ("CLAUDE.md", "mcp_json", False, "claude"),
     "cursor": ("AGENTS.md", "cursor_json", False, "cursor-agent"),
@@ -54,7 +54,7 @@ def test_glm_through_opencode_declares_opencode_files():
     caps = make("glm", "opencode").capabilities
     assert (caps.instruction_file, caps.mcp_format, caps.effort_values["high"]) == (
         "AGENTS.md",
-        "glm_opencode_json",
+        "opencode_json",
         "max",
     )
 
@@ -246,3 +246,15 @@ def test_codex_base_url_override_is_a_custom_provider():
     )
     assert 'model_providers.veranda.base_url="http://127.0.0.1:9/v1"' in argv
     assert 'model_provider="veranda"' in argv
+
+
+@pytest.mark.parametrize("family", registry.families())
+def test_every_declared_mcp_format_renders(family):
+    """The adapters' format ids and the one renderer must agree, or a fallback family would get
+    no browser/observability tools at all."""
+    from veranda_dagster.domain.mcp_config import PLAYWRIGHT_MCP, render_mcp_config
+
+    for mode in registry.get(family).modes:
+        fmt = make(family, mode).capabilities.mcp_format
+        path, content = render_mcp_config([PLAYWRIGHT_MCP], fmt)
+        assert path and PLAYWRIGHT_MCP.name in content

@@ -4,7 +4,7 @@ Modes: ``api_key`` runs Claude Code against Z.ai's Anthropic-compatible endpoint
 (``ANTHROPIC_AUTH_TOKEN`` = ``ZAI_API_KEY``, the default Opus/Sonnet/Haiku ids pointed at
 GLM), so it reads CLAUDE.md and ``.mcp.json``; ``opencode`` runs ``opencode run --format json``
 with ``ZHIPU_API_KEY`` (``ZAI_API_KEY`` does nothing there), reading AGENTS.md and MCP from
-``opencode.json`` (format id ``glm_opencode_json``). Claude Code's ``total_cost_usd`` prices GLM
+``opencode.json`` (format id ``opencode_json``). Claude Code's ``total_cost_usd`` prices GLM
 as Claude, so cost comes from our own table. Facts: reference §3, verified against loopback.
 A family ``binary`` override applies to the Claude Code mode; opencode is found on PATH.
 """
@@ -85,7 +85,7 @@ class GlmAdapter(CliAdapter):
         return Capabilities(
             vision=False,
             instruction_file="AGENTS.md",
-            mcp_format="glm_opencode_json",
+            mcp_format="opencode_json",
             effort_knob="--variant",
             model_flag="-m",
             effort_values={"low": "low", "medium": "high", "high": "max"},

@@ -3,7 +3,7 @@
 Modes: Kimi Code OAuth (``kimi login``, session in ``~/.kimi-code/credentials/``, plan model
 aliases) and the env-synthesised model (``KIMI_MODEL_NAME`` + ``KIMI_MODEL_API_KEY``; the only
 channel that reads the shell environment: ``KIMI_API_KEY`` alone does nothing). Reads AGENTS.md
-(not CLAUDE.md); MCP in ``.kimi-code/mcp.json`` (``mcpServers``), format id ``kimi_mcp_json``.
+(not CLAUDE.md); MCP in ``.kimi-code/mcp.json`` (``mcpServers``), format id ``kimi_json``.
 Effort is ``KIMI_MODEL_THINKING_EFFORT``. Token usage is not on stdout: it is in the session's
 ``wire.jsonl`` under the CLI home, read after the run. Image input via ``-p`` is unverified,
 so vision is declared False. Facts: reference §1, verified on 2.1.0 against a loopback server.
@@ -87,7 +87,7 @@ class KimiAdapter(CliAdapter):
         ),
     }
     instruction_file = "AGENTS.md"
-    mcp_format = "kimi_mcp_json"
+    mcp_format = "kimi_json"
     vision = False
     effort_knob = "KIMI_MODEL_THINKING_EFFORT"
     effort_values: ClassVar[dict[str, str]] = {"low": "low", "medium": "medium", "high": "high"}
