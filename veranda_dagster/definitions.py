@@ -6,7 +6,6 @@ loads on a machine with no keys at all; a phase that then needs a missing key sa
 
 from __future__ import annotations
 
-import importlib
 import os
 from typing import Any
 
@@ -16,13 +15,10 @@ from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.domain.bounds import CI_WAIT_TIMEOUT_S, GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.sensors.linear import LinearResource, linear_tickets
+from veranda_dagster.sensors.pr_feedback import GitHubResource, pr_feedback
+from veranda_dagster.sensors.slack import SlackResource, slack_mentions
 from veranda_dagster.storage import ValueStore, VerandaIOManager
-
-SENSOR_MODULES = (
-    "veranda_dagster.sensors.linear",
-    "veranda_dagster.sensors.slack",
-    "veranda_dagster.sensors.pr_feedback",
-)
 
 
 def env(name: str, default: str = "") -> Any:
@@ -59,32 +55,14 @@ def value_store() -> ValueStore:
     )
 
 
-def optional_sensors(provided: set[str]) -> tuple[list[dg.SensorDefinition], dict[str, Any]]:
-    """Sensors from the modules that exist, with the resources they declare.
-
-    A sensor's resource ``<key>`` is found as the module's ``<Key>Resource.from_env()``; a
-    sensor whose module is absent, or whose resources cannot be found, is left out.
-    """
-    sensors: list[dg.SensorDefinition] = []
-    resources: dict[str, Any] = {}
-    for name in SENSOR_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
-        classes = {
-            attr.lower().removesuffix("resource"): obj
-            for attr, obj in vars(module).items()
-            if attr.endswith("Resource") and hasattr(obj, "from_env")
-        }
-        for sensor in (v for v in vars(module).values() if isinstance(v, dg.SensorDefinition)):
-            needed = set(sensor.required_resource_keys) - provided - set(resources)
-            if all(key in classes for key in needed):
-                resources.update({key: classes[key].from_env() for key in needed})
-                sensors.append(sensor)
-    return sensors, resources
+def sensor_resources() -> dict[str, Any]:
+    """The intake and feedback sensors' own clients; each binds its secret only when set, so a
+    sensor without credentials skips with a reason instead of breaking the code location."""
+    return {
+        "linear": LinearResource.from_env(),
+        "slack": SlackResource.from_env(),
+        "github": GitHubResource.from_env(),
+    }
 
 
 def build_definitions() -> dg.Definitions:
@@ -94,13 +72,12 @@ def build_definitions() -> dg.Definitions:
         "value_store": store,
         "io_manager": VerandaIOManager(store=store),
     }
-    sensors, sensor_resources = optional_sensors(set(resources))
     return dg.Definitions(
         assets=PHASE_ASSETS,
         asset_checks=CHECKS,
         jobs=[ticket_run],
-        sensors=sensors,
-        resources={**sensor_resources, **resources},
+        sensors=[linear_tickets, slack_mentions, pr_feedback],
+        resources={**sensor_resources(), **resources},
     )
 
 

@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import dagster as dg
@@ -126,31 +125,7 @@ def test_instance_yaml_files_limit_ticket_runs():
     assert pg["storage"]["postgres"]["postgres_url"] == {"env": "VERANDA_POSTGRES_URL"}
 
 
-class GithubResource(dg.ConfigurableResource):
-    token: str = ""
-
-    @classmethod
-    def from_env(cls) -> GithubResource:
-        return cls(token="")
-
-
-def test_optional_sensors_bring_their_resources_or_stay_out(monkeypatch):
-    @dg.sensor(
-        name="wired_probe", job_name=TICKET_JOB, required_resource_keys={"github", "pipeline"}
-    )
-    def wired(context):
-        return None
-
-    @dg.sensor(name="unwired_probe", job_name=TICKET_JOB, required_resource_keys={"jira"})
-    def unwired(context):
-        return None
-
-    module = types.ModuleType("veranda_dagster.sensors.pr_feedback")
-    module.GithubResource, module.wired, module.unwired = GithubResource, wired, unwired
-    monkeypatch.setitem(sys.modules, "veranda_dagster.sensors.pr_feedback", module)
-    sensors, resources = definitions.optional_sensors({"pipeline"})
-    names = {s.name for s in sensors}
-    assert "wired_probe" in names and "unwired_probe" not in names
-    assert isinstance(resources["github"], GithubResource) and "jira" not in resources
-    monkeypatch.setitem(sys.modules, "veranda_dagster.sensors.pr_feedback", None)
-    assert "wired_probe" not in {s.name for s in definitions.optional_sensors(set())[0]}
+def test_all_three_sensors_are_wired_with_their_resources():
+    names = {s.name for s in definitions.defs.sensors}
+    assert names == {"linear_tickets", "slack_mentions", "pr_feedback"}
+    assert {"linear", "slack", "github"} <= set(definitions.defs.resources)
