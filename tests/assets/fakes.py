@@ -153,7 +153,9 @@ class CountingPipeline(PipelineResource):
             calls=[call("implementer"), call("second_test_writer")],
         )
 
-    def open_pull_request(self, ticket: Ticket, pack: ContextPack, patch: Patch) -> PullRequest:
+    def open_pull_request(
+        self, ticket: Ticket, pack: ContextPack, patch: Patch, earlier=()
+    ) -> PullRequest:
         self._record("pull_request")
         return PullRequest(
             ticket_id=ticket.id,

@@ -24,7 +24,7 @@ LINEAGE = {
     "context_pack": {"ticket", "repo_guess"},
     "red_tests": {"ticket", "context_pack"},
     "patch": {"ticket", "context_pack", "red_tests"},
-    "pull_request": {"ticket", "context_pack", "patch"},
+    "pull_request": {"ticket", "repo_guess", "context_pack", "red_tests", "patch"},
     "review_rounds": {"ticket", "context_pack", "pull_request"},
     "ci_outcome": {"ticket", "context_pack", "pull_request", "review_rounds"},
     "feedback": {"ticket", "context_pack", "pull_request"},

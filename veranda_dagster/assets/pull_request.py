@@ -4,7 +4,14 @@ import dagster as dg
 
 from veranda_dagster.assets._policy import OWNER, PHASES
 from veranda_dagster.assets._shell import run_phase
-from veranda_dagster.domain.models import ContextPack, Patch, PullRequest, Ticket
+from veranda_dagster.domain.models import (
+    ContextPack,
+    Patch,
+    PullRequest,
+    RedTests,
+    RepoGuess,
+    Ticket,
+)
 from veranda_dagster.partitions import TICKETS
 from veranda_dagster.resources.pipeline import PipelineResource
 
@@ -28,13 +35,17 @@ def pull_request(
     context: dg.AssetExecutionContext,
     pipeline: PipelineResource,
     ticket: Ticket,
+    repo_guess: RepoGuess,
     context_pack: ContextPack,
+    red_tests: RedTests,
     patch: Patch,
 ) -> dg.Output[PullRequest]:
     return run_phase(
         context,
         SPEC,
-        lambda: pipeline.open_pull_request(ticket, context_pack, patch),
+        lambda: pipeline.open_pull_request(
+            ticket, context_pack, patch, earlier=(repo_guess, red_tests)
+        ),
         lambda pr: "opened",
         lambda pr: {
             "pr_url": dg.MetadataValue.url(pr.url),

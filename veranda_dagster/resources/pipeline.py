@@ -13,6 +13,7 @@ them; nothing here logs or returns config.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
         ContextPack,
         Feedback,
         Patch,
+        PhaseValue,
         PullRequest,
         RedTests,
         RepoGuess,
@@ -184,7 +186,15 @@ class PipelineResource(dg.ConfigurableResource):
         implement = require(f"{_WORK}.patch", "implement", "patch")
         return implement(ticket, pack, red, self.pack_workspace(ticket, pack), self.agent())
 
-    def open_pull_request(self, ticket: Ticket, pack: ContextPack, patch: Patch) -> PullRequest:
+    def open_pull_request(
+        self,
+        ticket: Ticket,
+        pack: ContextPack,
+        patch: Patch,
+        earlier: Sequence[PhaseValue] = (),
+    ) -> PullRequest:
+        """``earlier`` phases' calls join the PR's what-ran table, so a fallback in the repo
+        confirmation or the red phase is reported too."""
         open_pr = require(f"{_WORK}.pull_request", "open_pull_request", "pull request")
         channel = self.channel()
         return open_pr(
@@ -194,6 +204,7 @@ class PipelineResource(dg.ConfigurableResource):
             self.pack_workspace(ticket, pack),
             self.forge(),
             lambda text: channel.post(ticket, text),
+            earlier=earlier,
         )
 
     def review(self, ticket: Ticket, pack: ContextPack, pr: PullRequest) -> ReviewRounds:
