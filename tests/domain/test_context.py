@@ -78,7 +78,8 @@ def test_builds_the_pack_in_a_fresh_clone_of_the_forge(tmp_path, forge):
     assert (pack.base_sha, pack.branch) == (base, "veranda/eng-42")
     assert ws.current_branch() == "veranda/eng-42"
     assert pack.seeds[:1] == ["src/auth/session.ts"]
-    assert {"useSession", "refreshToken", "LoginButton"} <= set(pack.seeds)
+    assert {"useSession", "refreshToken"} <= set(pack.seeds)
+    assert "LoginButton" not in pack.seeds  # it matches nothing in the tree: no slot wasted
     assert pack.files[0].path == "src/auth/session.ts"
     assert len(pack.seeds) < pack.searches <= 12 and 0 < pack.bytes <= 12_000
     assert [c.id for c in pack.citations] == [f"R{i}" for i in range(1, len(pack.citations) + 1)]

@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from veranda_dagster.domain.bounds import MAX_PACK_BYTES, MAX_PACK_FILES, MAX_SEARCHES
+from veranda_dagster.domain.bounds import MAX_PACK_BYTES, MAX_PACK_FILES, MAX_SEARCHES, MAX_SEEDS
 from veranda_dagster.domain.code_search import Hit, split_lines, window_bounds
 from veranda_dagster.domain.models import Window
 from veranda_dagster.domain.retrieval import (
@@ -12,6 +12,7 @@ from veranda_dagster.domain.retrieval import (
     VENDORED_FACTOR,
     build_pack,
     path_factor,
+    run_searches,
     truncate_window,
 )
 
@@ -223,3 +224,35 @@ def test_a_hit_qualified_name_still_looks_up_its_definition_with_leftover_budget
     pack = build_pack(["HelpFormatter.write_usage"], search)
     assert search.calls == ["HelpFormatter.write_usage", "write_usage"]
     assert pack.files[0].path == "src/fmt.py"
+
+
+def test_a_candidate_that_matches_nothing_gives_its_slot_to_the_next_one():
+    text = "".join(f"seed_number_{i:02d}\n" for i in range(3, 12))
+    search = FakeSearch({"a.py": text})
+    pack = build_pack(_seeds(12), search)
+    assert search.calls == _seeds(11)  # three misses, then the first eight that hit
+    assert pack.seeds == [f"seed_number_{i:02d}" for i in range(3, 11)]
+    assert len(pack.seeds) == MAX_SEEDS == 8 and pack.searches == 11
+
+
+def test_once_eight_seeds_hit_no_further_candidate_is_searched():
+    search = FakeSearch({"a.py": "".join(f"seed_number_{i:02d}\n" for i in range(12))})
+    pack = build_pack(_seeds(12), search, keywords=["seed_number_11"])
+    assert search.calls == _seeds(8)
+    assert pack.seeds == _seeds(8) and pack.searches == 8
+
+
+def test_misses_spend_the_whole_budget_of_exactly_twelve_and_are_not_reported():
+    search = FakeSearch({"a.py": "seed_number_11\n"})
+    pack = build_pack(_seeds(13), search, keywords=["seed"])
+    assert search.calls == _seeds(12) and pack.searches == MAX_SEARCHES
+    assert pack.seeds == ["seed_number_11"]
+
+
+def test_a_refilled_seed_weighs_as_the_slot_it_takes():
+    files = {"src/late.py": "seed_number_02\n", "src/early.py": "seed_number_03\n"}
+    results = run_searches(_seeds(4), FakeSearch(files), MAX_SEARCHES)
+    assert [(r.query, r.rank, r.seed) for r in results if r.hits] == [
+        ("seed_number_02", 0, "seed_number_02"),
+        ("seed_number_03", 1, "seed_number_03"),
+    ]

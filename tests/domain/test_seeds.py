@@ -1,5 +1,10 @@
-from veranda_dagster.domain.bounds import MAX_SEEDS
-from veranda_dagster.domain.seeds import extract_keywords, extract_seeds, relaxed_variant
+from veranda_dagster.domain.bounds import MAX_SEARCHES, MAX_SEEDS
+from veranda_dagster.domain.seeds import (
+    extract_keywords,
+    extract_seeds,
+    relaxed_variant,
+    seed_candidates,
+)
 
 
 def test_nine_distinct_seeds_are_capped_at_exactly_eight():
@@ -100,3 +105,13 @@ def test_keywords_are_plain_topic_words_not_already_seeds():
     assert seeds == ["pager_cmd"]
     assert extract_keywords(texts, seeds, 12) == ["breaks", "windows", "metavar"]
     assert extract_keywords(texts, seeds, 1) == ["breaks"]
+
+
+def test_candidates_extend_the_seeds_and_are_capped_at_exactly_twelve():
+    text = " ".join(f"`ident_number_{i:02d}`" for i in range(13))
+    candidates = seed_candidates([text])
+    assert len(candidates) == MAX_SEARCHES == 12
+    assert candidates == [f"ident_number_{i:02d}" for i in range(12)]
+    assert candidates[:MAX_SEEDS] == extract_seeds([text])
+    assert len(seed_candidates([text], limit=50)) == 12
+    assert seed_candidates([text], limit=0) == [] == extract_seeds([text], limit=0)

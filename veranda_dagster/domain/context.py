@@ -21,8 +21,8 @@ from veranda_dagster.domain.facts import read_repo_facts
 from veranda_dagster.domain.layers import build_layers, exclude_from_git, write_instruction_files
 from veranda_dagster.domain.mcp_config import PLAYWRIGHT_MCP, McpServer, write_mcp_configs
 from veranda_dagster.domain.models import ContextPack, RepoGuess, Ticket
-from veranda_dagster.domain.retrieval import build_pack
-from veranda_dagster.domain.seeds import extract_keywords, extract_seeds
+from veranda_dagster.domain.retrieval import RetrievalResult, build_pack
+from veranda_dagster.domain.seeds import extract_keywords, extract_seeds, seed_candidates
 from veranda_dagster.domain.workspace import Workspace
 
 
@@ -68,8 +68,8 @@ def build_context_pack(
         attach(repo_dir, base_sha)  # forge search, file texts from the clone at the base sha
     facts = read_repo_facts(repo_dir)
     texts = ticket_texts(ticket, config.dossiers)
-    seeds = extract_seeds(texts)
-    pack = build_pack(seeds, search, keywords=extract_keywords(texts, seeds, MAX_SEARCHES))
+    pack = _pack(texts, search)
+    seeds = pack.seeds
     layers = build_layers(
         ticket,
         repo_dir,
@@ -104,15 +104,21 @@ def build_context_pack(
     )
 
 
+def _pack(texts: list[str], search: CodeSearch) -> RetrievalResult:
+    """Ranked seed candidates, searched until ``MAX_SEEDS`` of them match the tree; plain ticket
+    words spend only the searches the seeds leave over."""
+    candidates = seed_candidates(texts)
+    keywords = extract_keywords(texts, extract_seeds(texts), MAX_SEARCHES)
+    return build_pack(candidates, search, keywords=keywords)
+
+
 def build_local_pack(repo_dir: str | Path, ticket: Ticket, dossiers: list[str]) -> dict[str, Any]:
     """The ``veranda pack`` JSON: seeds, then the pack over the clone at HEAD (no model). Plain
     ticket words spend only the searches the seeds leave over."""
     texts = ticket_texts(ticket, dossiers)
-    seeds = extract_seeds(texts)
-    keywords = extract_keywords(texts, seeds, MAX_SEARCHES)
-    pack = build_pack(seeds, LocalGitGrep(repo_dir), keywords=keywords)
+    pack = _pack(texts, LocalGitGrep(repo_dir))
     return {
-        "seeds": seeds,
+        "seeds": pack.seeds,
         "searches": pack.searches,
         "bytes": pack.bytes,
         "files": [f.model_dump() for f in pack.files],

@@ -34,6 +34,7 @@ from veranda_dagster.domain.bounds import (
     MAX_PACK_BYTES,
     MAX_PACK_FILES,
     MAX_SEARCHES,
+    MAX_SEEDS,
     MAX_WINDOWS_PER_FILE,
 )
 from veranda_dagster.domain.code_search import CodeSearch, Hit, looks_like_path, split_lines
@@ -79,6 +80,8 @@ class RetrievalResult(BaseModel):
     searches: int = 0
     bytes: int = 0
     """UTF-8 length of all window texts, summed."""
+    seeds: list[str] = Field(default_factory=list)
+    """The seeds that hit, at most ``MAX_SEEDS``, in rank order: what the pack was built from."""
 
 
 def path_factor(path: str) -> float:
@@ -114,6 +117,8 @@ class SearchResult:
     """The rank of the seed it came from (a relaxed variant keeps its seed's rank)."""
     hits: list[Hit]
     weight: float = 1.0
+    seed: str | None = None
+    """The candidate seed this search was for (``None`` for a relaxed variant or a word)."""
 
 
 @dataclass
@@ -125,27 +130,51 @@ class _FileEvidence:
 
 
 def run_searches(
-    seeds: list[str], search: CodeSearch, max_searches: int, keywords: list[str] | None = None
+    seeds: list[str],
+    search: CodeSearch,
+    max_searches: int,
+    keywords: list[str] | None = None,
+    max_seeds: int = MAX_SEEDS,
 ) -> list[SearchResult]:
-    """Search seeds in rank order, at most ``max_searches`` times. A seed with no hits queues its
-    relaxed variant (``a.b.get_user`` -> ``get_user``) right behind the seeds; a seed that did
-    hit queues it after them, so leftover budget can still find where a qualified name is
-    defined; ``keywords`` (plain ticket words) take whatever budget is left, at lower weight."""
-    queue: list[tuple[str, int]] = [(seed, rank) for rank, seed in enumerate(seeds)]
+    """Search ``seeds`` (ranked candidates) in order, at most ``max_searches`` times, until
+    ``max_seeds`` of them have hit: a candidate that matches nothing in the tree (a local name
+    from a user's snippet) gives its slot to the next one. A candidate with no hits queues its
+    relaxed variant (``a.b.get_user`` -> ``get_user``) right behind the seeds; one that did hit
+    queues it after them, so leftover budget can still find where a qualified name is defined;
+    ``keywords`` (plain ticket words) take whatever budget is left, at lower weight."""
+    candidates = list(seeds)
+    queue: list[tuple[str, int]] = []
     later: list[tuple[str, int]] = []
-    words = [(w, len(seeds) + i) for i, w in enumerate(keywords or []) if w not in seeds]
+    words = [
+        (w, min(len(seeds), max_seeds) + i) for i, w in enumerate(keywords or []) if w not in seeds
+    ]
     seen = set(seeds)
     results: list[SearchResult] = []
-    while (queue or later or words) and len(results) < max_searches:
-        is_word = not queue and not later
-        seed, rank = (queue or later or words).pop(0)
-        result = SearchResult(seed, rank, search.search(seed), KEYWORD_WEIGHT if is_word else 1.0)
-        results.append(result)
-        variant = None if is_word else relaxed_variant(seed)
+    accepted = 0
+    while len(results) < max_searches:
+        if candidates and accepted < max_seeds:
+            seed, rank, kind = candidates.pop(0), accepted, "seed"
+        elif queue or later:
+            (seed, rank), kind = (queue or later).pop(0), "variant"
+        elif words:
+            (seed, rank), kind = words.pop(0), "word"
+        else:
+            break
+        hits = search.search(seed)
+        weight = KEYWORD_WEIGHT if kind == "word" else 1.0
+        results.append(SearchResult(seed, rank, hits, weight, seed if kind == "seed" else None))
+        if kind == "seed" and hits:
+            accepted += 1
+        variant = None if kind == "word" else relaxed_variant(seed)
         if variant and variant not in seen:
             seen.add(variant)
-            (later if result.hits else queue).append((variant, rank))
+            (later if hits else queue).append((variant, rank))
     return results
+
+
+def used_seeds(results: list[SearchResult], max_seeds: int = MAX_SEEDS) -> list[str]:
+    """The seeds that found something, in rank order: the ones the pack was built from."""
+    return [r.seed for r in results if r.seed is not None and r.hits][:max_seeds]
 
 
 def rank_files(results: list[SearchResult]) -> list[_FileEvidence]:
@@ -238,12 +267,16 @@ def build_pack(
     max_files: int = MAX_PACK_FILES,
     max_bytes: int = MAX_PACK_BYTES,
     keywords: list[str] | None = None,
+    max_seeds: int = MAX_SEEDS,
 ) -> RetrievalResult:
-    """Search, rank, and spend the byte budget. Limits above the bounds are clamped to them."""
+    """Search, rank, and spend the byte budget. ``seeds`` may be longer than ``max_seeds``
+    (``seed_candidates``): the first ``max_seeds`` that hit are kept and reported in ``seeds``.
+    Limits above the bounds are clamped to them."""
+    max_seeds = max(0, min(max_seeds, MAX_SEEDS))
     max_searches = max(0, min(max_searches, MAX_SEARCHES))
     max_files = max(0, min(max_files, MAX_PACK_FILES))
     max_bytes = max(0, min(max_bytes, MAX_PACK_BYTES))
-    results = run_searches(seeds, search, max_searches, keywords)
+    results = run_searches(seeds, search, max_searches, keywords, max_seeds)
     chosen = rank_files(results)[:max_files]
     candidates = [(ev.path, file_windows(ev, search)) for ev in chosen]
     kept: dict[str, list[Window]] = {path: [] for path, _ in candidates}
@@ -270,4 +303,10 @@ def build_pack(
         for i, (f, w) in enumerate(((f, w) for f in files for w in f.windows), start=1)
     ]
     total = sum(utf8_len(w.text) for f in files for w in f.windows)
-    return RetrievalResult(files=files, citations=citations, searches=len(results), bytes=total)
+    return RetrievalResult(
+        files=files,
+        citations=citations,
+        searches=len(results),
+        bytes=total,
+        seeds=used_seeds(results, max_seeds),
+    )

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from veranda_dagster.domain.bounds import MAX_SEEDS
+from veranda_dagster.domain.bounds import MAX_SEARCHES, MAX_SEEDS
 
 MIN_SEED_LEN = 4
 """Shorter tokens (``id``, ``db``, ``foo``) match everywhere and rank nothing."""
@@ -174,7 +174,20 @@ def _scan(text: str) -> Iterable[tuple[str, str, int]]:
 
 def extract_seeds(texts: list[str], limit: int = MAX_SEEDS) -> list[str]:
     """Seeds from the ticket and dossiers, de-duplicated, ranked, and at most ``limit``."""
-    limit = min(limit, MAX_SEEDS)
+    return _ranked(texts, min(limit, MAX_SEEDS))
+
+
+def seed_candidates(texts: list[str], limit: int = MAX_SEARCHES) -> list[str]:
+    """The same ranking as ``extract_seeds``, but up to ``MAX_SEARCHES`` long: retrieval searches
+    these in order and keeps the first ``MAX_SEEDS`` that match the tree, so a local name from a
+    user's snippet (``cherry.py``, ``http_client``) hands its slot to the next candidate instead
+    of wasting it. The first ``MAX_SEEDS`` are exactly ``extract_seeds(texts)``."""
+    return _ranked(texts, min(limit, MAX_SEARCHES))
+
+
+def _ranked(texts: list[str], limit: int) -> list[str]:
+    if limit <= 0:
+        return []
     found: dict[str, _Candidate] = {}
     order = 0
     for text in texts:
