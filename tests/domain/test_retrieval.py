@@ -256,3 +256,22 @@ def test_a_refilled_seed_weighs_as_the_slot_it_takes():
         ("seed_number_02", 0, "seed_number_02"),
         ("seed_number_03", 1, "seed_number_03"),
     ]
+
+
+class PathSearch(FakeSearch):
+    """FakeSearch plus a path hit for ``pkg.mod`` -> ``pkg/mod.py``, like ``LocalGitGrep``."""
+
+    def search(self, seed: str) -> list[Hit]:
+        hits = super().search(seed)
+        if seed == "pkg.mod":
+            hits.insert(0, Hit("pkg/mod.py", 1, kind="path"))
+        return hits
+
+
+def test_a_path_hit_is_not_diluted_by_the_files_that_mention_the_name():
+    files = {f"pkg/user_{i}.py": "import pkg.mod\n" for i in range(7)}
+    files["pkg/user_0.py"] += "helper_fn()\n"
+    files |= {"pkg/a.py": "helper_fn\n", "pkg/b.py": "helper_fn\n"}
+    files["pkg/mod.py"] = "def run():\n    pass\n"
+    pack = build_pack(["pkg.mod", "helper_fn"], PathSearch(files))
+    assert [f.path for f in pack.files][:2] == ["pkg/mod.py", "pkg/user_0.py"]

@@ -3,7 +3,7 @@
 import pytest
 
 from tests.fixtures.context.gitrepo import commit, git, make_repo, numbered
-from veranda_dagster.domain.code_search import LocalGitGrep, window_bounds
+from veranda_dagster.domain.code_search import LocalGitGrep, module_paths, window_bounds
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.retrieval import build_pack
 
@@ -68,3 +68,37 @@ def test_pack_over_a_clone_cites_its_commit_and_ranks_the_definition_first(repo)
 def test_a_missing_revision_is_a_clear_error(tmp_path, repo):
     with pytest.raises(InputError, match="rev-parse"):
         _ = LocalGitGrep(repo, rev="no-such-branch").sha
+
+
+def test_a_dotted_module_name_hits_its_module_file(repo):
+    search = LocalGitGrep(repo)
+    assert [(h.path, h.kind) for h in search.search("http.retry")] == [
+        ("src/http/retry.py", "path"),
+        ("src/app.py", "content"),
+    ]
+    attribute = search.search("http.retry.retry_after")  # one level up: the attribute's module
+    assert [(h.path, h.kind) for h in attribute] == [("src/http/retry.py", "path")]
+    assert search.search("os.environ") == []
+
+
+@pytest.mark.parametrize(
+    "seed, paths",
+    [
+        ("rich.panel", ["rich/panel.py", "rich/panel/__init__.py", "rich.py", "rich/__init__.py"]),
+        (
+            "attrs.validators.in_",
+            [
+                "attrs/validators/in_.py",
+                "attrs/validators/in_/__init__.py",
+                "attrs/validators.py",
+                "attrs/validators/__init__.py",
+            ],
+        ),
+        ("utils.py", []),
+        ("client.get(url)", []),
+        ("src/http/retry.py", []),
+        ("retry_after", []),
+    ],
+)
+def test_module_paths(seed, paths):
+    assert module_paths(seed) == paths

@@ -69,6 +69,27 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_FILE_SUFFIXES_TEXT = "py pyi js jsx ts tsx go rs rb java md rst txt toml yaml yml json cfg"
+_FILE_SUFFIXES = frozenset(_FILE_SUFFIXES_TEXT.split())
+"""``utils.py`` is a file name, already searched as a path; not a dotted module name."""
+
+
+def module_paths(seed: str) -> list[str]:
+    """The files a dotted Python name can live in: ``rich.panel`` -> ``rich/panel.py`` (or a
+    package's ``__init__.py``), and one level up for an attribute, ``attrs.validators.in_`` ->
+    ``attrs/validators.py``. A module rarely contains its own dotted name, so without these path
+    hits ``rich.panel`` finds every importer of ``rich/panel.py`` but not the file itself."""
+    if not _DOTTED_NAME.fullmatch(seed) or seed.rsplit(".", 1)[-1].lower() in _FILE_SUFFIXES:
+        return []
+    parts = seed.split(".")
+    out: list[str] = []
+    for n in (len(parts), len(parts) - 1):
+        stem = "/".join(parts[:n])
+        out += [f"{stem}.py", f"{stem}/__init__.py"]
+    return out
+
+
 def looks_like_path(seed: str) -> bool:
     return "/" in seed or bool(re.fullmatch(r"[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,9}", seed))
 
@@ -125,16 +146,17 @@ class LocalGitGrep:
 
     def search(self, seed: str) -> list[Hit]:
         """Content hits (at most ``MAX_HITS_PER_FILE`` per file, ``MAX_HITS_PER_SEARCH`` in all),
-        plus a path hit at line 1 for every file whose path ends with a path-like seed."""
+        plus a path hit at line 1 for every file whose path ends with a path-like seed or with a
+        dotted name's module file (``module_paths``)."""
         self.calls.append(seed)
         if not seed.strip():
             return []
         hits: list[Hit] = []
-        if looks_like_path(seed):
-            suffix = seed.strip("/")
-            for path in self.paths():
-                if path == suffix or path.endswith("/" + suffix):
-                    hits.append(Hit(path, 1, kind="path"))
+        suffixes = [seed.strip("/")] if looks_like_path(seed) else []
+        suffixes += module_paths(seed)
+        for path in self.paths():
+            if any(path == s or path.endswith("/" + s) for s in suffixes):
+                hits.append(Hit(path, 1, kind="path"))
         proc = self._git(
             "grep", "-n", "-z", "-F", "-I", "-i", f"--max-count={MAX_HITS_PER_FILE}",
             "-e", seed, self.sha, "--",

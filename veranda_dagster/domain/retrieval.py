@@ -4,18 +4,21 @@ The pack is bounded in bytes, not tokens: ``bytes`` is the UTF-8 length of every
 summed (paths, ids and JSON framing are not counted), so the cap is exact and free to enforce
 and means the same thing for every model family.
 
-Searches go to the seeds first, in rank order; the budget they leave funds a relaxed variant of
-a seed (``client.get_user`` -> ``get_user``, to reach the definition) and then plain ticket words
-at half weight, so a ticket that names no identifier still finds its topic. Ranking decides
-which files and windows earn the bytes. A file scores the sum, over the
-distinct seeds that hit it, of the seed's weight: earlier seeds (the ones a person backticked or
-named as a path) weigh more, and a seed that hits few files weighs more than one that hits many
-(an inverse document frequency). A line that *defines* the seed (``def x``, ``class X``,
-``func X``, ``X =``) doubles that seed's share, and a file whose path matches a path seed gets
-a bonus, because the file that defines or is named by an identifier is where a fix usually
-goes. Tests, docs and vendored code are discounted. The byte budget is then spent round-robin:
-every chosen file's best window first, then second windows, so one long file cannot starve the
-other five; the window that would cross the ceiling is truncated to fit exactly.
+Searches go to the seeds first, in rank order, and the first ``MAX_SEEDS`` candidates that hit
+are the pack's seeds (a name that matches nothing gives its slot to the next); the budget they
+leave funds a relaxed variant of a seed (``client.get_user`` -> ``get_user``, to reach the
+definition) and then plain ticket words at half weight, so a ticket that names no identifier
+still finds its topic. Ranking decides which files and windows earn the bytes. A file scores the
+sum, over the distinct seeds that hit it, of the seed's weight: earlier seeds (the ones a person
+backticked or named as a path) weigh more, and a seed that hits few files weighs more than one
+that hits many (an inverse document frequency). A line that *defines* the seed (``def x``,
+``class X``, ``func X``, ``X =``) doubles that seed's share, and a file whose path matches a
+path seed (or a dotted module name: ``rich.panel`` -> ``rich/panel.py``) gets a bonus, its
+rarity counted among the path hits alone, because the file that defines or is named by an
+identifier is where a fix usually goes. Tests, docs and vendored code are discounted. The byte
+budget is then spent round-robin: every chosen file's best window first, then second windows, so
+one long file cannot starve the other five; the window that would cross the ceiling is truncated
+to fit exactly.
 
 Every window becomes a ``Citation`` ``R1..Rn`` (path, line range, commit sha) here, in reading
 order, and nowhere else: the set the agent may cite is closed by construction.
@@ -177,20 +180,30 @@ def used_seeds(results: list[SearchResult], max_seeds: int = MAX_SEEDS) -> list[
     return [r.seed for r in results if r.seed is not None and r.hits][:max_seeds]
 
 
+def _idf(files: int) -> float:
+    """Rarer is stronger: 1.0 for one file, about 0.22 for 35."""
+    return 1.0 / (1.0 + math.log(max(1, files)))
+
+
 def rank_files(results: list[SearchResult]) -> list[_FileEvidence]:
-    """Files by score, best first; ties broken by path so the same inputs give the same pack."""
+    """Files by score, best first; ties broken by path so the same inputs give the same pack.
+
+    A path hit's rarity is counted among the path hits alone: ``rich.panel`` names one file
+    (``rich/panel.py``) even though 35 files import it, and the importers must not dilute it."""
     evidence: dict[str, _FileEvidence] = {}
     for result in results:
         if not result.hits:
             continue
         files_hit = {h.path for h in result.hits}
-        idf = 1.0 / (1.0 + math.log(len(files_hit)))
-        weight = max(0.1, 1.0 - RANK_DECAY * result.rank) * idf * result.weight
+        path_files = {h.path for h in result.hits if h.kind == "path"}
+        rank_weight = max(0.1, 1.0 - RANK_DECAY * result.rank) * result.weight
+        weight = rank_weight * _idf(len(files_hit))
+        path_weight = rank_weight * _idf(len(path_files))
         pattern = None if looks_like_path(result.query) else _definition_pattern(result.query)
         best: dict[str, float] = defaultdict(float)
         for hit in result.hits:
             if hit.kind == "path":
-                value = weight * PATH_MATCH_BONUS
+                value = path_weight * PATH_MATCH_BONUS
             elif pattern is not None and pattern.search(hit.text):
                 value = weight * (1.0 + DEFINITION_BONUS)
             else:
