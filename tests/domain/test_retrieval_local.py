@@ -81,10 +81,21 @@ def test_a_dotted_module_name_hits_its_module_file(repo):
     assert search.search("os.environ") == []
 
 
+def test_a_top_level_package_init_is_no_module_hit_for_its_attributes(tmp_path):
+    files = {
+        "pkg/__init__.py": "from .core import command\n",
+        "pkg/core.py": "def command(): ...\n",
+    }
+    search = LocalGitGrep(make_repo(tmp_path / "r", files))
+    assert search.search("pkg.command") == []  # pkg/__init__.py re-exports; it is not named
+    assert [(h.path, h.kind) for h in search.search("pkg.core")] == [("pkg/core.py", "path")]
+
+
 @pytest.mark.parametrize(
     "seed, paths",
     [
-        ("rich.panel", ["rich/panel.py", "rich/panel/__init__.py", "rich.py", "rich/__init__.py"]),
+        ("rich.panel", ["rich/panel.py", "rich/panel/__init__.py", "rich.py"]),
+        ("click.command", ["click/command.py", "click/command/__init__.py", "click.py"]),
         (
             "attrs.validators.in_",
             [

@@ -78,15 +78,19 @@ _FILE_SUFFIXES = frozenset(_FILE_SUFFIXES_TEXT.split())
 def module_paths(seed: str) -> list[str]:
     """The files a dotted Python name can live in: ``rich.panel`` -> ``rich/panel.py`` (or a
     package's ``__init__.py``), and one level up for an attribute, ``attrs.validators.in_`` ->
-    ``attrs/validators.py``. A module rarely contains its own dotted name, so without these path
-    hits ``rich.panel`` finds every importer of ``rich/panel.py`` but not the file itself."""
+    ``attrs/validators.py``, but never a top-level ``pkg/__init__.py`` for ``pkg.name``: it
+    re-exports every public name, so it would top every pack that mentions ``click.command``.
+    A module rarely contains its own dotted name, so without these path hits ``rich.panel``
+    finds every importer of ``rich/panel.py`` but not the file itself."""
     if not _DOTTED_NAME.fullmatch(seed) or seed.rsplit(".", 1)[-1].lower() in _FILE_SUFFIXES:
         return []
     parts = seed.split(".")
     out: list[str] = []
     for n in (len(parts), len(parts) - 1):
         stem = "/".join(parts[:n])
-        out += [f"{stem}.py", f"{stem}/__init__.py"]
+        out.append(f"{stem}.py")
+        if n >= 2:  # a top-level package's __init__ re-exports everything: not a hit
+            out.append(f"{stem}/__init__.py")
     return out
 
 
