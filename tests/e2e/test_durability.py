@@ -15,8 +15,8 @@ from tests.e2e.conftest import step_failures, step_successes
 from veranda_dagster.sim.driver import (
     SensorDriver,
     kill_run_worker,
-    reexecute_from_failure,
     run_tags,
+    run_ticket_process,
     spawn_ticket_run,
 )
 from veranda_dagster.sim.sample_org import BILLING, SAMPLE_TICKET_BODY, SAMPLE_TICKET_TITLE
@@ -57,7 +57,7 @@ def test_kill_mid_patch_resumes_without_rebilling_and_opens_one_pr(world: SimWor
 
     world.github.fail_next(f"/repos/{BILLING}/pulls", 429, retry_after=1, method="POST")
     world.model.fail_role("reviewer", 500)
-    run_id, ok = reexecute_from_failure(instance, first.run_id)
+    run_id, ok = run_ticket_process({}, world.env, resume=first.run_id)
     assert ok, step_failures(instance, run_id)
 
     ran = step_successes(instance, run_id)

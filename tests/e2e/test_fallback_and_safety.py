@@ -18,7 +18,7 @@ import pytest
 
 from tests.e2e.conftest import step_failures
 from veranda_dagster.sim.backends import SIM_KEYS
-from veranda_dagster.sim.driver import SensorDriver, execute_ticket, run_tags
+from veranda_dagster.sim.driver import SensorDriver, run_tags, run_ticket_process
 from veranda_dagster.sim.sample_org import BILLING, INJECTION_TICKET_BODY, INJECTION_TICKET_TITLE
 from veranda_dagster.sim.summary import asset_metadata_text, run_summary
 from veranda_dagster.sim.world import SimWorld
@@ -66,17 +66,15 @@ def every_output(world: SimWorld, instance, key: str) -> str:
 
 
 @pytest.mark.parametrize("world", [{"ci_mode": "never"}], indirect=True)
-def test_revoked_keys_fall_back_drop_the_pin_and_leak_nothing(
-    world: SimWorld, instance, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("VERANDA_CI_WAIT_TIMEOUT_S", "4")
+def test_revoked_keys_fall_back_drop_the_pin_and_leak_nothing(world: SimWorld, instance) -> None:
+    world.env["VERANDA_CI_WAIT_TIMEOUT_S"] = "4"
     issue = world.linear.file_ticket(
         INJECTION_TICKET_TITLE, INJECTION_TICKET_BODY, labels=["veranda", f"model:{PIN}"]
     )
     key = issue["identifier"]
     (request,) = SensorDriver().tick(instance, "linear_tickets")
     revoker = revoke_claude_when_test_writer_arrives(world)
-    run_id, ok = execute_ticket(instance, run_tags(request))
+    run_id, ok = run_ticket_process(run_tags(request), world.env)
     revoker.join(5)
     assert ok, step_failures(instance, run_id)
 

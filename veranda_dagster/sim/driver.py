@@ -118,11 +118,14 @@ def reexecute_from_failure(instance: dg.DagsterInstance, run_id: str) -> tuple[s
         return result.run_id, result.success
 
 
-def spawn_ticket_run(tags: dict[str, str], env: dict[str, str]) -> subprocess.Popen[str]:
+def spawn_ticket_run(
+    tags: dict[str, str], env: dict[str, str], resume: str | None = None
+) -> subprocess.Popen[str]:
     """The run worker as its own process group (``python -m veranda_dagster.sim.driver``), so
-    a test can SIGKILL it and everything it started mid-phase."""
+    a test can SIGKILL it and everything it started mid-phase. A fresh process also loads the
+    definitions from the environment as it is now (a process caches a loaded job)."""
     args = [sys.executable, "-m", "veranda_dagster.sim.driver"]
-    args += [f"{k}={v}" for k, v in tags.items()]
+    args += ["resume", resume] if resume else ["run", *(f"{k}={v}" for k, v in tags.items())]
     return subprocess.Popen(
         args,
         env={**os.environ, **env},
@@ -133,6 +136,23 @@ def spawn_ticket_run(tags: dict[str, str], env: dict[str, str]) -> subprocess.Po
     )
 
 
+def run_ticket_process(
+    tags: dict[str, str], env: dict[str, str], resume: str | None = None, timeout: float = 300
+) -> tuple[str, bool]:
+    """Run (or resume) a ticket in a fresh worker process and wait: (run id, success)."""
+    proc = spawn_ticket_run(tags, env, resume)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_run_worker(proc)
+        raise
+    lines = [line for line in out.splitlines() if line.strip()]
+    if not lines or len(lines[-1].split()) != 2:
+        raise RuntimeError(f"run worker exited {proc.returncode}: {err[-2000:]}")
+    run_id, status = lines[-1].split()
+    return run_id, status == "success"
+
+
 def kill_run_worker(proc: subprocess.Popen[str]) -> None:
     """SIGKILL the worker's whole process group: no cleanup, no event written."""
     os.killpg(proc.pid, signal.SIGKILL)
@@ -140,9 +160,11 @@ def kill_run_worker(proc: subprocess.Popen[str]) -> None:
 
 
 def _main(argv: list[str]) -> int:
-    tags = dict(a.split("=", 1) for a in argv)
     with instance_for(os.environ["DAGSTER_HOME"]) as instance:
-        run_id, ok = execute_ticket(instance, tags)
+        if argv[:1] == ["resume"]:
+            run_id, ok = reexecute_from_failure(instance, argv[1])
+        else:
+            run_id, ok = execute_ticket(instance, dict(a.split("=", 1) for a in argv[1:]))
     print(run_id, "success" if ok else "failure", flush=True)
     return 0 if ok else 1
 
