@@ -13,7 +13,9 @@ and enforced by the shell (``PhaseTimeoutError``, retryable).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import dagster as dg
 
@@ -129,3 +131,20 @@ PHASES: dict[str, PhaseSpec] = {
         ),
     ]
 }
+
+
+def phase_asset(spec: PhaseSpec, description: str) -> Callable[[Callable[..., Any]], Any]:
+    """``@dg.asset`` with everything a phase shares: the tickets partitions, its group, kinds,
+    owner, tags, timeout and retry policy, so each asset module states only what differs."""
+    from veranda_dagster.partitions import TICKETS
+
+    return dg.asset(
+        partitions_def=TICKETS,
+        group_name=spec.group,
+        kinds=spec.kinds,
+        owners=[OWNER],
+        tags=spec.tags,
+        op_tags=spec.op_tags,
+        retry_policy=spec.retry,
+        description=description,
+    )

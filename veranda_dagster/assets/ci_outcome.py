@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import OWNER, PHASES
+from veranda_dagster.assets._policy import PHASES, phase_asset
 from veranda_dagster.assets._shell import run_phase
 from veranda_dagster.domain.models import (
     CIOutcome,
@@ -11,24 +11,15 @@ from veranda_dagster.domain.models import (
     ReviewRounds,
     Ticket,
 )
-from veranda_dagster.partitions import TICKETS
 from veranda_dagster.resources.pipeline import PipelineResource
 
 SPEC = PHASES["ci_outcome"]
 
 
-@dg.asset(
-    partitions_def=TICKETS,
-    group_name=SPEC.group,
-    kinds=SPEC.kinds,
-    owners=[OWNER],
-    tags=SPEC.tags,
-    op_tags=SPEC.op_tags,
-    retry_policy=SPEC.retry,
-    description=(
-        "Waits for the head's check runs; on red, one repair grounded in the static-analysis "
-        "violations of this commit (or the log tail), then waits again."
-    ),
+@phase_asset(
+    SPEC,
+    "Waits for the head's check runs; on red, one repair grounded in the static-analysis "
+    "violations of this commit (or the log tail), then waits again.",
 )
 def ci_outcome(
     context: dg.AssetExecutionContext,

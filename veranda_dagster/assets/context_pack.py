@@ -2,11 +2,10 @@
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import OWNER, PHASES
+from veranda_dagster.assets._policy import PHASES, phase_asset
 from veranda_dagster.assets._shell import run_phase
 from veranda_dagster.domain.errors import AwaitingHumanError
 from veranda_dagster.domain.models import ContextPack, RepoGuess, Ticket
-from veranda_dagster.partitions import TICKETS
 from veranda_dagster.resources.pipeline import PipelineResource
 
 SPEC = PHASES["context_pack"]
@@ -27,18 +26,10 @@ def _build(pipeline: PipelineResource, ticket: Ticket, guess: RepoGuess) -> Cont
     return pipeline.build_context_pack(ticket, guess)
 
 
-@dg.asset(
-    partitions_def=TICKETS,
-    group_name=SPEC.group,
-    kinds=SPEC.kinds,
-    owners=[OWNER],
-    tags=SPEC.tags,
-    op_tags=SPEC.op_tags,
-    retry_policy=SPEC.retry,
-    description=(
-        "Seeds from the ticket, searched against the code index; at most 12 searches, 6 files, "
-        "12,000 bytes. Citations are minted by retrieval only. Layers are written into the clone."
-    ),
+@phase_asset(
+    SPEC,
+    "Seeds from the ticket, searched against the code index; at most 12 searches, 6 files, "
+    "12,000 bytes. Citations are minted by retrieval only. Layers are written into the clone.",
 )
 def context_pack(
     context: dg.AssetExecutionContext,

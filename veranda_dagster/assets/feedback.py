@@ -6,25 +6,17 @@ comments already handled are never answered twice.
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import OWNER, PHASES
+from veranda_dagster.assets._policy import PHASES, phase_asset
 from veranda_dagster.assets._shell import run_phase
 from veranda_dagster.domain.models import ContextPack, Feedback, PullRequest, Ticket
-from veranda_dagster.partitions import TICKETS
 from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.storage import ValueStore
 
 SPEC = PHASES["feedback"]
 
 
-@dg.asset(
-    partitions_def=TICKETS,
-    group_name=SPEC.group,
-    kinds=SPEC.kinds,
-    owners=[OWNER],
-    tags=SPEC.tags,
-    op_tags=SPEC.op_tags,
-    retry_policy=SPEC.retry,
-    description="Answers new human comments on the PR with commits; at most MAX_FEEDBACK_ROUNDS.",
+@phase_asset(
+    SPEC, "Answers new human comments on the PR with commits; at most MAX_FEEDBACK_ROUNDS."
 )
 def feedback(
     context: dg.AssetExecutionContext,

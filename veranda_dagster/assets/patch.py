@@ -3,27 +3,18 @@ build, lint and test commands, plus a separate test-writer seat's extra tests.""
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import OWNER, PHASES
+from veranda_dagster.assets._policy import PHASES, phase_asset
 from veranda_dagster.assets._shell import run_phase
 from veranda_dagster.domain.models import ContextPack, Patch, RedTests, Ticket
-from veranda_dagster.partitions import TICKETS
 from veranda_dagster.resources.pipeline import PipelineResource
 
 SPEC = PHASES["patch"]
 
 
-@dg.asset(
-    partitions_def=TICKETS,
-    group_name=SPEC.group,
-    kinds=SPEC.kinds,
-    owners=[OWNER],
-    tags=SPEC.tags,
-    op_tags=SPEC.op_tags,
-    retry_policy=SPEC.retry,
-    description=(
-        "Implementer turns the red tests green with build/lint/test passing; then a separate "
-        "test-writer seat adds tests. Committed and pushed on the ticket branch."
-    ),
+@phase_asset(
+    SPEC,
+    "Implementer turns the red tests green with build/lint/test passing; then a separate "
+    "test-writer seat adds tests. Committed and pushed on the ticket branch.",
 )
 def patch(
     context: dg.AssetExecutionContext,

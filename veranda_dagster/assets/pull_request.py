@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import OWNER, PHASES
+from veranda_dagster.assets._policy import PHASES, phase_asset
 from veranda_dagster.assets._shell import run_phase
 from veranda_dagster.domain.models import (
     ContextPack,
@@ -12,24 +12,15 @@ from veranda_dagster.domain.models import (
     RepoGuess,
     Ticket,
 )
-from veranda_dagster.partitions import TICKETS
 from veranda_dagster.resources.pipeline import PipelineResource
 
 SPEC = PHASES["pull_request"]
 
 
-@dg.asset(
-    partitions_def=TICKETS,
-    group_name=SPEC.group,
-    kinds=SPEC.kinds,
-    owners=[OWNER],
-    tags=SPEC.tags,
-    op_tags=SPEC.op_tags,
-    retry_policy=SPEC.retry,
-    description=(
-        "Opens (or adopts, by branch) the pull request; citations in the body are resolved "
-        "against the default branch and unresolvable ones flagged. Links it on the ticket."
-    ),
+@phase_asset(
+    SPEC,
+    "Opens (or adopts, by branch) the pull request; citations in the body are resolved "
+    "against the default branch and unresolvable ones flagged. Links it on the ticket.",
 )
 def pull_request(
     context: dg.AssetExecutionContext,

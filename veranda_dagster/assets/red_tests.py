@@ -2,27 +2,18 @@
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import OWNER, PHASES
+from veranda_dagster.assets._policy import PHASES, phase_asset
 from veranda_dagster.assets._shell import run_phase
 from veranda_dagster.domain.models import ContextPack, RedTests, Ticket
-from veranda_dagster.partitions import TICKETS
 from veranda_dagster.resources.pipeline import PipelineResource
 
 SPEC = PHASES["red_tests"]
 
 
-@dg.asset(
-    partitions_def=TICKETS,
-    group_name=SPEC.group,
-    kinds=SPEC.kinds,
-    owners=[OWNER],
-    tags=SPEC.tags,
-    op_tags=SPEC.op_tags,
-    retry_policy=SPEC.retry,
-    description=(
-        "A definition of done that predates the patch: tests that fail on the base commit for "
-        "the right reason, committed and pushed on the ticket branch."
-    ),
+@phase_asset(
+    SPEC,
+    "A definition of done that predates the patch: tests that fail on the base commit for "
+    "the right reason, committed and pushed on the ticket branch.",
 )
 def red_tests(
     context: dg.AssetExecutionContext,

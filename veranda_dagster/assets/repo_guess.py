@@ -2,27 +2,18 @@
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import OWNER, PHASES
+from veranda_dagster.assets._policy import PHASES, phase_asset
 from veranda_dagster.assets._shell import run_phase
 from veranda_dagster.domain.models import RepoGuess, Ticket
-from veranda_dagster.partitions import TICKETS
 from veranda_dagster.resources.pipeline import PipelineResource
 
 SPEC = PHASES["repo_guess"]
 
 
-@dg.asset(
-    partitions_def=TICKETS,
-    group_name=SPEC.group,
-    kinds=SPEC.kinds,
-    owners=[OWNER],
-    tags=SPEC.tags,
-    op_tags=SPEC.op_tags,
-    retry_policy=SPEC.retry,
-    description=(
-        "Four scored signals pick the repository; a cheap-tier pass confirms or corrects it. "
-        "On low confidence the question is posted on the ticket and the run stops there."
-    ),
+@phase_asset(
+    SPEC,
+    "Four scored signals pick the repository; a cheap-tier pass confirms or corrects it. "
+    "On low confidence the question is posted on the ticket and the run stops there.",
 )
 def repo_guess(
     context: dg.AssetExecutionContext, pipeline: PipelineResource, ticket: Ticket

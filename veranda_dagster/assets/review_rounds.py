@@ -2,25 +2,15 @@
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import OWNER, PHASES
+from veranda_dagster.assets._policy import PHASES, phase_asset
 from veranda_dagster.assets._shell import run_phase
 from veranda_dagster.domain.models import ContextPack, PullRequest, ReviewRounds, Ticket
-from veranda_dagster.partitions import TICKETS
 from veranda_dagster.resources.pipeline import PipelineResource
 
 SPEC = PHASES["review_rounds"]
 
 
-@dg.asset(
-    partitions_def=TICKETS,
-    group_name=SPEC.group,
-    kinds=SPEC.kinds,
-    owners=[OWNER],
-    tags=SPEC.tags,
-    op_tags=SPEC.op_tags,
-    retry_policy=SPEC.retry,
-    description="The agent reviews its own diff in a separate seat; at most MAX_REVIEW_ROUNDS.",
-)
+@phase_asset(SPEC, "The agent reviews its own diff in a separate seat; at most MAX_REVIEW_ROUNDS.")
 def review_rounds(
     context: dg.AssetExecutionContext,
     pipeline: PipelineResource,

@@ -2,11 +2,11 @@
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import OWNER, PHASES
+from veranda_dagster.assets._policy import PHASES, phase_asset
 from veranda_dagster.assets._shell import run_phase
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Ticket
-from veranda_dagster.partitions import TICKETS, is_ticket_key
+from veranda_dagster.partitions import is_ticket_key
 from veranda_dagster.resources.pipeline import PipelineResource
 
 SPEC = PHASES["ticket"]
@@ -20,16 +20,7 @@ def _fetch(pipeline: PipelineResource, key: str) -> Ticket:
     return pipeline.fetch_ticket(key)
 
 
-@dg.asset(
-    partitions_def=TICKETS,
-    group_name=SPEC.group,
-    kinds=SPEC.kinds,
-    owners=[OWNER],
-    tags=SPEC.tags,
-    op_tags=SPEC.op_tags,
-    retry_policy=SPEC.retry,
-    description="The ticket (Linear issue or Slack thread) behind this partition key.",
-)
+@phase_asset(SPEC, "The ticket (Linear issue or Slack thread) behind this partition key.")
 def ticket(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.Output[Ticket]:
     return run_phase(
         context,
