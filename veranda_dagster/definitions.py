@@ -12,7 +12,11 @@ from typing import Any
 import dagster as dg
 
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
-from veranda_dagster.domain.bounds import CI_WAIT_TIMEOUT_S, GITHUB_CODE_SEARCH_PER_MINUTE
+from veranda_dagster.domain.bounds import (
+    CI_WAIT_TIMEOUT_S,
+    GITHUB_CODE_SEARCH_PER_MINUTE,
+    VALIDATION_TIMEOUT_S,
+)
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.sensors.linear import LinearResource, linear_tickets
@@ -44,6 +48,9 @@ def pipeline_resource() -> PipelineResource:
             os.environ.get("VERANDA_CODE_SEARCH_PER_MINUTE") or GITHUB_CODE_SEARCH_PER_MINUTE
         ),
         ci_wait_timeout_s=float(os.environ.get("VERANDA_CI_WAIT_TIMEOUT_S") or CI_WAIT_TIMEOUT_S),
+        validation_timeout_s=float(
+            os.environ.get("VERANDA_VALIDATION_TIMEOUT_S") or VALIDATION_TIMEOUT_S
+        ),
     )
 
 

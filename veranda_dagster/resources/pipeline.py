@@ -19,7 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
-from veranda_dagster.domain.bounds import CI_WAIT_TIMEOUT_S, GITHUB_CODE_SEARCH_PER_MINUTE
+from veranda_dagster.domain.bounds import (
+    CI_WAIT_TIMEOUT_S,
+    GITHUB_CODE_SEARCH_PER_MINUTE,
+    VALIDATION_TIMEOUT_S,
+)
 from veranda_dagster.domain.errors import ConfigError, InputError
 from veranda_dagster.resources._capability import require
 
@@ -73,6 +77,8 @@ class PipelineResource(dg.ConfigurableResource):
     """The forge's code-search rate (GitHub.com: 10/min; GitHub Enterprise Server sets its own)."""
     ci_wait_timeout_s: float = CI_WAIT_TIMEOUT_S
     """How long ``ci_outcome`` waits for the PR head's checks (``CI_WAIT_TIMEOUT_S``)."""
+    validation_timeout_s: float = VALIDATION_TIMEOUT_S
+    """Bound on each repo command ``red_tests``/``patch`` run (``VALIDATION_TIMEOUT_S``)."""
 
     # --- collaborators -----------------------------------------------------------------------
 
@@ -180,11 +186,24 @@ class PipelineResource(dg.ConfigurableResource):
 
     def write_red_tests(self, ticket: Ticket, pack: ContextPack) -> RedTests:
         write = require(f"{_WORK}.red_tests", "write_red_tests", "red tests")
-        return write(ticket, pack, self.pack_workspace(ticket, pack), self.agent())
+        return write(
+            ticket,
+            pack,
+            self.pack_workspace(ticket, pack),
+            self.agent(),
+            validation_timeout_s=self.validation_timeout_s,
+        )
 
     def implement(self, ticket: Ticket, pack: ContextPack, red: RedTests) -> Patch:
         implement = require(f"{_WORK}.patch", "implement", "patch")
-        return implement(ticket, pack, red, self.pack_workspace(ticket, pack), self.agent())
+        return implement(
+            ticket,
+            pack,
+            red,
+            self.pack_workspace(ticket, pack),
+            self.agent(),
+            validation_timeout_s=self.validation_timeout_s,
+        )
 
     def open_pull_request(
         self,

@@ -66,12 +66,12 @@ def parse_coverage_total(output: str) -> float | None:
     return None
 
 
-def measure_coverage(facts: RepoFacts, repo: str) -> float | None:
+def measure_coverage(
+    facts: RepoFacts, repo: str, timeout_s: float = VALIDATION_TIMEOUT_S
+) -> float | None:
     if not facts.coverage:
         return None
-    return parse_coverage_total(
-        run_command(facts.coverage[0], repo, VALIDATION_TIMEOUT_S).output_tail
-    )
+    return parse_coverage_total(run_command(facts.coverage[0], repo, timeout_s).output_tail)
 
 
 def _restore_red_tests(workspace: Workspace, red: RedTests) -> list[str]:
@@ -90,8 +90,16 @@ def _worktree_diff(workspace: Workspace, base: str) -> str:
 
 
 def implement(
-    ticket: Ticket, pack: ContextPack, red: RedTests, workspace: Workspace, agent: AgentPort
+    ticket: Ticket,
+    pack: ContextPack,
+    red: RedTests,
+    workspace: Workspace,
+    agent: AgentPort,
+    *,
+    validation_timeout_s: float = VALIDATION_TIMEOUT_S,
 ) -> Patch:
+    """``validation_timeout_s`` bounds every command the phase runs (coverage, red tests, the
+    repo's build/lint/test, the independent tests); a hung one is killed and reported."""
     repo = prepare(workspace, pack)
     try:
         workspace.git("merge-base", "--is-ancestor", red.commit_sha, "HEAD")
@@ -100,7 +108,7 @@ def implement(
             f"{ticket.id}: the branch {workspace.branch} does not contain the red tests "
             f"commit {red.commit_sha[:12]}; re-run red_tests"
         ) from None
-    before = measure_coverage(pack.facts, str(repo))
+    before = measure_coverage(pack.facts, str(repo), validation_timeout_s)
     calls: list[ModelCall] = []
     extra: ExtraTests | None = None
     problems, summary = "", ""
@@ -119,10 +127,15 @@ def implement(
             if restored
             else ""
         )
-        results = _check(pack, red, extra, str(repo))
+        results = _check(pack, red, extra, str(repo), validation_timeout_s)
         if all(r.ok for r in results) and extra is None:
             extra = write_extra_tests(
-                ticket, pack, workspace, agent, _worktree_diff(workspace, red.commit_sha)
+                ticket,
+                pack,
+                workspace,
+                agent,
+                _worktree_diff(workspace, red.commit_sha),
+                validation_timeout_s=validation_timeout_s,
             )
             calls.append(extra.call)
             if extra.run is not None:
@@ -141,7 +154,7 @@ def implement(
                 validation=results,
                 extra_test_files=extra.files if extra else [],
                 coverage_before=before,
-                coverage_after=measure_coverage(pack.facts, str(repo)),
+                coverage_after=measure_coverage(pack.facts, str(repo), validation_timeout_s),
                 summary=scrub(summary)[:MAX_SUMMARY_BYTES],
             )
         problems = note + _problems(results, extra)
@@ -149,13 +162,13 @@ def implement(
 
 
 def _check(
-    pack: ContextPack, red: RedTests, extra: ExtraTests | None, repo: str
+    pack: ContextPack, red: RedTests, extra: ExtraTests | None, repo: str, timeout_s: float
 ) -> list[CommandResult]:
     """Red tests, then the repository's own commands, then the independent seat's tests."""
-    results = [run_command(red_test_command(pack, red.test_files), repo, VALIDATION_TIMEOUT_S)]
-    results += run_validation(pack.facts, repo, VALIDATION_TIMEOUT_S)
+    results = [run_command(red_test_command(pack, red.test_files), repo, timeout_s)]
+    results += run_validation(pack.facts, repo, timeout_s)
     if extra and extra.files:
-        results.append(run_command(red_test_command(pack, extra.files), repo, VALIDATION_TIMEOUT_S))
+        results.append(run_command(red_test_command(pack, extra.files), repo, timeout_s))
     return results
 
 

@@ -78,7 +78,7 @@ def judge(run: CommandResult, ticket: Ticket, pytest: bool) -> str | None:
     """Why this base run is not a right-reason red, or ``None`` when it is."""
     out = run.output_tail
     if run.timed_out:
-        return "the tests hung on the base (killed at the bound)"
+        return f"the tests hung on the base (killed at the bound after {run.duration_s:.1f}s)"
     if run.exit_code == 0:
         return "the tests pass on the base, so they define nothing the patch must do"
     if "SyntaxError" in out:
@@ -111,14 +111,21 @@ def _adopt(workspace: Workspace, pack: ContextPack) -> list[str] | None:
 
 
 def write_red_tests(
-    ticket: Ticket, pack: ContextPack, workspace: Workspace, agent: AgentPort
+    ticket: Ticket,
+    pack: ContextPack,
+    workspace: Workspace,
+    agent: AgentPort,
+    *,
+    validation_timeout_s: float = VALIDATION_TIMEOUT_S,
 ) -> RedTests:
+    """``validation_timeout_s`` bounds each base run of the new tests (a hung one is killed
+    and rejected, so a repo whose tests hang cannot stall the phase)."""
     repo = prepare(workspace, pack)
     calls: list[ModelCall] = []
     rejected: list[str] = []
     adopted = _adopt(workspace, pack)
     if adopted:
-        run = run_command(red_test_command(pack, adopted), repo, VALIDATION_TIMEOUT_S)
+        run = run_command(red_test_command(pack, adopted), repo, validation_timeout_s)
         if judge(run, ticket, adopted[0].endswith(".py")) is None:
             return _value(ticket, pack, workspace, adopted, run, 0, rejected, calls)
         workspace.git("reset", "--quiet", "--hard", pack.base_sha)
@@ -137,7 +144,7 @@ def write_red_tests(
         elif not tests:
             reason = "no test files were written"
         else:
-            run = run_command(red_test_command(pack, tests), repo, VALIDATION_TIMEOUT_S)
+            run = run_command(red_test_command(pack, tests), repo, validation_timeout_s)
             reason = judge(run, ticket, all(t.endswith(".py") for t in tests))
         if reason is None:
             subject = f"test({ticket.id}): red tests for {ticket.title}"[:72]

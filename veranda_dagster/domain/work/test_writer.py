@@ -41,7 +41,13 @@ class ExtraTests:
 
 
 def write_extra_tests(
-    ticket: Ticket, pack: ContextPack, workspace: Workspace, agent: AgentPort, diff: str
+    ticket: Ticket,
+    pack: ContextPack,
+    workspace: Workspace,
+    agent: AgentPort,
+    diff: str,
+    *,
+    validation_timeout_s: float = VALIDATION_TIMEOUT_S,
 ) -> ExtraTests:
     """One turn of the independent seat in the clone the patch phase prepared (with the
     implementer's uncommitted change in it), then its new tests run once."""
@@ -52,5 +58,7 @@ def write_extra_tests(
     files = [p for p in touched if is_test_path(p)]
     discarded = [p for p in touched if not is_test_path(p)]
     revert(workspace, discarded)
-    run = run_command(red_test_command(pack, files), repo, VALIDATION_TIMEOUT_S) if files else None
+    run = None
+    if files:
+        run = run_command(red_test_command(pack, files), repo, validation_timeout_s)
     return ExtraTests(files=files, run=run, call=reply.call, discarded=discarded)
