@@ -102,3 +102,15 @@ def test_a_missing_module_the_ticket_asks_to_create_is_the_right_failure():
     out = "ModuleNotFoundError: No module named 'app.slugs'"
     assert judge(_run(1, out), ticket, pytest=True) is None
     assert "app.slugs" in (judge(_run(1, out), TICKET, pytest=True) or "")
+
+
+def test_a_hung_base_run_is_killed_at_the_given_bound_and_rejected(project):
+    hanging = "import time\n\n\ndef test_waits_forever() -> None:\n    time.sleep(600)\n"
+    agent = ScriptedAgent(
+        {"test_writer": [reply("1", write(NEW, hanging)), reply("2", write(NEW, RED_TEST))]}
+    )
+    red = write_red_tests(TICKET, project.pack, project.workspace, agent, validation_timeout_s=1)
+    assert red.attempts == 2 and red.base_run.exit_code == 1
+    (reason,) = red.rejected
+    assert reason.startswith("attempt 1: the tests hung on the base (killed at the bound after 1.")
+    assert "hung on the base" in agent.requests[1].prompt
