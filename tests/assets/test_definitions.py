@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 import yaml
 
 from veranda_dagster import definitions
@@ -129,3 +130,19 @@ def test_all_three_sensors_are_wired_with_their_resources():
     names = {s.name for s in definitions.defs.sensors}
     assert names == {"linear_tickets", "slack_mentions", "pr_feedback"}
     assert {"linear", "slack", "github"} <= set(definitions.defs.resources)
+
+
+@pytest.mark.parametrize("raw", ["soon", "-5", "0"])
+def test_a_bad_numeric_setting_names_the_variable(monkeypatch, raw):
+    from veranda_dagster.domain.errors import ConfigError
+
+    monkeypatch.setenv("VERANDA_VALIDATION_TIMEOUT_S", raw)
+    with pytest.raises(ConfigError, match="VERANDA_VALIDATION_TIMEOUT_S"):
+        definitions.pipeline_resource()
+
+
+def test_numeric_settings_are_read_from_the_environment(monkeypatch):
+    monkeypatch.setenv("VERANDA_CI_WAIT_TIMEOUT_S", "4")
+    monkeypatch.setenv("VERANDA_CODE_SEARCH_PER_MINUTE", "600")
+    resource = definitions.pipeline_resource()
+    assert (resource.ci_wait_timeout_s, resource.code_search_per_minute) == (4.0, 600)
