@@ -7,12 +7,19 @@ whose ``retryable`` is true (``TransientError``, a ``BackendError`` for an upstr
 unreachable vendor) or an unexpected exception reaches the ``RetryPolicy``; input and config
 errors fail the step at once with ``dg.Failure(allow_retries=False)``.
 
+``VERANDA_MODEL_RETRY_DELAY_S``, when set, replaces every model phase's base delay (30 s for
+``repo_guess``, 60 s for ``context_pack``/``ci_outcome``, 120 s for the rest), so an operator (or
+an end-to-end test that injects a 5xx) need not wait minutes. It is read once, at import: a
+Dagster process caches the loaded definitions, so a new value takes effect in a new process —
+every run worker in the simulation (``sim.driver.run_ticket_process``) is one.
+
 Each timeout is the wall-clock bound of one attempt, derived from the inner bounds it contains,
 and enforced by the shell (``PhaseTimeoutError``, retryable).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +34,7 @@ from veranda_dagster.domain.bounds import (
     MAX_REVIEW_ROUNDS,
     VALIDATION_TIMEOUT_S,
 )
+from veranda_dagster.domain.errors import ConfigError
 
 AGENT_TURN_S = 1_800.0
 """One agent turn's own cap (``AgentRequest.timeout_s`` default)."""
@@ -42,7 +50,30 @@ def _api_retry() -> dg.RetryPolicy:
     )
 
 
+MODEL_RETRY_DELAY_ENV = "VERANDA_MODEL_RETRY_DELAY_S"
+
+
+def model_retry_delay_override() -> float | None:
+    """The operator's model-phase retry delay in seconds, or None to keep each phase's own; a
+    value that is not a non-negative number is a ``ConfigError`` naming the variable."""
+    raw = os.environ.get(MODEL_RETRY_DELAY_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{MODEL_RETRY_DELAY_ENV}={raw!r} is not a number of seconds") from None
+    if not value >= 0 or value == float("inf"):
+        raise ConfigError(f"{MODEL_RETRY_DELAY_ENV}={raw!r} must be a finite number >= 0")
+    return value
+
+
+_MODEL_DELAY_OVERRIDE = model_retry_delay_override()
+
+
 def _model_retry(delay: float = 120) -> dg.RetryPolicy:
+    if _MODEL_DELAY_OVERRIDE is not None:
+        delay = _MODEL_DELAY_OVERRIDE
     return dg.RetryPolicy(
         max_retries=1, delay=delay, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS
     )
