@@ -82,19 +82,6 @@ def pages(*names: str) -> Script:
     return Script({"PollIssues": [reply(f"linear/{n}.json") for n in names]})
 
 
-@pytest.fixture(scope="module")
-def _shared_instance():
-    with dg.instance_for_test() as inst:
-        yield inst
-
-
-@pytest.fixture
-def instance(_shared_instance):
-    """A wiped test instance per test: one sqlite instance per module costs a tenth as much."""
-    _shared_instance.wipe()
-    return _shared_instance
-
-
 def test_no_key_configured_skips_with_the_env_var_named(instance):
     context = dg.build_sensor_context(instance=instance, resources={"linear": LinearResource()})
     result = linear_tickets(context)

@@ -57,19 +57,6 @@ def slack_script(*history: str, **extra) -> Script:
     return Script(routes)
 
 
-@pytest.fixture(scope="module")
-def _shared_instance():
-    with dg.instance_for_test() as inst:
-        yield inst
-
-
-@pytest.fixture
-def instance(_shared_instance):
-    """A wiped test instance per test: one sqlite instance per module costs a tenth as much."""
-    _shared_instance.wipe()
-    return _shared_instance
-
-
 def test_unconfigured_token_or_channels_skip_with_a_reason(instance):
     no_token = dg.build_sensor_context(instance=instance, resources={"slack": SlackResource()})
     result = slack_mentions(no_token)
