@@ -112,7 +112,6 @@ class CliAdapter:
     base_url_env: ClassVar[str | None] = None
     quiet_env: ClassVar[dict[str, str]] = {}
     """Telemetry/auto-update off and the CLI's own retry cap, on every run."""
-    terminal_event: ClassVar[str] = "result"
     trusts_cli_cost: ClassVar[bool] = False
     """Whether the CLI's own cost figure is right for this family (Claude Code on GLM is not)."""
 

@@ -92,7 +92,6 @@ class CodexAdapter(CliAdapter):
     model_flag = "--model"
     base_url_env = "OPENAI_BASE_URL"
     quiet_env: ClassVar[dict[str, str]] = {"CODEX_DISABLE_UPDATE_CHECK": "1", "NO_COLOR": "1"}
-    terminal_event = "turn.completed"
 
     def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
         if self.config.home:

@@ -77,7 +77,6 @@ class GrokAdapter(CliAdapter):
         "GROK_DISABLE_AUTOUPDATER": "1",
         "GROK_MAX_RETRIES": "1",
     }
-    terminal_event = "end"
     trusts_cli_cost = True
 
     def adjust_env(self, env: dict[str, str]) -> dict[str, str]:

@@ -97,7 +97,6 @@ class KimiAdapter(CliAdapter):
         "KIMI_DISABLE_TELEMETRY": "1",
         "KIMI_LOOP_MAX_ATTEMPTS_PER_STEP": "2",
     }
-    terminal_event = "session.resume_hint"
 
     def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
         if self.config.home:
