@@ -138,9 +138,5 @@ class GlmAdapter(CliAdapter):
             return parse_opencode_stream(stdout)
         return parse_claude_stream(stdout, "glm")
 
-    @classmethod
-    def parse_stream(cls, stdout: str) -> StreamSummary:
-        return parse_claude_stream(stdout, "glm")
-
 
 register(AdapterInfo("glm", tuple(GlmAdapter.modes), rank=60, factory=GlmAdapter))
