@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from typing import Any
 
 import dagster as dg
@@ -149,7 +150,14 @@ class MaterializationTail:
         self.cursor = self.instance.event_log_storage.get_maximum_record_id() or 0
 
     def poll(self, limit: int) -> int:
-        records = read_phase_records(self.instance, after_storage_id=self.cursor)[:limit]
+        """Replay the oldest ``limit`` records past the cursor. Each phase's ascending stream is
+        read only ``limit`` deep (the oldest ``limit`` overall are among those), so a backlog is
+        drained ``limit`` at a time instead of being fetched whole and cut on every poll."""
+        oldest = (
+            islice(_phase_records(self.instance, phase, None, self.cursor), limit)
+            for phase in PHASES
+        )
+        records = sorted(chain.from_iterable(oldest), key=lambda r: r.storage_id)[:limit]
         for record in records:
             observe_record(self.metrics, record)
             self.cursor = record.storage_id
