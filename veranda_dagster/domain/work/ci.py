@@ -123,7 +123,7 @@ def ground(
     return ("log_tail", tail, []) if tail else ("none", "", [])
 
 
-def _repairs_on_branch(workspace: Workspace, pack: ContextPack, review: ReviewRounds) -> int:
+def _repairs_on_branch(workspace: Workspace, review: ReviewRounds) -> int:
     """Repairs already pushed by an earlier attempt of this phase (a retried step must not get
     a second repair): commits after the review's head carrying this phase's trailer."""
     if workspace.head_sha() == review.head_sha:
@@ -148,7 +148,7 @@ def await_ci(
     repo_dir = prepare(workspace, pack)
     sha = workspace.head_sha()  # the branch on the forge: review's head, or a pushed repair
     calls: list[ModelCall] = []
-    repairs, kind, grounded = _repairs_on_branch(workspace, pack, review), "none", []
+    repairs, kind, grounded = _repairs_on_branch(workspace, review), "none", []
     total_polls = 0
     while True:
         runs, polls, done = wait_for_checks(forge, pack.repo, sha, clock, sleep, timeout_s)
