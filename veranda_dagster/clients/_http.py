@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from veranda_dagster.domain.errors import ConfigError, InputError, TransientError, VerandaError
+from veranda_dagster.domain.redaction import scrub
 
 MAX_HTTP_ATTEMPTS = 4
 """Attempts per request (1 + 3 retries) on 429/5xx/transport errors."""
@@ -45,12 +46,9 @@ def retry_after_seconds(response: httpx.Response, default: float = 1.0) -> float
     return default
 
 
-def redact(text: str, secrets: list[str]) -> str:
-    """Replace every secret value in ``text``; used on anything that may reach a log or error."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
+def backoff_s(attempt: int) -> float:
+    """Exponential backoff for a retry without a server-given wait: 2, 4, 8, 8 ... seconds."""
+    return min(2.0**attempt, 8.0)
 
 
 class HttpService:
@@ -85,35 +83,51 @@ class HttpService:
     def _auth_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._token}"} if self._token else {}
 
+    max_retry_wait_s: float = MAX_RETRY_AFTER_S
+    """Longest wait slept through in-line; a longer one surfaces as ``TransientError`` so the
+    caller's retry policy (Dagster's, a sensor's next tick) takes it instead of a thread."""
+
+    def retry_wait(self, response: httpx.Response, attempt: int) -> float | None:
+        """Seconds to wait before retrying ``response``, or ``None`` when it is final.
+
+        The one place a service's own rate-limit signals are read; 429 and 5xx by default."""
+        if response.status_code == 429 or response.status_code >= 500:
+            return retry_after_seconds(response, default=backoff_s(attempt))
+        return None
+
+    def raise_for_status(self, response: httpx.Response, method: str, url: str) -> None:
+        """Map a final, non-retried error response to the typed error a caller acts on."""
+        if response.status_code in (401, 403):
+            raise HttpAuthError(
+                f"{self.service} rejected the credentials (HTTP {response.status_code})"
+            )
+        if response.status_code >= 400:
+            raise HttpStatusError(self.service, response.status_code, self._clean(response.text))
+
     def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         headers = {**self._auth_headers(), **kwargs.pop("headers", {})}
-        last: str = ""
         for attempt in range(1, MAX_HTTP_ATTEMPTS + 1):
             try:
                 response = self._client.request(method, url, headers=headers, **kwargs)
             except httpx.TransportError as exc:
-                last = f"{type(exc).__name__}: {exc}"
                 if attempt < MAX_HTTP_ATTEMPTS:
-                    self._wait(min(2.0**attempt, 8.0))
+                    self._wait(backoff_s(attempt))
                     continue
-                raise TransientError(f"{self.service} unreachable: {self._clean(last)}") from None
-            if response.status_code == 429 or response.status_code >= 500:
-                last = f"HTTP {response.status_code}"
-                wait = retry_after_seconds(response, default=min(2.0**attempt, 8.0))
-                if attempt < MAX_HTTP_ATTEMPTS and wait <= MAX_RETRY_AFTER_S:
-                    self._wait(wait)
-                    continue
-                raise TransientError(f"{self.service} {last} after {attempt} attempts")
-            if response.status_code in (401, 403):
-                raise HttpAuthError(
-                    f"{self.service} rejected the credentials (HTTP {response.status_code})"
-                )
-            if response.status_code >= 400:
-                raise HttpStatusError(
-                    self.service, response.status_code, self._clean(response.text)
-                )
-            return response
-        raise TransientError(f"{self.service}: {last}")  # pragma: no cover - loop always returns
+                detail = self._clean(f"{type(exc).__name__}: {exc}")
+                raise TransientError(f"{self.service} unreachable: {detail}") from None
+            wait = self.retry_wait(response, attempt)
+            if wait is None:
+                self.raise_for_status(response, method, url)
+                return response
+            if attempt < MAX_HTTP_ATTEMPTS and wait <= self.max_retry_wait_s:
+                self._wait(wait)
+                continue
+            kind = "rate limited" if response.status_code < 500 else "server error"
+            raise TransientError(
+                f"{self.service} HTTP {response.status_code} ({kind}) on {method} {url} "
+                f"after {attempt} attempts; retry in {wait:.0f}s"
+            )
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def json(self, method: str, url: str, **kwargs: Any) -> Any:
         response = self.request(method, url, **kwargs)
@@ -129,7 +143,8 @@ class HttpService:
         self._sleep(seconds)
 
     def _clean(self, text: str) -> str:
-        return redact(text, [self._token])
+        """Error text with our token and anything token-shaped masked (one scrubber for all)."""
+        return scrub(text, [self._token])
 
     def close(self) -> None:
         self._client.close()

@@ -19,14 +19,14 @@ from urllib.parse import quote
 import httpx
 
 from veranda_dagster.clients._http import (
-    MAX_HTTP_ATTEMPTS,
     HttpAuthError,
     HttpService,
     HttpStatusError,
     Sleep,
+    backoff_s,
 )
 from veranda_dagster.domain.bounds import MAX_RATE_LIMIT_RESET_WAIT_S, OUTPUT_TAIL_BYTES
-from veranda_dagster.domain.errors import InputError, TransientError
+from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.work.forge import CheckRun, Comment, ForgePR
 
 API_VERSION = "2022-11-28"
@@ -83,41 +83,25 @@ class GitHubClient(HttpService):
         )
         self._clock = clock
 
-    # --- transport policy ---------------------------------------------------------------------
+    # --- transport policy: GitHub signals limits with 403 as well as 429 -------------------
 
-    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        headers = {**self._auth_headers(), **kwargs.pop("headers", {})}
-        for attempt in range(1, MAX_HTTP_ATTEMPTS + 1):
-            try:
-                response = self._client.request(method, url, headers=headers, **kwargs)
-            except httpx.TransportError as exc:
-                if attempt < MAX_HTTP_ATTEMPTS:
-                    self._wait(min(2.0**attempt, 8.0))
-                    continue
-                raise TransientError(f"github unreachable: {self._clean(str(exc))}") from None
-            status = response.status_code
-            wait = rate_limit_wait(response, self._clock())
-            if wait is None and status >= 500:
-                wait = min(2.0**attempt, 8.0)
-            if wait is not None:
-                if attempt < MAX_HTTP_ATTEMPTS and wait <= MAX_RATE_LIMIT_RESET_WAIT_S:
-                    self._wait(wait)
-                    continue
-                raise TransientError(
-                    f"github HTTP {status} ({'rate limited' if status < 500 else 'server error'})"
-                    f" on {method} {url}; retry in {wait:.0f}s"
-                )
-            if status == 401:
-                raise HttpAuthError("github rejected the token (HTTP 401); check GITHUB_TOKEN")
-            if status == 403:
-                raise HttpAuthError(
-                    f"github: the token lacks permission for {method} {url} (HTTP 403): "
-                    + self._clean(response.text)[:200]
-                )
-            if status >= 400:
-                raise HttpStatusError(self.service, status, self._clean(response.text))
-            return response
-        raise TransientError("github: retries exhausted")  # pragma: no cover
+    max_retry_wait_s = MAX_RATE_LIMIT_RESET_WAIT_S
+
+    def retry_wait(self, response: httpx.Response, attempt: int) -> float | None:
+        wait = rate_limit_wait(response, self._clock())
+        if wait is None and response.status_code >= 500:
+            wait = backoff_s(attempt)
+        return wait
+
+    def raise_for_status(self, response: httpx.Response, method: str, url: str) -> None:
+        if response.status_code == 401:
+            raise HttpAuthError("github rejected the token (HTTP 401); check GITHUB_TOKEN")
+        if response.status_code == 403:
+            raise HttpAuthError(
+                f"github: the token lacks permission for {method} {url} (HTTP 403): "
+                + self._clean(response.text)[:200]
+            )
+        super().raise_for_status(response, method, url)
 
     def _pages(self, url: str, key: str | None = None, **params: Any) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []

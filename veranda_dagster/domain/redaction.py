@@ -1,7 +1,7 @@
 """Scrub anything that looks like a credential out of text bound for a PR, comment or prompt.
 
-``clients._http.redact`` replaces the values a client knows; the domain does not know them
-(and must not import httpx), so this recognises the shapes instead: GitHub, Slack, Linear,
+It masks the values a caller knows (``known``: the HTTP clients pass their own token) and,
+since most callers do not know them, also recognises the shapes: GitHub, Slack, Linear,
 OpenAI/Anthropic-style keys, AWS access keys, bearer headers and ``user:password@`` in URLs.
 """
 
