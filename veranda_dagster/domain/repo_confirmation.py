@@ -16,11 +16,6 @@ from veranda_dagster.domain.catalog import Catalog
 from veranda_dagster.domain.errors import VerandaError
 from veranda_dagster.domain.models import RepoGuess, Ticket
 
-
-def _unique(items: list[str]) -> list[str]:
-    return list(dict.fromkeys(items))
-
-
 _CONFIRM_KEYS = ("repo", "needs_proto", "needs_migration", "needs_visual_verification")
 
 
@@ -104,7 +99,7 @@ def confirm_repo_guess(
     else:
         update["model_verdict"] = "corrected"
         update["repo"] = suggested.full_name
-        update["candidates"] = _unique([suggested.full_name, *guess.candidates])
+        update["candidates"] = list(dict.fromkeys([suggested.full_name, *guess.candidates]))
         notes.append(f"model corrected {guess.repo} -> {suggested.full_name}")
     update["notes"] = notes
     return guess.model_copy(update=update)
