@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
 from pydantic import BaseModel, Field
 
@@ -29,12 +29,15 @@ from veranda_dagster.backends.port import (
 )
 from veranda_dagster.backends.runner import CommandRunner, LoginStep, RunOutput
 from veranda_dagster.domain.bounds import PROBE_TIMEOUT_S
-from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.models import Effort, Usage
 
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "TERM", "SHELL", "TZ")
 """Passed to every CLI; nothing else leaks from our environment unless a mode names it."""
 
 PROBE_PROMPT = "Reply with the single word OK."
+
+SAME_EFFORT: Mapping[str, str] = {e: e for e in get_args(Effort)}
+"""``effort_values`` for a CLI whose knob takes our own low/medium/high words as they are."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,7 @@ class CliAdapter:
     mcp_format: ClassVar[str]
     vision: ClassVar[bool]
     effort_knob: ClassVar[str | None] = None
-    effort_values: ClassVar[dict[str, str]] = {}
+    effort_values: ClassVar[Mapping[str, str]] = {}
     model_flag: ClassVar[str | None] = "--model"
     base_url_env: ClassVar[str | None] = None
     quiet_env: ClassVar[dict[str, str]] = {}

@@ -9,9 +9,11 @@ Reads CLAUDE.md (not AGENTS.md), MCP from ``.mcp.json``. Stream facts were check
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from veranda_dagster.backends.adapters._base import (
+    SAME_EFFORT,
     CliAdapter,
     ModeSpec,
     StreamSummary,
@@ -96,7 +98,7 @@ class ClaudeAdapter(CliAdapter):
     mcp_format = "mcp_json"
     vision = True  # reads image files named in the prompt with its Read tool
     effort_knob = "--effort"
-    effort_values: ClassVar[dict[str, str]] = {"low": "low", "medium": "medium", "high": "high"}
+    effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
     base_url_env = "ANTHROPIC_BASE_URL"
     trusts_cli_cost = True
     quiet_env: ClassVar[dict[str, str]] = {

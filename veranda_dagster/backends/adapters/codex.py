@@ -14,10 +14,12 @@ Responses, no WebSocket attempt, one retry).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
 from veranda_dagster.backends.adapters._base import (
+    SAME_EFFORT,
     CliAdapter,
     ModeSpec,
     StreamSummary,
@@ -88,7 +90,7 @@ class CodexAdapter(CliAdapter):
     mcp_format = "codex_toml"
     vision = True
     effort_knob = "-c model_reasoning_effort"
-    effort_values: ClassVar[dict[str, str]] = {"low": "low", "medium": "medium", "high": "high"}
+    effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
     model_flag = "--model"
     base_url_env = "OPENAI_BASE_URL"
     quiet_env: ClassVar[dict[str, str]] = {"CODEX_DISABLE_UPDATE_CHECK": "1", "NO_COLOR": "1"}

@@ -11,9 +11,11 @@ A family ``binary`` override applies to the Claude Code mode; opencode is found 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from veranda_dagster.backends.adapters._base import (
+    SAME_EFFORT,
     CliAdapter,
     ModeSpec,
     StreamSummary,
@@ -74,7 +76,7 @@ class GlmAdapter(CliAdapter):
     mcp_format = "mcp_json"
     vision = False  # glm-5.3 text; only -flash is listed with images, and unverified headless
     effort_knob = "--effort"
-    effort_values: ClassVar[dict[str, str]] = {"low": "low", "medium": "medium", "high": "high"}
+    effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
     base_url_env = "ANTHROPIC_BASE_URL"
     quiet_env: ClassVar[dict[str, str]] = dict(ClaudeAdapter.quiet_env)
 

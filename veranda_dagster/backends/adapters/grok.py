@@ -13,10 +13,12 @@ from __future__ import annotations
 import base64
 import json
 import mimetypes
+from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
 from veranda_dagster.backends.adapters._base import (
+    SAME_EFFORT,
     CliAdapter,
     ModeSpec,
     StreamSummary,
@@ -69,7 +71,7 @@ class GrokAdapter(CliAdapter):
     mcp_format = "grok_toml"
     vision = True
     effort_knob = "--reasoning-effort"
-    effort_values: ClassVar[dict[str, str]] = {"low": "low", "medium": "medium", "high": "high"}
+    effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
     model_flag = "-m"
     base_url_env = "GROK_MODELS_BASE_URL"
     quiet_env: ClassVar[dict[str, str]] = {

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
 from veranda_dagster.backends.adapters._base import (
+    SAME_EFFORT,
     CliAdapter,
     ModeSpec,
     StreamSummary,
@@ -90,7 +92,7 @@ class KimiAdapter(CliAdapter):
     mcp_format = "kimi_json"
     vision = False
     effort_knob = "KIMI_MODEL_THINKING_EFFORT"
-    effort_values: ClassVar[dict[str, str]] = {"low": "low", "medium": "medium", "high": "high"}
+    effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
     model_flag = "-m"
     base_url_env = "KIMI_MODEL_BASE_URL"
     quiet_env: ClassVar[dict[str, str]] = {
