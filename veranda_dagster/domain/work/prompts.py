@@ -4,6 +4,7 @@ clone as the CLI's instruction file, so a prompt says only what this turn is for
 from __future__ import annotations
 
 from veranda_dagster.domain.models import ContextPack, Ticket
+from veranda_dagster.domain.work.validation import validation_commands
 
 MAX_PROMPT_SECTION_BYTES = 6_000
 """A section of feedback (failing output, a diff) cut to its tail; the tail is where it broke."""
@@ -61,7 +62,7 @@ def implementer_prompt(
         "You are the implementer. Change the code so these tests pass without editing them: "
         f"{', '.join(red_files)}.\nThey currently fail like this:\n{_cut(red_output, 2_000)}\n"
         "The repository's own checks must pass too: "
-        f"{', '.join([*pack.facts.build, *pack.facts.lint, *pack.facts.test]) or 'none found'}."
+        f"{', '.join(validation_commands(pack.facts)) or 'none found'}."
         "\nEnd your reply with a short summary of the change for the pull request; cite code "
         "as [Rn] or path:line. Do not commit.\n"
         f"{fix}"
