@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -239,12 +239,9 @@ def _reason(attempts: list[Attempt], *, pinned: bool) -> str:
     return "pinned" if pinned else "preferred"
 
 
-def _unique(items: object) -> list[str]:
-    out: list[str] = []
-    for item in items:  # type: ignore[attr-defined]
-        if item not in out:
-            out.append(item)
-    return out
+def _unique(items: Iterable[str]) -> list[str]:
+    """First occurrence of each, in order."""
+    return list(dict.fromkeys(items))
 
 
 def build_backends(
