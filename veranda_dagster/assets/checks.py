@@ -37,7 +37,8 @@ def _stored(store: ValueStore, asset: str, context: dg.AssetCheckExecutionContex
 
 @_check(
     "context_pack",
-    "The pack is within 12 searches, 6 files and 12,000 bytes (declared and counted).",
+    f"The pack is within {MAX_SEARCHES} searches, {MAX_PACK_FILES} files and "
+    f"{MAX_PACK_BYTES:,} bytes (declared and counted).",
 )
 def pack_within_bounds(
     context: dg.AssetCheckExecutionContext, value_store: ValueStore

@@ -4,6 +4,7 @@ import dagster as dg
 
 from veranda_dagster.assets._policy import PHASES, phase_asset
 from veranda_dagster.assets._shell import run_phase
+from veranda_dagster.domain.bounds import MAX_PACK_BYTES, MAX_PACK_FILES, MAX_SEARCHES
 from veranda_dagster.domain.errors import AwaitingHumanError
 from veranda_dagster.domain.models import ContextPack, RepoGuess, Ticket
 from veranda_dagster.resources.pipeline import PipelineResource
@@ -28,8 +29,9 @@ def _build(pipeline: PipelineResource, ticket: Ticket, guess: RepoGuess) -> Cont
 
 @phase_asset(
     SPEC,
-    "Seeds from the ticket, searched against the code index; at most 12 searches, 6 files, "
-    "12,000 bytes. Citations are minted by retrieval only. Layers are written into the clone.",
+    f"Seeds from the ticket, searched against the code index; at most {MAX_SEARCHES} searches, "
+    f"{MAX_PACK_FILES} files, {MAX_PACK_BYTES:,} bytes. Citations are minted by retrieval only. "
+    "Layers are written into the clone.",
 )
 def context_pack(
     context: dg.AssetExecutionContext,
