@@ -10,7 +10,6 @@ instead of spending a request to learn it is throttled.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -152,7 +151,7 @@ class LinearClient(HttpService):
     def _decode(self, response: httpx.Response, operation: str) -> dict[str, Any]:
         try:
             payload = response.json()
-        except (ValueError, json.JSONDecodeError):
+        except ValueError:  # json.JSONDecodeError is one
             raise InputError(f"linear {operation}: response body is not JSON") from None
         if not isinstance(payload, dict):
             raise InputError(f"linear {operation}: response body is not a JSON object")
