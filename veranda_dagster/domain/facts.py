@@ -184,8 +184,8 @@ def _walk(repo: Path) -> list[Path]:
     found: list[Path] = []
     for root, dirs, files in os.walk(repo):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        depth = len(Path(root).relative_to(repo).parts)
         for name in sorted(files):
-            depth = len(Path(root).relative_to(repo).parts)
             if name == "package.json" and depth > MAX_PACKAGE_JSON_DEPTH:
                 continue
             if name.endswith(_SCAN_SUFFIXES) or name == "package.json":
