@@ -17,33 +17,18 @@ from veranda_dagster.domain.bounds import (
     GITHUB_CODE_SEARCH_PER_MINUTE,
     VALIDATION_TIMEOUT_S,
 )
-from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.sensors.linear import LinearResource, linear_tickets
 from veranda_dagster.sensors.pr_feedback import GitHubResource, pr_feedback
 from veranda_dagster.sensors.slack import SlackResource, slack_mentions
+from veranda_dagster.settings import env_number
 from veranda_dagster.storage import ValueStore, VerandaIOManager
 
 
 def env(name: str, default: str = "") -> Any:
     """``dg.EnvVar(name)`` when set (resolved at launch, hidden in the UI), else ``default``."""
     return dg.EnvVar(name) if os.environ.get(name) else default
-
-
-def env_number(name: str, default: float, kind: type[float] | type[int] = float) -> Any:
-    """A numeric setting from the environment; a value that is not a positive number is a
-    ``ConfigError`` naming the variable, not a bare ``ValueError`` at load time."""
-    raw = os.environ.get(name)
-    if not raw:
-        return kind(default)
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not a {kind.__name__}") from None
-    if value <= 0:
-        raise ConfigError(f"{name}={raw!r} must be positive")
-    return value
 
 
 def pipeline_resource() -> PipelineResource:
@@ -63,8 +48,10 @@ def pipeline_resource() -> PipelineResource:
         code_search_per_minute=env_number(
             "VERANDA_CODE_SEARCH_PER_MINUTE", GITHUB_CODE_SEARCH_PER_MINUTE, int
         ),
-        ci_wait_timeout_s=env_number("VERANDA_CI_WAIT_TIMEOUT_S", CI_WAIT_TIMEOUT_S),
-        validation_timeout_s=env_number("VERANDA_VALIDATION_TIMEOUT_S", VALIDATION_TIMEOUT_S),
+        ci_wait_timeout_s=env_number("VERANDA_CI_WAIT_TIMEOUT_S", CI_WAIT_TIMEOUT_S, float),
+        validation_timeout_s=env_number(
+            "VERANDA_VALIDATION_TIMEOUT_S", VALIDATION_TIMEOUT_S, float
+        ),
     )
 
 

@@ -132,7 +132,7 @@ def test_all_three_sensors_are_wired_with_their_resources():
     assert {"linear", "slack", "github"} <= set(definitions.defs.resources)
 
 
-@pytest.mark.parametrize("raw", ["soon", "-5", "0"])
+@pytest.mark.parametrize("raw", ["soon", "-5", "0", "nan", "inf"])
 def test_a_bad_numeric_setting_names_the_variable(monkeypatch, raw):
     from veranda_dagster.domain.errors import ConfigError
 

@@ -19,7 +19,6 @@ and enforced by the shell (``PhaseTimeoutError``, retryable).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +33,7 @@ from veranda_dagster.domain.bounds import (
     MAX_REVIEW_ROUNDS,
     VALIDATION_TIMEOUT_S,
 )
-from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.settings import env_number
 
 AGENT_TURN_S = 1_800.0
 """One agent turn's own cap (``AgentRequest.timeout_s`` default)."""
@@ -56,16 +55,7 @@ MODEL_RETRY_DELAY_ENV = "VERANDA_MODEL_RETRY_DELAY_S"
 def model_retry_delay_override() -> float | None:
     """The operator's model-phase retry delay in seconds, or None to keep each phase's own; a
     value that is not a non-negative number is a ``ConfigError`` naming the variable."""
-    raw = os.environ.get(MODEL_RETRY_DELAY_ENV, "").strip()
-    if not raw:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{MODEL_RETRY_DELAY_ENV}={raw!r} is not a number of seconds") from None
-    if not value >= 0 or value == float("inf"):
-        raise ConfigError(f"{MODEL_RETRY_DELAY_ENV}={raw!r} must be a finite number >= 0")
-    return value
+    return env_number(MODEL_RETRY_DELAY_ENV, None, float, allow_zero=True)
 
 
 _MODEL_DELAY_OVERRIDE = model_retry_delay_override()

@@ -13,6 +13,7 @@ import os
 import threading
 
 from veranda_dagster.domain.bounds import MAX_TAIL_EVENTS, OPS_TAIL_INTERVAL_S
+from veranda_dagster.settings import env_number
 
 DEFAULT_PORT = 9464
 """The ops port in the image, the chart values and the probes (Prometheus exporter range)."""
@@ -23,7 +24,7 @@ log = logging.getLogger("veranda.ops")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default=os.environ.get("VERANDA_OPS_HOST", "127.0.0.1"))
     parser.add_argument(
-        "--port", type=int, default=int(os.environ.get("VERANDA_OPS_PORT", DEFAULT_PORT))
+        "--port", type=int, default=env_number("VERANDA_OPS_PORT", DEFAULT_PORT, int)
     )
     parser.add_argument(
         "--no-tail", action="store_true", help="do not replay instance materializations"
