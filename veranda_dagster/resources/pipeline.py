@@ -229,7 +229,13 @@ class PipelineResource(dg.ConfigurableResource):
     def review(self, ticket: Ticket, pack: ContextPack, pr: PullRequest) -> ReviewRounds:
         review = require(f"{_WORK}.review", "review_rounds", "review rounds")
         return review(
-            ticket, pack, pr, self.pack_workspace(ticket, pack), self.agent(), self.forge()
+            ticket,
+            pack,
+            pr,
+            self.pack_workspace(ticket, pack),
+            self.agent(),
+            self.forge(),
+            validation_timeout_s=self.validation_timeout_s,
         )
 
     def await_ci(
@@ -259,4 +265,5 @@ class PipelineResource(dg.ConfigurableResource):
             self.agent(),
             self.forge(),
             previous,
+            validation_timeout_s=self.validation_timeout_s,
         )

@@ -62,6 +62,8 @@ def process_feedback(
     agent: AgentPort,
     forge: Forge,
     previous: Feedback | None,
+    *,
+    validation_timeout_s: float = VALIDATION_TIMEOUT_S,
 ) -> Feedback:
     prior = previous or Feedback(ticket_id=ticket.id, head_sha=pr.head_sha)
     if prior.bound_reached:
@@ -85,7 +87,7 @@ def process_feedback(
     changed = worktree_changes(workspace)
     sha, note = None, ""
     if changed:
-        results = run_validation(pack.facts, repo, VALIDATION_TIMEOUT_S)
+        results = run_validation(pack.facts, repo, validation_timeout_s)
         if all(r.ok for r in results):
             sha = commit_and_push(workspace, changed, f"fix({ticket.id}): review feedback", PHASE)
         else:

@@ -68,13 +68,13 @@ def _finding_line(item: Any) -> str:
 
 
 def _apply(
-    workspace: Workspace, pack: ContextPack, repo: str, subject: str
+    workspace: Workspace, pack: ContextPack, repo: str, subject: str, timeout_s: float
 ) -> tuple[bool, str | None]:
     """Commit and push the seat's changes if the repo's checks pass; revert them otherwise."""
     changed = worktree_changes(workspace)
     if not changed:
         return False, None
-    if not all(r.ok for r in run_validation(pack.facts, repo, VALIDATION_TIMEOUT_S)):
+    if not all(r.ok for r in run_validation(pack.facts, repo, timeout_s)):
         revert(workspace, changed)
         return False, None
     return True, commit_and_push(workspace, changed, subject, PHASE)
@@ -87,6 +87,8 @@ def review_rounds(
     workspace: Workspace,
     agent: AgentPort,
     forge: Forge,
+    *,
+    validation_timeout_s: float = VALIDATION_TIMEOUT_S,
 ) -> ReviewRounds:
     repo = prepare(workspace, pack)
     calls: list[ModelCall] = []
@@ -98,7 +100,7 @@ def review_rounds(
         agent, "simplifier", "standard", simplifier_prompt(ticket, diff()), repo, ticket
     )
     calls.append(simplify.call)
-    _apply(workspace, pack, str(repo), f"refactor({ticket.id}): simplify")
+    _apply(workspace, pack, str(repo), f"refactor({ticket.id}): simplify", validation_timeout_s)
     rounds: list[ReviewRound] = []
     raised: list[str] = []
     for index in range(1, MAX_REVIEW_ROUNDS + 1):
@@ -117,7 +119,11 @@ def review_rounds(
             fix = turn(agent, "implementer", "high", fixer_prompt(ticket, findings), repo, ticket)
             round_calls.append(fix.call)
             fixed, sha = _apply(
-                workspace, pack, str(repo), f"fix({ticket.id}): review round {index}"
+                workspace,
+                pack,
+                str(repo),
+                f"fix({ticket.id}): review round {index}",
+                validation_timeout_s,
             )
             raised += findings
         calls += round_calls
