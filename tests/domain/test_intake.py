@@ -109,3 +109,21 @@ def test_fetch_ticket_with_malformed_issue_names_the_field():
     )
     with pytest.raises(InputError, match="'title'"):
         fetch_ticket("ENG-123", linear, None)
+
+
+def _nested_mention(levels: int, user_id: str) -> list[dict]:
+    """A user element inside ``levels`` lists of blocks (level 1: the top-level list)."""
+    blocks: list[dict] = [{"type": "user", "user_id": user_id}]
+    for _ in range(levels - 1):
+        blocks = [{"type": "rich_text_section", "elements": blocks}]
+    return blocks
+
+
+def test_block_mentions_are_found_down_to_the_depth_bound_and_not_past_it():
+    from veranda_dagster.domain.bounds import MAX_SLACK_BLOCK_DEPTH
+    from veranda_dagster.domain.intake import mentions
+
+    deepest = {"text": "", "blocks": _nested_mention(MAX_SLACK_BLOCK_DEPTH + 1, "U1")}
+    too_deep = {"text": "", "blocks": _nested_mention(MAX_SLACK_BLOCK_DEPTH + 2, "U1")}
+    assert mentions(deepest, "U1")
+    assert not mentions(too_deep, "U1")

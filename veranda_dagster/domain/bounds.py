@@ -155,6 +155,12 @@ PR_FEEDBACK_POLL_INTERVAL_S: Final = 120
 MAX_FEEDBACK_PRS_PER_TICK: Final = 25
 """Pull requests polled for comments in one sensor tick; the rest are polled next tick."""
 
+MATERIALIZATIONS_PER_TICK: Final = 100
+"""Pull-request / feedback materializations the feedback sensor reads per tick, from its cursor."""
+
+MAX_SLACK_BLOCK_DEPTH: Final = 6
+"""Nesting walked in a Slack message's blocks looking for a mention; rich text nests 3-4 deep."""
+
 READINESS_TIMEOUT_S: Final = 2.0
 """Bound on ``/readyz``'s instance query; the kubelet's own probe timeout must be above it."""
 

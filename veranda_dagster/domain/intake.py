@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from veranda_dagster.domain.bounds import MAX_SLACK_THREAD_MESSAGES
+from veranda_dagster.domain.bounds import MAX_SLACK_BLOCK_DEPTH, MAX_SLACK_THREAD_MESSAGES
 from veranda_dagster.domain.errors import ConfigError, InputError
 from veranda_dagster.domain.models import Attachment, Ticket
 
@@ -90,7 +90,7 @@ def mentions(message: dict[str, Any], user_id: str) -> bool:
 
 def _block_user_ids(blocks: Any, depth: int = 0) -> set[str]:
     found: set[str] = set()
-    if depth > 6 or not isinstance(blocks, list):
+    if depth > MAX_SLACK_BLOCK_DEPTH or not isinstance(blocks, list):
         return found
     for block in blocks:
         if isinstance(block, dict):

@@ -21,14 +21,17 @@ from pydantic import BaseModel, Field, ValidationError
 
 from veranda_dagster.clients._http import HttpAuthError
 from veranda_dagster.clients.github import GitHubClient
-from veranda_dagster.domain.bounds import MAX_FEEDBACK_PRS_PER_TICK, PR_FEEDBACK_POLL_INTERVAL_S
+from veranda_dagster.domain.bounds import (
+    MATERIALIZATIONS_PER_TICK,
+    MAX_FEEDBACK_PRS_PER_TICK,
+    PR_FEEDBACK_POLL_INTERVAL_S,
+)
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.domain.work.forge import Forge, human_comments
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
 
 PULL_REQUEST = dg.AssetKey("pull_request")
 FEEDBACK = dg.AssetKey("feedback")
-MATERIALIZATIONS_PER_TICK = 100
 _PR_URL = re.compile(r"https?://[^/]+/(?P<repo>[^/]+/[^/]+)/pull/(?P<number>\d+)")
 
 
