@@ -165,8 +165,8 @@ def test_phase_methods_delegate_with_the_workspace_and_clients(monkeypatch, tmp_
     seen: dict[str, object] = {}
     work = types.ModuleType("veranda_dagster.domain.work.review")
 
-    def review_rounds(ticket, pack, pr, workspace, agent, forge):
-        seen.update(workspace=workspace, agent=agent, forge=forge)
+    def review_rounds(ticket, pack, pr, workspace, agent, forge, *, validation_timeout_s):
+        seen.update(workspace=workspace, agent=agent, forge=forge, bound=validation_timeout_s)
         return "reviewed"
 
     work.review_rounds = review_rounds
@@ -182,6 +182,7 @@ def test_phase_methods_delegate_with_the_workspace_and_clients(monkeypatch, tmp_
     ws = seen["workspace"]
     assert (ws.clone_url, ws.branch, ws.path) == (pack.clone_url, pack.branch, tmp_path / "ENG-42")
     assert (seen["agent"], seen["forge"]) == ("agent", "forge")
+    assert seen["bound"] == pipeline.validation_timeout_s
 
 
 def test_workspace_clone_url_and_branch_from_config(tmp_path):
