@@ -77,5 +77,19 @@ def test_failures_on_demand_with_vendor_error_bodies(api, status, kind):
     assert ok.status_code == 200  # `fail` is one-shot; `fail_always` sticks
 
 
-def test_models_listing(api):
-    assert httpx.get(f"{api.base_url}/v1/models").json()["data"][0]["id"] == "sim-model"
+def test_models_listing_has_what_grok_requires(api):
+    # Grok 0.2.111 against the old listing: 'serialization error: missing field `created`',
+    # then "Couldn't set model 'grok-4.5': Invalid params: unknown model id".
+    data = httpx.get(f"{api.base_url}/v1/models").json()["data"]
+    assert data[0]["id"] == "sim-model"  # grok's default model is the first id
+    assert all({"id", "object", "created", "owned_by"} <= set(m) for m in data)
+    assert {"grok-4.3", "grok-4.5", "grok-4.7", "kimi-k2.7-code"} <= {m["id"] for m in data}
+
+
+def test_chat_chunks_carry_created(api):
+    r = httpx.post(
+        f"{api.base_url}/v1/chat/completions",
+        json={"model": "grok-4.5", "stream": True, "messages": []},
+        headers={"authorization": "Bearer k"},
+    )
+    assert all(isinstance(e["created"], int) for e in sse_data(r.text))

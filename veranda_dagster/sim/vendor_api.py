@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from veranda_dagster.backends.tiers import MODE_TIERS, TIERS
+
 ANTHROPIC_ERRORS = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -182,8 +184,7 @@ def _handler_for(server: VendorApiServer) -> type[BaseHTTPRequestHandler]:
             path = self.path.split("?", 1)[0]
             if path.endswith("/models"):
                 self._record(path, {}, 200)
-                model = server.default.model or "sim-model"
-                self._send(200, {"object": "list", "data": [{"id": model, "object": "model"}]})
+                self._send(200, model_listing(server.default.model or "sim-model"))
                 return
             self._record(path, {}, 404)
             self._send(404, {"error": {"message": f"no route {path}"}})
@@ -438,13 +439,19 @@ def _handler_for(server: VendorApiServer) -> type[BaseHTTPRequestHandler]:
                     {
                         "id": cid,
                         "object": "chat.completion",
+                        "created": int(time.time()),
                         "model": model,
                         "choices": [choice],
                         "usage": usage,
                     },
                 )
                 return
-            base = {"id": cid, "object": "chat.completion.chunk", "model": model}
+            base = {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+            }
             text_delta = {
                 "index": 0,
                 "delta": {"role": "assistant", "content": r.text},
@@ -461,6 +468,25 @@ def _handler_for(server: VendorApiServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(b"data: [DONE]\n\n")
 
     return Handler
+
+
+MODEL_LIST_CREATED = 1_767_225_600
+"""A fixed ``created`` stamp (2026-01-01) for every listed model: Grok 0.2.111 refuses a
+listing without it (``missing field `created```)."""
+
+
+def model_listing(first: str) -> dict[str, Any]:
+    """OpenAI's ``GET /v1/models`` shape: ``first``, then every tier id the product may ask
+    for. Grok takes the first id as its default and rejects a requested id not listed
+    ("unknown model id"), and it needs ``created`` and ``owned_by`` on each entry."""
+    ids = [first]
+    for table in (*TIERS.values(), *MODE_TIERS.values()):
+        ids += [m for m in table.values() if m not in ids]
+    data = [
+        {"id": mid, "object": "model", "created": MODEL_LIST_CREATED, "owned_by": "veranda-sim"}
+        for mid in ids
+    ]
+    return {"object": "list", "data": data}
 
 
 def _from_schema(schema: dict[str, Any]) -> Any:
