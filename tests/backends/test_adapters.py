@@ -65,7 +65,8 @@ def test_probe_names_no_model_and_leaks_no_unrelated_secret(family, mode):
     make(family, mode, runner).probe()
     call = runner.calls[0]
     assert "--model" not in call.argv and "-m" not in call.argv
-    assert "KIMI_MODEL_NAME" not in call.env
+    if (family, mode) != ("kimi", "api_key"):  # the one CLI with no default model: see below
+        assert "KIMI_MODEL_NAME" not in call.env
     assert "UNRELATED_SECRET" not in call.env
     assert call.env["PATH"] == ALL_KEYS["PATH"]
     others = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "XAI_API_KEY"}
@@ -258,3 +259,40 @@ def test_every_declared_mcp_format_renders(family):
         fmt = make(family, mode).capabilities.mcp_format
         path, content = render_mcp_config([PLAYWRIGHT_MCP], fmt)
         assert path and PLAYWRIGHT_MCP.name in content
+
+
+def test_kimi_api_key_probe_names_a_model_because_kimi_has_no_default(tmp_path):
+    """Recorded from Kimi Code 2.1.0 with no KIMI_MODEL_NAME (the probe as it was): exit 1,
+    "No model configured" -> ``auth``, so the resolver skipped Kimi before any turn."""
+    recorded = RunOutput(
+        exit_code=1,
+        stdout=fixture_text("kimi_probe_no_model_configured.jsonl"),
+        stderr="error: failed to run prompt: No model configured. Run `kimi` and use /login to "
+        "sign in, then retry; or set default_model in config.toml.",
+    )
+    runner = ScriptedRunner(
+        respond=lambda call: (
+            RunOutput(exit_code=0, stdout=fixture_text("kimi_stream_ok.jsonl"))
+            if call.env.get("KIMI_MODEL_NAME")
+            else recorded
+        )
+    )
+    assert make("kimi", "api_key", runner).probe().verdict == "ok"
+    assert runner.calls[-1].env["KIMI_MODEL_NAME"] == "kimi-k2.6"  # the cheap tier
+    configured = make("kimi", "api_key", runner, environ={**ALL_KEYS, "KIMI_MODEL_NAME": "k-x"})
+    assert configured.probe().verdict == "ok" and runner.calls[-1].env["KIMI_MODEL_NAME"] == "k-x"
+    make("kimi", "login", runner).probe()  # login mode: the plan's own default model
+    assert "KIMI_MODEL_NAME" not in runner.calls[-1].env
+
+
+def test_glm_opencode_base_url_is_written_as_opencode_provider_config():
+    """opencode has no base-URL variable: the adapter's old ``OC_BASE`` was read by nothing and
+    the turn hung for its whole bound with no request reaching the server (reference §4.3)."""
+    import json as _json
+
+    env = make("glm", "opencode", base_url="http://127.0.0.1:9/v1").env()
+    assert "OC_BASE" not in env and env["OPENCODE_DISABLE_MODELS_FETCH"] == "1"
+    config = _json.loads(env["OPENCODE_CONFIG_CONTENT"])
+    plan = config["provider"]["zai-coding-plan"]["options"]
+    assert plan == {"baseURL": "http://127.0.0.1:9/v1"}  # the provider the tier ids name
+    assert "OPENCODE_CONFIG_CONTENT" not in make("glm", "opencode").env()  # Z.ai by default

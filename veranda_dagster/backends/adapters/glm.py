@@ -11,6 +11,7 @@ A family ``binary`` override applies to the Claude Code mode; opencode is found 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -65,6 +66,18 @@ def parse_opencode_stream(stdout: str) -> StreamSummary:
     return require_terminal(s, "glm", "step_finish(stop)")
 
 
+OPENCODE_ZAI_PROVIDERS = ("zai-coding-plan", "zai", "zhipuai-coding-plan", "zhipuai")
+"""opencode's GLM providers (all unlocked by ``ZHIPU_API_KEY``); the tier ids name the first."""
+
+
+def opencode_provider_config(base_url: str) -> str:
+    """The config layer opencode reads from ``OPENCODE_CONFIG_CONTENT``: a base-URL override
+    for every GLM provider (opencode has no base-URL variable; without this a turn goes to
+    Z.ai, or hangs offline), merged over the clone's own ``opencode.json`` (MCP servers)."""
+    providers = {name: {"options": {"baseURL": base_url}} for name in OPENCODE_ZAI_PROVIDERS}
+    return json.dumps({"provider": providers, "autoupdate": False, "share": "disabled"})
+
+
 class GlmAdapter(CliAdapter):
     family = "glm"
     default_binary = "claude"
@@ -108,8 +121,9 @@ class GlmAdapter(CliAdapter):
             for k in ClaudeAdapter.quiet_env:
                 env.pop(k, None)
             env["OPENCODE_DISABLE_AUTOUPDATE"] = "1"
+            env["OPENCODE_DISABLE_MODELS_FETCH"] = "1"  # its bundled models.dev snapshot
             if self.config.base_url:
-                env["OC_BASE"] = self.config.base_url
+                env["OPENCODE_CONFIG_CONTENT"] = opencode_provider_config(self.config.base_url)
         return env
 
     def env_for(self, turn: Turn) -> dict[str, str]:

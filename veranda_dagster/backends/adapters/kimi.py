@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
+from veranda_dagster.backends import tiers
 from veranda_dagster.backends.adapters._base import (
     SAME_EFFORT,
     CliAdapter,
@@ -109,8 +110,15 @@ class KimiAdapter(CliAdapter):
 
     def env_for(self, turn: Turn) -> dict[str, str]:
         env = self.env()
-        if self.mode == "api_key" and turn.model:
-            env["KIMI_MODEL_NAME"] = turn.model  # the env-synthesised model is named here
+        if self.mode == "api_key":
+            # The env-synthesised model is named here, and it must be named: Kimi Code has no
+            # default in this mode ("No model configured", exit 1), so a probe (no model) asks
+            # for the configured KIMI_MODEL_NAME, else the cheap tier.
+            env["KIMI_MODEL_NAME"] = (
+                turn.model
+                or env.get("KIMI_MODEL_NAME")
+                or tiers.resolve("kimi", "cheap", self.mode)
+            )
         if turn.effort_value:
             env["KIMI_MODEL_THINKING_EFFORT"] = turn.effort_value
         return env
