@@ -1,10 +1,14 @@
 """Health is measured, not configured: classify what a CLI run actually did.
 
 ``classify`` turns an exit code, the parsed stream (or the reason it would not parse) and
-stderr into one of six verdicts, with a table of ordered rules taken from the failure matrix
+stderr into one of seven verdicts, with a table of ordered rules taken from the failure matrix
 recorded against each real CLI (reference notes §5). Only a *failed* run is matched against the
-rules, and only its error text (stderr, the stream's error event), never the model's transcript,
-so an answer that mentions "quota" cannot condemn a healthy backend.
+rules, and only its error text (stderr, the stream's error events), never the model's
+transcript or a tool's input or output: a real Claude Code turn killed at its bound while
+editing ``billing/invoice.py`` was once classified ``quota`` from the word "billing" in its
+``Edit`` call, and the run fell back to a backend that looped the same way. A run killed at its
+bound is ``timeout`` unless its error text says why (a CLI retrying a 429 until the bound is
+still ``quota``); one that printed nothing at all is ``unreachable``.
 
 ``HealthCache`` keeps one verdict per backend for the process: an ``ok`` holds until a turn
 fails on that backend; a failure is re-probed after ``HEALTH_RECHECK_S``.
@@ -12,6 +16,7 @@ fails on that backend; a failure is re-probed after ``HEALTH_RECHECK_S``.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable
@@ -82,13 +87,42 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def error_text(
-    out: RunOutput, stream_error: str | None, parsed: bool, stdout_errors: str = ""
-) -> str:
-    """The part of a run the rules may read: never the transcript of a parsed stream."""
-    parts = [out.stderr, stream_error or "", stdout_errors]
-    if not parsed:
-        parts.append(out.stdout)
+_ERROR_KEYS = ("error", "error_message", "error_name", "error_status", "api_error_status")
+_ERROR_TYPES = frozenset({"error", "turn.failed"})
+
+
+def error_events(stdout: str) -> list[str]:
+    """The lines of a CLI's stdout that report a failure: error events (``type: error`` of
+    Codex, Gemini, Grok and opencode, ``turn.failed``), events carrying an error field
+    (Claude Code's ``api_retry`` and error ``result``, Kimi's retry notices), and lines that are
+    not JSON at all (an HTML error page, a CLI's plain-text complaint). Assistant messages,
+    tool calls and tool results are never among them, whatever they say."""
+    lines: list[str] = []
+    for raw in stdout.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            lines.append(line)
+            continue
+        if not isinstance(event, dict):
+            continue
+        if (
+            event.get("type") in _ERROR_TYPES
+            or event.get("is_error") is True
+            or event.get("is_api_error_message") is True
+            or any(event.get(k) for k in _ERROR_KEYS)
+        ):
+            lines.append(line)
+    return lines
+
+
+def error_text(out: RunOutput, stream_error: str | None) -> str:
+    """The part of a run the rules may read: stderr, the parsed stream's error and the raw
+    stream's error events; never the transcript."""
+    parts = [out.stderr, stream_error or "", *error_events(out.stdout)]
     return "\n".join(p for p in parts if p)
 
 
@@ -108,9 +142,9 @@ def classify(
         return HealthVerdict(verdict="unreachable", detail=_clip(out.stderr), rule="no_binary")
     if out.timed_out and not out.stdout.strip():
         return HealthVerdict(
-            verdict="unreachable", detail="timed out with no output", rule="timeout"
+            verdict="unreachable", detail="timed out with no output", rule="timeout_silent"
         )
-    haystack = error_text(out, stream_error, parsed)
+    haystack = error_text(out, stream_error)
     for rule in RULES:
         if rule.families is not None and family not in rule.families:
             continue
@@ -119,11 +153,10 @@ def classify(
             return HealthVerdict(
                 verdict=rule.verdict, detail=_around(haystack, match), rule=rule.name
             )
-    reason = (
-        stream_error
-        or parse_error
-        or ("timed out" if out.timed_out else f"exit {out.exit_code}, no terminal event")
-    )
+    if out.timed_out:
+        detail = f"killed at its time bound after {out.duration_s:g} s, still working"
+        return HealthVerdict(verdict="timeout", detail=detail, rule="timeout")
+    reason = stream_error or parse_error or f"exit {out.exit_code}, no terminal event"
     if out.stderr.strip():
         reason += f"; stderr: {out.stderr.strip()[-200:]}"
     return HealthVerdict(verdict="turn_failed", detail=_clip(reason), rule="fallthrough")

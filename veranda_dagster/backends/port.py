@@ -14,7 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from veranda_dagster.domain.errors import InputError, VerandaError
 from veranda_dagster.domain.models import Effort, Usage
 
-Verdict = Literal["ok", "quota", "auth", "turn_failed", "upstream", "unreachable"]
+Verdict = Literal["ok", "quota", "auth", "turn_failed", "upstream", "unreachable", "timeout"]
+"""``timeout``: the CLI was still working when its time bound killed it. Not a health problem
+(the backend answered), not a reason to move to another backend (it would spend another bound
+the same way), and not retryable: the bound is the budget."""
 
 
 class Capabilities(BaseModel):

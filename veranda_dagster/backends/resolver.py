@@ -47,7 +47,9 @@ MAX_PARALLEL_PROBES = 8
 
 FALLBACK_VERDICTS: frozenset[Verdict] = frozenset({"auth", "quota", "unreachable"})
 """A turn failing this way moves to the next backend; ``upstream``/``turn_failed`` propagate
-(the phase's own retry decides), since another vendor cannot fix a bad turn."""
+(the phase's own retry decides), since another vendor cannot fix a bad turn. ``timeout``
+propagates too: a CLI still working at its bound was served by a healthy backend, and the next
+backend would spend another whole bound (a looping real Claude Code did exactly that twice)."""
 
 REASON_LABELS = (
     "preferred",
