@@ -15,6 +15,7 @@ from veranda_dagster.backends.agent import AgentPort, AgentRequest
 from veranda_dagster.domain.catalog import Catalog
 from veranda_dagster.domain.errors import VerandaError
 from veranda_dagster.domain.models import RepoGuess, Ticket
+from veranda_dagster.domain.work.prompts import role_line
 
 _CONFIRM_KEYS = ("repo", "needs_proto", "needs_migration", "needs_visual_verification")
 
@@ -25,6 +26,7 @@ def confirm_prompt(guess: RepoGuess, ticket: Ticket, catalog: Catalog) -> str:
         for r in catalog.repositories
     )
     return (
+        f"{role_line('repo_confirmer')}"
         "You check which repository a ticket is about. Answer with ONE JSON object and nothing "
         'else: {"repo": "<org>/<name> from the list", "needs_proto": bool, '
         '"needs_migration": bool, "needs_visual_verification": bool}.\n'

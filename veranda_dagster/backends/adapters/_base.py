@@ -34,7 +34,8 @@ from veranda_dagster.domain.models import Effort, Usage
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "TERM", "SHELL", "TZ")
 """Passed to every CLI; nothing else leaks from our environment unless a mode names it."""
 
-PROBE_PROMPT = "Reply with the single word OK."
+PROBE_PROMPT = "Role: probe\nReply with the single word OK."
+"""A cheap turn; its ``Role:`` line names the seat as every product prompt does."""
 
 SAME_EFFORT: Mapping[str, str] = {e: e for e in get_args(Effort)}
 """``effort_values`` for a CLI whose knob takes our own low/medium/high words as they are."""

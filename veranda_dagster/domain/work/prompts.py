@@ -1,10 +1,29 @@
 """The instructions each seat gets. Short on purpose: the context layers are already in the
-clone as the CLI's instruction file, so a prompt says only what this turn is for."""
+clone as the CLI's instruction file, so a prompt says only what this turn is for.
+
+Every prompt opens with a ``Role: <seat>`` line (``role_line``): a stable, machine-readable
+name for the seat, so anything reading a transcript (the scripted model of the simulation,
+a log search, a person) need not recognise a seat by its wording, and rewording a prompt
+breaks nothing. The seat names are finer than ``AgentRequest.role`` (which accounts cost):
+the review fixer and the feedback reviser both bill as the implementer."""
 
 from __future__ import annotations
 
 from veranda_dagster.domain.models import ContextPack, Ticket
 from veranda_dagster.domain.work.validation import validation_commands
+
+SEATS = (
+    "repo_confirmer",
+    "test_writer",
+    "implementer",
+    "second_test_writer",
+    "simplifier",
+    "reviewer",
+    "review_fixer",
+    "ci_repairer",
+    "feedback_implementer",
+)
+"""Every seat a prompt is written for (plus ``probe``, the health check's)."""
 
 MAX_PROMPT_SECTION_BYTES = 6_000
 """A section of feedback (failing output, a diff) cut to its tail; the tail is where it broke."""
@@ -15,6 +34,11 @@ def _cut(text: str, limit: int = MAX_PROMPT_SECTION_BYTES) -> str:
     if len(data) <= limit:
         return text
     return "…" + data[-limit:].decode("utf-8", errors="ignore")
+
+
+def role_line(seat: str) -> str:
+    """The first line of a seat's prompt."""
+    return f"Role: {seat}\n"
 
 
 def ticket_block(ticket: Ticket) -> str:
@@ -42,6 +66,7 @@ def red_tests_prompt(ticket: Ticket, pack: ContextPack, rejected: list[str]) -> 
             + "\nWrite new ones that avoid this.\n"
         )
     return (
+        f"{role_line('test_writer')}"
         f"{ticket_block(ticket)}\n{pack_block(pack)}\n\n"
         "You are the test writer. Before anything is implemented, write automated tests that "
         "define 'done' for this ticket. Only add or change test files; do not touch the code "
@@ -58,6 +83,7 @@ def implementer_prompt(
 ) -> str:
     fix = f"\nThe previous attempt did not pass. Fix this:\n{_cut(problems)}\n" if problems else ""
     return (
+        f"{role_line('implementer')}"
         f"{ticket_block(ticket)}\n{pack_block(pack)}\n\n"
         "You are the implementer. Change the code so these tests pass without editing them: "
         f"{', '.join(red_files)}.\nThey currently fail like this:\n{_cut(red_output, 2_000)}\n"
@@ -71,6 +97,7 @@ def implementer_prompt(
 
 def second_writer_prompt(ticket: Ticket, pack: ContextPack, diff: str) -> str:
     return (
+        f"{role_line('second_test_writer')}"
         f"{ticket_block(ticket)}\n"
         "You are an independent tester who did not write this change. Read the ticket and the "
         "diff below, then add tests for the cases the ticket implies and the change might get "
@@ -82,6 +109,7 @@ def second_writer_prompt(ticket: Ticket, pack: ContextPack, diff: str) -> str:
 
 def simplifier_prompt(ticket: Ticket, diff: str) -> str:
     return (
+        f"{role_line('simplifier')}"
         f"{ticket_block(ticket)}\n"
         "You are the simplifier. Make this change smaller and clearer without changing what it "
         "does: remove dead code, duplication and needless indirection in the lines it added. "
@@ -102,6 +130,7 @@ def reviewer_prompt(ticket: Ticket, diff: str, previous: list[str]) -> str:
             f"- {p}" for p in previous[-20:]
         )
     return (
+        f"{role_line('reviewer')}"
         f"{ticket_block(ticket)}\n"
         "You are the reviewer. Review this diff for correctness against the ticket, bugs, "
         f"security, and missing tests. Report only real problems.{before}\n\n"
@@ -112,6 +141,7 @@ def reviewer_prompt(ticket: Ticket, diff: str, previous: list[str]) -> str:
 def fixer_prompt(ticket: Ticket, findings: list[str]) -> str:
     rows = "\n".join(f"- {f}" for f in findings)
     return (
+        f"{role_line('review_fixer')}"
         f"{ticket_block(ticket)}\n"
         "You are the implementer. A reviewer raised these findings on your change; fix each "
         f"one, keeping the tests passing. Do not commit.\n{rows}\n"
@@ -128,6 +158,7 @@ def ci_repair_prompt(ticket: Ticket, checks: list[str], grounding: str, kind: st
     else:
         what = f"No structured findings were available; the end of the failing log:\n{grounding}\n"
     return (
+        f"{role_line('ci_repairer')}"
         f"{ticket_block(ticket)}\n"
         f"You are the CI repairer. CI failed on this pull request: {', '.join(checks)}.\n"
         f"{what}This is the only repair attempt. Do not commit.\n"
@@ -137,6 +168,7 @@ def ci_repair_prompt(ticket: Ticket, checks: list[str], grounding: str, kind: st
 def feedback_prompt(ticket: Ticket, comments: list[str]) -> str:
     rows = "\n\n".join(comments)
     return (
+        f"{role_line('feedback_implementer')}"
         f"{ticket_block(ticket)}\n"
         "You are the implementer. People reviewed your pull request; revise the change to "
         "address their comments (keep the tests passing), then reply with a short message to "
