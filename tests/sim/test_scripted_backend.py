@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from veranda_dagster.backends.adapters._base import PROBE_PROMPT
 from veranda_dagster.backends.agent import AgentRequest
 from veranda_dagster.backends.config import BackendsConfig
 from veranda_dagster.backends.health import HealthCache
 from veranda_dagster.backends.port import BackendError
 from veranda_dagster.backends.resolver import build_agent
-from veranda_dagster.domain.models import ContextPack, RepoGuess, Ticket
+from veranda_dagster.domain.models import ContextPack, RepoFacts, RepoGuess, Ticket
 from veranda_dagster.domain.repo_confirmation import confirm_prompt
 from veranda_dagster.domain.work import prompts
 from veranda_dagster.sim.agent_cli import apply_tool
@@ -26,32 +27,51 @@ from veranda_dagster.sim.backends import (
 )
 from veranda_dagster.sim.model_server import ScriptedModelServer
 from veranda_dagster.sim.sample_org import BILLING, INVOICE_FIXED_LINE, SampleOrg
-from veranda_dagster.sim.scripted_agent import detect_role
+from veranda_dagster.sim.scripted_agent import ROLE_ASSET, detect_role
 
 TICKET = Ticket(
     id="ENG-1", source="linear", title="Invoice total", description="Repo: acme/billing"
 )
 
 
-def test_roles_are_read_off_the_products_own_prompts(sample_org: SampleOrg) -> None:
+def products_prompts(sample_org: SampleOrg) -> dict[str, str]:
+    """Every seat's prompt as the product builds it, keyed by the seat it is for."""
     from veranda_dagster.domain.catalog import load_catalog
 
-    pack = ContextPack.model_construct(citations=[], files=[], facts=None)
+    pack = ContextPack.model_construct(citations=[], files=[], facts=RepoFacts())
     guess = RepoGuess.model_construct(repo=BILLING, signal="declaration")
     cat = load_catalog(sample_org.catalog_path)
-    table = {
-        confirm_prompt(guess, TICKET, cat): "repo_confirmer",
-        prompts.second_writer_prompt(TICKET, pack, "diff"): "second_test_writer",
-        prompts.simplifier_prompt(TICKET, "diff"): "simplifier",
-        prompts.reviewer_prompt(TICKET, "diff", []): "reviewer",
-        prompts.fixer_prompt(TICKET, ["x"]): "review_fixer",
-        prompts.ci_repair_prompt(TICKET, ["lint"], "F401", "violations"): "ci_repairer",
-        prompts.feedback_prompt(TICKET, ["nit"]): "feedback_implementer",
-        "Reply with the single word OK.": "probe",
-        "Role: implementer\nanything": "implementer",
-        "something else": "unknown",
+    return {
+        "repo_confirmer": confirm_prompt(guess, TICKET, cat),
+        "test_writer": prompts.red_tests_prompt(TICKET, pack, []),
+        "implementer": prompts.implementer_prompt(TICKET, pack, ["t.py"], "1 failed", ""),
+        "second_test_writer": prompts.second_writer_prompt(TICKET, pack, "diff"),
+        "simplifier": prompts.simplifier_prompt(TICKET, "diff"),
+        "reviewer": prompts.reviewer_prompt(TICKET, "diff", []),
+        "review_fixer": prompts.fixer_prompt(TICKET, ["x"]),
+        "ci_repairer": prompts.ci_repair_prompt(TICKET, ["lint"], "F401", "violations"),
+        "feedback_implementer": prompts.feedback_prompt(TICKET, ["nit"]),
+        "probe": PROBE_PROMPT,
     }
-    assert {p: detect_role(p) for p in table} == table
+
+
+def test_every_seat_is_read_off_the_role_line_the_product_sends(sample_org: SampleOrg) -> None:
+    table = products_prompts(sample_org)
+    assert {seat: detect_role(p) for seat, p in table.items()} == {s: s for s in table}
+    assert set(table) - {"probe"} == set(prompts.SEATS) == set(ROLE_ASSET)
+    assert detect_role('"Role: reviewer\nthe rest"') == "reviewer"  # opencode quotes prompts
+
+
+def test_rewording_a_prompt_does_not_change_its_seat(sample_org: SampleOrg) -> None:
+    """The sim reads only the ``Role:`` line: a prompt whose every sentence is rewritten (or
+    that borrows another seat's sentence) keeps its seat, and one without the line has none."""
+    for seat, prompt in products_prompts(sample_org).items():
+        role, _, rest = prompt.partition("\n")
+        reworded = (
+            " ".join(reversed(rest.split())) + "\nYou are the reviewer. You are the test writer."
+        )
+        assert detect_role(f"{role}\n{reworded}") == seat
+        assert detect_role(rest) == "unknown", seat
 
 
 def clone(org: SampleOrg, dest: Path) -> Path:
@@ -76,7 +96,7 @@ def implement_request(repo: Path, pin: str | None = None) -> AgentRequest:
     return AgentRequest(
         role="implementer",
         tier="high",
-        prompt="You are the implementer. Fix it.",
+        prompt="Role: implementer\nFix it.",
         workdir=str(repo),
         pinned_model=pin,
     )
@@ -151,7 +171,7 @@ def test_blocked_role_waits_for_release(model: ScriptedModelServer) -> None:
     import httpx
 
     arrived = model.block("implementer")
-    body = {"model": "m", "messages": [{"role": "user", "content": "You are the implementer."}]}
+    body = {"model": "m", "messages": [{"role": "user", "content": "Role: implementer"}]}
     headers = {"x-api-key": SIM_KEYS["SIM_ANTHROPIC_API_KEY"]}
     out: list[int] = []
     t = threading.Thread(

@@ -4,11 +4,12 @@ The product runs it through its normal Claude adapter (``binary: veranda-sim-age
 ``base_url`` in the backends config), so argv, env, stream parsing and failure classification
 are the real ones. It takes the same flags and reads the same variables (``ANTHROPIC_BASE_URL``;
 ``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN`` or ``CLAUDE_CODE_OAUTH_TOKEN``;
-``CLAUDE_CODE_MAX_RETRIES``). It sends one Anthropic Messages request with the prompt (and
-``CLAUDE.md`` as the system text, as Claude Code reads it), applies the reply's ``Write`` and
-``Edit`` tool calls inside its working directory (never outside it), and prints Claude Code's
-event shapes: ``system/init``, ``assistant``, ``user`` tool results, and ``result`` with
-``usage``, ``modelUsage`` and ``total_cost_usd``. API failures print what Claude Code 2.1.332
+``CLAUDE_CODE_MAX_RETRIES``). It runs Claude Code's tool loop over Anthropic Messages: the
+prompt (``CLAUDE.md`` as the system text) and its two tools, ``Write`` and ``Edit``, applied
+inside its working directory (never outside it); each ``tool_use`` reply's results go back in
+the next request until a reply ends the turn. It prints Claude Code's event shapes:
+``system/init``, ``assistant``, ``user`` tool results, and ``result`` with ``usage`` summed
+over the loop, ``modelUsage`` and ``total_cost_usd``. API failures print what Claude Code 2.1.332
 printed against the same statuses (``tests/fixtures/backends/claude_stream_*.jsonl``), exit 1.
 """
 
@@ -31,6 +32,9 @@ RATES_PER_MTOK = {"haiku": (1.0, 5.0), "sonnet": (3.0, 15.0), "opus": (5.0, 25.0
 """USD per million input/output tokens, by model family word."""
 REQUEST_TIMEOUT_S = 600.0
 RETRY_DELAY_S = 0.2
+MAX_AGENT_TURNS = 16
+"""Model requests one turn may make (Claude Code's ``--max-turns``): a reply that keeps
+calling tools ends the turn with an error here, not at the adapter's time bound."""
 
 
 def _emit(event: dict[str, Any]) -> None:
@@ -86,7 +90,7 @@ def _init(session: str, cwd: Path, model: str, key_source: str, mode: str) -> di
         "subtype": "init",
         "cwd": str(cwd),
         "session_id": session,
-        "tools": ["Bash", "Edit", "Read", "Write"],
+        "tools": [t["name"] for t in TOOLS],
         "mcp_servers": [],
         "model": model,
         "permissionMode": mode,
@@ -171,6 +175,39 @@ def _describe(status: int | None, body: Any, base_url: str, key_source: str) -> 
     ), "server_error"
 
 
+TOOLS = [
+    {
+        "name": "Write",
+        "description": "Write a file in the working directory.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"file_path": {"type": "string"}, "content": {"type": "string"}},
+            "required": ["file_path", "content"],
+        },
+    },
+    {
+        "name": "Edit",
+        "description": "Replace one occurrence of a string in a file.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string"},
+                "old_string": {"type": "string"},
+                "new_string": {"type": "string"},
+            },
+            "required": ["file_path", "old_string", "new_string"],
+        },
+    },
+]
+"""The stand-in's tools (no shell: it never runs a command the model asks for)."""
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
 def run(args: argparse.Namespace) -> int:
     cwd = Path.cwd().resolve()
     session = str(uuid.uuid4())
@@ -187,44 +224,69 @@ def run(args: argparse.Namespace) -> int:
     headers.update({"x-api-key": api_key} if api_key else {"authorization": f"Bearer {oauth}"})
     instructions = cwd / "CLAUDE.md"
     system = instructions.read_text(errors="replace") if instructions.is_file() else ""
-    request = {
+    request: dict[str, Any] = {
         "model": model,
         "max_tokens": 32000,
         "system": system,
+        "tools": TOOLS,
         "messages": [{"role": "user", "content": args.prompt}],
     }
     retries = int(os.environ.get("CLAUDE_CODE_MAX_RETRIES") or 10)
     started = time.monotonic()
-    for attempt in range(retries + 1):
-        status: int | None
-        status, body = _post(f"{base}/v1/messages", request, headers)
-        if status == 200 and isinstance(body, dict):
-            return _success(session, cwd, body, started)
-        if attempt < retries:
-            _emit(
-                {
-                    "type": "system",
-                    "subtype": "api_retry",
-                    "attempt": attempt + 1,
-                    "max_retries": retries,
-                    "retry_delay_ms": int(RETRY_DELAY_S * 1000),
-                    "error_status": status,
-                    "error": "authentication_failed"
-                    if status == 401
-                    else "rate_limit"
-                    if status == 429
-                    else "server_error"
-                    if status
-                    else "unknown",
-                    "session_id": session,
-                    "uuid": str(uuid.uuid4()),
-                }
-            )
-            time.sleep(RETRY_DELAY_S)
-    text, err = _describe(status, body, base, key_source)
-    kind = ((body or {}).get("error") or {}).get("type") if isinstance(body, dict) else None
-    _failure(session, status, kind, text, err)
+    usage = dict.fromkeys(USAGE_KEYS, 0)
+    for turn in range(1, MAX_AGENT_TURNS + 1):
+        status, body = _post_with_retries(f"{base}/v1/messages", request, headers, retries, session)
+        if status != 200 or not isinstance(body, dict):
+            text, err = _describe(status, body, base, key_source)
+            kind = ((body or {}).get("error") or {}).get("type") if isinstance(body, dict) else None
+            _failure(session, status, kind, text, err)
+            return 1
+        for key in USAGE_KEYS:
+            usage[key] += int((body.get("usage") or {}).get(key) or 0)
+        model = str(body.get("model") or model)
+        text, results = _play(session, cwd, body, model)
+        if body.get("stop_reason") != "tool_use" or not results:
+            return _result(session, text, model, usage, started, turn)
+        request["messages"] += [
+            {"role": "assistant", "content": body.get("content") or []},
+            {"role": "user", "content": results},
+        ]
+    _failure(session, None, None, f"Reached maximum number of turns ({MAX_AGENT_TURNS})", "")
     return 1
+
+
+def _post_with_retries(
+    url: str, request: dict[str, Any], headers: dict[str, str], retries: int, session: str
+) -> tuple[int | None, Any]:
+    status: int | None = None
+    body: Any = None
+    for attempt in range(retries + 1):
+        status, body = _post(url, request, headers)
+        if status == 200 or attempt == retries:
+            break
+        _emit(
+            {
+                "type": "system",
+                "subtype": "api_retry",
+                "attempt": attempt + 1,
+                "max_retries": retries,
+                "retry_delay_ms": int(RETRY_DELAY_S * 1000),
+                "error_status": status,
+                "error": _retry_reason(status),
+                "session_id": session,
+                "uuid": str(uuid.uuid4()),
+            }
+        )
+        time.sleep(RETRY_DELAY_S)
+    return status, body
+
+
+def _retry_reason(status: int | None) -> str:
+    if status == 401:
+        return "authentication_failed"
+    if status == 429:
+        return "rate_limit"
+    return "server_error" if status else "unknown"
 
 
 def _post(url: str, payload: dict[str, Any], headers: dict[str, str]) -> tuple[int | None, Any]:
@@ -244,18 +306,13 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str]) -> tuple[i
         return status, None
 
 
-def _success(session: str, cwd: Path, body: dict[str, Any], started: float) -> int:
-    model = str(body.get("model") or ALIASES["sonnet"])
-    usage = {
-        k: int((body.get("usage") or {}).get(k) or 0)
-        for k in (
-            "input_tokens",
-            "output_tokens",
-            "cache_creation_input_tokens",
-            "cache_read_input_tokens",
-        )
-    }
+def _play(
+    session: str, cwd: Path, body: dict[str, Any], model: str
+) -> tuple[str, list[dict[str, Any]]]:
+    """Print one reply's blocks as Claude Code does and run its tool calls; returns the reply's
+    text and the ``tool_result`` blocks for the next request."""
     texts: list[str] = []
+    results: list[dict[str, Any]] = []
     for block in body.get("content") or []:
         message = {
             "id": body.get("id"),
@@ -264,7 +321,7 @@ def _success(session: str, cwd: Path, body: dict[str, Any], started: float) -> i
             "model": model,
             "content": [block],
             "stop_reason": None,
-            "usage": usage,
+            "usage": body.get("usage") or {},
         }
         _emit(
             {
@@ -278,24 +335,31 @@ def _success(session: str, cwd: Path, body: dict[str, Any], started: float) -> i
         if block.get("type") == "text":
             texts.append(str(block.get("text") or ""))
         elif block.get("type") == "tool_use":
-            ok, result = apply_tool(cwd, str(block.get("name")), dict(block.get("input") or {}))
-            tool_result = {
+            ok, output = apply_tool(cwd, str(block.get("name")), dict(block.get("input") or {}))
+            result = {
                 "type": "tool_result",
                 "tool_use_id": block.get("id"),
-                "content": result,
+                "content": output,
                 "is_error": not ok,
             }
+            results.append(result)
             _emit(
                 {
                     "type": "user",
-                    "message": {"role": "user", "content": [tool_result]},
+                    "message": {"role": "user", "content": [result]},
                     "parent_tool_use_id": None,
                     "session_id": session,
                     "uuid": str(uuid.uuid4()),
                 }
             )
+    return "\n".join(t for t in texts if t), results
+
+
+def _result(
+    session: str, text: str, model: str, usage: dict[str, int], started: float, turns: int
+) -> int:
+    """The terminal event: the last reply's text, usage summed over the loop, as 2.1.332."""
     cost = _cost(model, usage)
-    text = "\n".join(t for t in texts if t)
     _emit(
         {
             "type": "result",
@@ -303,7 +367,7 @@ def _success(session: str, cwd: Path, body: dict[str, Any], started: float) -> i
             "is_error": False,
             "duration_ms": int((time.monotonic() - started) * 1000),
             "duration_api_ms": 1,
-            "num_turns": 1,
+            "num_turns": turns,
             "result": text,
             "stop_reason": "end_turn",
             "session_id": session,

@@ -1,49 +1,99 @@
-"""The scripted model server: Anthropic Messages on 127.0.0.1, answering from ``scripted_agent``.
+"""The scripted model server: every vendor wire on 127.0.0.1, playing ``scripted_agent`` as an
+agent's tool loop, so the real vendor CLIs (and the ``veranda-sim-agent`` stand-in) can do whole
+tickets offline.
 
-``POST /v1/messages`` (non-streaming) reads the user prompt and system text, detects the seat,
-and answers with the seat's scripted text plus ``tool_use`` blocks for its file edits, with a
-deterministic ``usage`` (about four characters a token). Keys are checked the way the vendor
-does: ``x-api-key`` (API key mode) or ``Authorization: Bearer`` (OAuth/login mode), so a test
-can ``revoke`` one mode's key mid-run and watch the other mode take over. It counts calls per
-role, can fail a role's next calls with a status, and can ``block`` a role until released, so
-a test can kill the run worker while the implementer's turn is in flight.
+It speaks Anthropic Messages, OpenAI Responses, Chat Completions and the Gemini API
+(``wire_*``), and is stateless about conversations: the step of a turn is read from the request
+itself (how many assistant replies or function calls it already holds). Step 0 starts a seat's
+turn: the server reads the seat from the prompt's ``Role:`` line, counts a round for it, and
+answers the first of the seat's actions as a tool call in the CLI's own vocabulary
+(``renderers``); each follow-up carries the tool's result back and gets the next action; the
+step after the last action answers the seat's text and ends the turn. A conversation that goes
+on past ``MAX_SCRIPTED_STEPS`` gets a clear error instead of another reply, so a CLI can never
+loop on a script until its time bound. Side calls (opencode's and Grok's title calls, Gemini's
+router) are answered without spending a round. It streams whenever a request asks.
+
+Keys are checked the way each vendor does (``x-api-key``, ``Authorization: Bearer``,
+``x-goog-api-key``), so a test can ``revoke`` one mode's key mid-run and watch the other mode
+take over. Faults are per seat and, optionally, per step: ``fail_role`` answers a status (429,
+5xx, ...), ``block`` holds requests until ``release`` (a hang), at a turn's start or on one of
+its follow-ups. ``calls`` logs every request of a turn; ``calls_by_role`` counts turn starts,
+which is what the product calls a model call.
 """
 
 from __future__ import annotations
 
+import json
 import threading
-import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from veranda_dagster.sim import wire_anthropic, wire_gemini, wire_openai
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
+from veranda_dagster.sim.renderers import render_actions
 from veranda_dagster.sim.scripted_agent import detect_role, script_reply
+from veranda_dagster.sim.vendor_api import model_listing
+from veranda_dagster.sim.wire import CHARS_PER_TOKEN, Conversation, StepAnswer, from_schema
 
-ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    429: "rate_limit_error",
-    500: "api_error",
-    529: "overloaded_error",
-}
-ERROR_MESSAGES = {
-    401: "invalid x-api-key",
-    429: "Number of request tokens has exceeded your rate limit",
-    500: "Internal server error",
-    529: "Overloaded",
-}
 MAX_BLOCK_S = 300.0
 """A blocked call is released after this long even if the test never releases it."""
+MAX_SCRIPTED_STEPS: Final = 12
+"""Requests one seat's conversation may make; the longest script needs three (act, run the
+tests, answer), so a CLI still asking at twelve is looping and gets an error, not a reply."""
+MAX_RECORDED_RESULT_CHARS = 300
+DEFAULT_MODEL = "claude-sonnet-sim"
+SIDE_TEXT = "Veranda sim session"
 
 
-def anthropic_error(status: int, message: str | None = None) -> dict[str, Any]:
-    kind = ERROR_TYPES.get(status, "api_error")
-    return {
-        "type": "error",
-        "error": {"type": kind, "message": message or ERROR_MESSAGES.get(status, "error")},
-    }
+@dataclass(frozen=True)
+class Wire:
+    name: str
+    parse: Callable[[str, dict[str, Any], int], Conversation]
+    answer: Callable[[Conversation, StepAnswer, str], FakeResponse]
+    error: Callable[[int, str | None], FakeResponse]
+    credential: Callable[[FakeRequest], tuple[str, str]]
+
+
+WIRES = {
+    "anthropic": Wire(
+        "anthropic",
+        lambda _path, body, n: wire_anthropic.parse(body, n),
+        wire_anthropic.answer,
+        wire_anthropic.error,
+        wire_anthropic.credential,
+    ),
+    "responses": Wire(
+        "responses",
+        lambda _path, body, n: wire_openai.parse_responses(body, n),
+        wire_openai.answer_responses,
+        wire_openai.error,
+        wire_openai.credential,
+    ),
+    "chat": Wire(
+        "chat",
+        lambda _path, body, n: wire_openai.parse_chat(body, n),
+        wire_openai.answer_chat,
+        wire_openai.error,
+        wire_openai.credential,
+    ),
+    "gemini": Wire(
+        "gemini", wire_gemini.parse, wire_gemini.answer, wire_gemini.error, wire_gemini.credential
+    ),
+}
+
+
+def wire_of(path: str) -> str | None:
+    if path.endswith("/messages"):
+        return "anthropic"
+    if path.endswith("/responses"):
+        return "responses"
+    if path.endswith("/chat/completions"):
+        return "chat"
+    if ":generateContent" in path or ":streamGenerateContent" in path:
+        return "gemini"
+    return None
 
 
 @dataclass
@@ -51,25 +101,27 @@ class ModelCallRecord:
     role: str
     model: str | None
     credential: str
-    """Which kind of credential came: ``api_key``, ``oauth`` or ``none`` (never the value)."""
+    """Which kind of credential came: ``api_key``, ``oauth`` (a bearer token on the Anthropic
+    or Gemini wire) or ``none``; never the value."""
     status: int
     credential_ref: str = ""
     """Which accepted credential it was, by position (``api_key:0``, ``oauth:1``), or
     ``unknown``: enough to tell modes apart without keeping a secret in the log."""
+    step: int = 0
+    """0 starts a turn; n > 0 is the n-th follow-up, carrying tool results back."""
+    wire: str = "anthropic"
+    stream: bool = False
+    tool_results: tuple[str, ...] = ()
+    """The start of each tool result the request carried back."""
+    tool_call: str | None = None
+    """The tool this answer called, or None when it ended the turn."""
 
 
-def _prompt_and_system(body: dict[str, Any]) -> tuple[str, str]:
-    def text_of(content: Any) -> str:
-        if isinstance(content, str):
-            return content
-        if isinstance(content, list):
-            return "\n".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
-        return ""
-
-    messages = body.get("messages") or []
-    users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
-    prompt = text_of(users[0].get("content")) if users else ""
-    return prompt, text_of(body.get("system"))
+@dataclass
+class _Gate:
+    step: int | None
+    released: threading.Event
+    arrived: threading.Event
 
 
 class ScriptedModelServer(FakeHttpServer):
@@ -82,9 +134,11 @@ class ScriptedModelServer(FakeHttpServer):
         """Accepted credentials; both empty = any non-empty credential is accepted."""
         self.revoked: set[str] = set()
         self.calls: list[ModelCallRecord] = []
+        self.side_calls: list[tuple[str, str, int]] = []
+        """(wire, why, status) of each side call."""
         self.rounds: Counter[str] = Counter()
-        self._role_faults: dict[str, list[int]] = {}
-        self._blocked: dict[str, threading.Event] = {}
+        self._role_faults: dict[str, list[tuple[int, int | None]]] = {}
+        self._gates: dict[str, _Gate] = {}
         self.arrived: dict[str, threading.Event] = {}
 
     @property
@@ -97,111 +151,151 @@ class ScriptedModelServer(FakeHttpServer):
         with self.lock:
             self.revoked.add(credential)
 
-    def fail_role(self, role: str, status: int, times: int = 1) -> None:
+    def fail_role(self, role: str, status: int, times: int = 1, step: int | None = None) -> None:
+        """The next ``times`` requests of ``role`` (at ``step`` only, if given) answer
+        ``status`` in the wire's own error shape."""
         with self.lock:
-            self._role_faults.setdefault(role, []).extend([status] * times)
+            self._role_faults.setdefault(role, []).extend([(status, step)] * times)
 
-    def block(self, role: str) -> threading.Event:
-        """Hold every call for ``role`` until ``release(role)``; returns its arrival event."""
+    def block(self, role: str, step: int | None = None) -> threading.Event:
+        """Hold ``role``'s requests (at ``step`` only, if given) until ``release(role)``: a hang
+        as the CLI sees it. Returns the event set when a held request arrives."""
         with self.lock:
-            self._blocked[role] = threading.Event()
-            return self.arrival(role)
+            gate = _Gate(step, threading.Event(), threading.Event())
+            self._gates[role] = gate
+            return gate.arrived
 
     def release(self, role: str) -> None:
         with self.lock:
-            event = self._blocked.pop(role, None)
-        if event is not None:
-            event.set()
+            gate = self._gates.pop(role, None)
+        if gate is not None:
+            gate.released.set()
 
     def arrival(self, role: str) -> threading.Event:
         with self.lock:
             return self.arrived.setdefault(role, threading.Event())
 
     def calls_by_role(self, ok_only: bool = False) -> Counter[str]:
+        """Turn starts per seat (refused ones too, unless ``ok_only``): one per model call."""
         with self.lock:
-            return Counter(c.role for c in self.calls if not ok_only or c.status == 200)
+            return Counter(
+                c.role for c in self.calls if c.step == 0 and (not ok_only or c.status == 200)
+            )
 
-    # --- dispatch -------------------------------------------------------------------------------
+    def conversation(self, role: str) -> list[ModelCallRecord]:
+        with self.lock:
+            return [c for c in self.calls if c.role == role]
 
-    def fault_body(self, status: int) -> Any:
-        return anthropic_error(status)
-
-    def _credential(self, request: FakeRequest) -> tuple[str, str]:
-        key = request.headers.get("x-api-key", "").strip()
-        if key:
-            return "api_key", key
-        bearer = request.bearer() or ""
-        return ("oauth", bearer) if bearer else ("none", "")
+    # --- credentials ----------------------------------------------------------------------------
 
     def _accepts(self, kind: str, value: str) -> bool:
         if not value or value in self.revoked:
             return False
         if not self.api_keys and not self.oauth_tokens:
             return True
-        return value in (self.api_keys if kind == "api_key" else self.oauth_tokens)
+        if kind == "oauth":
+            return value in self.oauth_tokens
+        return value in (self.api_keys if kind == "api_key" else set())
 
     def credential_ref(self, kind: str, value: str) -> str:
         known = sorted(self.api_keys if kind == "api_key" else self.oauth_tokens)
         return f"{kind}:{known.index(value)}" if value in known else "unknown"
 
+    # --- dispatch -------------------------------------------------------------------------------
+
+    def fault_body(self, status: int) -> Any:
+        return wire_anthropic.anthropic_error(status)
+
     def handle(self, request: FakeRequest) -> FakeResponse:
         path = request.path.rstrip("/")
-        if request.method == "GET" and path.endswith("/v1/models"):
-            return FakeResponse(200, {"data": [{"id": "claude-sonnet-sim", "type": "model"}]})
-        if request.method != "POST" or not path.endswith("/v1/messages"):
-            return FakeResponse(404, anthropic_error(404, f"no route {request.path}"))
+        if request.method == "GET" and path.endswith("/models"):
+            return FakeResponse(200, model_listing(DEFAULT_MODEL))
+        if request.method != "POST":
+            return wire_anthropic.error(404, f"no route {request.path}")
         body = request.json()
         if not isinstance(body, dict):
-            return FakeResponse(400, anthropic_error(400, "body is not a JSON object"))
-        prompt, system = _prompt_and_system(body)
-        role = detect_role(prompt, system)
-        kind, value = self._credential(request)
-        model = body.get("model")
+            return wire_anthropic.error(400, "body is not a JSON object")
+        tokens = max(1, len(request.body) // CHARS_PER_TOKEN)
+        if path.endswith("/messages/count_tokens"):
+            return FakeResponse(200, {"input_tokens": tokens})
+        if path.endswith(":countTokens"):
+            return FakeResponse(200, {"totalTokens": tokens})
+        name = wire_of(path)
+        if name is None:
+            return wire_anthropic.error(404, f"no route {request.path}")
+        wire = WIRES[name]
+        conv = wire.parse(path, body, len(request.body))
+        if conv.side_call:
+            return self._side_call(wire, conv, request)
+        return self._turn_step(wire, conv, request)
+
+    def _side_call(self, wire: Wire, conv: Conversation, request: FakeRequest) -> FakeResponse:
+        kind, value = wire.credential(request)
+        with self.lock:
+            status = 200 if self._accepts(kind, value) else 401
+            self.side_calls.append((wire.name, str(conv.side_call), status))
+        if status != 200:
+            return wire.error(status, None)
+        if conv.schema is not None:
+            reply = StepAnswer.costed(conv, json.dumps(from_schema(conv.schema)), None)
+        else:
+            reply = StepAnswer.costed(conv, "" if conv.forced_tool else SIDE_TEXT, conv.forced_tool)
+        return wire.answer(conv, reply, conv.model or DEFAULT_MODEL)
+
+    def _hold(self, role: str, step: int) -> None:
         self.arrival(role).set()
         with self.lock:
-            gate = self._blocked.get(role)
-        if gate is not None:
-            gate.wait(MAX_BLOCK_S)
+            gate = self._gates.get(role)
+        if gate is not None and gate.step in (None, step):
+            gate.arrived.set()
+            gate.released.wait(MAX_BLOCK_S)
+
+    def _take_fault(self, role: str, step: int) -> int | None:
+        faults = self._role_faults.get(role) or []
+        for index, (status, at) in enumerate(faults):
+            if at is None or at == step:
+                del faults[index]
+                return status
+        return None
+
+    def _turn_step(self, wire: Wire, conv: Conversation, request: FakeRequest) -> FakeResponse:
+        role, step = detect_role(*conv.texts), conv.step
+        kind, value = wire.credential(request)
+        self._hold(role, step)
         with self.lock:
-            status = 200
+            status, message = 200, None
             if not self._accepts(kind, value):
                 status = 401
-            elif self._role_faults.get(role):
-                status = self._role_faults[role].pop(0)
-            self.calls.append(
-                ModelCallRecord(role, model, kind, status, self.credential_ref(kind, value))
+            elif (fault := self._take_fault(role, step)) is not None:
+                status = fault
+            elif step >= MAX_SCRIPTED_STEPS:
+                status = 400
+                message = (
+                    f"scripted model: the {role} conversation reached {MAX_SCRIPTED_STEPS} "
+                    "steps without ending its turn; refusing to answer a looping client"
+                )
+            if status == 200 and step == 0:
+                self.rounds[role] += 1
+            record = ModelCallRecord(
+                role,
+                conv.model,
+                kind,
+                status,
+                self.credential_ref(kind, value),
+                step=step,
+                wire=wire.name,
+                stream=conv.stream,
+                tool_results=tuple(r[:MAX_RECORDED_RESULT_CHARS] for r in conv.tool_results),
             )
-            if status != 200:
-                return FakeResponse(status, anthropic_error(status))
-            self.rounds[role] += 1
-            reply = script_reply(role, prompt, self.rounds[role], system)
-        return FakeResponse(200, self._message(reply, model or "claude-sonnet-sim", prompt, system))
-
-    @staticmethod
-    def _message(reply: Any, model: str, prompt: str, system: str) -> dict[str, Any]:
-        content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}]
-        for edit in reply.edits:
-            content.append(
-                {
-                    "type": "tool_use",
-                    "id": f"toolu_{uuid.uuid4().hex[:20]}",
-                    "name": edit["name"],
-                    "input": dict(edit["input"]),
-                }
-            )
-        out_chars = len(reply.text) + sum(len(str(e["input"])) for e in reply.edits)
-        return {
-            "id": f"msg_{uuid.uuid4().hex[:20]}",
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": content,
-            "stop_reason": "tool_use" if reply.edits else "end_turn",
-            "stop_sequence": None,
-            "usage": {
-                "input_tokens": max(1, (len(prompt) + len(system)) // 4),
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0,
-                "output_tokens": max(1, out_chars // 4),
-            },
-        }
+            self.calls.append(record)
+            round_no = max(1, self.rounds[role])
+        if status != 200:
+            return wire.error(status, message)
+        reply = script_reply(role, conv.prompt, round_no, conv.system)
+        calls = render_actions(reply.actions, conv.offered)
+        if step < len(calls):
+            answer = StepAnswer.costed(conv, "", calls[step])
+            record.tool_call = calls[step].name
+        else:
+            answer = StepAnswer.costed(conv, reply.text, None)
+        return wire.answer(conv, answer, conv.model or DEFAULT_MODEL)

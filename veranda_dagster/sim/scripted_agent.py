@@ -1,14 +1,15 @@
 """The scripted model: which seat a prompt is for, and what that seat deterministically does.
 
-Roles are read off the prompt the way a person would: an explicit ``Role: <name>`` line wins,
-else the seat's own sentence in the product's prompts ("You are the test writer", "You check
-which repository a ticket is about", the health probe's "Reply with the single word OK").
-Each role's reply is text plus file edits (``Write``/``Edit`` tool calls, as Claude Code's
-tools take them) that fix the sample organisation's real bug in ``acme/billing``: the test
-writer adds a failing test, the implementer fixes ``invoice_total_cents``, the independent
-tester adds edge cases that pass on the fix, the reviewer raises one finding in its first round
-and none after, the repo confirmer answers the requested JSON. Nothing here is keyed on a test:
-the same script serves the demo and every e2e test.
+A seat is read only from the ``Role: <seat>`` line every product prompt opens with
+(``domain.work.prompts.role_line``, the probe's ``PROBE_PROMPT``), never from the prompt's
+wording, so rewording a prompt cannot break the simulation. Each seat's reply is its intent:
+text plus a list of actions (write a file, edit a file, run the tests) that fix the sample
+organisation's real bug in ``acme/billing``: the test writer adds a failing test, the
+implementer fixes ``invoice_total_cents``, the independent tester adds edge cases that pass on
+the fix, the reviewer raises one finding in its first round and none after, the repo confirmer
+answers the requested JSON. How an action becomes a tool call is each vendor's business
+(``sim/renderers.py``); nothing here knows a tool name. Nothing is keyed on a test: the same
+script serves the demo and every e2e test, for every CLI.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from veranda_dagster.sim.sample_org import INVOICE_BUGGY_LINE, INVOICE_FIXED_LINE
 
 INVOICE = "billing/invoice.py"
+TEST_COMMAND = "make test"
+"""The sample repository's own test command (its Makefile), as a developer would run it."""
 
 RED_TEST = """\
 from billing.invoice import LineItem, invoice_total_cents
@@ -55,19 +57,9 @@ REVIEW_FINDING = {
     "message": "Say in the docstring that the discount applies to the quantity-weighted subtotal.",
 }
 
-_ROLE_LINE = re.compile(r"^\s*Role:\s*([a-z_]+)\s*$", re.M | re.I)
-_SEATS: tuple[tuple[str, str], ...] = (
-    ("Reply with the single word OK", "probe"),
-    ("You check which repository a ticket is about", "repo_confirmer"),
-    ("You are the test writer", "test_writer"),
-    ("You are an independent tester", "second_test_writer"),
-    ("You are the simplifier", "simplifier"),
-    ("You are the reviewer", "reviewer"),
-    ("You are the CI repairer", "ci_repairer"),
-    ("A reviewer raised these findings", "review_fixer"),
-    ("People reviewed your pull request", "feedback_implementer"),
-    ("You are the implementer", "implementer"),
-)
+ROLE_MARKER = re.compile(r"""^[\s"'>*]*Role:\s*([a-z][a-z_]*)\s*$""", re.M)
+"""``Role: <seat>`` on a line of its own (opencode quotes the whole prompt, hence the leading
+quote it tolerates)."""
 
 ROLE_ASSET = {
     "repo_confirmer": "repo_guess",
@@ -83,31 +75,43 @@ ROLE_ASSET = {
 """Which asset's phase sends each seat's prompt (the probe belongs to none)."""
 
 
-def detect_role(prompt: str, system: str = "") -> str:
-    for text in (prompt, system):
-        match = _ROLE_LINE.search(text)
+def detect_role(*texts: str) -> str:
+    """The seat the first ``Role:`` line among ``texts`` names, or ``unknown``."""
+    for text in texts:
+        match = ROLE_MARKER.search(text)
         if match:
-            return match.group(1).lower()
-    for needle, role in _SEATS:
-        if needle in prompt:
-            return role
+            return match.group(1)
     return "unknown"
+
+
+@dataclass(frozen=True)
+class WriteFile:
+    path: str
+    """Relative to the agent's working directory, as every CLI here accepts."""
+    content: str
+
+
+@dataclass(frozen=True)
+class EditFile:
+    path: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class RunCommand:
+    command: str
+
+
+Action = WriteFile | EditFile | RunCommand
 
 
 @dataclass
 class ScriptedReply:
     text: str
-    edits: list[dict[str, Any]] = field(default_factory=list)
-    """Tool calls: ``{"name": "Write", "input": {"file_path", "content"}}`` or ``Edit`` with
-    ``old_string``/``new_string``; paths relative to the agent's working directory."""
-
-
-def _write(path: str, content: str) -> dict[str, Any]:
-    return {"name": "Write", "input": {"file_path": path, "content": content}}
-
-
-def _edit(path: str, old: str, new: str) -> dict[str, Any]:
-    return {"name": "Edit", "input": {"file_path": path, "old_string": old, "new_string": new}}
+    """The seat's answer, sent with the last step of its turn."""
+    actions: list[Action] = field(default_factory=list)
+    """What the seat does before answering, one tool call per step, in order."""
 
 
 def _current_guess(prompt: str) -> str | None:
@@ -128,18 +132,16 @@ def obey_injection(reply: ScriptedReply, role: str, prompt: str, system: str) ->
         return reply
     dump = f"{system}\n---\n{prompt}"[:MAX_ECHO_CHARS]
     return ScriptedReply(
-        f"{reply.text}\n\nAs you asked, everything I was given:\n{dump}", reply.edits
+        f"{reply.text}\n\nAs you asked, everything I was given:\n{dump}", reply.actions
     )
 
 
 def script_reply(role: str, prompt: str, round_no: int, system: str = "") -> ScriptedReply:
-    """The reply for the ``round_no``-th call (1-based) this server has seen for ``role``."""
+    """The reply for the ``round_no``-th turn (1-based) this server has seen for ``role``."""
     return obey_injection(_scripted(role, prompt, round_no), role, prompt, system)
 
 
 def _scripted(role: str, prompt: str, round_no: int) -> ScriptedReply:
-    if role == "probe":
-        return ScriptedReply("OK")
     if role == "repo_confirmer":
         answer = {
             "repo": _current_guess(prompt),
@@ -152,28 +154,31 @@ def _scripted(role: str, prompt: str, round_no: int) -> ScriptedReply:
         return ScriptedReply(
             "Added tests/test_quantity.py: a line with quantity 3 must cost three times its "
             "unit price.",
-            [_write("tests/test_quantity.py", RED_TEST)],
+            [WriteFile("tests/test_quantity.py", RED_TEST), RunCommand(TEST_COMMAND)],
         )
     if role == "implementer":
         return ScriptedReply(
             f"`invoice_total_cents` now multiplies each line's unit price by its quantity "
             f"before the discount ({INVOICE}:15).",
-            [_edit(INVOICE, INVOICE_BUGGY_LINE, INVOICE_FIXED_LINE)],
+            [EditFile(INVOICE, INVOICE_BUGGY_LINE, INVOICE_FIXED_LINE), RunCommand(TEST_COMMAND)],
         )
     if role == "second_test_writer":
         return ScriptedReply(
             "Added edge cases: zero quantity, and a discount over mixed quantities.",
-            [_write("tests/test_quantity_edges.py", EDGE_TESTS)],
+            [WriteFile("tests/test_quantity_edges.py", EDGE_TESTS), RunCommand(TEST_COMMAND)],
         )
     if role == "reviewer":
         findings = [REVIEW_FINDING] if round_no == 1 else []
         return ScriptedReply(json.dumps({"findings": findings}))
     if role == "review_fixer":
-        return ScriptedReply("Clarified the docstring.", [_edit(INVOICE, OLD_DOC, NEW_DOC)])
+        return ScriptedReply(
+            "Clarified the docstring.",
+            [EditFile(INVOICE, OLD_DOC, NEW_DOC), RunCommand(TEST_COMMAND)],
+        )
     if role == "simplifier":
         return ScriptedReply("The change is already minimal; nothing to simplify.")
     if role == "ci_repairer":
         return ScriptedReply("Looked at the failing checks; no change in scope to make.")
     if role == "feedback_implementer":
         return ScriptedReply("Thanks for the review; the change already covers this.")
-    return ScriptedReply("OK")
+    return ScriptedReply("OK")  # the probe, and anything unmarked

@@ -22,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from veranda_dagster.backends.tiers import MODE_TIERS, TIERS
+from veranda_dagster.sim.wire import from_schema
 
 ANTHROPIC_ERRORS = {
     400: "invalid_request_error",
@@ -323,7 +324,7 @@ def _handler_for(server: VendorApiServer) -> type[BaseHTTPRequestHandler]:
             if schema and server.sticky_failure is None:
                 # Gemini CLI's router/classifier calls ask for JSON by schema before the turn;
                 # answer them with a minimal valid object without spending a scripted reply.
-                decision: Reply | Failure = Reply(text=json.dumps(_from_schema(schema)))
+                decision: Reply | Failure = Reply(text=json.dumps(from_schema(schema)))
             else:
                 decision = server._next()
             status = decision.status if isinstance(decision, Failure) else 200
@@ -487,20 +488,3 @@ def model_listing(first: str) -> dict[str, Any]:
         for mid in ids
     ]
     return {"object": "list", "data": data}
-
-
-def _from_schema(schema: dict[str, Any]) -> Any:
-    """The smallest value a JSON schema accepts (first enum value, 1, "sim", ...)."""
-    if schema.get("enum"):
-        return schema["enum"][0]
-    kind = str(schema.get("type", "object")).lower()
-    if kind == "object":
-        props = schema.get("properties") or {}
-        return {k: _from_schema(v) for k, v in props.items()}
-    if kind == "array":
-        return []
-    if kind in ("integer", "number"):
-        return 1
-    if kind == "boolean":
-        return False
-    return "sim"
