@@ -3,6 +3,9 @@ unrelated secret), base-URL and binary overrides, and credential pre-checks that
 
 from __future__ import annotations
 
+import json
+import subprocess
+
 import pytest
 
 from tests.backends.conftest import ALL_KEYS, FakeLogin, ScriptedRunner, fixture_text
@@ -220,6 +223,52 @@ def test_codex_pins_the_shell_env_policy_so_keys_never_reach_tools():
     argv = make("codex", "api_key").build_argv(Turn(prompt="x", workdir="/w"))
     assert 'shell_environment_policy.inherit="core"' in argv
     assert "shell_environment_policy.ignore_default_excludes=false" in argv
+
+
+def test_codex_runs_the_agents_commands_without_a_login_shell():
+    """Recorded from Codex 0.171.0 before the fix: its ``exec_command`` ran ``bash -lc``, whose
+    /etc/profile reset PATH, so the agent's ``make test`` ran the system Python (no pytest)
+    while the pipeline validated the same tree on the worker's PATH."""
+    events = [
+        json.loads(x)
+        for x in fixture_text("codex_exec_login_shell_loses_venv.jsonl").split("\n")
+        if x
+    ]
+    ran = [e["item"] for e in events if e.get("item", {}).get("type") == "command_execution"]
+    assert ran[-1]["command"] == "/bin/bash -lc 'make test'"
+    assert "No module named pytest" in ran[-1]["aggregated_output"]
+    argv = make("codex", "api_key").build_argv(Turn(prompt="x", workdir="/w"))
+    assert argv[argv.index("allow_login_shell=false") - 1] == "-c"
+
+
+def test_grok_in_an_owned_home_gives_the_agents_shell_the_workers_path(tmp_path):
+    """Grok 0.2.111 runs commands in an interactive login shell's environment (system dirs
+    first; no switch), so the home the adapter owns gets a shell profile restoring PATH."""
+    b = make("grok", "api_key", home=str(tmp_path))
+    env = b.env_for(Turn(prompt="x", workdir=str(tmp_path)))
+    assert env["VERANDA_AGENT_PATH"] == ALL_KEYS["PATH"]
+    for name in (".bash_profile", ".bashrc"):
+        profile = (tmp_path / name).read_text()
+        assert 'PATH="$VERANDA_AGENT_PATH"' in profile
+    shell = subprocess.run(
+        ["bash", "-lic", "echo $PATH"],
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "VERANDA_AGENT_PATH": "/w/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert shell.stdout.strip().splitlines()[-1] == "/w/bin:/bin"
+    assert "VERANDA_AGENT_PATH" not in make("grok", "api_key").env_for(
+        Turn(prompt="x", workdir="/")
+    )
+
+
+def test_glm_binary_override_runs_the_mode_whose_cli_it_names():
+    opencode = make("glm", "opencode", binary="/opt/npm/.bin/opencode")
+    assert opencode.build_argv(Turn(prompt="x", workdir="/w"))[0] == "/opt/npm/.bin/opencode"
+    assert make("glm", "api_key", binary="/opt/npm/.bin/opencode").binary == "claude"
+    assert make("glm", "opencode", binary="/opt/claude").binary == "opencode"
+    assert make("glm", "api_key", binary="/opt/claude").binary == "/opt/claude"
 
 
 def test_timeout_is_the_smaller_of_turn_and_family_cap(tmp_path):

@@ -4,7 +4,8 @@ Modes: an OpenAI API key (``CODEX_API_KEY``/``OPENAI_API_KEY``), a ChatGPT login
 ``~/.codex/auth.json``, and Azure OpenAI. Reads AGENTS.md; MCP in ``.codex/config.toml``.
 Effort is the ``model_reasoning_effort`` config key; images go by ``--image``. Inside the pod
 the container is the sandbox, so the CLI's own sandbox is bypassed (codex platform-sandboxing
-docs), and the shell env policy is pinned so our keys never reach tool subprocesses.
+docs), and the shell env policy is pinned so our keys never reach tool subprocesses and the
+agent's commands run on the worker's ``PATH`` (no login shell; see ``ENV_POLICY``).
 Stream shape (verified on 0.171.0 against the loopback Responses API): ``thread.started`` /
 ``turn.started`` / ``item.*`` / ``turn.completed`` with ``usage`` (input includes cached) or
 ``turn.failed``; ``error`` events are retries unless the turn fails. ``OPENAI_BASE_URL`` is not
@@ -36,7 +37,14 @@ ENV_POLICY = (
     'shell_environment_policy.inherit="core"',
     "-c",
     "shell_environment_policy.ignore_default_excludes=false",
+    "-c",
+    "allow_login_shell=false",
 )
+"""What the agent's own commands see: the worker's core variables (never our keys), with the
+worker's ``PATH`` as given. Codex 0.171.0 otherwise runs each command in a login shell
+(``bash -lc``), whose ``/etc/profile`` resets ``PATH``: the agent's ``make test`` then ran the
+system Python without the project's tools (``No module named pytest``), so the model saw other
+test results than the ones the pipeline's own validation (the worker's ``PATH``) acts on."""
 
 
 def parse_codex_stream(stdout: str) -> StreamSummary:

@@ -6,13 +6,14 @@ GLM), so it reads CLAUDE.md and ``.mcp.json``; ``opencode`` runs ``opencode run 
 with ``ZHIPU_API_KEY`` (``ZAI_API_KEY`` does nothing there), reading AGENTS.md and MCP from
 ``opencode.json`` (format id ``opencode_json``). Claude Code's ``total_cost_usd`` prices GLM
 as Claude, so cost comes from our own table. Facts: reference §3, verified against loopback.
-A family ``binary`` override applies to the Claude Code mode; opencode is found on PATH.
+A family ``binary`` override applies to the mode whose CLI it names (``opencode`` or not).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import ClassVar
 
 from veranda_dagster.backends.adapters._base import (
@@ -108,9 +109,13 @@ class GlmAdapter(CliAdapter):
 
     @property
     def binary(self) -> str:
+        """A family ``binary`` runs the mode whose CLI it names: one called ``opencode`` runs
+        the opencode mode, any other the Claude Code mode; each mode's default is on PATH."""
+        named = self.config.binary
+        names_opencode = bool(named) and Path(str(named)).name == "opencode"
         if self.mode == "opencode":
-            return "opencode"
-        return self.config.binary or self.default_binary
+            return str(named) if names_opencode else "opencode"
+        return str(named) if named and not names_opencode else self.default_binary
 
     def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
         if self.mode == "api_key":
@@ -135,7 +140,7 @@ class GlmAdapter(CliAdapter):
 
     def build_argv(self, turn: Turn) -> list[str]:
         if self.mode == "opencode":
-            argv = ["opencode", "run", "--format", "json", "--auto"]
+            argv = [self.binary, "run", "--format", "json", "--auto"]
             if turn.model:
                 argv += ["-m", turn.model]
             if turn.effort_value:

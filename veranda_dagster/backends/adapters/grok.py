@@ -30,6 +30,17 @@ from veranda_dagster.backends.port import Turn
 from veranda_dagster.backends.registry import AdapterInfo, register
 from veranda_dagster.domain.models import Usage
 
+AGENT_PATH_ENV = "VERANDA_AGENT_PATH"
+SHELL_PROFILE = (
+    "# Written by veranda: the agent's commands see the PATH the worker gave this CLI.\n"
+    f'if [ -n "${{{AGENT_PATH_ENV}:-}}" ]; then PATH="${AGENT_PATH_ENV}"; export PATH; fi\n'
+)
+"""Grok 0.2.111 runs each command in the environment of an interactive login shell, so
+``/etc/profile`` puts the system's directories before the worker's (the agent's ``make test``
+ran the system Python, without the project's tools) and it has no switch to stop that. In a
+home the adapter owns (``home`` in the config), the shell's own profile restores the worker's
+``PATH``; with the real home the image's ``/usr/local/bin`` leads both, so they agree."""
+
 
 def parse_grok_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
@@ -84,6 +95,14 @@ class GrokAdapter(CliAdapter):
     def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
         if self.config.home:
             env["GROK_HOME"] = str(Path(self.config.home) / ".grok")
+        return env
+
+    def env_for(self, turn: Turn) -> dict[str, str]:
+        env = self.env()
+        if self.config.home and env.get("PATH"):
+            env[AGENT_PATH_ENV] = env["PATH"]
+            for name in (".bash_profile", ".bashrc"):
+                (Path(self.config.home) / name).write_text(SHELL_PROFILE)
         return env
 
     def build_argv(self, turn: Turn) -> list[str]:
