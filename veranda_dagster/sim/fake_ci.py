@@ -28,6 +28,12 @@ from veranda_dagster.sim.bare_repo import BareRepo
 CI_COMMAND_TIMEOUT_S = 120.0
 """One CI command on the sample repo takes a second or two; two minutes means it hung."""
 
+CI_SETTLE_S = 10.0
+"""A check-runs query for a commit whose CI is running waits up to this long for it to finish.
+The sample repository's CI takes a second or two; answering ``in_progress`` sends the product
+into its first 15 s poll backoff (``CI_POLL_INITIAL_S``) whenever the machine is a little slow,
+a race that made e2e runs 15 s longer at random. The poll loop has unit tests of its own."""
+
 OUTPUT_SUMMARY_BYTES = 4_000
 """Tail of a command's output kept as the check run's summary."""
 
@@ -96,6 +102,7 @@ class FakeCI:
         self._ids = itertools.count(41)
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self._running: dict[str, threading.Thread] = {}
 
     def ensure(self, repo: BareRepo, sha: str) -> list[CheckRun]:
         """The check runs for ``sha``, starting CI for it the first time it is seen."""
@@ -116,8 +123,16 @@ class FakeCI:
                         target=self._execute, args=(repo, sha, runs), daemon=True, name="fake-ci"
                     )
                     self._threads.append(thread)
+                    self._running[sha] = thread
                     thread.start()
             return [self.runs[i] for i in self.by_sha[sha]]
+
+    def settle(self, sha: str, timeout: float = CI_SETTLE_S) -> None:
+        """Wait (bounded) for ``sha``'s CI to finish, if it is running."""
+        with self._lock:
+            thread = self._running.get(sha)
+        if thread is not None:
+            thread.join(timeout)
 
     def wait_idle(self, timeout: float = 60.0) -> bool:
         deadline = time.monotonic() + timeout

@@ -196,9 +196,18 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
                     if repo is None:
                         return not_found()
                     groups["repo"] = repo
+                if func in (self._check_runs, self._check_suites):
+                    self._settle_ci(groups["repo"], groups["ref"])
                 with self.lock:
                     return func(request, **groups)
         return not_found()
+
+    def _settle_ci(self, repo: BareRepo, ref: str) -> None:
+        """A CI read waits (bounded, outside the lock) for that commit's running CI."""
+        sha = repo.resolve(ref)
+        if sha is not None:
+            self.ci.ensure(repo, sha)
+            self.ci.settle(sha)
 
     def _paged(self, request: FakeRequest, items: list[Any]) -> FakeResponse:
         page = int(request.arg("page", "1") or 1)
