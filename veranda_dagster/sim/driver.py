@@ -11,11 +11,13 @@ configured by the environment ``SimWorld`` wrote.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -157,6 +159,26 @@ def kill_run_worker(proc: subprocess.Popen[str]) -> None:
     """SIGKILL the worker's whole process group: no cleanup, no event written."""
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)
+
+
+def kill_agents_in(folder: str | Path) -> list[int]:
+    """SIGKILL the process group of every process working inside ``folder`` (the agent CLIs a
+    killed run worker left behind: the runner starts each in its own session, so killing the
+    worker's group does not reach them, though a dying pod would). Returns their pids."""
+    root = Path(folder).resolve()
+    killed: list[int] = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cwd = (proc / "cwd").resolve()
+        except OSError:  # gone, or not ours to read
+            continue
+        if cwd == root or root in cwd.parents:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(os.getpgid(int(proc.name)), signal.SIGKILL)
+                killed.append(int(proc.name))
+    return killed
 
 
 def _main(argv: list[str]) -> int:

@@ -42,9 +42,16 @@ MAX_BLOCK_S = 300.0
 MAX_SCRIPTED_STEPS: Final = 12
 """Requests one seat's conversation may make; the longest script needs three (act, run the
 tests, answer), so a CLI still asking at twelve is looping and gets an error, not a reply."""
-MAX_RECORDED_RESULT_CHARS = 300
+MAX_RECORDED_RESULT_CHARS = 4_000
+"""What the log keeps of a tool's result: its start and its end (a test run's summary)."""
 DEFAULT_MODEL = "claude-sonnet-sim"
 SIDE_TEXT = "Veranda sim session"
+
+
+def _clip(text: str, limit: int = MAX_RECORDED_RESULT_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit // 3]} … {text[-(limit - limit // 3) :]}"
 
 
 @dataclass(frozen=True)
@@ -112,7 +119,7 @@ class ModelCallRecord:
     wire: str = "anthropic"
     stream: bool = False
     tool_results: tuple[str, ...] = ()
-    """The start of each tool result the request carried back."""
+    """Each tool result the request carried back (start and end of a long one)."""
     tool_call: str | None = None
     """The tool this answer called, or None when it ended the turn."""
 
@@ -285,7 +292,7 @@ class ScriptedModelServer(FakeHttpServer):
                 step=step,
                 wire=wire.name,
                 stream=conv.stream,
-                tool_results=tuple(r[:MAX_RECORDED_RESULT_CHARS] for r in conv.tool_results),
+                tool_results=tuple(_clip(r) for r in conv.tool_results),
             )
             self.calls.append(record)
             round_no = max(1, self.rounds[role])

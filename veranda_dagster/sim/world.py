@@ -3,9 +3,13 @@
 ``SimWorld`` starts the Linear, Slack and GitHub fakes and the scripted model server on
 127.0.0.1, creates the sample organisation, writes a temporary ``DAGSTER_HOME`` (embedded
 SQLite, the shipped ``dagster.yaml`` settings) and the backends file, and produces the
-environment the product reads (``env``). The product is pointed at the fakes only through that
-configuration — base URLs, dummy tokens and the backends file — never through a code path of
-its own. ``secrets`` lists every fake credential, so tests can scan every output for them.
+environment the product reads (``env``). ``agent`` picks the CLI that does the turns: the
+``veranda-sim-agent`` stand-in (``sim``, the default) or a real vendor CLI (``claude``,
+``codex``, ``gemini``, ``kimi``, ``grok``, ``glm``), which the backends file names with a home
+of its own, answered by the same server in its own wire format. The product is pointed at the
+fakes only through that configuration — base URLs, dummy tokens and the backends file — never
+through a code path of its own. ``secrets`` lists every fake credential, so tests can scan
+every output for them.
 """
 
 from __future__ import annotations
@@ -20,9 +24,9 @@ from typing import Any
 
 from veranda_dagster.sim.backends import (
     SIM_KEYS,
-    agent_binary,
+    agent_backends_config,
     model_credentials,
-    sim_backends_config,
+    require_binary,
 )
 from veranda_dagster.sim.fake_ci import CiMode
 from veranda_dagster.sim.github_fake import GitHubFake
@@ -72,6 +76,7 @@ class SimWorld:
         ci_command_timeout_s: float | None = None,
         with_glm: bool = True,
         agent_timeout_s: float = 300.0,
+        agent: str = "sim",
     ) -> None:
         self._own_root = root is None
         self.root = Path(root or tempfile.mkdtemp(prefix="veranda-sim-"))
@@ -79,6 +84,9 @@ class SimWorld:
         self.ci_command_timeout_s = ci_command_timeout_s
         self.with_glm = with_glm
         self.agent_timeout_s = agent_timeout_s
+        self.agent = agent
+        """``sim`` (the stand-in) or a real CLI's name (``sim.backends.AGENTS``)."""
+        self.agent_path = None if agent == "sim" else require_binary(agent)
         self._stack = ExitStack()
         self._saved_env: dict[str, str | None] = {}
         self.org: SampleOrg
@@ -115,9 +123,10 @@ class SimWorld:
         self.dagster_home.mkdir(parents=True)
         (self.dagster_home / "dagster.yaml").write_text(DAGSTER_YAML)
         backends = self.root / "backends.json"
-        doc = sim_backends_config(
+        doc = agent_backends_config(
+            self.agent,
             self.model.base_url,
-            agent_binary(self.root),
+            self.root,
             with_glm=self.with_glm,
             timeout_s=self.agent_timeout_s,
         )

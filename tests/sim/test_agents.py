@@ -1,0 +1,105 @@
+"""The real-binary switch: which CLI the sim runs, where it finds it, what the backends say."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from veranda_dagster.backends.config import BackendsConfig
+from veranda_dagster.cli import demo
+from veranda_dagster.sim import backends
+from veranda_dagster.sim.backends import (
+    AGENTS,
+    REAL_AGENTS,
+    AgentNotInstalledError,
+    agent_backends_config,
+    default_agent,
+)
+from veranda_dagster.sim.world import SimWorld
+
+
+@pytest.fixture()
+def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty .veranda/ as the only place CLIs are found (nothing on PATH either)."""
+    folder = tmp_path / ".veranda" / "bin"
+    folder.mkdir(parents=True)
+    monkeypatch.setattr(backends, "tool_dirs", lambda: [folder])
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    for agent in REAL_AGENTS:
+        monkeypatch.delenv(backends.BINARY_ENV.format(agent.upper()), raising=False)
+    return folder
+
+
+def install(folder: Path, name: str) -> Path:
+    binary = folder / name
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    return binary
+
+
+def test_the_default_is_the_first_real_cli_installed_else_the_stand_in(tools: Path) -> None:
+    assert default_agent() == "sim"
+    install(tools, "opencode")
+    assert default_agent() == "glm"
+    install(tools, "codex")
+    assert default_agent() == "codex"  # the table's order: claude, codex, gemini, ...
+    assert AGENTS[-1] == "sim" and list(AGENTS[:-1]) == list(REAL_AGENTS)
+
+
+def test_a_missing_cli_is_a_clear_error_and_the_demo_exits_2(tools: Path, tmp_path, capsys):
+    with pytest.raises(AgentNotInstalledError, match=r"@google/gemini-cli@0\.61\.0.*\.ci/run"):
+        SimWorld(root=tmp_path / "w", agent="gemini")
+    args = argparse.Namespace(agent="gemini", json=True, workdir=str(tmp_path / "demo"))
+    assert demo.run(args) == 2
+    assert "VERANDA_GEMINI_BIN" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("agent", sorted(REAL_AGENTS))
+def test_each_real_cli_gets_its_binary_its_own_home_and_the_server(
+    agent: str, tools: Path, tmp_path: Path
+) -> None:
+    spec = REAL_AGENTS[agent]
+    binary = install(tools, spec.binary)
+    if spec.node:
+        install(tools, "node")  # the npm node build beside it
+    doc = agent_backends_config(agent, "http://127.0.0.1:9", tmp_path / "w", with_glm=False)
+    (family,) = BackendsConfig.model_validate(doc).families
+    assert (
+        family.family == spec.family and family.base_url == "http://127.0.0.1:9" + spec.url_suffix
+    )
+    assert Path(str(family.home)).is_dir() and Path(str(family.home)).name == spec.family
+    assert set(family.env.values()) <= set(backends.SIM_KEYS)
+    if spec.node:  # kimi needs node >= 22.19: a wrapper runs it on the node beside it
+        launcher = Path(str(family.binary)).read_text()
+        assert str(tools / "node") in launcher and str(binary) in launcher
+    else:
+        assert family.binary == str(binary)
+
+
+def test_claude_keeps_both_modes_and_glm_through_the_same_binary(tools, tmp_path) -> None:
+    binary = install(tools, "claude")
+    doc = agent_backends_config("claude", "http://127.0.0.1:9", tmp_path)
+    rows = [(f["family"], f["modes"], f["binary"]) for f in doc["families"]]
+    assert rows == [
+        ("claude", ["api_key", "login"], str(binary)),
+        ("glm", ["api_key"], str(binary)),
+    ]
+    assert doc["families"][0]["home"] != doc["families"][1]["home"]
+
+
+def test_an_override_variable_names_the_binary(tools, tmp_path, monkeypatch) -> None:
+    elsewhere = install(tmp_path, "my-grok")
+    monkeypatch.setenv("VERANDA_GROK_BIN", str(elsewhere))
+    assert backends.find_binary("grok") == elsewhere
+    monkeypatch.setenv("VERANDA_GROK_BIN", str(tmp_path / "absent"))
+    assert backends.find_binary("grok") is None
+
+
+def test_every_real_agent_is_a_pin_ci_installs() -> None:
+    ci = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text()
+    for agent, spec in REAL_AGENTS.items():
+        pin = spec.package.removeprefix("pypi ").replace("grok-cli-bin==", "GROK_PIN=")
+        assert pin in ci, agent
+        assert spec.node is None or spec.node in ci
