@@ -1,4 +1,5 @@
-"""``veranda demo --json``, as a newcomer runs it: one process, no keys, under two minutes."""
+"""``veranda demo --agent sim --json``, as a newcomer runs it with nothing installed: one
+process, no keys, under two minutes."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ def test_demo_json_runs_every_asset_to_a_green_pr(tmp_path: Path) -> None:
             "-c",
             "import sys; from veranda_dagster.cli import main; sys.exit(main(sys.argv[1:]))",
             "demo",
+            "--agent",
+            "sim",  # the stand-in; tests/e2e/test_real_cli_pipeline.py runs the real CLIs
             "--json",
             "--workdir",
             str(tmp_path / "demo"),

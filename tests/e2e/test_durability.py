@@ -4,16 +4,20 @@ One world and one ticket carry the whole story, because each extra pipeline cost
 seconds: Linear, Slack and GitHub each answer a 429 with Retry-After on the way, the run worker
 is SIGKILLed while the implementer's turn is in flight, the same ticket is delivered again
 (a restarted sensor with no cursor, then an edit) and mentioned in Slack while in flight, and
-the model answers one 5xx (absorbed by the CLI's own retry, as Claude Code's is).
+the model answers one 5xx (absorbed by the CLI's own retry, as Claude Code's is). It runs with
+the stand-in and, offline, with the real Claude Code.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from tests.e2e import offline
 from tests.e2e.conftest import step_failures, step_successes
 from veranda_dagster.sim.driver import (
     SensorDriver,
+    instance_for,
+    kill_agents_in,
     kill_run_worker,
     run_tags,
     run_ticket_process,
@@ -28,6 +32,25 @@ BEFORE_PATCH = {"ticket", "repo_guess", "context_pack", "red_tests"}
 
 
 def test_kill_mid_patch_resumes_without_rebilling_and_opens_one_pr(world: SimWorld, instance):
+    kill_mid_patch_and_resume(world, instance)
+
+
+@pytest.mark.real_cli
+def test_kill_mid_patch_with_the_real_claude_code(tmp_path, request):
+    """The same story with the real Claude Code doing the turns, offline: the SIGKILL lands
+    while its implementer turn is in flight, and the resumed run re-bills nothing upstream."""
+    offline.require_cli("claude")
+    if offline.ran_offline(request):
+        return
+    with SimWorld(root=tmp_path / "world", agent="claude") as world:
+        world.apply_env()
+        with instance_for(str(world.dagster_home)) as instance:
+            kill_mid_patch_and_resume(world, instance)
+            assert world.model.conversation("implementer")[0].wire == "anthropic"
+            assert all(c.stream for c in world.model.calls)
+
+
+def kill_mid_patch_and_resume(world: SimWorld, instance) -> None:
     issue = world.linear.file_ticket(SAMPLE_TICKET_TITLE, SAMPLE_TICKET_BODY)
     key = issue["identifier"]
     world.linear.fail_next("/graphql", 429, retry_after=1)
@@ -46,6 +69,7 @@ def test_kill_mid_patch_resumes_without_rebilling_and_opens_one_pr(world: SimWor
         assert sensors.tick(instance, "slack_mentions") == []
         assert any(r.status == 429 for r in world.slack.requests)
         kill_run_worker(worker)
+        kill_agents_in(world.env["VERANDA_WORKSPACES"])  # the pod died: its CLI with it
     finally:
         if worker.poll() is None:
             kill_run_worker(worker)
