@@ -27,6 +27,7 @@ def legacy_view(catalog: Catalog) -> Catalog:
         ],
     )
 
+
 _DECLARATION = re.compile(
     r"(?im)(?:^|[\s\[(])repo(?:sitory)?\s*[:=]\s*`?([A-Za-z0-9][\w.-]*(?:/[\w.-]+)?)`?"
 )

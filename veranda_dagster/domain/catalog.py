@@ -111,9 +111,7 @@ class Catalog(Strict):
         if hit:
             return [hit]
         return (
-            self.by_alias(value)
-            or self.by_service(value)
-            or self.by_former_name(self.org, value)
+            self.by_alias(value) or self.by_service(value) or self.by_former_name(self.org, value)
         )
 
     def names(self) -> list[str]:
