@@ -29,7 +29,7 @@ WEIGHTS: Final[dict[str, float]] = {
     "declaration": 1.0,  # repo: <name>, or the ticket's repo field: decides on its own
     "url_code": 0.9,  # a link to code, a commit or the repository itself
     "url_ref": 0.6,  # a link to an issue, pull request, release or discussion
-    "url_comment": 0.3,  # a link to one comment in a thread: a citation, not a location
+    "url_comment": 0.15,  # a link to one comment in a thread: a citation, not a location
     "fork_url": 0.6,  # a link into someone's fork of a catalog repository, and the text says fork
     "label_repo": 0.8,  # repo:<name> or a label that is exactly a repository name
     "label_service": 0.7,  # service:<name>, svc/<name>, or a team's label naming a service/alias
@@ -149,7 +149,8 @@ def _excerpt(text: str, start: int, end: int) -> str:
 @functools.lru_cache(maxsize=2048)
 def _term_pattern(term: str) -> re.Pattern[str]:
     parts = [re.escape(p) for p in re.split(r"[\s_-]+", term.strip()) if p]
-    return re.compile(r"(?<![\w.-])" + r"[\s_-]+".join(parts) + r"(?![\w-])", re.I)
+    # a hyphen may follow only as a version ("rich-4.1.0"), not as a longer name ("rich-cli")
+    return re.compile(r"(?<![\w.-])" + r"[\s_-]+".join(parts) + r"(?!\w)(?!-[A-Za-z_])", re.I)
 
 
 def _terms(catalog: Catalog) -> dict[str, list[str]]:
@@ -290,29 +291,46 @@ def _classify(text: str, title_len: int, start: int, end: int, org: str, common:
     qualified = text[max(0, start - len(org) - 1) : start].lower() == f"{org.lower()}/"
     if start and text[start - 1] == "/" and not qualified:
         return "path"
-    if _VERSION_AFTER.match(text, end):
-        return "env"
+    if start >= title_len and _VERSION_AFTER.match(text, end):
+        return "env"  # in the title, "X 1.2 breaks" still names what the ticket is about
     if common and not (qualified or _is_name_like(text, start, end)):
         return "weak"
     return "title" if start < title_len else "prose"
 
 
+def _longest_matches(text: str, terms: dict[str, list[str]]) -> list[tuple[int, int, str]]:
+    """Every term occurrence not inside a longer one ("Textual demo" is textual-demo only)."""
+    found = [
+        (m.start(), m.end(), term) for term in terms for m in _term_pattern(term).finditer(text)
+    ]
+    found.sort(key=lambda f: (f[0], -(f[1] - f[0])))
+    kept: list[tuple[int, int, str]] = []
+    reach = -1
+    for start, end, term in found:
+        if end <= reach:
+            continue
+        kept.append((start, end, term))
+        reach = end
+    return kept
+
+
 def _mentions(text: str, title_len: int, catalog: Catalog, ev: Evidence) -> set[str]:
     matched: set[str] = set()
-    for term, repos in _terms(catalog).items():
+    terms = _terms(catalog)
+    for start, end, term in _longest_matches(text, terms):
+        repos = terms[term]
         common = term in COMMON_WORDS
-        for m in _term_pattern(term).finditer(text):
-            kind = _classify(text, title_len, m.start(), m.end(), catalog.org, common)
-            if not kind:
+        kind = _classify(text, title_len, start, end, catalog.org, common)
+        if not kind:
+            continue
+        matched.add(term)
+        for repo in repos:
+            if kind == "weak":
+                ev.weak.append(repo)
                 continue
-            matched.add(term)
-            for repo in repos:
-                if kind == "weak":
-                    ev.weak.append(repo)
-                    continue
-                ev.add(repo, kind, _excerpt(text, m.start(), m.end()))
-                if _OWNER_BEFORE.search(text[max(0, m.start() - 40) : m.start()]):
-                    ev.add(repo, "owner", _excerpt(text, m.start(), m.end()))
+            ev.add(repo, kind, _excerpt(text, start, end))
+            if _OWNER_BEFORE.search(text[max(0, start - 40) : start]):
+                ev.add(repo, "owner", _excerpt(text, start, end))
     return matched
 
 
