@@ -37,7 +37,7 @@ def test_roles_are_read_off_the_products_own_prompts(sample_org: SampleOrg) -> N
     from veranda_dagster.domain.catalog import load_catalog
 
     pack = ContextPack.model_construct(citations=[], files=[], facts=None)
-    guess = RepoGuess.model_construct(repo=BILLING, signal="declaration")
+    guess = RepoGuess.model_construct(repo=BILLING, signal="declaration", confidence="high")
     cat = load_catalog(sample_org.catalog_path)
     table = {
         confirm_prompt(guess, TICKET, cat): "repo_confirmer",
