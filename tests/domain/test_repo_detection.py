@@ -37,7 +37,7 @@ def _benchmark():
 def test_table_is_big_enough_and_covers_every_signal_and_both_decisions():
     assert len(ROWS) >= 40
     signals = {r["expect"].get("signal") for r in ROWS if r["expect"]["decision"] == "proceed"}
-    assert signals == {"declaration", "url", "label"}
+    assert {"declaration", "url", "label", "service", "prose", "former_name", "fork"} <= signals
     asks = [r for r in ROWS if r["expect"]["decision"] == "ask"]
     assert len(asks) >= 15 and any(r["name"].startswith("prose_") for r in asks)
 
@@ -52,7 +52,8 @@ def test_every_row_matches_its_expectation(row):
         assert guess.question and all(c in guess.question for c in guess.candidates)
         assert len(guess.candidates) <= MAX_REPO_CANDIDATES
     else:
-        assert guess.confidence == "high" and guess.question is None
+        assert guess.confidence in ("high", "medium") and guess.question is None
+        assert guess.evidence and guess.score
 
 
 def test_benchmark_precision_of_proceed_is_perfect_and_ask_rate_is_reported():
@@ -238,3 +239,28 @@ def test_question_lists_at_most_the_bounded_number_of_candidates():
     ticket = Ticket(id="ENG-1", source="linear", title=f"Rename the env var in {names}")
     guess = detect_repo(ticket, CATALOG)
     assert guess.decision == "ask" and len(guess.candidates) == MAX_REPO_CANDIDATES
+
+
+def test_model_may_turn_a_medium_guess_into_a_question(tmp_path):
+    ticket = _row_ticket("prose_name")
+    guess = detect_repo(ticket, CATALOG)
+    assert guess.confidence == "medium" and guess.decision == "proceed"
+    agent = FakeAgent(_reply(None))
+    out = confirm_repo_guess(guess, ticket, CATALOG, agent, str(tmp_path))
+    assert out.decision == "ask" and out.model_verdict == "disputed"
+    assert "acme/notifier" in out.question and "medium confidence" in out.question
+    assert (
+        "Evidence:" in agent.requests[0].prompt and "medium confidence" in agent.requests[0].prompt
+    )
+
+
+def test_model_may_correct_a_medium_former_name_guess_but_not_a_high_link(tmp_path):
+    ticket = _row_ticket("url_stale_renamed")
+    guess = detect_repo(ticket, CATALOG)
+    out = confirm_repo_guess(
+        guess, ticket, CATALOG, FakeAgent(_reply("acme/ledger")), str(tmp_path)
+    )
+    assert out.model_verdict == "corrected" and out.repo == "acme/ledger"
+    high = detect_repo(_row_ticket("url_blob"), CATALOG)
+    kept = confirm_repo_guess(high, ticket, CATALOG, FakeAgent(_reply(None)), str(tmp_path))
+    assert kept.decision == "proceed" and kept.repo == high.repo

@@ -39,7 +39,7 @@ def products_prompts(sample_org: SampleOrg) -> dict[str, str]:
     from veranda_dagster.domain.catalog import load_catalog
 
     pack = ContextPack.model_construct(citations=[], files=[], facts=RepoFacts())
-    guess = RepoGuess.model_construct(repo=BILLING, signal="declaration")
+    guess = RepoGuess.model_construct(repo=BILLING, signal="declaration", confidence="high")
     cat = load_catalog(sample_org.catalog_path)
     return {
         "repo_confirmer": confirm_prompt(guess, TICKET, cat),

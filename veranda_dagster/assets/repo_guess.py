@@ -12,8 +12,10 @@ SPEC = PHASES["repo_guess"]
 
 @phase_asset(
     SPEC,
-    "Four scored signals pick the repository; a cheap-tier pass confirms or corrects it. "
-    "On low confidence the question is posted on the ticket and the run stops there.",
+    "Weighed evidence (declarations, links, former names, forks, repo and service labels, "
+    "names in the text) picks the repository; a cheap-tier pass confirms, corrects or, on a "
+    "medium guess, turns it into a question. A question is posted on the ticket and the run "
+    "stops there.",
 )
 def repo_guess(
     context: dg.AssetExecutionContext, pipeline: PipelineResource, ticket: Ticket
@@ -29,6 +31,13 @@ def repo_guess(
             "signal": g.signal or "none",
             "model_verdict": g.model_verdict,
             "candidates": len(g.candidates),
+            "score": g.score if g.score is not None else "none",
+            "decided_by": next(
+                (f"{e.repo}: {e.kind} ({e.weight:.2f})" for e in g.evidence if e.repo == g.repo),
+                "none",
+            ),
+            "evidence": "; ".join(f"{e.repo}: {e.kind} ({e.weight:.2f})" for e in g.evidence)
+            or "none",
             "question_comment_id": g.question_comment_id or "none",
         },
     )

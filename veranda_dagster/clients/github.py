@@ -187,6 +187,38 @@ class GitHubClient(HttpService):
                 return None
         return response.content[-LOG_TAIL_BYTES:].decode("utf-8", errors="ignore")
 
+    # --- the org's repositories (the repo-detection catalog) --------------------------------
+
+    def list_org_repositories(self, org: str) -> list[dict[str, Any]]:
+        """``GET /orgs/{org}/repos``: every repository with its description, topics, language,
+        ``archived`` and ``fork`` flags, paged up to ``MAX_PAGES``."""
+        return self._pages(f"/orgs/{quote(org, safe='')}/repos", type="all")
+
+    def get_repository(self, owner: str, name: str) -> dict[str, Any] | None:
+        """``GET /repos/{owner}/{name}``, following a rename: GitHub answers an old name with
+        301 to ``/repositories/{id}``, which is fetched only on this client's own origin.
+        ``None`` when no repository has (or had) that name."""
+        try:
+            response = self.request(
+                "GET", f"/repos/{repo_path(f'{owner}/{name}')}", follow_redirects=False
+            )
+            if response.status_code in (301, 302, 307, 308):
+                location = httpx.URL(response.headers.get("location", ""))
+                base = httpx.URL(self.base_url)
+                if (location.scheme, location.host, location.port) != (
+                    base.scheme,
+                    base.host,
+                    base.port,
+                ):
+                    raise InputError(f"github: rename of {owner}/{name} redirects off-origin")
+                response = self.request("GET", str(location), follow_redirects=False)
+        except HttpStatusError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        data = response.json()
+        return data if isinstance(data, dict) else None
+
     # --- comments -----------------------------------------------------------------------------
 
     def list_review_comments(self, repo: str, number: int) -> list[Comment]:

@@ -166,3 +166,12 @@ READINESS_TIMEOUT_S: Final = 2.0
 
 OPS_TAIL_INTERVAL_S: Final = 15.0
 """Seconds between the ops server's reads of new materializations into the metrics."""
+
+MAX_DETECT_TEXT_CHARS: Final = 20_000
+"""Ticket text (title and description) scanned for repository evidence; past it is pasted logs."""
+
+MAX_REPO_EVIDENCE: Final = 12
+"""Evidence items kept on a repo guess and shown in its question: the strongest first."""
+
+MAX_RENAME_LOOKUPS: Final = 50
+"""``GET /repos/{owner}/{old}`` calls one catalog build makes to confirm former names."""

@@ -1,7 +1,10 @@
 """The org's repository catalog: the closed set a ticket's repository is chosen from.
 
-It comes from config (JSON or YAML) because the names people type ("payments", "the dashboard")
-are aliases only the org knows; GitHub can refresh the list of repositories, never the aliases.
+It comes from config (JSON or YAML) because the names people type ("payments", "the dashboard",
+the ``mailman`` service) are aliases only the org knows. GitHub fills what it can (the list,
+descriptions, topics, languages, and which old names redirect where; see ``catalog_builder``);
+the hand-kept file adds aliases and service names. A catalog with only ``full_name``,
+``description`` and ``aliases`` (the first format) still loads unchanged.
 """
 
 from __future__ import annotations
@@ -21,10 +24,21 @@ from veranda_dagster.domain.models import Strict
 _FULL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9_.-]+$")
 
 
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
 class CatalogRepo(Strict):
     full_name: str
     description: str = ""
     aliases: list[str] = Field(default_factory=list)
+    """Other names people type for it: a package or import name, a nickname."""
+    service: list[str] = Field(default_factory=list)
+    """Services built from it (``gatekeeper``): what ``service:<name>`` labels say."""
+    former_names: list[str] = Field(default_factory=list)
+    """Names it had before a rename or transfer (``old-name`` or ``owner/old-name``); GitHub
+    still redirects links that use them."""
+    topics: list[str] = Field(default_factory=list)
+    languages: list[str] = Field(default_factory=list)
 
     @field_validator("full_name")
     @classmethod
@@ -32,6 +46,14 @@ class CatalogRepo(Strict):
         if not _FULL_NAME.match(value):
             raise ValueError(f"{value!r} is not 'org/name'")
         return value
+
+    @field_validator("former_names")
+    @classmethod
+    def _names(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if not (_FULL_NAME.match(value) or _NAME.match(value)):
+                raise ValueError(f"former name {value!r} is not 'name' or 'owner/name'")
+        return values
 
     @property
     def name(self) -> str:
@@ -55,6 +77,27 @@ class Catalog(Strict):
         wanted = normalise(alias)
         return [r for r in self.repositories if wanted in {normalise(a) for a in r.aliases}]
 
+    def by_service(self, service: str) -> list[CatalogRepo]:
+        """Repositories that build the named service (or carry it as an alias)."""
+        wanted = normalise(service)
+        return [
+            r
+            for r in self.repositories
+            if wanted in {normalise(a) for a in [*r.service, *r.aliases]}
+        ]
+
+    def by_former_name(self, owner: str, name: str) -> list[CatalogRepo]:
+        """Repositories once called ``owner/name`` (or ``name`` inside this org)."""
+        full = f"{owner}/{name}".lower().removesuffix(".git")
+        short = name.lower().removesuffix(".git")
+        in_org = owner.lower() == self.org.lower()
+        hits = []
+        for repo in self.repositories:
+            olds = {f.lower() for f in repo.former_names}
+            if full in olds or (in_org and short in olds):
+                hits.append(repo)
+        return hits
+
     def resolve(self, value: str) -> list[CatalogRepo]:
         """``org/name``, a short name, or an alias -> matching repositories (empty if none)."""
         value = value.strip().strip("`'\".,;:()[]").removesuffix(".git")
@@ -62,12 +105,14 @@ class Catalog(Strict):
             return []
         if "/" in value:
             org, _, name = value.partition("/")
-            if org.lower() != self.org.lower():
-                return []
-            hit = self.by_name(name)
-            return [hit] if hit else []
+            hit = self.by_name(name) if org.lower() == self.org.lower() else None
+            return [hit] if hit else self.by_former_name(org, name)
         hit = self.by_name(value)
-        return [hit] if hit else self.by_alias(value)
+        if hit:
+            return [hit]
+        return (
+            self.by_alias(value) or self.by_service(value) or self.by_former_name(self.org, value)
+        )
 
     def names(self) -> list[str]:
         return [r.full_name for r in self.repositories]

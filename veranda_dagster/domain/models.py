@@ -133,10 +133,29 @@ class Ticket(Lenient):
 # --- repo guess ------------------------------------------------------------------------------
 
 
+RepoSignal = Literal[
+    "declaration", "url", "label", "prose", "service", "former_name", "fork", "misspelling"
+]
+"""What decided a guess. The first four are the values earlier runs stored; the rest name the
+evidence people use that the first rules ignored (service labels, renamed repos, forks, typos)."""
+
+
+class RepoEvidence(Strict):
+    """One piece of evidence for one repository, with the weight the scorer gave it."""
+
+    repo: str
+    kind: str
+    weight: float
+    text: str = ""
+    """Where it was found (a bounded, scrubbed excerpt of the ticket or label)."""
+
+
 class RepoGuess(PhaseValue):
     repo: str | None
-    confidence: Literal["high", "low", "none"]
-    signal: Literal["declaration", "url", "label", "prose"] | None
+    confidence: Literal["high", "medium", "low", "none"]
+    """``medium``: proceeds on evidence a person would act on but not a declaration or link; the
+    cheap-tier confirmation pass always runs on it and may correct it or ask instead."""
+    signal: RepoSignal | None
     decision: Literal["proceed", "ask"]
     candidates: list[str] = Field(default_factory=list)
     question: str | None = None
@@ -148,6 +167,10 @@ class RepoGuess(PhaseValue):
     question_comment_id: str | None = None
     notes: list[str] = Field(default_factory=list)
     """Why signals were ignored (foreign/stale URLs) or a model reply was not used."""
+    score: float | None = None
+    """The chosen (or leading) repository's total evidence weight."""
+    evidence: list[RepoEvidence] = Field(default_factory=list)
+    """Every weighed piece of evidence, strongest first; values from earlier runs have none."""
 
 
 # --- context pack ----------------------------------------------------------------------------

@@ -1,260 +1,247 @@
-"""Which repository a ticket is about: four signals scored strongest first, and a question when
-they are weak or disagree.
+"""Which repository a ticket is about, decided from weighed evidence, and a question only when a
+person would also have to ask.
 
-A well-tested pull request against the wrong service is worse than a question, so the rule is
-asymmetric: only an explicit declaration, a GitHub URL into the org's catalog, or a repo label
-(when nothing contradicts it) may ``proceed``. A name in prose, a misspelling, a stale or
-foreign URL, or two signals naming different repositories all end in ``decision: ask`` with the
-candidates listed. The cheap-tier model pass afterwards may confirm or correct a label-based
-guess, but it never overrides what a person declared or linked: it can only dispute it.
+A pull request against the wrong service is worse than a question, so proceeding needs one
+repository to lead clearly: its evidence must reach ``PROCEED_MIN`` and be at least
+``LEAD_RATIO`` times (and ``LEAD_MARGIN`` above) the next one's. A declaration (``repo: x`` or
+the ticket's repo field) decides outright. Asking stays mandatory where a colleague would ask
+too: two repositories with comparable claims, nothing in the catalog named, a declared or
+labelled repository that does not exist, a link outside the org that names no catalog repo.
+
+A guess proceeds at ``high`` confidence on an uncontested link or repo label, and at
+``medium`` on the evidence people act on without one (a name in the text, a service label, a
+former name, a fork). The cheap-tier confirmation pass runs on every proceeding guess and on a
+``medium`` one may correct it or turn it into a question; ``--no-model`` keeps these scores.
 """
 
 from __future__ import annotations
 
-import difflib
-import itertools
-import re
-from dataclasses import dataclass, field
+from typing import Final
 
-from veranda_dagster.domain.bounds import MAX_REPO_CANDIDATES
+from veranda_dagster.domain.bounds import MAX_REPO_CANDIDATES, MAX_REPO_EVIDENCE
 from veranda_dagster.domain.catalog import (
     Catalog,
     CatalogRepo,
     load_catalog,
-    normalise,
     refresh_catalog_from_github,
 )
-from veranda_dagster.domain.models import RepoGuess, Ticket
+from veranda_dagster.domain.models import RepoEvidence, RepoGuess, RepoSignal, Ticket
 from veranda_dagster.domain.repo_confirmation import confirm_repo_guess
+from veranda_dagster.domain.repo_evidence import Evidence, gather_evidence
 
 __all__ = [
     "Catalog",
     "CatalogRepo",
     "confirm_repo_guess",
     "detect_repo",
+    "gather_evidence",
     "load_catalog",
     "refresh_catalog_from_github",
 ]
 
-_DECLARATION = re.compile(
-    r"(?im)(?:^|[\s\[(])repo(?:sitory)?\s*[:=]\s*`?([A-Za-z0-9][\w.-]*(?:/[\w.-]+)?)`?"
+PROCEED_MIN: Final = 0.2
+"""Least total weight that can proceed: one name in prose (0.35) does, a lone path (0.1) not."""
+LEAD_RATIO: Final = 2.0
+"""The leader needs twice the runner-up's weight: a title mention (0.6) beats a passing one
+(0.35) only with more behind it, a repo label (0.8) beats one prose mention (0.35)."""
+LEAD_MARGIN: Final = 0.25
+"""...and this much more in absolute terms, so two weak hints never decide between themselves."""
+
+_STRONG: Final = frozenset({"url_code", "url_ref", "label_repo"})
+_SIGNAL: Final[dict[str, RepoSignal]] = {
+    "url_code": "url",
+    "url_ref": "url",
+    "url_comment": "url",
+    "fork_url": "fork",
+    "label_repo": "label",
+    "label_service": "service",
+    "misspelling": "misspelling",
+}
+_KIND_WORDS: Final[dict[str, str]] = {
+    "declaration": "declared in the ticket",
+    "url_code": "a link to its code",
+    "url_ref": "a link to its issues or pull requests",
+    "url_comment": "a link to a comment in its threads",
+    "fork_url": "a link into a fork of it",
+    "label_repo": "a repo label",
+    "label_service": "a service or team label",
+    "owner": "the text says the fix goes there",
+    "title": "its name in the title",
+    "prose": "its name in the description",
+    "docs_link": "a link to its docs or package page",
+    "env": "a version line naming it",
+    "path": "a file path through it",
+    "misspelling": "a close misspelling of its name",
+}
+
+
+_PRIORITY: Final = (
+    "declaration",
+    "url_code",
+    "url_ref",
+    "former_name:url_code",
+    "former_name:url_ref",
+    "fork_url",
+    "label_repo",
+    "label_service",
+    "url_comment",
+    "former_name:url_comment",
+    "owner",
+    "title",
+    "prose",
+    "docs_link",
+    "env",
+    "path",
+    "misspelling",
 )
-_GITHUB_URL = re.compile(r"https?://(?:www\.)?github\.com/([A-Za-z0-9-]+)/([A-Za-z0-9_.-]+)")
-_ANY_URL = re.compile(r"https?://\S+")
-_NOT_OWNERS = frozenset({"orgs", "settings", "apps", "marketplace", "features", "topics", "search"})
-_LABEL_PREFIX = re.compile(r"^repo\s*[:/=]\s*", re.I)
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
-
-FUZZY_CUTOFF = 0.85
-"""difflib ratio for a misspelt name in prose: 'notifer'~'notifier' is 0.93. Near-misses that
-pass it ('research'~'search', 0.86) only ever add a candidate to a question, never proceed."""
-FUZZY_DECLARED_CUTOFF = 0.75
-"""Looser for a value that is certainly meant as a repo (a declaration or repo: label)."""
-FUZZY_MIN_LEN = 6
+"""Which of a repository's evidence names the decision: links, then labels, then the text."""
 
 
-@dataclass
-class Evidence:
-    declared: list[str] = field(default_factory=list)
-    declared_unknown: list[str] = field(default_factory=list)
-    urls: list[str] = field(default_factory=list)
-    labels: list[str] = field(default_factory=list)
-    labels_unknown: list[str] = field(default_factory=list)
-    prose: list[str] = field(default_factory=list)
-    fuzzy: list[str] = field(default_factory=list)
-    stale: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+def _deciding(ev: Evidence, repos: list[str]) -> RepoEvidence:
+    items = [i for i in ev.items() if i.repo in repos]
+    return min(items, key=lambda i: (_PRIORITY.index(i.kind), -i.weight))
 
 
-def _unique(items: list[str]) -> list[str]:
-    return list(dict.fromkeys(items))
+def _signal(kind: str) -> RepoSignal:
+    if kind.startswith("former_name:"):
+        return "former_name"
+    return _SIGNAL.get(kind, "prose")
 
 
-def _fuzzy(value: str, catalog: Catalog, cutoff: float) -> list[str]:
-    """Repositories whose name or alias is close to ``value`` (a misspelling)."""
-    terms: dict[str, str] = {}
-    for repo in catalog.repositories:
-        for term in [repo.name, *repo.aliases]:
-            terms.setdefault(normalise(term), repo.full_name)
-    hits = difflib.get_close_matches(normalise(value), list(terms), n=3, cutoff=cutoff)
-    return _unique([terms[h] for h in hits])
+def _describe(item: RepoEvidence) -> str:
+    kind = item.kind
+    words = _KIND_WORDS.get(kind.split(":")[-1], kind)
+    if kind.startswith("former_name:"):
+        words += " under a former name"
+    return f"{item.repo}: {words} ({item.weight:.2f}) — {item.text}"
 
 
-def _term_pattern(term: str) -> re.Pattern[str]:
-    parts = [re.escape(p) for p in re.split(r"[\s_-]+", term.strip()) if p]
-    return re.compile(r"(?<![\w/.-])" + r"[\s_-]+".join(parts) + r"(?![\w-])", re.I)
+def _guess(ticket: Ticket, ev: Evidence, **fields: object) -> RepoGuess:
+    items = ev.items()[:MAX_REPO_EVIDENCE]
+    return RepoGuess(ticket_id=ticket.id, notes=ev.notes, evidence=items, **fields)  # type: ignore[arg-type]
 
 
-def _declarations(ticket: Ticket, text: str, catalog: Catalog, ev: Evidence) -> None:
-    values = ([ticket.repo] if ticket.repo else []) + _DECLARATION.findall(text)
-    for value in values:
-        hits = catalog.resolve(value)
-        if len(hits) == 1:
-            ev.declared.append(hits[0].full_name)
-        else:
-            ev.declared_unknown.append(value)
-            ev.notes.append(f"declared repository {value!r} is not in the {catalog.org} catalog")
-
-
-def _urls(ticket: Ticket, text: str, catalog: Catalog, ev: Evidence) -> None:
-    found = _GITHUB_URL.findall(text) + [
-        m for a in ticket.attachments for m in _GITHUB_URL.findall(a.url)
-    ]
-    for owner, name in found:
-        name = name.removesuffix(".git").rstrip(".")
-        if owner.lower() in _NOT_OWNERS or not name:
-            continue
-        full = f"{owner}/{name}"
-        if owner.lower() != catalog.org.lower():
-            ev.notes.append(f"ignored foreign URL to {full} (not in org {catalog.org})")
-            continue
-        repo = catalog.by_name(name)
-        if repo:
-            ev.urls.append(repo.full_name)
-            continue
-        ev.notes.append(f"ignored stale URL to {full} (not in the catalog)")
-        ev.stale += [r.full_name for r in catalog.by_alias(name)]
-
-
-def _labels(ticket: Ticket, catalog: Catalog, ev: Evidence) -> None:
-    for label in ticket.labels:
-        prefixed = bool(_LABEL_PREFIX.match(label))
-        value = _LABEL_PREFIX.sub("", label).strip()
-        hits = catalog.resolve(value) if value else []
-        if len(hits) == 1:
-            ev.labels.append(hits[0].full_name)
-        elif prefixed:
-            ev.labels_unknown.append(value)
-            ev.notes.append(f"label {label!r} names no repository in the catalog")
-
-
-def _prose(text: str, catalog: Catalog, ev: Evidence) -> None:
-    prose = _DECLARATION.sub(" ", _ANY_URL.sub(" ", text))
-    matched: set[str] = set()
-    for repo in catalog.repositories:
-        for term in [repo.name, *repo.aliases]:
-            if _term_pattern(term).search(prose):
-                ev.prose.append(repo.full_name)
-                matched.add(normalise(term))
-    words = [w.lower() for w in _WORD.findall(prose)]
-    grams = words + [f"{a}-{b}" for a, b in itertools.pairwise(words)]
-    for gram in grams:
-        if len(gram) >= FUZZY_MIN_LEN and normalise(gram) not in matched:
-            ev.fuzzy += _fuzzy(gram, catalog, FUZZY_CUTOFF)
-
-
-def gather_evidence(ticket: Ticket, catalog: Catalog) -> Evidence:
-    text = f"{ticket.title}\n{ticket.description}"
-    ev = Evidence()
-    _declarations(ticket, text, catalog, ev)
-    _urls(ticket, text, catalog, ev)
-    _labels(ticket, catalog, ev)
-    _prose(text, catalog, ev)
-    for name in ("declared", "urls", "labels", "prose", "fuzzy", "stale"):
-        setattr(ev, name, _unique(getattr(ev, name)))
-    ev.fuzzy = [f for f in ev.fuzzy if f not in ev.prose]
-    return ev
-
-
-def _proceed(ticket: Ticket, repo: str, signal: str, ev: Evidence) -> RepoGuess:
-    return RepoGuess(
-        ticket_id=ticket.id,
+def _proceed(
+    ticket: Ticket, ev: Evidence, repo: str, signal: RepoSignal, confidence: str, score: float
+) -> RepoGuess:
+    return _guess(
+        ticket,
+        ev,
         repo=repo,
-        confidence="high",
-        signal=signal,  # type: ignore[arg-type]
+        confidence=confidence,
+        signal=signal,
         decision="proceed",
         candidates=[repo],
-        notes=ev.notes,
+        score=score,
     )
+
+
+def _question(
+    catalog: Catalog, candidates: list[str], reason: str, ev: Evidence, settle: str
+) -> str:
+    lines = [f"Which repository is this ticket about? I did not start because {reason}."]
+    shown = [i for i in ev.items() if i.repo in candidates][:MAX_REPO_EVIDENCE]
+    if shown:
+        lines.append("What I found:\n" + "\n".join(f"- {_describe(i)}" for i in shown))
+    if candidates:
+        lines.append("Candidates:\n" + "\n".join(f"- {c}" for c in candidates))
+    else:
+        examples = ", ".join(catalog.names()[:MAX_REPO_CANDIDATES])
+        lines.append(f"The {catalog.org} catalog has, for example: {examples}.")
+    lines.append(settle)
+    return "\n".join(lines)
+
+
+_SETTLE = "Reply with `repo: <org>/<name>` (or add a `repo:<name>` label) and I will pick it up."
 
 
 def _ask(
     ticket: Ticket,
     catalog: Catalog,
-    candidates: list[str],
-    signal: str | None,
-    reason: str,
     ev: Evidence,
+    candidates: list[str],
+    reason: str,
+    signal: RepoSignal | None,
+    settle: str = _SETTLE,
+    score: float | None = None,
 ) -> RepoGuess:
-    candidates = _unique(candidates)[:MAX_REPO_CANDIDATES]
-    single = candidates[0] if len(candidates) == 1 else None
-    if candidates:
-        listed = "\n".join(f"- {c}" for c in candidates)
-        question = (
-            f"Which repository is this ticket about? I did not start because {reason}.\n"
-            f"Candidates:\n{listed}\nReply with `repo: <org>/<name>` and I will pick it up."
-        )
-    else:
-        examples = ", ".join(catalog.names()[:MAX_REPO_CANDIDATES])
-        question = (
-            f"Which repository is this ticket about? I did not start because {reason}. "
-            f"Reply with `repo: <org>/<name>` (for example one of: {examples})."
-        )
-    return RepoGuess(
-        ticket_id=ticket.id,
-        repo=single,
+    candidates = list(dict.fromkeys(candidates))[:MAX_REPO_CANDIDATES]
+    return _guess(
+        ticket,
+        ev,
+        repo=candidates[0] if len(candidates) == 1 else None,
         confidence="low" if candidates else "none",
-        signal=signal,  # type: ignore[arg-type]
+        signal=signal,
         decision="ask",
         candidates=candidates,
-        question=question,
-        notes=ev.notes,
+        question=_question(catalog, candidates, reason, ev, settle),
+        score=score,
     )
 
 
-def _contradicted(repo: str, prose: list[str]) -> bool:
-    """A strong signal is contradicted when the text names other repositories and not it."""
-    return bool(prose) and repo not in prose
+def _from_declaration(ticket: Ticket, catalog: Catalog, ev: Evidence) -> RepoGuess:
+    if len(ev.declared) == 1 and not ev.declared_unknown:
+        repo = ev.declared[0]
+        others = sorted({i.repo for i in ev.items() if i.repo != repo})
+        if others:
+            ev.notes.append(f"declared {repo}; kept it over other evidence for {', '.join(others)}")
+        return _proceed(ticket, ev, repo, "declaration", "high", 1.0)
+    if len(ev.declared) > 1:
+        return _ask(ticket, catalog, ev, ev.declared, "it declares two repositories", "declaration")
+    near = [r.full_name for v in ev.declared_unknown for r in _near(catalog, v)]
+    names = ", ".join(repr(v) for v in ev.declared_unknown)
+    reason = f"the declared repository {names} is not in the {catalog.org} catalog"
+    settle = (
+        "Check the name (or add the repository to the catalog) and reply with `repo: <org>/<name>`."
+    )
+    return _ask(ticket, catalog, ev, ev.declared + near, reason, "declaration", settle)
+
+
+def _near(catalog: Catalog, value: str) -> list[CatalogRepo]:
+    import difflib
+
+    name = value.strip().split("/")[-1].lower()
+    names = {r.name.lower(): r for r in catalog.repositories}
+    return [names[n] for n in difflib.get_close_matches(name, list(names), n=2, cutoff=0.75)]
 
 
 def detect_repo(ticket: Ticket, catalog: Catalog) -> RepoGuess:
-    """Score declaration > URL > label > prose; proceed only on an uncontradicted strong one."""
+    """Declaration first; otherwise the clear leader of the weighed evidence, or a question."""
     ev = gather_evidence(ticket, catalog)
     if ev.declared or ev.declared_unknown:
-        if len(ev.declared) == 1 and not ev.declared_unknown:
-            return _proceed(ticket, ev.declared[0], "declaration", ev)
-        if len(ev.declared) > 1:
-            return _ask(ticket, catalog, ev.declared, "declaration", "it declares two repos", ev)
-        near = [c for v in ev.declared_unknown for c in _fuzzy(v, catalog, FUZZY_DECLARED_CUTOFF)]
-        names = ", ".join(repr(v) for v in ev.declared_unknown)
-        reason = f"the declared repository {names} is not in the {catalog.org} catalog"
-        return _ask(ticket, catalog, ev.declared + near, "declaration", reason, ev)
-    if ev.urls:
-        agreed = [u for u in ev.urls if u in ev.labels]
-        if len(agreed) == 1:
-            return _proceed(ticket, agreed[0], "url", ev)
-        if len(ev.urls) == 1 and not ev.labels:
-            if not _contradicted(ev.urls[0], ev.prose):
-                return _proceed(ticket, ev.urls[0], "url", ev)
-            reason = "its GitHub link and its text name different repositories"
-            return _ask(ticket, catalog, ev.urls + ev.prose, "url", reason, ev)
-        reason = (
-            "it links to more than one repository"
-            if len(ev.urls) > 1
-            else "its GitHub link and its label name different repositories"
-        )
-        return _ask(ticket, catalog, ev.urls + ev.labels, "url", reason, ev)
-    if ev.labels or ev.labels_unknown:
-        if len(ev.labels) == 1 and not ev.labels_unknown:
-            label = ev.labels[0]
-            if not _contradicted(label, ev.prose):
-                return _proceed(ticket, label, "label", ev)
-            reason = "its label and its text name different repositories"
-            return _ask(ticket, catalog, [label, *ev.prose], "label", reason, ev)
-        near = [c for v in ev.labels_unknown for c in _fuzzy(v, catalog, FUZZY_DECLARED_CUTOFF)]
-        reason = (
-            "its labels name more than one repository"
-            if len(ev.labels) > 1
-            else "its repo label names no repository in the catalog"
-        )
-        return _ask(ticket, catalog, ev.labels + near + ev.prose, "label", reason, ev)
-    weak = ev.prose + ev.stale + ev.fuzzy
-    if weak:
-        if len(_unique(weak)) > 1:
-            reason = "the text mentions more than one repository"
-        elif ev.prose:
-            reason = "the repository is only mentioned in passing, not declared"
-        else:
-            reason = "the only hint is a misspelt or outdated repository name"
-        return _ask(ticket, catalog, weak, "prose", reason, ev)
-    return _ask(ticket, catalog, [], None, "the ticket names no repository", ev)
+        return _from_declaration(ticket, catalog, ev)
+    scores = ev.scores()
+    ranked = sorted(scores, key=lambda r: (-scores[r], r))
+    if ev.labels_unknown:
+        near = [r.full_name for v in ev.labels_unknown for r in _near(catalog, v)]
+        reason = "its repo label names no repository in the catalog"
+        return _ask(ticket, catalog, ev, ranked + near, reason, "label")
+    if not ranked or scores[ranked[0]] < PROCEED_MIN:
+        return _ask_without_evidence(ticket, catalog, ev, ranked)
+    top = ranked[0]
+    best = _deciding(ev, [top])
+    second = scores[ranked[1]] if len(ranked) > 1 else 0.0
+    if second and (scores[top] < LEAD_RATIO * second or scores[top] - second < LEAD_MARGIN):
+        contenders = [r for r in ranked if scores[r] * LEAD_RATIO >= scores[top]]
+        reason = "the ticket points at more than one repository with comparable weight"
+        signal = _signal(_deciding(ev, contenders).kind)
+        return _ask(ticket, catalog, ev, contenders, reason, signal, score=scores[top])
+    strong = best.kind in _STRONG and not second
+    return _proceed(
+        ticket, ev, top, _signal(best.kind), "high" if strong else "medium", scores[top]
+    )
+
+
+def _ask_without_evidence(
+    ticket: Ticket, catalog: Catalog, ev: Evidence, ranked: list[str]
+) -> RepoGuess:
+    hints = ranked + ev.weak
+    foreign = [n for n in ev.notes if n.startswith("ignored foreign URL")]
+    if foreign and not hints:
+        reason = "its only link points outside the org at a repository the catalog does not have"
+        settle = "Reply with the catalog repository the change belongs in (`repo: <org>/<name>`)."
+        return _ask(ticket, catalog, ev, [], reason, "url", settle)
+    if hints:
+        reason = "the only hints are weak (a common word, a path or a misspelt name)"
+        return _ask(ticket, catalog, ev, hints, reason, "prose")
+    return _ask(ticket, catalog, ev, [], "the ticket names no repository", None)

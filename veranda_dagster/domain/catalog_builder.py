@@ -1,0 +1,97 @@
+"""Build the repo-detection catalog from GitHub and the hand-kept file.
+
+GitHub knows the repository list, descriptions, topics and languages, and which old names
+redirect where (``GET /repos/{owner}/{old}`` answers with the renamed repository). Only people
+know aliases and service names, so those come from the hand-kept file, whose entries also win
+over GitHub's description. A former name the file lists is kept only if GitHub confirms it
+still points at that repository (or when no lookup is available); at most
+``MAX_RENAME_LOOKUPS`` names are checked per build, the rest are kept unconfirmed with a note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from veranda_dagster.domain.bounds import MAX_RENAME_LOOKUPS
+from veranda_dagster.domain.catalog import Catalog, CatalogRepo
+
+ResolveRepo = Callable[[str, str], dict[str, Any] | None]
+"""``(owner, name) -> the repository GitHub serves for it (after a rename), or None``."""
+
+
+def _from_github(item: dict[str, Any]) -> CatalogRepo:
+    language = item.get("language")
+    return CatalogRepo(
+        full_name=str(item["full_name"]),
+        description=str(item.get("description") or ""),
+        topics=[str(t) for t in item.get("topics") or []],
+        languages=[str(language)] if language else [],
+    )
+
+
+def _merge(live: CatalogRepo, kept: CatalogRepo | None) -> CatalogRepo:
+    if kept is None:
+        return live
+    return kept.model_copy(
+        update={
+            "description": kept.description or live.description,
+            "topics": list(dict.fromkeys([*kept.topics, *live.topics])),
+            "languages": list(dict.fromkeys([*kept.languages, *live.languages])),
+        }
+    )
+
+
+def _confirmed_former_names(
+    repo: CatalogRepo, org: str, resolve: ResolveRepo | None, budget: list[int], notes: list[str]
+) -> list[str]:
+    kept = []
+    for old in repo.former_names:
+        owner, _, name = old.rpartition("/")
+        owner = owner or org
+        if resolve is None or budget[0] <= 0:
+            if resolve is not None:
+                notes.append(f"former name {old} of {repo.full_name} not checked (lookup bound)")
+            kept.append(old)
+            continue
+        budget[0] -= 1
+        served = resolve(owner, name)
+        if served and str(served.get("full_name", "")).lower() == repo.full_name.lower():
+            kept.append(old)
+        else:
+            target = (served or {}).get("full_name") or "nothing"
+            notes.append(f"dropped former name {old} of {repo.full_name}: GitHub serves {target}")
+    return kept
+
+
+def build_catalog(
+    org: str,
+    listing: Iterable[dict[str, Any]],
+    hand_kept: Catalog | None = None,
+    resolve: ResolveRepo | None = None,
+    *,
+    include_archived: bool = False,
+) -> tuple[Catalog, list[str]]:
+    """GitHub's listing merged with the hand-kept file; returns the catalog and build notes."""
+    notes: list[str] = []
+    kept = {r.full_name.lower(): r for r in (hand_kept.repositories if hand_kept else [])}
+    repos: list[CatalogRepo] = []
+    for item in listing:
+        full = str(item.get("full_name") or "")
+        if not full.lower().startswith(f"{org.lower()}/"):
+            continue
+        if item.get("archived") and not include_archived:
+            notes.append(f"left out archived {full}")
+            continue
+        repos.append(_merge(_from_github(item), kept.pop(full.lower(), None)))
+    for missing in kept.values():
+        notes.append(f"kept {missing.full_name} from the hand-kept file; GitHub did not list it")
+        repos.append(missing)
+    budget = [MAX_RENAME_LOOKUPS]
+    repos = [
+        r.model_copy(
+            update={"former_names": _confirmed_former_names(r, org, resolve, budget, notes)}
+        )
+        for r in repos
+    ]
+    return Catalog(org=org, repositories=repos), notes
