@@ -166,3 +166,17 @@ READINESS_TIMEOUT_S: Final = 2.0
 
 OPS_TAIL_INTERVAL_S: Final = 15.0
 """Seconds between the ops server's reads of new materializations into the metrics."""
+
+# --- hostile text: what one extractor reads of a ticket, comment or model reply ----------------
+
+MAX_EXTRACT_TEXT_CHARS: Final = 65_536
+"""Characters of one text (ticket title or description, dossier, comment, model reply) that seed,
+keyword, citation and reply extraction read: GitHub's own issue/PR-body limit (Slack's is 40,000),
+so past it is a pasted log, and regex work stays bounded whatever size arrives."""
+
+MAX_DETECTION_TEXT_CHARS: Final = 16_384
+"""Characters of a ticket repository detection reads: a declaration, link or name sits near the
+top, and the fuzzy pass compares every word with every catalog name, so it costs most per byte."""
+
+MAX_LINT_MESSAGE_CHARS: Final = 1_000
+"""Characters of one linter message searched for a complexity threshold: they are one line."""

@@ -9,7 +9,6 @@ never overrides what a person declared or linked: there it can only record a dis
 from __future__ import annotations
 
 import json
-import re
 
 from veranda_dagster.backends.agent import AgentPort, AgentRequest
 from veranda_dagster.domain.catalog import Catalog
@@ -38,9 +37,10 @@ def confirm_prompt(guess: RepoGuess, ticket: Ticket, catalog: Catalog) -> str:
 def parse_confirmation(text: str) -> dict[str, object] | None:
     """The strict JSON reply, tolerating only a Markdown code fence around it."""
     body = text.strip()
-    fence = re.match(r"^```(?:json)?\s*(.*?)\s*```$", body, re.S)
-    if fence:
-        body = fence.group(1)
+    if len(body) >= 6 and body.startswith("```") and body.endswith("```"):
+        # ``^```(?:json)?\s*(.*?)\s*```$`` without the regex, whose lazy body against a
+        # whitespace run was quadratic
+        body = body[3:-3].removeprefix("json").strip()
     try:
         data = json.loads(body)
     except ValueError:

@@ -16,7 +16,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from veranda_dagster.domain.bounds import MAX_REPO_CANDIDATES
+from veranda_dagster.domain.bounds import MAX_DETECTION_TEXT_CHARS, MAX_REPO_CANDIDATES
 from veranda_dagster.domain.catalog import (
     Catalog,
     CatalogRepo,
@@ -138,13 +138,13 @@ def _prose(text: str, catalog: Catalog, ev: Evidence) -> None:
                 matched.add(normalise(term))
     words = [w.lower() for w in _WORD.findall(prose)]
     grams = words + [f"{a}-{b}" for a, b in itertools.pairwise(words)]
-    for gram in grams:
+    for gram in dict.fromkeys(grams):  # a repeated word is compared with the catalog once
         if len(gram) >= FUZZY_MIN_LEN and normalise(gram) not in matched:
             ev.fuzzy += _fuzzy(gram, catalog, FUZZY_CUTOFF)
 
 
 def gather_evidence(ticket: Ticket, catalog: Catalog) -> Evidence:
-    text = f"{ticket.title}\n{ticket.description}"
+    text = f"{ticket.title}\n{ticket.description}"[:MAX_DETECTION_TEXT_CHARS]
     ev = Evidence()
     _declarations(ticket, text, catalog, ev)
     _urls(ticket, text, catalog, ev)
