@@ -15,8 +15,10 @@ import re
 import tempfile
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from veranda_dagster.domain.errors import ConfigError, StoredValueError, TransientError
+from veranda_dagster.domain.redaction import mask_url_passwords, scrub, url_password
 
 TABLE = "veranda_asset_values"
 
@@ -102,8 +104,39 @@ class FilesystemValues:
 
 
 def redact_url(url: str) -> str:
-    """A connection URL without its password, for messages."""
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+    """A connection URL without its password, for messages (parsed: any character in it)."""
+    return mask_url_passwords(url)
+
+
+def connect_kwargs(url: str) -> dict[str, Any]:
+    """libpq keyword arguments for ``postgresql[+driver]://user:password@host:port/db?k=v``.
+
+    The URL is taken apart here, not by libpq: libpq's own parser rejects a raw ``%``, ``@`` or
+    ``/`` in the password and quotes the offending fragment in its error, which then travelled
+    through retries into the event log. The password runs to the URL's last ``@`` and reaches
+    libpq only as a keyword argument; the user, password and database are percent-decoded
+    where they are percent-encoded (``unquote`` leaves a raw ``%`` as it is)."""
+    scheme, sep, rest = libpq_url(url).partition("://")
+    if not sep or scheme not in ("postgres", "postgresql"):
+        raise ConfigError(
+            "VERANDA_POSTGRES_URL must look like postgresql+psycopg2://user:password@host:5432/db"
+        )
+    userinfo, _, location = rest.rpartition("@")
+    parts = urlsplit("//" + location)
+    try:
+        port = parts.port
+    except ValueError:
+        raise ConfigError("VERANDA_POSTGRES_URL has a port that is not a number") from None
+    kwargs: dict[str, Any] = dict(parse_qsl(parts.query))
+    named = {
+        "host": parts.hostname,
+        "port": port,
+        "user": unquote(userinfo.partition(":")[0]),
+        "password": unquote(url_password(url) or ""),
+        "dbname": unquote(parts.path.lstrip("/")),
+    }
+    kwargs.update({k: v for k, v in named.items() if v})
+    return kwargs
 
 
 def libpq_url(url: str) -> str:
@@ -128,10 +161,11 @@ class PostgresValues:
     def _connect(self) -> Any:
         import psycopg2  # installed with dagster-postgres; imported here so SQLite users skip it
 
+        kwargs = connect_kwargs(self.url)
         try:
-            conn = psycopg2.connect(libpq_url(self.url), connect_timeout=10)
+            conn = psycopg2.connect(**kwargs, connect_timeout=10)
         except psycopg2.OperationalError as exc:
-            detail = str(exc).replace(self.url, redact_url(self.url)).strip()
+            detail = scrub(str(exc), [self.url, kwargs.get("password", "")]).strip()
             raise TransientError(
                 f"value store: cannot connect to {redact_url(self.url)}: {detail}"
             ) from None
