@@ -95,6 +95,10 @@ turn fails): long enough not to probe a revoked key on every turn, short enough 
 PROBE_TIMEOUT_S: Final = 60.0
 """Wall-clock cap of one health probe: the CLIs' own retries ran past 60 s on a dead upstream."""
 
+MAX_HTTP_REDIRECTS: Final = 3
+"""Redirects one API request follows, each only to the client's own origin: GitHub's moved-
+repository redirect is one hop, and a loop must not spin."""
+
 # --- context: retrieval pack, citations, layers ---------------------------------------------
 
 MAX_HITS_PER_SEARCH: Final = 200
