@@ -99,6 +99,10 @@ MAX_HTTP_REDIRECTS: Final = 3
 """Redirects one API request follows, each only to the client's own origin: GitHub's moved-
 repository redirect is one hop, and a loop must not spin."""
 
+STALE_TEMP_VALUE_AGE_S: Final = 3_600.0
+"""Age past which a value store's temp file is a killed writer's leftover and is removed: a live
+writer holds its temp file for the moment one JSON write and fsync take, never an hour."""
+
 # --- context: retrieval pack, citations, layers ---------------------------------------------
 
 MAX_HITS_PER_SEARCH: Final = 200

@@ -13,10 +13,13 @@ import json
 import os
 import re
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from veranda_dagster.domain.bounds import STALE_TEMP_VALUE_AGE_S
 from veranda_dagster.domain.errors import ConfigError, StoredValueError, TransientError
 from veranda_dagster.domain.redaction import mask_url_passwords, scrub, url_password
 
@@ -42,6 +45,9 @@ _READY: set[str] = set()
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
+_SWEPT: set[str] = set()
+"""Filesystem stores already swept for stale temp files in this process (the sweep on start)."""
+
 
 class Values(Protocol):
     """The storage contract: JSON text in, JSON text out, keyed by (asset, partition)."""
@@ -63,10 +69,39 @@ def _segment(name: str) -> str:
 
 class FilesystemValues:
     """``<root>/<asset>/<partition>.json``, written to a temp file in the same folder, fsynced
-    and renamed over the old one (``os.replace`` is atomic on POSIX)."""
+    and renamed over the old one (``os.replace`` is atomic on POSIX).
 
-    def __init__(self, root: str | Path) -> None:
+    A writer killed between creating its temp file and the rename leaves ``.<name>.<rand>.tmp``
+    behind. Those are removed once they are older than ``STALE_TEMP_VALUE_AGE_S`` (so never a
+    live writer's): the whole store on first use in a process, a folder on each write to it.
+    """
+
+    def __init__(self, root: str | Path, *, clock: Callable[[], float] = time.time) -> None:
         self.root = Path(root)
+        self._clock = clock
+        if str(self.root) not in _SWEPT:
+            _SWEPT.add(str(self.root))
+            self.sweep()
+
+    def sweep(self, folder: Path | None = None) -> list[Path]:
+        """Remove stale temp files in ``folder`` (default: every asset folder); returns them."""
+        folders = [folder] if folder else _dirs(self.root)
+        cutoff = self._clock() - STALE_TEMP_VALUE_AGE_S
+        removed: list[Path] = []
+        for where in folders:
+            for entry in _entries(where):
+                if not (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+                    continue
+                try:
+                    if (
+                        entry.is_file(follow_symlinks=False)
+                        and entry.stat(follow_symlinks=False).st_mtime < cutoff
+                    ):
+                        Path(entry.path).unlink(missing_ok=True)
+                        removed.append(Path(entry.path))
+                except OSError:
+                    continue  # another sweeper got there first, or it vanished
+        return removed
 
     def path(self, asset: str, partition: str) -> Path:
         return self.root / _segment(asset) / f"{_segment(partition)}.json"
@@ -74,6 +109,7 @@ class FilesystemValues:
     def write(self, asset: str, partition: str, text: str) -> str:
         target = self.path(asset, partition)
         target.parent.mkdir(parents=True, exist_ok=True)
+        self.sweep(target.parent)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -101,6 +137,18 @@ class FilesystemValues:
 
     def exists(self, asset: str, partition: str) -> bool:
         return self.path(asset, partition).is_file()
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError:
+        return []
+
+
+def _dirs(root: Path) -> list[Path]:
+    return [Path(e.path) for e in _entries(root) if e.is_dir(follow_symlinks=False)]
 
 
 def redact_url(url: str) -> str:
