@@ -15,7 +15,7 @@ import yaml
 from veranda_dagster import definitions
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.jobs import TICKET_RUN_TAG
-from veranda_dagster.partitions import TICKET_JOB
+from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
 from veranda_dagster.storage import VerandaIOManager
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,6 +120,8 @@ def test_instance_yaml_files_limit_ticket_runs():
         assert coordinator["class"] == "QueuedRunCoordinator"
         limits = coordinator["config"]["tag_concurrency_limits"]
         assert limits[0]["key"] == TICKET_RUN_TAG and limits[0]["limit"] >= 1
+        per_ticket = {"key": TICKET_TAG, "value": {"applyLimitPerUniqueValue": True}, "limit": 1}
+        assert per_ticket in limits  # one run per ticket, whoever launched it
         assert config["run_retries"]["retry_on_asset_or_op_failure"] is False
     assert "storage" not in yaml.safe_load((ROOT / "dagster.yaml").read_text())
     pg = yaml.safe_load((ROOT / "dagster.postgres.yaml").read_text())
