@@ -141,6 +141,10 @@ def test_a_bad_numeric_setting_names_the_variable(monkeypatch, raw):
     monkeypatch.setenv("VERANDA_VALIDATION_TIMEOUT_S", raw)
     with pytest.raises(ConfigError, match="VERANDA_VALIDATION_TIMEOUT_S"):
         definitions.pipeline_resource()
+    monkeypatch.delenv("VERANDA_VALIDATION_TIMEOUT_S")
+    monkeypatch.setenv("VERANDA_TICKET_BUDGET_USD", raw)
+    with pytest.raises(ConfigError, match="VERANDA_TICKET_BUDGET_USD"):
+        definitions.pipeline_resource()
 
 
 def test_numeric_settings_are_read_from_the_environment(monkeypatch):
@@ -148,3 +152,14 @@ def test_numeric_settings_are_read_from_the_environment(monkeypatch):
     monkeypatch.setenv("VERANDA_CODE_SEARCH_PER_MINUTE", "600")
     resource = definitions.pipeline_resource()
     assert (resource.ci_wait_timeout_s, resource.code_search_per_minute) == (4.0, 600)
+
+
+def test_the_ticket_budget_and_its_ledger_follow_the_value_store(monkeypatch, tmp_path):
+    from veranda_dagster.domain.bounds import TICKET_BUDGET_USD
+
+    assert definitions.pipeline_resource().ticket_budget_usd == TICKET_BUDGET_USD
+    monkeypatch.setenv("VERANDA_TICKET_BUDGET_USD", "2.5")
+    monkeypatch.setenv("VERANDA_VALUES_DIR", str(tmp_path))
+    resource = definitions.pipeline_resource()
+    assert resource.ticket_budget_usd == 2.5
+    assert resource.ledger_dir == "VERANDA_VALUES_DIR"  # bound as an EnvVar, like the store

@@ -44,6 +44,10 @@ OUTPUT_TAIL_BYTES: Final = 4_000
 CI_WAIT_TIMEOUT_S: Final = 1_800.0
 """How long the CI phase waits for the PR head's check runs before recording ``timed_out``."""
 
+TICKET_BUDGET_USD: Final = 10.0
+"""Default USD one ticket may spend on model turns (``VERANDA_TICKET_BUDGET_USD``): a typical
+ticket costs well under a dollar to a few dollars; ten stops a runaway loop well before a bill."""
+
 # --- intake: Linear and Slack polling, repository detection ---------------------------------
 
 LINEAR_PAGE_SIZE: Final = 50

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from veranda_dagster.backends.agent import AgentPort, AgentRequest
+from veranda_dagster.domain.budget import BudgetExceededError
 from veranda_dagster.domain.catalog import Catalog
 from veranda_dagster.domain.errors import VerandaError
 from veranda_dagster.domain.models import RepoGuess, Ticket
@@ -70,6 +71,8 @@ def confirm_repo_guess(
     )
     try:
         reply = agent.run(request)
+    except BudgetExceededError:
+        raise  # out of money is the run's outcome, not a confirmation to skip
     except VerandaError as exc:
         note = f"model confirmation unavailable ({type(exc).__name__}); kept the guess"
         return guess.model_copy(update={"notes": [*guess.notes, note]})

@@ -40,6 +40,19 @@ INSERT INTO {TABLE} (asset, partition, value, updated_at) VALUES (%s, %s, %s::js
 ON CONFLICT (asset, partition) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
 """
 
+LEDGER_TABLE = "veranda_ledgers"
+
+_LEDGER_DDL = f"""
+CREATE TABLE IF NOT EXISTS {LEDGER_TABLE} (
+    seq bigserial PRIMARY KEY,
+    log text NOT NULL,
+    partition text NOT NULL,
+    entry jsonb NOT NULL,
+    at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS {LEDGER_TABLE}_by_partition ON {LEDGER_TABLE} (log, partition)
+"""
+
 _READY: set[str] = set()
 """Databases whose table exists already (per process), so a write is one round trip."""
 
@@ -59,6 +72,14 @@ class Values(Protocol):
     def read(self, asset: str, partition: str) -> str: ...
 
     def exists(self, asset: str, partition: str) -> bool: ...
+
+    def append(self, log: str, partition: str, line: str) -> None:
+        """Add one JSON line to an append-only log (the spend ledger); durable on return."""
+        ...
+
+    def lines(self, log: str, partition: str) -> list[str]:
+        """Every line appended to ``log`` for ``partition``, oldest first."""
+        ...
 
 
 def _segment(name: str) -> str:
@@ -137,6 +158,33 @@ class FilesystemValues:
 
     def exists(self, asset: str, partition: str) -> bool:
         return self.path(asset, partition).is_file()
+
+    def log_path(self, log: str, partition: str) -> Path:
+        return self.root / f"_{_segment(log)}" / f"{_segment(partition)}.jsonl"
+
+    def append(self, log: str, partition: str, line: str) -> None:
+        """One ``O_APPEND`` write of the whole line, then fsync: concurrent appenders never
+        interleave inside a line, and a kill leaves at most a torn last line, which ``lines``
+        skips and the next append starts after."""
+        target = self.log_path(log, partition)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"  # a killed append's tail
+            data = ("\n" if torn else "") + line.replace("\n", " ") + "\n"
+            os.write(fd, data.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def lines(self, log: str, partition: str) -> list[str]:
+        try:
+            text = self.log_path(log, partition).read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return []
+        complete = text if text.endswith("\n") else text.rpartition("\n")[0]
+        return [line for line in complete.splitlines() if line.strip()]
 
 
 def _entries(folder: Path) -> list[os.DirEntry[str]]:
@@ -220,6 +268,7 @@ class PostgresValues:
         if self.url not in _READY:
             with conn, conn.cursor() as cur:
                 cur.execute(_DDL)
+                cur.execute(_LEDGER_DDL)
             _READY.add(self.url)
         return conn
 
@@ -254,6 +303,31 @@ class PostgresValues:
 
     def exists(self, asset: str, partition: str) -> bool:
         return self._fetch(asset, partition) is not None
+
+    def append(self, log: str, partition: str, line: str) -> None:
+        conn = self._connect()
+        try:
+            with conn, conn.cursor() as cur:
+                cur.execute(
+                    f"INSERT INTO {LEDGER_TABLE} (log, partition, entry) "
+                    "VALUES (%s, %s, %s::jsonb)",
+                    (log, partition, line),
+                )
+        finally:
+            conn.close()
+
+    def lines(self, log: str, partition: str) -> list[str]:
+        conn = self._connect()
+        try:
+            with conn, conn.cursor() as cur:
+                cur.execute(
+                    f"SELECT entry::text FROM {LEDGER_TABLE} WHERE log = %s AND partition = %s "
+                    "ORDER BY seq",
+                    (log, partition),
+                )
+                return [row[0] for row in cur.fetchall()]
+        finally:
+            conn.close()
 
 
 def parse_json(text: str, asset: str, partition: str) -> Any:
