@@ -130,6 +130,7 @@ _ASSIGNED_LOWER = re.compile(
     r"(?i)\b(?P<name>[a-z0-9_]*(?:token|secret|password|api_key|apikey))"
     r"(?P<sep>=)(?P<q>['\"]?)(?!\*\*\*)[^\s'\"&]{6,}"
 )
+_URL_DELIMITERS = re.compile(r"[@:/?#]")
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|_KEY$")
 _NOT_A_VALUE = re.compile(r"_(?:FILE|PATH|DIR|ENV|NAME|URL_ENV)$")
 """``GITHUB_TOKEN_FILE=/run/secrets/x`` names where a secret is, not the secret."""
@@ -169,7 +170,9 @@ def url_password(url: str) -> str | None:
 
 
 def environ_secrets(environ: Mapping[str, str]) -> list[str]:
-    """Values in ``environ`` that are secrets by their name, and URL passwords in any value."""
+    """Values in ``environ`` that are secrets by their name, and URL passwords in any value
+    (whole, decoded, and their pieces between ``@ : / ? #``), at least
+    ``MIN_ENV_SECRET_CHARS`` long."""
     found: list[str] = []
     for name, value in environ.items():
         upper = name.upper()
@@ -178,7 +181,9 @@ def environ_secrets(environ: Mapping[str, str]) -> list[str]:
         if "://" in value:
             password = url_password(value)
             if password:
-                found += [password, unquote(password)]
+                # and its pieces between URL delimiters: a parser that misreads the URL quotes
+                # one of them in its error ('invalid percent-encoded token: "p%zz..."')
+                found += [password, unquote(password), *_URL_DELIMITERS.split(password)]
     return [v for v in dict.fromkeys(found) if len(v) >= MIN_ENV_SECRET_CHARS]
 
 
