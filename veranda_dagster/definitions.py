@@ -15,6 +15,7 @@ from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.domain.bounds import (
     CI_WAIT_TIMEOUT_S,
     GITHUB_CODE_SEARCH_PER_MINUTE,
+    TICKET_BUDGET_USD,
     VALIDATION_TIMEOUT_S,
 )
 from veranda_dagster.jobs import ticket_run
@@ -52,6 +53,10 @@ def pipeline_resource() -> PipelineResource:
         validation_timeout_s=env_number(
             "VERANDA_VALIDATION_TIMEOUT_S", VALIDATION_TIMEOUT_S, float
         ),
+        ticket_budget_usd=env_number("VERANDA_TICKET_BUDGET_USD", TICKET_BUDGET_USD, float),
+        ledger_backend=env("VERANDA_VALUE_STORE", "filesystem"),
+        ledger_dir=env("VERANDA_VALUES_DIR"),
+        ledger_postgres_url=env("VERANDA_POSTGRES_URL"),
     )
 
 

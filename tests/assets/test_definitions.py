@@ -15,7 +15,7 @@ import yaml
 from veranda_dagster import definitions
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.jobs import TICKET_RUN_TAG
-from veranda_dagster.partitions import TICKET_JOB
+from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
 from veranda_dagster.storage import VerandaIOManager
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,6 +120,8 @@ def test_instance_yaml_files_limit_ticket_runs():
         assert coordinator["class"] == "QueuedRunCoordinator"
         limits = coordinator["config"]["tag_concurrency_limits"]
         assert limits[0]["key"] == TICKET_RUN_TAG and limits[0]["limit"] >= 1
+        per_ticket = {"key": TICKET_TAG, "value": {"applyLimitPerUniqueValue": True}, "limit": 1}
+        assert per_ticket in limits  # one run per ticket, whoever launched it
         assert config["run_retries"]["retry_on_asset_or_op_failure"] is False
     assert "storage" not in yaml.safe_load((ROOT / "dagster.yaml").read_text())
     pg = yaml.safe_load((ROOT / "dagster.postgres.yaml").read_text())
@@ -139,6 +141,10 @@ def test_a_bad_numeric_setting_names_the_variable(monkeypatch, raw):
     monkeypatch.setenv("VERANDA_VALIDATION_TIMEOUT_S", raw)
     with pytest.raises(ConfigError, match="VERANDA_VALIDATION_TIMEOUT_S"):
         definitions.pipeline_resource()
+    monkeypatch.delenv("VERANDA_VALIDATION_TIMEOUT_S")
+    monkeypatch.setenv("VERANDA_TICKET_BUDGET_USD", raw)
+    with pytest.raises(ConfigError, match="VERANDA_TICKET_BUDGET_USD"):
+        definitions.pipeline_resource()
 
 
 def test_numeric_settings_are_read_from_the_environment(monkeypatch):
@@ -146,3 +152,14 @@ def test_numeric_settings_are_read_from_the_environment(monkeypatch):
     monkeypatch.setenv("VERANDA_CODE_SEARCH_PER_MINUTE", "600")
     resource = definitions.pipeline_resource()
     assert (resource.ci_wait_timeout_s, resource.code_search_per_minute) == (4.0, 600)
+
+
+def test_the_ticket_budget_and_its_ledger_follow_the_value_store(monkeypatch, tmp_path):
+    from veranda_dagster.domain.bounds import TICKET_BUDGET_USD
+
+    assert definitions.pipeline_resource().ticket_budget_usd == TICKET_BUDGET_USD
+    monkeypatch.setenv("VERANDA_TICKET_BUDGET_USD", "2.5")
+    monkeypatch.setenv("VERANDA_VALUES_DIR", str(tmp_path))
+    resource = definitions.pipeline_resource()
+    assert resource.ticket_budget_usd == 2.5
+    assert resource.ledger_dir == "VERANDA_VALUES_DIR"  # bound as an EnvVar, like the store

@@ -105,3 +105,25 @@ def test_unreachable_postgres_is_transient_and_hides_the_password():
     with pytest.raises(TransientError) as caught:
         PostgresValues(url).read("ticket", "ENG-1")
     assert "hunter2-secret" not in str(caught.value) and "***" in str(caught.value)
+
+
+@pytest.mark.parametrize("password", ["p%zz", "p@ss", "p:ss/w%rd", "%"])
+def test_a_password_with_any_character_connects_and_never_reaches_an_error(postgres_url, password):
+    """libpq parsing the URL itself failed on these and quoted the fragment ("invalid
+    percent-encoded token: p%zz", 'could not translate host name "ss@127.0.0.1"') into an
+    error that retries copied into the event log; the store now hands libpq keywords."""
+    from veranda_dagster.domain.errors import TransientError
+
+    url = postgres_url.replace("://postgres@", f"://postgres:{password}@")
+    values = PostgresValues(url)
+    values.write("ticket", "ENG-31", '{"id": "ENG-31"}')
+    assert values.read("ticket", "ENG-31") == '{"id": "ENG-31"}'
+
+    port = postgres_url.split("127.0.0.1:", 1)[1].split("/", 1)[0]
+    unreachable = url.replace(f"127.0.0.1:{port}", "127.0.0.1:1")
+    with pytest.raises(TransientError) as caught:
+        PostgresValues(unreachable).read("ticket", "ENG-31")
+    message = str(caught.value)
+    assert password not in message.replace("postgres:***@", "")
+    assert "percent-encoded" not in message and "ss@" not in message
+    assert "postgresql+psycopg2://postgres:***@127.0.0.1:1/veranda_test" in message

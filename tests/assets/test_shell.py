@@ -172,7 +172,7 @@ def test_phase_methods_delegate_with_the_workspace_and_clients(monkeypatch, tmp_
     work.review_rounds = review_rounds
     monkeypatch.setitem(sys.modules, "veranda_dagster.domain.work.review", work)
     pipeline = PipelineResource(workspace_root=str(tmp_path), github_token="t0k")
-    monkeypatch.setattr(PipelineResource, "agent", lambda self: "agent")
+    monkeypatch.setattr(PipelineResource, "agent", lambda self, ticket: "agent")
     monkeypatch.setattr(PipelineResource, "forge", lambda self: "forge")
     ticket = Ticket(id="ENG-42", source="linear", title="t")
     pack = types.SimpleNamespace(

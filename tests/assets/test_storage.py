@@ -86,3 +86,85 @@ def test_stored_json_is_the_models_own_dump(tmp_path):
     ticket = Ticket(id="ENG-3", source="linear", title="t", labels=["repo:acme/api"])
     store.save("ticket", "ENG-3", ticket)
     assert (tmp_path / "ticket" / "ENG-3.json").read_text() == ticket.model_dump_json()
+
+
+# --- leftovers of a writer killed mid-write -------------------------------------------------
+
+_KILLED_WRITER = """
+import os, sys, time
+from veranda_dagster.storage.backends import FilesystemValues
+def hang(fd):
+    print("writing", flush=True)
+    time.sleep(600)
+os.fsync = hang  # the write has its temp file and is stuck before the rename
+FilesystemValues(sys.argv[1]).write("patch", sys.argv[2], '{"half": "' + "x" * 100000 + '"}')
+"""
+
+
+def _kill_a_writer(root, partition: str):
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_WRITER, str(root), partition],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout.readline().strip() == "writing"
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    leftovers = list((root / "patch").glob(f".{partition}.json.*.tmp"))
+    assert len(leftovers) == 1, "the killed writer left its temp file"
+    return leftovers[0]
+
+
+def _age(path, seconds: float) -> None:
+    import time
+
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def test_a_killed_writers_temp_file_is_removed_by_the_next_write_once_stale(tmp_path):
+    from veranda_dagster.domain.bounds import STALE_TEMP_VALUE_AGE_S
+
+    root = tmp_path / "values"
+    store = FilesystemValues(root)
+    store.write("patch", "ENG-1", '{"v": 1}')
+    leftover = _kill_a_writer(root, "ENG-1")
+
+    store.write("patch", "ENG-2", '{"v": 2}')  # young: it may be a live writer's, it stays
+    assert leftover.exists()
+    _age(leftover, STALE_TEMP_VALUE_AGE_S - 60)
+    store.write("patch", "ENG-2", '{"v": 3}')
+    assert leftover.exists()
+
+    _age(leftover, STALE_TEMP_VALUE_AGE_S + 60)
+    store.write("patch", "ENG-2", '{"v": 4}')
+    assert not leftover.exists()
+    assert store.read("patch", "ENG-1") == '{"v": 1}'  # the committed value is untouched
+    assert sorted(p.name for p in (root / "patch").iterdir()) == ["ENG-1.json", "ENG-2.json"]
+
+
+def test_stale_temp_files_anywhere_in_the_store_are_removed_on_start(tmp_path):
+    """ "Start" is the store's first use in a process: a fresh process sweeps every folder."""
+    import subprocess
+    import sys
+
+    from veranda_dagster.domain.bounds import STALE_TEMP_VALUE_AGE_S
+
+    root = tmp_path / "values"
+    stale = _kill_a_writer(root, "ENG-7")
+    young = _kill_a_writer(root, "ENG-8")
+    _age(stale, STALE_TEMP_VALUE_AGE_S + 60)
+    not_ours = root / "patch" / "notes.tmp"  # not a store temp file (no leading dot): kept
+    not_ours.write_text("x")
+    _age(not_ours, STALE_TEMP_VALUE_AGE_S + 60)
+
+    code = "import sys; from veranda_dagster.storage import ValueStore; "
+    code += "ValueStore(base_dir=sys.argv[1]).values()"
+    subprocess.run([sys.executable, "-c", code, str(root)], check=True, timeout=60)
+    assert not stale.exists() and young.exists() and not_ours.exists()

@@ -23,6 +23,7 @@ from tests.ops.render import (
 )
 from veranda_dagster.cli.serve_ops import DEFAULT_PORT
 from veranda_dagster.jobs import TICKET_RUN_TAG
+from veranda_dagster.partitions import TICKET_TAG
 
 K8S_VERSION = "1.33.0"
 SCHEMA = json.loads((ROOT / "tests/fixtures/ops/dagster_values_subset.schema.json").read_text())
@@ -150,7 +151,12 @@ def test_values_keep_the_operational_promises() -> None:
     assert values["ingress"]["enabled"] is False
     assert values["runLauncher"]["type"] == "K8sRunLauncher"
     limits = daemon["runCoordinator"]["config"]["queuedRunCoordinator"]["tagConcurrencyLimits"]
-    assert [limit["key"] for limit in limits] == [TICKET_RUN_TAG]
+    assert [limit["key"] for limit in limits] == [TICKET_RUN_TAG, TICKET_TAG]
+    assert limits[1] == {
+        "key": TICKET_TAG,
+        "value": {"applyLimitPerUniqueValue": True},
+        "limit": 1,
+    }
     assert daemon["runMonitoring"]["enabled"] is True
     assert daemon["runRetries"] == {
         "enabled": True,

@@ -94,6 +94,42 @@ def test_lists_tools_and_answers_a_run_log_query_on_a_real_instance(failed_run) 
     assert missing == "no run 'nope' on this instance"
 
 
+LEAKY_PASSWORD = "Hunter2%zz@Kx:9f/Qw3rty-long"
+
+
+@dg.op
+def connect_store() -> None:
+    """What reached the event log before: libpq's own complaint quoting the password."""
+    url = f"postgresql+psycopg2://veranda:{LEAKY_PASSWORD}@db:5432/veranda"
+    raise RuntimeError(
+        f"value store: cannot connect to {url}: invalid percent-encoded token: "
+        f'"{LEAKY_PASSWORD.split("@")[0]}"; xai key xai-{"Ab3" * 10}; jwt '
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig_nature-1"
+    )
+
+
+@dg.job
+def store_run() -> None:
+    connect_store()
+
+
+def test_run_events_never_show_a_database_password_or_any_token_shape(ops_home, monkeypatch):
+    monkeypatch.setenv(
+        "VERANDA_POSTGRES_URL", f"postgresql+psycopg2://veranda:{LEAKY_PASSWORD}@db:5432/veranda"
+    )
+    with dg.DagsterInstance.get() as instance:
+        result = store_run.execute_in_process(instance=instance, raise_on_error=False)
+        _, text = _call(
+            ObservabilityTools(instance=lambda: instance),
+            "dagster_run_events",
+            {"run_id": result.run_id},
+        )
+    assert "STEP_FAILURE connect_store" in text
+    assert "Hunter2%zz" not in text and "Qw3rty" not in text and "xai-Ab3" not in text
+    assert "eyJhbGci" not in text
+    assert "postgresql+psycopg2://veranda:***@db:5432/veranda" in text
+
+
 def test_run_events_are_bounded_to_the_named_limit(failed_run) -> None:
     instance, run_id = failed_run
     tools = ObservabilityTools(instance=lambda: instance)

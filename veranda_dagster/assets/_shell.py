@@ -9,17 +9,20 @@ No config value (tokens, URLs with passwords) is ever put in metadata.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import dagster as dg
+from dagster._core.errors import DagsterInvalidPropertyError
 from pydantic import BaseModel
 
 from veranda_dagster.assets._policy import PhaseSpec
-from veranda_dagster.domain.errors import TransientError, VerandaError
+from veranda_dagster.domain.errors import TicketRunInProgressError, TransientError, VerandaError
 from veranda_dagster.domain.models import PhaseValue
+from veranda_dagster.partitions import TICKET_TAG
 
 V = TypeVar("V", bound=BaseModel)
 
@@ -51,6 +54,48 @@ def call_with_timeout(fn: Callable[[], V], timeout_s: float, phase: str) -> V:
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+IN_PROGRESS = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+]
+PARTITION_TAG = "dagster/partition"
+"""Dagster's own tag on every partitioned run: it finds the runs launched without ours
+(a backfill, a materialization from the UI)."""
+
+
+def older_run_in_progress(instance: dg.DagsterInstance, run_id: str, key: str) -> str | None:
+    """The first-created other run of ticket ``key`` still in progress, if it was created
+    before ``run_id``; else ``None``. Only the younger of two twins yields, so the older one's
+    own later steps, asking the same question, carry on."""
+    mine = instance.get_run_record_by_id(run_id)
+    my_place = (mine.create_timestamp.timestamp() if mine else math.inf, run_id)
+    others: dict[str, float] = {}
+    for tags in ({TICKET_TAG: key}, {PARTITION_TAG: key}):
+        records = instance.get_run_records(filters=dg.RunsFilter(tags=tags, statuses=IN_PROGRESS))
+        for record in records:
+            if record.dagster_run.run_id != run_id:
+                others[record.dagster_run.run_id] = record.create_timestamp.timestamp()
+    older = sorted((at, other) for other, at in others.items() if (at, other) < my_place)
+    return older[0][1] if older else None
+
+
+def refuse_a_twin(context: dg.AssetExecutionContext) -> None:
+    """Every phase asks first, so a run that starts mid-graph (re-executed from failure) is
+    held to the same rule as one that starts at ``ticket``: before any model call."""
+    if not context.has_partition_key:
+        return
+    try:
+        run_id = context.run.run_id
+    except DagsterInvalidPropertyError:
+        return  # invoked directly (a unit test): not a run, so it has no twin
+    other = older_run_in_progress(context.instance, run_id, context.partition_key)
+    if other is not None:
+        raise TicketRunInProgressError(context.partition_key, other, run_id)
 
 
 def _typed_failure(spec: PhaseSpec, exc: VerandaError) -> dg.Failure:
@@ -111,6 +156,7 @@ def run_phase(
     """Run one phase's domain call and wrap its value for the IO manager."""
     started = time.monotonic()
     try:
+        refuse_a_twin(context)
         value = call_with_timeout(call, spec.timeout_s, spec.name)
     except VerandaError as exc:
         if getattr(exc, "retryable", False):

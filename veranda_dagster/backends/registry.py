@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from veranda_dagster.backends.config import FamilyConfig
     from veranda_dagster.backends.port import Backend
     from veranda_dagster.backends.runner import CommandRunner, LoginStep
+    from veranda_dagster.domain.redaction import TokenShape
 
 BackendFactory = Callable[
     ["str", "FamilyConfig", "CommandRunner", "LoginStep", "Mapping[str, str]"], "Backend"
@@ -70,3 +71,13 @@ def get(family: str) -> AdapterInfo:
     except KeyError:
         known = ", ".join(families())
         raise ConfigError(f"unknown backend family {family!r} (known: {known})") from None
+
+
+def token_patterns() -> list[TokenShape]:
+    """Every registered vendor's token shapes (the ``token_patterns`` table on its adapter
+    class), for the one scrubber: a vendor that registers brings the shapes of its keys."""
+    load_builtin()
+    shapes: list[TokenShape] = []
+    for info in sorted(_REGISTRY.values(), key=lambda i: (i.rank, i.family)):
+        shapes += getattr(info.factory, "token_patterns", ())
+    return shapes

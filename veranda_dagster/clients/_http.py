@@ -1,16 +1,23 @@
-"""Shared HTTP behaviour: timeouts on, 429/Retry-After honoured, 5xx retried, secrets redacted.
+"""Shared HTTP behaviour: timeouts on, 429/Retry-After honoured, 5xx retried, secrets redacted,
+and credentials sent only to the configured origin.
 
-Retries live here, in one bounded layer, because httpx retries only connection errors.
+Retries live here, in one bounded layer, because httpx retries only connection errors. The
+origin rule lives here too, because every client's token rides on ``request``: a URL a server
+hands back (a ``Link: rel="next"``, a redirect's ``Location``) is followed only when its
+scheme, host and port are the base URL's own, and a client holding a token must have an https
+base URL (plain http only for a loopback host, which is what the simulation's fakes are).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
 
+from veranda_dagster.domain.bounds import MAX_HTTP_REDIRECTS
 from veranda_dagster.domain.errors import ConfigError, InputError, TransientError, VerandaError
 from veranda_dagster.domain.redaction import scrub
 
@@ -27,6 +34,38 @@ Sleep = Callable[[float], None]
 
 class HttpAuthError(VerandaError):
     """The service rejected our credentials (401/403, Slack ``invalid_auth``)."""
+
+
+class CredentialOriginError(VerandaError):
+    """A request would have carried our credentials off the configured origin (another host,
+    port or scheme: a pagination link or redirect a server handed back). Refused, not retried."""
+
+
+Origin = tuple[str, str, int]
+
+_BODY_KWARGS = ("json", "content", "data", "files")
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost``, ``127.0.0.0/8`` or ``::1``: a server on this machine."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def origin(url: httpx.URL, scheme: str = "") -> Origin:
+    """(scheme, host, port) with the scheme's default port filled in: what 'same origin' means.
+    ``scheme`` stands in for a scheme-relative URL's (``//host/path``)."""
+    scheme = url.scheme or scheme
+    port = url.port or {"https": 443, "http": 80}.get(scheme, 0)
+    return (scheme, url.host.lower(), port)
+
+
+def _show(o: Origin) -> str:
+    return f"{o[0]}://{o[1]}:{o[2]}"
 
 
 class HttpStatusError(VerandaError):
@@ -71,6 +110,16 @@ class HttpService:
         self._token = token or ""
         self._sleep = sleep
         self.base_url = base_url.rstrip("/")
+        base = httpx.URL(self.base_url)
+        if base.scheme not in ("https", "http") or not base.host:
+            raise ConfigError(f"{self.service}: base URL {self.base_url!r} is not an http(s) URL")
+        if self._token and base.scheme != "https" and not is_loopback(base.host):
+            raise ConfigError(
+                f"{self.service}: base URL {self.base_url} is plain http; credentials are sent "
+                "only over https (http is allowed for a loopback host only)"
+            )
+        self.origin = origin(base)
+        """Where this client's credentials may go, and the only place it sends requests."""
         self._client = client or httpx.Client(
             base_url=self.base_url,
             transport=transport,
@@ -104,11 +153,43 @@ class HttpService:
         if response.status_code >= 400:
             raise HttpStatusError(self.service, response.status_code, self._clean(response.text))
 
+    def check_origin(self, url: str | httpx.URL) -> None:
+        """Raise ``CredentialOriginError`` unless ``url`` is relative to the base URL or has its
+        exact scheme, host and port."""
+        target = httpx.URL(url)
+        if not target.host:  # a path, joined to the base URL
+            return
+        where = origin(target, scheme=self.origin[0])
+        if where != self.origin:
+            raise CredentialOriginError(
+                f"{self.service}: refusing to send a request with our credentials to "
+                f"{_show(where)}; they go only to {_show(self.origin)}"
+            )
+
+    def _send(
+        self, method: str, url: str, headers: dict[str, str], follow: bool, kwargs: dict[str, Any]
+    ) -> httpx.Response:
+        """One attempt: the request, then same-origin redirects up to ``MAX_HTTP_REDIRECTS``
+        (httpx is never left to follow one with our headers)."""
+        for _ in range(MAX_HTTP_REDIRECTS + 1):
+            self.check_origin(url)
+            response = self._client.request(
+                method, url, headers=headers, follow_redirects=False, **kwargs
+            )
+            if not (follow and response.is_redirect):
+                return response
+            url = str(response.url.join(response.headers["location"]))
+            if response.status_code in (301, 302, 303) and method != "HEAD":
+                method = "GET"
+                kwargs = {k: v for k, v in kwargs.items() if k not in _BODY_KWARGS}
+        raise InputError(f"{self.service}: more than {MAX_HTTP_REDIRECTS} redirects, last to {url}")
+
     def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         headers = {**self._auth_headers(), **kwargs.pop("headers", {})}
+        follow = bool(kwargs.pop("follow_redirects", True))
         for attempt in range(1, MAX_HTTP_ATTEMPTS + 1):
             try:
-                response = self._client.request(method, url, headers=headers, **kwargs)
+                response = self._send(method, url, headers, follow, kwargs)
             except httpx.TransportError as exc:
                 if attempt < MAX_HTTP_ATTEMPTS:
                     self._wait(backoff_s(attempt))

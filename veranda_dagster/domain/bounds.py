@@ -44,6 +44,10 @@ OUTPUT_TAIL_BYTES: Final = 4_000
 CI_WAIT_TIMEOUT_S: Final = 1_800.0
 """How long the CI phase waits for the PR head's check runs before recording ``timed_out``."""
 
+TICKET_BUDGET_USD: Final = 10.0
+"""Default USD one ticket may spend on model turns (``VERANDA_TICKET_BUDGET_USD``): a typical
+ticket costs well under a dollar to a few dollars; ten stops a runaway loop well before a bill."""
+
 # --- intake: Linear and Slack polling, repository detection ---------------------------------
 
 LINEAR_PAGE_SIZE: Final = 50
@@ -94,6 +98,14 @@ turn fails): long enough not to probe a revoked key on every turn, short enough 
 
 PROBE_TIMEOUT_S: Final = 60.0
 """Wall-clock cap of one health probe: the CLIs' own retries ran past 60 s on a dead upstream."""
+
+MAX_HTTP_REDIRECTS: Final = 3
+"""Redirects one API request follows, each only to the client's own origin: GitHub's moved-
+repository redirect is one hop, and a loop must not spin."""
+
+STALE_TEMP_VALUE_AGE_S: Final = 3_600.0
+"""Age past which a value store's temp file is a killed writer's leftover and is removed: a live
+writer holds its temp file for the moment one JSON write and fsync take, never an hour."""
 
 # --- context: retrieval pack, citations, layers ---------------------------------------------
 
@@ -175,3 +187,13 @@ MAX_REPO_EVIDENCE: Final = 12
 
 MAX_RENAME_LOOKUPS: Final = 50
 """``GET /repos/{owner}/{old}`` calls one catalog build makes to confirm former names."""
+
+# --- hostile text: what one extractor reads of a ticket, comment or model reply ----------------
+
+MAX_EXTRACT_TEXT_CHARS: Final = 65_536
+"""Characters of one text (ticket title or description, dossier, comment, model reply) that seed,
+keyword, citation and reply extraction read: GitHub's own issue/PR-body limit (Slack's is 40,000),
+so past it is a pasted log, and regex work stays bounded whatever size arrives."""
+
+MAX_LINT_MESSAGE_CHARS: Final = 1_000
+"""Characters of one linter message searched for a complexity threshold: they are one line."""

@@ -9,6 +9,7 @@ the text, so a confident wrong line number never ships as if it were checked.
 
 from __future__ import annotations
 
+import bisect
 import re
 import subprocess
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from veranda_dagster.domain.bounds import MAX_EXTRACT_TEXT_CHARS
 from veranda_dagster.domain.models import Citation
 
 UNRESOLVED_MARK = "⚠ unresolved: "
@@ -24,14 +26,18 @@ UNRESOLVED_MARK = "⚠ unresolved: "
 _ID = re.compile(r"\[(R\d+)\]")
 _PATH_CHARS = r"[\w.@+-]"
 _LINE_REF = re.compile(
-    rf"(?<![\w/.:-])(?P<path>/?(?:{_PATH_CHARS}+/)*{_PATH_CHARS}*\w\.[A-Za-z][A-Za-z0-9]{{0,9}})"
+    rf"(?<![\w/.:@+-])(?P<path>/?(?:{_PATH_CHARS}+/)*{_PATH_CHARS}*\w\.[A-Za-z][A-Za-z0-9]{{0,9}})"
     r"(?:#L(?P<h1>\d+)(?:-L?(?P<h2>\d+))?|:L?(?P<c1>\d+)(?:-L?(?P<c2>\d+))?)(?![\w])"
 )
+"""A path starts only where its run of path characters does (the guard holds every character
+the path may contain), so no run is rescanned from each position inside it."""
 _BLOB_URL = re.compile(
     r"https?://[^\s/]+/[^\s/]+/[^\s/]+/blob/[^\s/]+/(?P<path>[^\s#?)\]>]+)"
     r"#L(?P<h1>\d+)(?:-L(?P<h2>\d+))?"
 )
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+")
+_BLOB_URL_START = re.compile(r"https?://")
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]{0,31}://\S+")
+"""The scheme is bounded (real ones are short), so a long dotted word is not rescanned."""
 _HOST_SUFFIXES = frozenset(
     ["com", "org", "net", "io", "dev", "ai", "co", "cloud", "internal", "local", "svc"]
 )
@@ -70,18 +76,31 @@ def _path_ref(m: re.Match[str], first: str, last: str | None) -> Reference:
     )
 
 
+def _blob_links(text: str) -> list[re.Match[str]]:
+    """GitHub blob links with a line anchor. Each is matched only up to the next ``http(s)://``
+    (a link never contains another), so chained links cannot make one attempt rescan the rest."""
+    starts = [m.start() for m in _BLOB_URL_START.finditer(text)]
+    ends = [*starts[1:], len(text)]
+    found = (_BLOB_URL.match(text, start, end) for start, end in zip(starts, ends, strict=False))
+    return [m for m in found if m]
+
+
 def scrape_references(text: str) -> list[Reference]:
     """Every ``[Rn]`` and every ``path:line`` / ``path:L10-L20`` / ``path#L10`` / GitHub blob
-    link with a line anchor in ``text``, in order of appearance."""
+    link with a line anchor in ``text``, in order of appearance. Only the first
+    ``MAX_EXTRACT_TEXT_CHARS`` are read (the drafts scraped are bounded well below it)."""
+    text = text[:MAX_EXTRACT_TEXT_CHARS]
     refs = [
         Reference(raw=m.group(0), kind="id", span=m.span(), id=m.group(1))
         for m in _ID.finditer(text)
     ]
     urls = [m.span() for m in _URL.finditer(text)]
-    for m in _BLOB_URL.finditer(text):
+    url_starts = [start for start, _ in urls]
+    for m in _blob_links(text):
         refs.append(_path_ref(m, m.group("h1"), m.group("h2")))
     for m in _LINE_REF.finditer(text):
-        if any(start <= m.start() < end for start, end in urls):
+        inside = bisect.bisect_right(url_starts, m.start()) - 1
+        if inside >= 0 and m.start() < urls[inside][1]:
             continue
         path = m.group("path")
         if "/" not in path and path.rsplit(".", 1)[-1].lower() in _HOST_SUFFIXES:
@@ -115,9 +134,11 @@ def resolve(
     default branch (``file_lines(path)`` = its line count there, or ``None`` if it is absent)."""
     ids = {c.id: c for c in citations}
     report = CitationReport()
+    seen: set[str] = set()
     for ref in scrape_references(text):
-        if ref.raw in report.resolved or ref.raw in report.flagged:
+        if ref.raw in seen:
             continue
+        seen.add(ref.raw)
         reason = _check(ref, ids, file_lines)
         if reason is None:
             report.resolved.append(ref.raw)

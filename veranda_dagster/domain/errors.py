@@ -38,3 +38,16 @@ class AwaitingHumanError(VerandaError):
 
 class StoredValueError(VerandaError):
     """A durable asset value is missing or corrupt; the message names the asset and partition."""
+
+
+class TicketRunInProgressError(VerandaError):
+    """Another run of the same ticket started first and is still in progress; this one stops
+    before any model call instead of paying for a twin that would fail at push."""
+
+    def __init__(self, ticket: str, other_run_id: str, run_id: str) -> None:
+        self.ticket = ticket
+        self.other_run_id = other_run_id
+        super().__init__(
+            f"ticket {ticket} already has run {other_run_id} in progress, so run {run_id} "
+            "stopped before any model call; wait for that run, or cancel it and launch again"
+        )

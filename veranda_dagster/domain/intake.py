@@ -19,7 +19,9 @@ _LINEAR_KEY = re.compile(r"^[A-Z][A-Z0-9]{0,9}-\d{1,9}$")
 LINEAR_KEY_IN_TEXT = re.compile(r"(?<![A-Za-z0-9-])([A-Z][A-Z0-9]{0,9}-\d{1,9})(?![A-Za-z0-9-])")
 """A Linear identifier mentioned in prose (``ENG-123``)."""
 
-_MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
+_MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^<>]*)?>")
+"""A label never holds a raw ``<`` (Slack escapes it), so an unclosed one ends at the next
+mention instead of being rescanned to the end of the text from every ``<@``."""
 
 
 class LinearIssues(Protocol):
@@ -103,7 +105,7 @@ def _block_user_ids(blocks: Any, depth: int = 0) -> set[str]:
 def strip_mentions(text: str, user_id: str | None) -> str:
     """Remove the bot's mention token(s); other people's mentions stay as written."""
     if user_id:
-        text = re.sub(rf"<@{re.escape(user_id)}(?:\|[^>]*)?>\s*", "", text)
+        text = re.sub(rf"<@{re.escape(user_id)}(?:\|[^<>]*)?>\s*", "", text)
     return text.strip()
 
 

@@ -1,31 +1,128 @@
-"""Scrub anything that looks like a credential out of text bound for a PR, comment or prompt.
+"""The one scrubber: anything that is or looks like a credential is masked before text reaches a
+PR, a comment, a prompt, an error message or an observability tool's answer.
 
-It masks the values a caller knows (``known``: the HTTP clients pass their own token) and,
-since most callers do not know them, also recognises the shapes: GitHub, Slack, Linear,
-OpenAI/Anthropic-style keys, AWS access keys, bearer headers and ``user:password@`` in URLs.
+Four passes, each linear in the length of the text (a hostile ticket or a chatty log must not
+stall the step that scrubs it):
+
+1. **Known values**: the caller's ``known`` (an HTTP client passes its own token) and, from the
+   process environment, every variable named like a secret (``*_TOKEN``, ``*_API_KEY``,
+   ``*PASSWORD*``...) plus the password inside every URL-valued variable, each also in its
+   percent-encoded form.
+2. **Connection URLs, parsed**: in ``scheme://user:password@host`` the password runs from the
+   user's ``:`` to the *last* ``@`` of the URL, so a raw ``%``, ``@``, ``:`` or ``/`` inside it is
+   masked with the rest (a regex over "password characters" is what leaked them).
+3. **Token shapes**: the services' (GitHub, Slack, Linear, AWS, JWTs, private keys) below, and
+   every model vendor's from the ``token_patterns`` table beside its adapter, collected by the
+   backend registry, so a new vendor brings its shapes with it.
+4. **Assignments and headers**: ``GITHUB_TOKEN=...``, ``password=...``, ``Authorization: Bearer``.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from urllib.parse import quote, unquote
 
 MASK = "***"
 
-_PATTERNS = (
-    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{16,}"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    re.compile(r"\blin_(?:api|oauth)_[A-Za-z0-9]{16,}"),
-    re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}"),
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
-    re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"),
+MIN_ENV_SECRET_CHARS = 8
+"""Shorter values of secret-named variables are not masked: ``DEBUG_TOKEN=1`` would otherwise
+turn every ``1`` in a PR body into ``***``."""
+
+
+@dataclass(frozen=True)
+class TokenShape:
+    """One kind of token a service issues, as the scrubber recognises it.
+
+    ``pattern`` must be linear by construction: a literal prefix and runs of single character
+    classes, each ending where the next class cannot continue it (no nested or overlapping
+    quantifiers). The scrubber only lets a match start where a run of token characters does.
+    """
+
+    name: str
+    pattern: str
+    sample: str
+    """A made-up token of this shape; the tests scrub it."""
+    source: str
+    """Where the shape comes from; starts with ``unverified:`` when it could not be checked."""
+
+
+SERVICE_TOKENS: tuple[TokenShape, ...] = (
+    TokenShape(
+        "github",
+        r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{16,}",
+        "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+        "GitHub docs, 'About authentication to GitHub: GitHub's token formats'",
+    ),
+    TokenShape(
+        "github_fine_grained",
+        r"github_pat_[A-Za-z0-9_]{20,}",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+        "GitHub docs, token formats (fine-grained personal access tokens)",
+    ),
+    TokenShape(
+        "slack",
+        r"xox[a-z](?:\.xox[a-z])?-[A-Za-z0-9-]{10,}",
+        "xoxb-1234567890-1234567890-abcdefghijklmnopqrstuvwx",
+        "api.slack.com/authentication/token-types (xoxb, xoxp, xoxe.xoxp config tokens)",
+    ),
+    TokenShape(
+        "slack_app",
+        r"xapp-[0-9]-[A-Za-z0-9-]{10,}",
+        "xapp-1-A052FGTS2DL-5171572773297-610b6a11f4b7eb819e87b767d80e6575",
+        "api.slack.com/authentication/token-types#app",
+    ),
+    TokenShape(
+        "slack_webhook",
+        r"hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}",
+        "hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "api.slack.com/messaging/webhooks (the path is the credential)",
+    ),
+    TokenShape(
+        "linear",
+        r"lin_(?:api|oauth)_[A-Za-z0-9]{16,}",
+        "lin_api_abcdefghijklmnop1234",
+        "Linear API docs: personal API keys (lin_api_) and OAuth tokens (lin_oauth_)",
+    ),
+    TokenShape(
+        "aws_access_key",
+        r"(?:AKIA|ASIA)[0-9A-Z]{16}",
+        "AKIAIOSFODNN7EXAMPLE",
+        "AWS IAM docs: access key ids (AKIA long-term, ASIA temporary); the secret key has no "
+        "prefix and is caught as an assignment",
+    ),
+    TokenShape(
+        "jwt",
+        r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "RFC 7519 (base64url JSON header and claims, both starting '{\"' = 'eyJ')",
+    ),
+    TokenShape(
+        "private_key",
+        r"-----BEGIN[A-Z ]{0,40} PRIVATE KEY-----(?:[^-]++|-(?!----))*+"
+        r"(?:-----END[A-Z ]{0,40} PRIVATE KEY-----)?",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----",
+        "RFC 7468 (PEM): BEGIN line to END line, encryption headers included",
+    ),
+)
+
+_TOKEN_START = r"(?<![A-Za-z0-9_-])"
+"""A token starts where a run of token characters does, so no run is rescanned from inside."""
+
+_HEADERS = (
     re.compile(r"(?i)(?<=authorization: )(?:bearer|basic|token) [A-Za-z0-9._~+/=-]{8,}"),
     re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/=-]{20,}"),
 )
-_URL_PASSWORD = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^\s:/@]+):[^\s@/]+@")
+_URL_USERINFO = re.compile(r"\b[a-z][a-z0-9+.-]{0,31}://[^\s:/]*:")
+"""``scheme://user:`` (the scheme bounded, so a dotted word is not rescanned); the password is
+found by parsing what follows, not by a character class."""
+_WHITESPACE = re.compile(r"\s")
 _ASSIGNED = re.compile(
-    r"\b(?P<name>[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|API_KEY|APIKEY)[A-Z0-9_]*)"
-    r"(?P<sep>\s*[=:]\s*)(?P<q>['\"]?)(?!\*\*\*)[^\s'\"]{6,}"
+    r"\b(?=[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|API_KEY|APIKEY))(?P<name>[A-Z0-9_]++)"
+    r"(?P<sep>\s*+[=:]\s*+)(?P<q>['\"]?)(?!\*\*\*)[^\s'\"]{6,}"
 )
 """``GITHUB_TOKEN=...`` / ``API_KEY: ...``: environment-style names only, so prose such as
 "nothing secret: app/x.py:12" is left alone; lowercase keys count only with ``=``."""
@@ -33,15 +130,101 @@ _ASSIGNED_LOWER = re.compile(
     r"(?i)\b(?P<name>[a-z0-9_]*(?:token|secret|password|api_key|apikey))"
     r"(?P<sep>=)(?P<q>['\"]?)(?!\*\*\*)[^\s'\"&]{6,}"
 )
+_URL_DELIMITERS = re.compile(r"[@:/?#]")
+_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|_KEY$")
+_NOT_A_VALUE = re.compile(r"_(?:FILE|PATH|DIR|ENV|NAME|URL_ENV)$")
+"""``GITHUB_TOKEN_FILE=/run/secrets/x`` names where a secret is, not the secret."""
 
 
-def scrub(text: str, known: list[str] | None = None) -> str:
-    """``text`` with every known secret value and every token-shaped string masked."""
-    for secret in known or []:
-        if secret:
-            text = text.replace(secret, MASK)
-    text = _URL_PASSWORD.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", text)
-    for pattern in _PATTERNS:
+def vendor_token_shapes() -> tuple[TokenShape, ...]:
+    """Every registered vendor's ``token_patterns`` (imported late: the registry loads the
+    adapters, which import this module for ``TokenShape``)."""
+    from veranda_dagster.backends.registry import token_patterns
+
+    return tuple(token_patterns())
+
+
+def token_shapes() -> tuple[TokenShape, ...]:
+    """Everything the scrubber recognises by shape: services first, then every vendor."""
+    return SERVICE_TOKENS + vendor_token_shapes()
+
+
+@functools.lru_cache(maxsize=4)
+def _compiled(shapes: tuple[TokenShape, ...]) -> re.Pattern[str]:
+    """All shapes as one alternation behind the token-start guard: one pass over the text
+    instead of one per shape."""
+    return re.compile(_TOKEN_START + "(?:" + "|".join(f"(?:{s.pattern})" for s in shapes) + ")")
+
+
+def url_password(url: str) -> str | None:
+    """The raw password of ``scheme://user:password@host...``: everything between the user's
+    ``:`` and the last ``@``, whatever characters it holds. ``None`` when there is none."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or not scheme:
+        return None
+    userinfo, at, _ = rest.rpartition("@")
+    if not at:
+        return None
+    _, colon, password = userinfo.partition(":")
+    return password if colon and password else None
+
+
+def environ_secrets(environ: Mapping[str, str]) -> list[str]:
+    """Values in ``environ`` that are secrets by their name, and URL passwords in any value
+    (whole, decoded, and their pieces between ``@ : / ? #``), at least
+    ``MIN_ENV_SECRET_CHARS`` long."""
+    found: list[str] = []
+    for name, value in environ.items():
+        upper = name.upper()
+        if _SECRET_NAME.search(upper) and not _NOT_A_VALUE.search(upper):
+            found.append(value)
+        if "://" in value:
+            password = url_password(value)
+            if password:
+                # and its pieces between URL delimiters: a parser that misreads the URL quotes
+                # one of them in its error ('invalid percent-encoded token: "p%zz..."')
+                found += [password, unquote(password), *_URL_DELIMITERS.split(password)]
+    return [v for v in dict.fromkeys(found) if len(v) >= MIN_ENV_SECRET_CHARS]
+
+
+def _mask_known(text: str, secrets: Iterable[str]) -> str:
+    variants = {v for s in secrets if s for v in (s, quote(s, safe=""))}
+    for secret in sorted(variants, key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    return text
+
+
+def mask_url_passwords(text: str) -> str:
+    """Every ``scheme://user:<password>@`` with the password masked up to the URL's last ``@``
+    (a URL ends at whitespace). One pass: the end of a URL and its last ``@`` are found once
+    and reused for every candidate inside it."""
+    out: list[str] = []
+    cursor, url_end, last_at = 0, -1, -1
+    for m in _URL_USERINFO.finditer(text):
+        if m.start() < cursor:
+            continue
+        if m.end() > url_end:
+            found = _WHITESPACE.search(text, m.end())
+            url_end = found.start() if found else len(text)
+            last_at = text.rfind("@", m.end(), url_end)
+        if last_at < m.end():
+            continue
+        out += [text[cursor : m.end()], MASK]
+        cursor = last_at
+    return "".join([*out, text[cursor:]])
+
+
+def scrub(
+    text: str, known: list[str] | None = None, *, environ: Mapping[str, str] | None = None
+) -> str:
+    """``text`` with every known secret value and every token-shaped string masked.
+
+    ``environ`` (default: the process environment) supplies the secrets this process holds, so
+    a value no shape knows (a custom token, a database password) is masked all the same."""
+    env = os.environ if environ is None else environ
+    text = _mask_known(text, [*(known or []), *environ_secrets(env)])
+    text = mask_url_passwords(text)
+    for pattern in (_compiled(token_shapes()), *_HEADERS):
         text = pattern.sub(MASK, text)
     for pattern in (_ASSIGNED, _ASSIGNED_LOWER):
         text = pattern.sub(lambda m: f"{m['name']}{m['sep']}{m['q']}{MASK}", text)

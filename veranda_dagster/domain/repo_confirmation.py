@@ -11,9 +11,9 @@ linked: there it can only record a dispute. On a ``medium`` guess it may also an
 from __future__ import annotations
 
 import json
-import re
 
 from veranda_dagster.backends.agent import AgentPort, AgentRequest
+from veranda_dagster.domain.budget import BudgetExceededError
 from veranda_dagster.domain.catalog import Catalog
 from veranda_dagster.domain.errors import VerandaError
 from veranda_dagster.domain.models import RepoGuess, Ticket
@@ -45,9 +45,10 @@ def confirm_prompt(guess: RepoGuess, ticket: Ticket, catalog: Catalog) -> str:
 def parse_confirmation(text: str) -> dict[str, object] | None:
     """The strict JSON reply, tolerating only a Markdown code fence around it."""
     body = text.strip()
-    fence = re.match(r"^```(?:json)?\s*(.*?)\s*```$", body, re.S)
-    if fence:
-        body = fence.group(1)
+    if len(body) >= 6 and body.startswith("```") and body.endswith("```"):
+        # ``^```(?:json)?\s*(.*?)\s*```$`` without the regex, whose lazy body against a
+        # whitespace run was quadratic
+        body = body[3:-3].removeprefix("json").strip()
     try:
         data = json.loads(body)
     except ValueError:
@@ -77,6 +78,8 @@ def confirm_repo_guess(
     )
     try:
         reply = agent.run(request)
+    except BudgetExceededError:
+        raise  # out of money is the run's outcome, not a confirmation to skip
     except VerandaError as exc:
         note = f"model confirmation unavailable ({type(exc).__name__}); kept the guess"
         return guess.model_copy(update={"notes": [*guess.notes, note]})

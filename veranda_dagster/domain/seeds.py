@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from veranda_dagster.domain.bounds import MAX_SEARCHES, MAX_SEEDS
+from veranda_dagster.domain.bounds import MAX_EXTRACT_TEXT_CHARS, MAX_SEARCHES, MAX_SEEDS
 
 MIN_SEED_LEN = 4
 """Shorter tokens (``id``, ``db``, ``foo``) match everywhere and rank nothing."""
@@ -47,8 +47,11 @@ _CALL = re.compile(r"(?<![\w.])(_*[A-Za-z]\w{2,})\(\)")
 _CHANGELOG = re.compile(r"(^|/)(CHANGES|CHANGELOG|HISTORY|NEWS|README)[\w.-]*$", re.IGNORECASE)
 """Release notes and readmes are named in tickets but are never where the code is."""
 _IDENT_IN_SPAN = re.compile(r"[A-Za-z_][\w.]*")
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]{0,31}://\S+")
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)+")
+"""Both run over whole ticket texts, so neither may rescan a run from every position inside it
+(quadratic on ``a.a.a.…``): the scheme is bounded (real ones are short) and an address starts
+only where its run does, with RFC 5321's 64-character local part."""
 _HOST_SUFFIXES_TEXT = "com org net io dev ai co uk de fr cloud app edu gov info me us"
 _HOST_SUFFIXES = frozenset(_HOST_SUFFIXES_TEXT.split())
 """A dotted token ending like this is a host name (``example.com``), not an identifier."""
@@ -140,9 +143,18 @@ def _span_tokens(span: str) -> list[tuple[str, str]]:
     return [(ident, "dotted" if "." in ident else "snake") for ident in idents]
 
 
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each (sorted, disjoint) span replaced by spaces, in one pass."""
+    parts, cursor = [], 0
+    for start, end in spans:
+        parts += [text[cursor:start], " " * (end - start)]
+        cursor = end
+    return "".join([*parts, text[cursor:]])
+
+
 def _scan(text: str) -> Iterable[tuple[str, str, int]]:
     """(token, kind, offset) for every seed-like token in ``text``."""
-    text = _EMAIL.sub(" ", _URL.sub(" ", text))
+    text = _EMAIL.sub(" ", _URL.sub(" ", text[:MAX_EXTRACT_TEXT_CHARS]))
     for m in _BACKTICK.finditer(text):
         for token, kind in _span_tokens(m.group(1)):
             yield token, kind, m.start()
@@ -155,8 +167,7 @@ def _scan(text: str) -> Iterable[tuple[str, str, int]]:
         spans.append(m.span())
         if not _CHANGELOG.search(token):
             yield _normalize_path(token), "path", m.start()
-    for start, end in spans:
-        bare = bare[:start] + " " * (end - start) + bare[end:]
+    bare = _blank(bare, spans)
     for kind, pattern in (
         ("dotted", _DOTTED),
         ("call", _CALL),
@@ -244,7 +255,7 @@ def extract_keywords(texts: list[str], seeds: list[str], limit: int) -> list[str
     taken = " ".join(seeds).lower()
     counts: dict[str, int] = {}
     for text in texts:
-        text = _EMAIL.sub(" ", _URL.sub(" ", text or ""))
+        text = _EMAIL.sub(" ", _URL.sub(" ", (text or "")[:MAX_EXTRACT_TEXT_CHARS]))
         for m in _WORD.finditer(text):
             word = m.group(1).lower()
             if word in PROSE_WORDS or word in taken:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
 from typing import Any
 
+from veranda_dagster.domain.bounds import MAX_LINT_MESSAGE_CHARS
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Violation
 
@@ -45,6 +46,7 @@ Span = Callable[[str, int], tuple[int, int] | None]
 
 def threshold(message: str) -> str | None:
     """``"21 > 15"`` from any of the tools' complexity/length messages, else ``None``."""
+    message = message[:MAX_LINT_MESSAGE_CHARS]  # a hostile linter's message is one line
     for pattern in _THRESHOLDS:
         match = pattern.search(message)
         if match:

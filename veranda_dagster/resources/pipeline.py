@@ -22,6 +22,7 @@ import dagster as dg
 from veranda_dagster.domain.bounds import (
     CI_WAIT_TIMEOUT_S,
     GITHUB_CODE_SEARCH_PER_MINUTE,
+    TICKET_BUDGET_USD,
     VALIDATION_TIMEOUT_S,
 )
 from veranda_dagster.domain.errors import ConfigError, InputError
@@ -79,6 +80,13 @@ class PipelineResource(dg.ConfigurableResource):
     """How long ``ci_outcome`` waits for the PR head's checks (``CI_WAIT_TIMEOUT_S``)."""
     validation_timeout_s: float = VALIDATION_TIMEOUT_S
     """Bound on each repo command ``red_tests``/``patch`` run (``VALIDATION_TIMEOUT_S``)."""
+    ticket_budget_usd: float = TICKET_BUDGET_USD
+    """USD one ticket may spend on model turns (``VERANDA_TICKET_BUDGET_USD``)."""
+    ledger_backend: str = "filesystem"
+    ledger_dir: str = ""
+    ledger_postgres_url: str = ""
+    """Where the spend ledger lives: the value store's own backend, directory and database
+    (``VERANDA_VALUE_STORE``/``VERANDA_VALUES_DIR``/``VERANDA_POSTGRES_URL``)."""
 
     # --- collaborators -----------------------------------------------------------------------
 
@@ -104,10 +112,33 @@ class PipelineResource(dg.ConfigurableResource):
         github = require("veranda_dagster.clients.github", "GitHubClient", "github forge client")
         return github(self.github_api_url, self.github_token or None)
 
-    def agent(self) -> Any:
+    def agent(self, ticket: Ticket) -> Any:
+        """The resolving agent, held to the ticket's budget: every phase's turns go through
+        one ``BudgetedAgent`` reading and writing the ticket's durable spend ledger."""
+        from veranda_dagster.domain.budget import BudgetedAgent
+
         config_cls = require("veranda_dagster.backends.config", "BackendsConfig", "backends config")
         build = require("veranda_dagster.backends.resolver", "build_agent", "agent backends")
-        return build(config_cls.load(self.backends_file or None))
+        inner = build(config_cls.load(self.backends_file or None))
+        channel = self.channel()
+        key = f"budget:{self.ticket_budget_usd:g}"  # one note per cap, however often it is hit
+        return BudgetedAgent(
+            inner,
+            ticket.id,
+            self.ticket_budget_usd,
+            self.ledger(),
+            notify=lambda text: channel.post(ticket, text, key=key),
+        )
+
+    def ledger(self) -> Any:
+        from veranda_dagster.storage import ValueStore
+
+        store = ValueStore(
+            backend=self.ledger_backend,
+            base_dir=self.ledger_dir,
+            postgres_url=self.ledger_postgres_url,
+        )
+        return store.ledger()
 
     def workspace(
         self, ticket_id: str, repo: str | None, clone_url: str = "", branch: str = ""
@@ -147,7 +178,7 @@ class PipelineResource(dg.ConfigurableResource):
         guess = require(mod, "detect_repo", "repo detection")(ticket, catalog)
         if guess.decision == "proceed":
             confirm = require(mod, "confirm_repo_guess", "repo confirmation")
-            guess = confirm(guess, ticket, catalog, self.agent(), self.scratch_dir(ticket.id))
+            guess = confirm(guess, ticket, catalog, self.agent(ticket), self.scratch_dir(ticket.id))
         if guess.decision == "ask":
             text = guess.question or f"Which repository is {ticket.id} about?"
             comment_id = self.channel().post(ticket, text)
@@ -173,7 +204,7 @@ class PipelineResource(dg.ConfigurableResource):
             local = require("veranda_dagster.domain.code_search", "LocalGitGrep", "code search")
             search = local(workspace.path)
         return build(
-            ticket, guess, workspace, search, self.agent(), self._context_config(config_cls)
+            ticket, guess, workspace, search, self.agent(ticket), self._context_config(config_cls)
         )
 
     def _context_config(self, config_cls: Any) -> Any:
@@ -190,7 +221,7 @@ class PipelineResource(dg.ConfigurableResource):
             ticket,
             pack,
             self.pack_workspace(ticket, pack),
-            self.agent(),
+            self.agent(ticket),
             validation_timeout_s=self.validation_timeout_s,
         )
 
@@ -201,7 +232,7 @@ class PipelineResource(dg.ConfigurableResource):
             pack,
             red,
             self.pack_workspace(ticket, pack),
-            self.agent(),
+            self.agent(ticket),
             validation_timeout_s=self.validation_timeout_s,
         )
 
@@ -233,7 +264,7 @@ class PipelineResource(dg.ConfigurableResource):
             pack,
             pr,
             self.pack_workspace(ticket, pack),
-            self.agent(),
+            self.agent(ticket),
             self.forge(),
             validation_timeout_s=self.validation_timeout_s,
         )
@@ -248,7 +279,7 @@ class PipelineResource(dg.ConfigurableResource):
             pr,
             review,
             self.pack_workspace(ticket, pack),
-            self.agent(),
+            self.agent(ticket),
             self.forge(),
             timeout_s=self.ci_wait_timeout_s,
         )
@@ -262,7 +293,7 @@ class PipelineResource(dg.ConfigurableResource):
             pack,
             pr,
             self.pack_workspace(ticket, pack),
-            self.agent(),
+            self.agent(ticket),
             self.forge(),
             previous,
             validation_timeout_s=self.validation_timeout_s,

@@ -56,6 +56,11 @@ run_coordinator:
   class: QueuedRunCoordinator
   config:
     max_concurrent_runs: 4
+    tag_concurrency_limits:
+      - key: "veranda/ticket"
+        value:
+          applyLimitPerUniqueValue: true
+        limit: 1
 run_retries:
   enabled: true
   max_retries: 2

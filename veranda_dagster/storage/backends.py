@@ -13,10 +13,15 @@ import json
 import os
 import re
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import parse_qsl, unquote, urlsplit
 
+from veranda_dagster.domain.bounds import STALE_TEMP_VALUE_AGE_S
 from veranda_dagster.domain.errors import ConfigError, StoredValueError, TransientError
+from veranda_dagster.domain.redaction import mask_url_passwords, scrub, url_password
 
 TABLE = "veranda_asset_values"
 
@@ -35,10 +40,26 @@ INSERT INTO {TABLE} (asset, partition, value, updated_at) VALUES (%s, %s, %s::js
 ON CONFLICT (asset, partition) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
 """
 
+LEDGER_TABLE = "veranda_ledgers"
+
+_LEDGER_DDL = f"""
+CREATE TABLE IF NOT EXISTS {LEDGER_TABLE} (
+    seq bigserial PRIMARY KEY,
+    log text NOT NULL,
+    partition text NOT NULL,
+    entry jsonb NOT NULL,
+    at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS {LEDGER_TABLE}_by_partition ON {LEDGER_TABLE} (log, partition)
+"""
+
 _READY: set[str] = set()
 """Databases whose table exists already (per process), so a write is one round trip."""
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+_SWEPT: set[str] = set()
+"""Filesystem stores already swept for stale temp files in this process (the sweep on start)."""
 
 
 class Values(Protocol):
@@ -52,6 +73,14 @@ class Values(Protocol):
 
     def exists(self, asset: str, partition: str) -> bool: ...
 
+    def append(self, log: str, partition: str, line: str) -> None:
+        """Add one JSON line to an append-only log (the spend ledger); durable on return."""
+        ...
+
+    def lines(self, log: str, partition: str) -> list[str]:
+        """Every line appended to ``log`` for ``partition``, oldest first."""
+        ...
+
 
 def _segment(name: str) -> str:
     """A file-name-safe segment that cannot climb out of the store (``..`` or ``/``)."""
@@ -61,10 +90,39 @@ def _segment(name: str) -> str:
 
 class FilesystemValues:
     """``<root>/<asset>/<partition>.json``, written to a temp file in the same folder, fsynced
-    and renamed over the old one (``os.replace`` is atomic on POSIX)."""
+    and renamed over the old one (``os.replace`` is atomic on POSIX).
 
-    def __init__(self, root: str | Path) -> None:
+    A writer killed between creating its temp file and the rename leaves ``.<name>.<rand>.tmp``
+    behind. Those are removed once they are older than ``STALE_TEMP_VALUE_AGE_S`` (so never a
+    live writer's): the whole store on first use in a process, a folder on each write to it.
+    """
+
+    def __init__(self, root: str | Path, *, clock: Callable[[], float] = time.time) -> None:
         self.root = Path(root)
+        self._clock = clock
+        if str(self.root) not in _SWEPT:
+            _SWEPT.add(str(self.root))
+            self.sweep()
+
+    def sweep(self, folder: Path | None = None) -> list[Path]:
+        """Remove stale temp files in ``folder`` (default: every asset folder); returns them."""
+        folders = [folder] if folder else _dirs(self.root)
+        cutoff = self._clock() - STALE_TEMP_VALUE_AGE_S
+        removed: list[Path] = []
+        for where in folders:
+            for entry in _entries(where):
+                if not (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+                    continue
+                try:
+                    if (
+                        entry.is_file(follow_symlinks=False)
+                        and entry.stat(follow_symlinks=False).st_mtime < cutoff
+                    ):
+                        Path(entry.path).unlink(missing_ok=True)
+                        removed.append(Path(entry.path))
+                except OSError:
+                    continue  # another sweeper got there first, or it vanished
+        return removed
 
     def path(self, asset: str, partition: str) -> Path:
         return self.root / _segment(asset) / f"{_segment(partition)}.json"
@@ -72,6 +130,7 @@ class FilesystemValues:
     def write(self, asset: str, partition: str, text: str) -> str:
         target = self.path(asset, partition)
         target.parent.mkdir(parents=True, exist_ok=True)
+        self.sweep(target.parent)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -100,10 +159,80 @@ class FilesystemValues:
     def exists(self, asset: str, partition: str) -> bool:
         return self.path(asset, partition).is_file()
 
+    def log_path(self, log: str, partition: str) -> Path:
+        return self.root / f"_{_segment(log)}" / f"{_segment(partition)}.jsonl"
+
+    def append(self, log: str, partition: str, line: str) -> None:
+        """One ``O_APPEND`` write of the whole line, then fsync: concurrent appenders never
+        interleave inside a line, and a kill leaves at most a torn last line, which ``lines``
+        skips and the next append starts after."""
+        target = self.log_path(log, partition)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"  # a killed append's tail
+            data = ("\n" if torn else "") + line.replace("\n", " ") + "\n"
+            os.write(fd, data.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def lines(self, log: str, partition: str) -> list[str]:
+        try:
+            text = self.log_path(log, partition).read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return []
+        complete = text if text.endswith("\n") else text.rpartition("\n")[0]
+        return [line for line in complete.splitlines() if line.strip()]
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError:
+        return []
+
+
+def _dirs(root: Path) -> list[Path]:
+    return [Path(e.path) for e in _entries(root) if e.is_dir(follow_symlinks=False)]
+
 
 def redact_url(url: str) -> str:
-    """A connection URL without its password, for messages."""
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+    """A connection URL without its password, for messages (parsed: any character in it)."""
+    return mask_url_passwords(url)
+
+
+def connect_kwargs(url: str) -> dict[str, Any]:
+    """libpq keyword arguments for ``postgresql[+driver]://user:password@host:port/db?k=v``.
+
+    The URL is taken apart here, not by libpq: libpq's own parser rejects a raw ``%``, ``@`` or
+    ``/`` in the password and quotes the offending fragment in its error, which then travelled
+    through retries into the event log. The password runs to the URL's last ``@`` and reaches
+    libpq only as a keyword argument; the user, password and database are percent-decoded
+    where they are percent-encoded (``unquote`` leaves a raw ``%`` as it is)."""
+    scheme, sep, rest = libpq_url(url).partition("://")
+    if not sep or scheme not in ("postgres", "postgresql"):
+        raise ConfigError(
+            "VERANDA_POSTGRES_URL must look like postgresql+psycopg2://user:password@host:5432/db"
+        )
+    userinfo, _, location = rest.rpartition("@")
+    parts = urlsplit("//" + location)
+    try:
+        port = parts.port
+    except ValueError:
+        raise ConfigError("VERANDA_POSTGRES_URL has a port that is not a number") from None
+    kwargs: dict[str, Any] = dict(parse_qsl(parts.query))
+    named = {
+        "host": parts.hostname,
+        "port": port,
+        "user": unquote(userinfo.partition(":")[0]),
+        "password": unquote(url_password(url) or ""),
+        "dbname": unquote(parts.path.lstrip("/")),
+    }
+    kwargs.update({k: v for k, v in named.items() if v})
+    return kwargs
 
 
 def libpq_url(url: str) -> str:
@@ -128,16 +257,18 @@ class PostgresValues:
     def _connect(self) -> Any:
         import psycopg2  # installed with dagster-postgres; imported here so SQLite users skip it
 
+        kwargs = connect_kwargs(self.url)
         try:
-            conn = psycopg2.connect(libpq_url(self.url), connect_timeout=10)
+            conn = psycopg2.connect(**kwargs, connect_timeout=10)
         except psycopg2.OperationalError as exc:
-            detail = str(exc).replace(self.url, redact_url(self.url)).strip()
+            detail = scrub(str(exc), [self.url, kwargs.get("password", "")]).strip()
             raise TransientError(
                 f"value store: cannot connect to {redact_url(self.url)}: {detail}"
             ) from None
         if self.url not in _READY:
             with conn, conn.cursor() as cur:
                 cur.execute(_DDL)
+                cur.execute(_LEDGER_DDL)
             _READY.add(self.url)
         return conn
 
@@ -172,6 +303,31 @@ class PostgresValues:
 
     def exists(self, asset: str, partition: str) -> bool:
         return self._fetch(asset, partition) is not None
+
+    def append(self, log: str, partition: str, line: str) -> None:
+        conn = self._connect()
+        try:
+            with conn, conn.cursor() as cur:
+                cur.execute(
+                    f"INSERT INTO {LEDGER_TABLE} (log, partition, entry) "
+                    "VALUES (%s, %s, %s::jsonb)",
+                    (log, partition, line),
+                )
+        finally:
+            conn.close()
+
+    def lines(self, log: str, partition: str) -> list[str]:
+        conn = self._connect()
+        try:
+            with conn, conn.cursor() as cur:
+                cur.execute(
+                    f"SELECT entry::text FROM {LEDGER_TABLE} WHERE log = %s AND partition = %s "
+                    "ORDER BY seq",
+                    (log, partition),
+                )
+                return [row[0] for row in cur.fetchall()]
+        finally:
+            conn.close()
 
 
 def parse_json(text: str, asset: str, partition: str) -> Any:

@@ -23,6 +23,7 @@ from veranda_dagster.storage.backends import (
     Values,
     parse_json,
 )
+from veranda_dagster.storage.ledger import StoreLedger
 from veranda_dagster.storage.types import value_type
 
 BACKENDS = ("filesystem", "postgres")
@@ -82,6 +83,10 @@ class ValueStore(dg.ConfigurableResource):
                 f"stored value for asset {asset!r} partition {partition!r} is not a valid "
                 f"{model.__name__}: field {where!r}: {first['msg']} ({exc.error_count()} errors)"
             ) from None
+
+    def ledger(self) -> StoreLedger:
+        """The per-ticket spend ledger, on this store's backend."""
+        return StoreLedger(self.values())
 
     def load_or_none(self, asset: str, partition: str) -> BaseModel | None:
         """The stored value, or None when there is none yet (a corrupt one still raises)."""

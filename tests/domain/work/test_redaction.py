@@ -33,3 +33,101 @@ def test_urls_headers_assignments_and_known_values():
     assert "abcdefghijklmnopqrstuvwxyz" not in out
     assert "GITHUB_TOKEN=***" in out and "my-own-secret-here" not in out
     assert scrub("nothing secret: app/text.py:12 [R1]") == "nothing secret: app/text.py:12 [R1]"
+
+
+# --- every shape each service and vendor issues ------------------------------------------------
+
+from veranda_dagster.backends import registry  # noqa: E402
+from veranda_dagster.domain.redaction import (  # noqa: E402
+    SERVICE_TOKENS,
+    environ_secrets,
+    token_shapes,
+    url_password,
+)
+
+SHAPES = token_shapes()
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[s.name for s in SHAPES])
+def test_every_token_shape_masks_its_sample_whole(shape):
+    import re
+
+    assert re.fullmatch(shape.pattern, shape.sample), "the sample is not of its own shape"
+    for context in ("before {} after", "KEY={}\n", '{{"token": "{}"}}', "Bearer {}"):
+        text = context.format(shape.sample)
+        assert scrub(text, environ={}) == context.format("***")
+    assert shape.sample[: len(shape.sample) // 2] not in scrub(shape.sample, environ={})
+
+
+def test_each_vendor_adapter_brings_its_own_table_and_the_registry_collects_it():
+    families = registry.families()
+    assert {"claude", "codex", "gemini", "kimi", "grok", "glm", "cursor"} <= set(families)
+    collected = {s.name for s in registry.token_patterns()}
+    for family in families:
+        adapter = registry.get(family).factory
+        names = {s.name for s in adapter.token_patterns}
+        assert names, f"{family} has no token_patterns table"
+        assert names <= collected
+    assert collected | {s.name for s in SERVICE_TOKENS} == {s.name for s in SHAPES}
+    expected = {
+        "anthropic_api_key", "claude_oauth_token", "openai_project_key", "openai_legacy_key",
+        "google_api_key", "moonshot_api_key", "xai_api_key", "zhipu_api_key",
+        "cursor_user_api_key", "cursor_admin_api_key", "jwt", "github", "slack", "linear",
+        "aws_access_key",
+    }  # fmt: skip
+    assert expected <= {s.name for s in SHAPES}
+    for shape in SHAPES:
+        assert shape.source, f"{shape.name} names no source"
+
+
+def test_a_vendor_registered_later_brings_its_shapes_to_the_scrubber(monkeypatch):
+    from veranda_dagster.domain.redaction import TokenShape
+
+    class Fake:
+        token_patterns = (TokenShape("acme", r"acme_[a-z0-9]{12,}", "acme_0123456789ab", "test"),)
+
+    monkeypatch.setitem(
+        registry._REGISTRY, "acme", registry.AdapterInfo("acme", ("api_key",), 99, Fake)
+    )
+    assert scrub("key acme_0123456789abcdef here", environ={}) == "key *** here"
+
+
+@pytest.mark.parametrize(
+    "password", ["p%zz", "p@ss", "p:ss", "p/ss", "p%40ss%25", "a@b:c/d%e#f?g", "%"]
+)
+def test_a_connection_url_password_is_masked_whatever_it_contains(password):
+    url = f"postgresql+psycopg2://veranda:{password}@db.internal:5432/veranda?sslmode=require"
+    line = f"value store: cannot connect to {url}: refused"
+    out = scrub(line, environ={})
+    assert out == (
+        "value store: cannot connect to "
+        "postgresql+psycopg2://veranda:***@db.internal:5432/veranda?sslmode=require: refused"
+    )
+    assert url_password(url) == password
+
+
+def test_url_parsing_leaves_urls_without_a_password_alone():
+    for text in (
+        "https://github.com/o/r/pull/3 by a@b.com",
+        "ssh://git@github.com:22/o/r.git",
+        "see http://host:8080/x and mail me@example.com",
+    ):
+        assert scrub(text, environ={}) == text
+    assert url_password("https://user@host/x") is None
+    assert url_password("no url here") is None
+
+
+def test_the_process_environment_supplies_secrets_no_shape_knows():
+    environ = {
+        "VAULT_TOKEN": "hvs-custom-0123456789",
+        "DEBUG_TOKEN": "1",
+        "GITHUB_TOKEN_FILE": "/run/secrets/github-token-path",
+        "VERANDA_POSTGRES_URL": "postgresql://veranda:p@ss%word!@db/veranda",
+        "HOME": "/home/veranda-user",
+    }
+    found = environ_secrets(environ)
+    assert "hvs-custom-0123456789" in found and "p@ss%word!" in found
+    assert "1" not in found and "/run/secrets/github-token-path" not in found
+    assert "/home/veranda-user" not in found
+    text = "vault said hvs-custom-0123456789; db pw p@ss%word! (encoded p%40ss%25word%21); 1 + 1"
+    assert scrub(text, environ=environ) == "vault said ***; db pw *** (encoded ***); 1 + 1"

@@ -30,6 +30,7 @@ from veranda_dagster.backends.port import (
 from veranda_dagster.backends.runner import CommandRunner, LoginStep, RunOutput
 from veranda_dagster.domain.bounds import PROBE_TIMEOUT_S
 from veranda_dagster.domain.models import Effort, Usage
+from veranda_dagster.domain.redaction import TokenShape
 
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "TERM", "SHELL", "TZ")
 """Passed to every CLI; nothing else leaks from our environment unless a mode names it."""
@@ -118,6 +119,9 @@ class CliAdapter:
     """Telemetry/auto-update off and the CLI's own retry cap, on every run."""
     trusts_cli_cost: ClassVar[bool] = False
     """Whether the CLI's own cost figure is right for this family (Claude Code on GLM is not)."""
+    token_patterns: ClassVar[tuple[TokenShape, ...]] = ()
+    """The shapes of every key and token this vendor issues; the registry hands them to the one
+    scrubber (``domain.redaction``), so a new vendor brings its own."""
 
     def __init__(
         self,

@@ -24,6 +24,7 @@ from veranda_dagster.backends.adapters._base import (
 from veranda_dagster.backends.port import HealthVerdict, Turn
 from veranda_dagster.backends.registry import AdapterInfo, register
 from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.redaction import TokenShape
 
 OAUTH_TOKEN_ENV = "CLAUDE_CODE_OAUTH_TOKEN"
 
@@ -70,6 +71,32 @@ def parse_claude_stream(stdout: str, family: str = "claude") -> StreamSummary:
 class ClaudeAdapter(CliAdapter):
     family = "claude"
     default_binary = "claude"
+    token_patterns: ClassVar[tuple[TokenShape, ...]] = (
+        TokenShape(
+            "anthropic_api_key",
+            r"sk-ant-api03-[A-Za-z0-9_-]{20,}",
+            "sk-ant-api03-" + "Ab3_dE-9" * 11 + "xAA",
+            "gitleaks rules/anthropic.go: sk-ant-api03-[a-zA-Z0-9_-]{93}AA",
+        ),
+        TokenShape(
+            "anthropic_admin_key",
+            r"sk-ant-admin01-[A-Za-z0-9_-]{20,}",
+            "sk-ant-admin01-" + "Zx8_kQ-2" * 11 + "xAA",
+            "gitleaks rules/anthropic.go: sk-ant-admin01-[a-zA-Z0-9_-]{93}AA",
+        ),
+        TokenShape(
+            "claude_oauth_token",
+            r"sk-ant-oat01-[A-Za-z0-9_-]{20,}",
+            "sk-ant-oat01-" + "Qw7-Er_5" * 11 + "xZQ",
+            "gitleaks rules/claude_code.go: sk-ant-oat01- + 95 (CLAUDE_CODE_OAUTH_TOKEN)",
+        ),
+        TokenShape(
+            "claude_oauth_refresh",
+            r"sk-ant-ort01-[A-Za-z0-9_-]{20,}",
+            "sk-ant-ort01-" + "Rt4_Yu-6" * 11,
+            "gitleaks rules/anthropic.go: sk-ant-ort01-[a-zA-Z0-9_-]{40,}",
+        ),
+    )
     modes: ClassVar[dict[str, ModeSpec]] = {
         "api_key": ModeSpec("api_key", required_env=("ANTHROPIC_API_KEY",)),
         "login": ModeSpec(

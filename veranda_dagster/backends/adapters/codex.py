@@ -31,6 +31,7 @@ from veranda_dagster.backends.adapters._base import (
 from veranda_dagster.backends.port import Turn
 from veranda_dagster.backends.registry import AdapterInfo, register
 from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.redaction import TokenShape
 
 ENV_POLICY = (
     "-c",
@@ -86,6 +87,20 @@ def parse_codex_stream(stdout: str) -> StreamSummary:
 class CodexAdapter(CliAdapter):
     family = "codex"
     default_binary = "codex"
+    token_patterns: ClassVar[tuple[TokenShape, ...]] = (
+        TokenShape(
+            "openai_project_key",
+            r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}",
+            "sk-proj-" + "Sevz_WEV-Nm" * 7 + "T3BlbkFJ" + "dD9Fq-O9Z_3B" * 6,
+            "gitleaks rules/openai.go: sk-(proj|svcacct|admin)-…T3BlbkFJ…",
+        ),
+        TokenShape(
+            "openai_legacy_key",
+            r"sk-[A-Za-z0-9]{20,}",
+            "sk-" + "a1B2c3D4e5F6g7H8i9J0" + "T3BlbkFJ" + "k1L2m3N4o5P6q7R8s9T0",
+            "gitleaks rules/openai.go: sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20}",
+        ),
+    )
     modes: ClassVar[dict[str, ModeSpec]] = {
         "api_key": ModeSpec("api_key", any_env=("CODEX_API_KEY", "OPENAI_API_KEY")),
         "login": ModeSpec("login", login=True, credential_paths=("~/.codex/auth.json",)),

@@ -22,6 +22,7 @@ from veranda_dagster.backends.adapters._base import (
 from veranda_dagster.backends.port import Turn
 from veranda_dagster.backends.registry import AdapterInfo, register
 from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.redaction import TokenShape
 
 
 def parse_cursor_stream(stdout: str) -> StreamSummary:
@@ -58,6 +59,21 @@ def parse_cursor_stream(stdout: str) -> StreamSummary:
 class CursorAdapter(CliAdapter):
     family = "cursor"
     default_binary = "cursor-agent"
+    token_patterns: ClassVar[tuple[TokenShape, ...]] = (
+        TokenShape(
+            "cursor_user_api_key",
+            r"key_[0-9a-f]{32,}",
+            "key_" + "8c5a7657fc397e114def1b51dd520410" * 2,
+            "betterleaks rules/cursor.go: key_[0-9a-f]{64} (CURSOR_API_KEY)",
+        ),
+        TokenShape(
+            "cursor_admin_api_key",
+            r"crsr_[A-Za-z0-9_-]{20,}",
+            "crsr_" + "b7Xk2Pq9Lm4Rt8Vw" * 3,
+            "unverified: 'crsr_' admin API keys are named in public tutorials; the body's "
+            "alphabet and length were not checked",
+        ),
+    )
     modes: ClassVar[dict[str, ModeSpec]] = {
         "login": ModeSpec(
             "login", login=True, credential_paths=("~/.cursor/cli-config.json", "~/.config/cursor")

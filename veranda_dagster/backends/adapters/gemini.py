@@ -29,6 +29,7 @@ from veranda_dagster.backends.adapters._base import (
 from veranda_dagster.backends.port import Turn
 from veranda_dagster.backends.registry import AdapterInfo, register
 from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.redaction import TokenShape
 
 
 def parse_gemini_stream(stdout: str) -> StreamSummary:
@@ -71,6 +72,27 @@ def parse_gemini_stream(stdout: str) -> StreamSummary:
 class GeminiAdapter(CliAdapter):
     family = "gemini"
     default_binary = "gemini"
+    token_patterns: ClassVar[tuple[TokenShape, ...]] = (
+        TokenShape(
+            "google_api_key",
+            r"AIza[0-9A-Za-z_-]{30,}",
+            "AIzaSy" + "Dq9_x-Lm2Kp7Rt4Vw8Yz1Bc5Fg3H",
+            "gitleaks rules/gcp.go: AIza[\\w-]{35}",
+        ),
+        TokenShape(
+            "google_oauth_access_token",
+            r"ya29\.[0-9A-Za-z_-]{20,}",
+            "ya29." + "a0AfH6SMBx-Qz_9" * 4,
+            "unverified: Google OAuth 2.0 access tokens as the login mode's oauth_creds.json "
+            "holds them; not checked against a stored token here",
+        ),
+        TokenShape(
+            "google_oauth_refresh_token",
+            r"1//0[0-9A-Za-z_-]{20,}",
+            "1//0" + "gLx9-Kq_7Zt3Vb" * 3,
+            "unverified: Google OAuth 2.0 refresh tokens ('1//0' prefix); not checked here",
+        ),
+    )
     modes: ClassVar[dict[str, ModeSpec]] = {
         "api_key": ModeSpec("api_key", required_env=("GEMINI_API_KEY",)),
         "login": ModeSpec("login", login=True, credential_paths=("~/.gemini/oauth_creds.json",)),

@@ -29,6 +29,7 @@ from veranda_dagster.backends.adapters.claude import ClaudeAdapter, parse_claude
 from veranda_dagster.backends.port import Capabilities, Turn
 from veranda_dagster.backends.registry import AdapterInfo, register
 from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.redaction import TokenShape
 
 ZAI_ANTHROPIC_URL = "https://api.z.ai/api/anthropic"
 
@@ -82,6 +83,15 @@ def opencode_provider_config(base_url: str) -> str:
 class GlmAdapter(CliAdapter):
     family = "glm"
     default_binary = "claude"
+    token_patterns: ClassVar[tuple[TokenShape, ...]] = (
+        TokenShape(
+            "zhipu_api_key",
+            r"[0-9a-f]{32}\.[A-Za-z0-9]{16}",
+            "5371d5ed2fa84618852eee0459455c57.dgquQksHDfyLekKX",
+            "Zhipu/Z.ai keys are '<32 hex id>.<16 alphanumeric secret>' (open.bigmodel.cn SDK "
+            "docs; seen in public client code)",
+        ),
+    )
     modes: ClassVar[dict[str, ModeSpec]] = {
         "api_key": ModeSpec("api_key", required_env=("ZAI_API_KEY",)),
         "opencode": ModeSpec("opencode", required_env=("ZHIPU_API_KEY",)),

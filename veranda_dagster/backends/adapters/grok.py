@@ -29,6 +29,7 @@ from veranda_dagster.backends.adapters._base import (
 from veranda_dagster.backends.port import Turn
 from veranda_dagster.backends.registry import AdapterInfo, register
 from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.redaction import TokenShape
 
 AGENT_PATH_ENV = "VERANDA_AGENT_PATH"
 SHELL_PROFILE = (
@@ -74,6 +75,14 @@ def parse_grok_stream(stdout: str) -> StreamSummary:
 class GrokAdapter(CliAdapter):
     family = "grok"
     default_binary = "grok"
+    token_patterns: ClassVar[tuple[TokenShape, ...]] = (
+        TokenShape(
+            "xai_api_key",
+            r"xai-[A-Za-z0-9_]{20,}",
+            "xai-" + "Gk3_Lm8Np2Qr7St" * 5 + "Uv9Wx",
+            "trufflehog detectors/xai: xai-[0-9a-zA-Z_]{80}",
+        ),
+    )
     modes: ClassVar[dict[str, ModeSpec]] = {
         "api_key": ModeSpec("api_key", any_env=("XAI_API_KEY", "GROK_CODE_XAI_API_KEY")),
         "login": ModeSpec("login", login=True, credential_paths=("~/.grok/auth.json",)),

@@ -30,6 +30,7 @@ from veranda_dagster.backends.adapters._base import (
 from veranda_dagster.backends.port import Turn
 from veranda_dagster.backends.registry import AdapterInfo, register
 from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.redaction import TokenShape
 
 
 def parse_kimi_stream(stdout: str) -> StreamSummary:
@@ -75,6 +76,15 @@ def parse_kimi_wire(text: str) -> Usage:
 class KimiAdapter(CliAdapter):
     family = "kimi"
     default_binary = "kimi"
+    token_patterns: ClassVar[tuple[TokenShape, ...]] = (
+        TokenShape(
+            "moonshot_api_key",
+            r"sk-[A-Za-z0-9]{20,}",
+            "sk-" + "Mk7pQ2rS9tU4vW1x" * 3,
+            "unverified: Moonshot Open Platform keys are sk- + alphanumerics (OpenAI-style, "
+            "platform.moonshot.ai docs); the exact length was not checked",
+        ),
+    )
     modes: ClassVar[dict[str, ModeSpec]] = {
         "login": ModeSpec(
             "login",

@@ -39,7 +39,9 @@ MAX_SUMMARY_BYTES = 4_000
 """The implementer's closing summary kept for the PR body."""
 
 _COVERAGE_TOTALS = (
-    re.compile(r"^TOTAL\s+.*?(\d+(?:\.\d+)?)%\s*$", re.MULTILINE),  # coverage.py / pytest-cov
+    # coverage.py / pytest-cov; one ``\s`` and a number that starts where its digits do, so a
+    # long TOTAL line is scanned once (``\s+.*?`` rescanned it per split: quadratic)
+    re.compile(r"^TOTAL\s.*?(?<!\d)(\d+(?:\.\d+)?)%\s*$", re.MULTILINE),
     re.compile(r"coverage: (\d+(?:\.\d+)?)% of statements"),  # go test -cover
     re.compile(r"^All files\s*\|\s*(\d+(?:\.\d+)?)", re.MULTILINE),  # istanbul/jest/vitest
     re.compile(r"^(\d+(?:\.\d+)?)% coverage", re.MULTILINE),  # cargo tarpaulin

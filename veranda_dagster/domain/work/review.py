@@ -15,7 +15,11 @@ import re
 from typing import Any
 
 from veranda_dagster.backends.agent import AgentPort
-from veranda_dagster.domain.bounds import MAX_REVIEW_ROUNDS, VALIDATION_TIMEOUT_S
+from veranda_dagster.domain.bounds import (
+    MAX_EXTRACT_TEXT_CHARS,
+    MAX_REVIEW_ROUNDS,
+    VALIDATION_TIMEOUT_S,
+)
 from veranda_dagster.domain.models import (
     ContextPack,
     ModelCall,
@@ -38,14 +42,32 @@ from veranda_dagster.domain.work.validation import run_validation
 from veranda_dagster.domain.workspace import Workspace
 
 PHASE = "review"
-_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+_FENCE_OPEN = re.compile(r"```(?:json)?\s*(?=\{)")
+_FENCE_CLOSE = re.compile(r"\}\s*```")
+
+
+def _fenced_objects(text: str) -> list[str]:
+    """Each ```` ```json {...} ``` ```` body, as ``"```(?:json)?\\s*(\\{.*?\\})\\s*```"``
+    would find them, in one forward pass: a lazy ``.*?`` rescans to the end from every opening
+    fence, which 40 kB of ```` ```{ ```` made quadratic. Once one opening has no close, no later
+    one can have either, so the scan stops there."""
+    found: list[str] = []
+    pos = 0
+    while (opening := _FENCE_OPEN.search(text, pos)) is not None:
+        closing = _FENCE_CLOSE.search(text, opening.end() + 1)
+        if closing is None:
+            break
+        found.append(text[opening.end() : closing.start() + 1])
+        pos = closing.end()
+    return found
 
 
 def parse_findings(text: str) -> list[str] | None:
     """The reviewer's findings as one line each, or ``None`` when the reply is not the
     required ``{"findings": [...]}`` JSON (an unreadable review is not a clean one)."""
-    candidates = [text.strip(), *_FENCE.findall(text)]
-    if "{" in text:
+    text = text[:MAX_EXTRACT_TEXT_CHARS]
+    candidates = [text.strip(), *_fenced_objects(text)]
+    if "{" in text and "}" in text:
         candidates.append(text[text.index("{") : text.rindex("}") + 1])
     for raw in candidates:
         try:
