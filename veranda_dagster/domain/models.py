@@ -225,6 +225,8 @@ class CommandResult(Strict):
     timed_out: bool = False
     duration_s: float = 0.0
     output_tail: str = ""
+    sandboxed: bool | None = None
+    """Whether it ran in the sandbox (``None``: recorded before the sandbox existed)."""
 
     @property
     def ok(self) -> bool:
