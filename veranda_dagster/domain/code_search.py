@@ -21,6 +21,7 @@ from veranda_dagster.domain.bounds import (
     SEARCH_WINDOW_LINES,
 )
 from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.git_command import git_argv, git_env
 from veranda_dagster.domain.models import Window
 
 GREP_TIMEOUT_S = 60.0
@@ -120,7 +121,8 @@ class LocalGitGrep:
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
         try:
             proc = subprocess.run(
-                ["git", "-C", str(self.repo_dir), *args],
+                git_argv(*args, cwd=self.repo_dir),
+                env=git_env(),
                 capture_output=True,
                 timeout=GREP_TIMEOUT_S,
                 check=False,

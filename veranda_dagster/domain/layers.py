@@ -22,6 +22,7 @@ from pathlib import Path
 
 from veranda_dagster.domain import runbooks as runbook_select
 from veranda_dagster.domain.bounds import MAX_HINTS_BYTES
+from veranda_dagster.domain.git_command import git_argv, git_env
 from veranda_dagster.domain.mcp_config import PLAYWRIGHT_INSTRUCTIONS
 from veranda_dagster.domain.models import ContextLayer, RepoFacts, Ticket
 from veranda_dagster.domain.retrieval import RetrievalResult
@@ -185,7 +186,8 @@ def strip_block(text: str) -> str:
 
 def _tracked(repo_dir: Path, rel: str) -> bool:
     proc = subprocess.run(
-        ["git", "-C", str(repo_dir), "ls-files", "--error-unmatch", "--", rel],
+        git_argv("ls-files", "--error-unmatch", "--", rel, cwd=repo_dir),
+        env=git_env(),
         capture_output=True,
         check=False,
     )
@@ -198,7 +200,8 @@ def exclude_from_git(repo_dir: str | Path, rels: list[str]) -> list[str]:
     ``git add --all`` does not stage Veranda's block. Returns the paths handled."""
     repo = Path(repo_dir)
     proc = subprocess.run(
-        ["git", "-C", str(repo), "rev-parse", "--git-path", "info/exclude"],
+        git_argv("rev-parse", "--git-path", "info/exclude", cwd=repo),
+        env=git_env(),
         capture_output=True,
         text=True,
         check=False,
@@ -211,7 +214,8 @@ def exclude_from_git(repo_dir: str | Path, rels: list[str]) -> list[str]:
     tracked = [rel for rel in rels if _tracked(repo, rel)]
     if tracked:
         subprocess.run(
-            ["git", "-C", str(repo), "update-index", "--skip-worktree", "--", *tracked],
+            git_argv("update-index", "--skip-worktree", "--", *tracked, cwd=repo),
+            env=git_env(),
             capture_output=True,
             check=False,
         )
