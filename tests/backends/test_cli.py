@@ -12,11 +12,13 @@ from veranda_dagster.cli import main
 
 
 def stand_in(tmp_path, name: str, fixture: str, code: int = 0, stderr: str = "") -> str:
+    """A script that prints a recorded stream; the stream is inlined because the CLI runs in
+    the sandbox, which cannot see the test tree."""
     path = tmp_path / name
     path.write_text(
         f"#!{sys.executable}\n"
         "import sys\n"
-        f"sys.stdout.write(open({str(FIXTURES / fixture)!r}).read())\n"
+        f"sys.stdout.write({(FIXTURES / fixture).read_text()!r})\n"
         f"sys.stderr.write({stderr!r})\n"
         f"sys.exit({code})\n"
     )

@@ -119,7 +119,7 @@ def test_real_runner_kills_the_whole_group_at_the_timeout(tmp_path):
     )
     started = time.monotonic()
     out = SubprocessRunner().run(
-        [sys.executable, str(parent)], None, {"PATH": "/usr/bin:/bin"}, None, 0.5
+        [sys.executable, str(parent)], str(tmp_path), {"PATH": "/usr/bin:/bin"}, None, 0.5
     )
     assert out.timed_out and out.exit_code is None
     assert time.monotonic() - started < 5

@@ -76,6 +76,7 @@ def test_an_empty_directory_has_no_facts(tmp_path):
     assert facts.model_dump() == {
         "build": [], "lint": [], "test": [], "coverage": [], "lint_config": [],
         "build_tags": [], "languages": [], "needs_containers": False, "frontend": False,
+        "refused_files": [],
     }  # fmt: skip
 
 

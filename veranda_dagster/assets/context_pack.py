@@ -54,5 +54,7 @@ def context_pack(
             "seeds": len(p.seeds),
             "citations": len(p.citations),
             "layers": ", ".join(layer.name for layer in p.layers) or "none",
+            "refused_files": len(p.refused_files),
+            "refused": "; ".join(p.refused_files)[:1000] or "none",
         },
     )

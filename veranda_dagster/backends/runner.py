@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,6 +24,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from veranda_dagster.domain.errors import VerandaError
+from veranda_dagster.sandbox import Sandbox
 
 NO_REAL_CLI_ENV = "VERANDA_NO_REAL_CLI"
 VENDOR_BINARIES = frozenset(
@@ -67,8 +70,14 @@ class SubprocessRunner:
     """Runs a command in its own process group and kills the whole group at the timeout.
 
     A vendor CLI spawns tools (shells, node workers); killing only the parent would leave them
-    running, so the group goes.
+    running, so the group goes. The CLI runs in the sandbox (``veranda_dagster.sandbox``): it
+    sees its working directory (the clone, ``.git`` read-only) and the ``HOME`` its adapter
+    chose, the toolchains, a private ``/proc``, and exactly the environment the adapter built
+    (its own vendor's key, nothing else); it keeps the network, which it needs for the model.
     """
+
+    def __init__(self, sandbox: Sandbox | None = None) -> None:
+        self.sandbox = sandbox
 
     def run(
         self,
@@ -79,12 +88,33 @@ class SubprocessRunner:
         timeout: float,
     ) -> RunOutput:
         guard_real_cli(argv)
+        missing = _unrunnable(argv, env)
+        if missing is not None:
+            return missing
+        if cwd is None:  # never the worker's own directory: an empty one of its own
+            with tempfile.TemporaryDirectory(prefix="veranda-cli-") as scratch:
+                return self._run(argv, scratch, env, stdin, timeout)
+        return self._run(argv, cwd, env, stdin, timeout)
+
+    def _run(
+        self,
+        argv: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str],
+        stdin: str | None,
+        timeout: float,
+    ) -> RunOutput:
         started = time.monotonic()
+        home = env.get("HOME", "")
+        writable = [home] if home and Path(home).is_dir() and _own_home(home) else []
+        prepared = (self.sandbox or Sandbox()).prepare(
+            list(argv), cwd, env, network="host", writable=writable
+        )
         try:
             proc = subprocess.Popen(
-                list(argv),
+                prepared.argv,
                 cwd=cwd,
-                env=dict(env),
+                env=prepared.env,
                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -109,6 +139,24 @@ class SubprocessRunner:
             timed_out=timed_out,
             duration_s=round(time.monotonic() - started, 3),
         )
+
+
+def _unrunnable(argv: Sequence[str], env: Mapping[str, str]) -> RunOutput | None:
+    """A missing or non-executable binary, reported the way a shell would (127/126) before the
+    sandbox is built around it, so health classification sees the same verdict either way."""
+    if not argv:
+        return RunOutput(exit_code=127, stderr="binary not found: (empty argv)")
+    if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
+        if os.path.exists(argv[0]) and not os.access(argv[0], os.X_OK):
+            return RunOutput(exit_code=126, stderr=f"binary not executable: {argv[0]}")
+        return RunOutput(exit_code=127, stderr=f"binary not found: {argv[0]}")
+    return None
+
+
+def _own_home(home: str) -> bool:
+    """A ``HOME`` the adapter chose for the CLI (a per-family throwaway home) is the CLI's to
+    write; the worker's own home is never visible in the sandbox."""
+    return os.path.realpath(home) != os.path.realpath(Path.home())
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:

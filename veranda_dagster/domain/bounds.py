@@ -130,6 +130,10 @@ MAX_RUNBOOK_BYTES: Final = 6_000
 MAX_HINTS_BYTES: Final = 8_000
 """Bytes kept of a repository's hints file."""
 
+MAX_REPO_FILE_BYTES: Final = 1_000_000
+"""Bytes read of one file of the clone (facts, hints, instruction files): past a megabyte a
+file is generated or data, and a link to ``/dev/zero`` must not fill memory."""
+
 MAX_FACT_SCAN_FILES: Final = 5_000
 """Files read looking for build tags and testcontainers imports; a monorepo is sampled, not read."""
 

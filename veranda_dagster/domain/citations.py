@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from veranda_dagster.domain.bounds import MAX_EXTRACT_TEXT_CHARS
+from veranda_dagster.domain.git_command import git_argv, git_env
 from veranda_dagster.domain.models import Citation
 
 UNRESOLVED_MARK = "⚠ unresolved: "
@@ -181,7 +182,8 @@ def git_file_lines(repo_dir: str | Path, rev: str) -> Callable[[str], int | None
     def file_lines(path: str) -> int | None:
         if path not in cache:
             proc = subprocess.run(
-                ["git", "-C", str(repo_dir), "cat-file", "blob", f"{rev}:{path}"],
+                git_argv("cat-file", "blob", f"{rev}:{path}", cwd=repo_dir),
+                env=git_env(),
                 capture_output=True,
                 timeout=30,
                 check=False,

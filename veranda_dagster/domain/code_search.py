@@ -21,6 +21,7 @@ from veranda_dagster.domain.bounds import (
     SEARCH_WINDOW_LINES,
 )
 from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.git_command import git_argv, git_env
 from veranda_dagster.domain.models import Window
 
 GREP_TIMEOUT_S = 60.0
@@ -110,6 +111,7 @@ class LocalGitGrep:
         self._sha: str | None = None
         self._texts: dict[str, list[str] | None] = {}
         self._paths: list[str] | None = None
+        self._links: set[str] = set()
         self.calls: list[str] = []
         """Every seed searched, in order: what a test or benchmark counts."""
 
@@ -120,7 +122,8 @@ class LocalGitGrep:
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
         try:
             proc = subprocess.run(
-                ["git", "-C", str(self.repo_dir), *args],
+                git_argv(*args, cwd=self.repo_dir),
+                env=git_env(),
                 capture_output=True,
                 timeout=GREP_TIMEOUT_S,
                 check=False,
@@ -142,10 +145,20 @@ class LocalGitGrep:
         return self._sha
 
     def paths(self) -> list[str]:
-        """Every tracked file at the revision."""
+        """Every tracked regular file at the revision. Symbolic links (mode 120000, whose blob
+        is the link's target path, possibly a host path) and submodules are not files of the
+        repository to read; they are remembered so no hit or window comes from one."""
         if self._paths is None:
-            out = self._git("ls-tree", "-r", "-z", "--name-only", self.sha).stdout
-            self._paths = [p for p in out.decode(errors="replace").split("\0") if p]
+            out = self._git("ls-tree", "-r", "-z", self.sha).stdout
+            self._paths = []
+            for entry in out.decode(errors="replace").split("\0"):
+                meta, _, path = entry.partition("\t")
+                if not path:
+                    continue
+                if meta.startswith(("120000 ", "160000 ")):
+                    self._links.add(path)
+                else:
+                    self._paths.append(path)
         return self._paths
 
     def search(self, seed: str) -> list[Hit]:
@@ -176,14 +189,17 @@ class LocalGitGrep:
             parts = raw.split("\0", 2)
             if len(parts) != 3 or not parts[0].startswith(prefix) or not parts[1].isdigit():
                 continue
-            hits.append(Hit(parts[0][len(prefix) :], int(parts[1]), parts[2]))
+            path = parts[0][len(prefix) :]
+            if path not in self._links:
+                hits.append(Hit(path, int(parts[1]), parts[2]))
         return hits
 
     def file_text(self, path: str) -> list[str] | None:
         """The file's lines at the revision, cached; ``None`` when it does not exist there."""
         if path not in self._texts:
+            self.paths()
             proc = self._git("cat-file", "blob", f"{self.sha}:{path}", check=False)
-            if proc.returncode != 0:
+            if proc.returncode != 0 or path in self._links:
                 self._texts[path] = None
             else:
                 self._texts[path] = split_lines(proc.stdout.decode("utf-8", errors="replace"))

@@ -21,6 +21,7 @@ from veranda_dagster.domain.facts import read_repo_facts
 from veranda_dagster.domain.layers import build_layers, exclude_from_git, write_instruction_files
 from veranda_dagster.domain.mcp_config import PLAYWRIGHT_MCP, McpServer, write_mcp_configs
 from veranda_dagster.domain.models import ContextPack, RepoGuess, Ticket
+from veranda_dagster.domain.repo_files import RepoFiles
 from veranda_dagster.domain.retrieval import RetrievalResult, build_pack
 from veranda_dagster.domain.seeds import extract_keywords, extract_seeds, seed_candidates
 from veranda_dagster.domain.workspace import Workspace
@@ -67,6 +68,7 @@ def build_context_pack(
     elif callable(attach := getattr(search, "attach_clone", None)):
         attach(repo_dir, base_sha)  # forge search, file texts from the clone at the base sha
     facts = read_repo_facts(repo_dir)
+    files = RepoFiles(repo_dir)
     texts = ticket_texts(ticket, config.dossiers)
     pack = _pack(texts, search)
     seeds = pack.seeds
@@ -79,11 +81,12 @@ def build_context_pack(
         pack=pack,
         repo=guess.repo,
         seeds=seeds,
+        files=files,
     )
-    written = write_instruction_files(repo_dir, layers, pack, agent.instruction_files())
+    written = write_instruction_files(repo_dir, layers, pack, agent.instruction_files(), files)
     mcp_files: list[str] = []
     if facts.frontend and config.frontend_servers:
-        mcp_files = write_mcp_configs(repo_dir, config.frontend_servers, agent.mcp_formats())
+        mcp_files = write_mcp_configs(repo_dir, config.frontend_servers, agent.mcp_formats(), files)
         exclude_from_git(repo_dir, mcp_files)
     return ContextPack(
         ticket_id=ticket.id,
@@ -101,6 +104,7 @@ def build_context_pack(
         facts=facts,
         instruction_files=written,
         mcp_files=mcp_files,
+        refused_files=list(dict.fromkeys([*facts.refused_files, *files.refused])),
     )
 
 

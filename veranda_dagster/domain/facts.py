@@ -19,6 +19,7 @@ from typing import Any
 
 from veranda_dagster.domain.bounds import MAX_FACT_SCAN_FILES
 from veranda_dagster.domain.models import RepoFacts
+from veranda_dagster.domain.repo_files import RepoFiles
 
 FRONTEND_PACKAGES = frozenset(
     {
@@ -62,16 +63,9 @@ are samples or fixtures."""
 _MAKE_TARGET = re.compile(r"^([A-Za-z0-9][\w.-]*)\s*:(?![=])", re.MULTILINE)
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-
-
-def make_targets(repo: Path) -> set[str]:
+def make_targets(files: RepoFiles) -> set[str]:
     for name in ("Makefile", "makefile", "GNUmakefile"):
-        text = _read(repo / name)
+        text = files.read_text(name)
         if text is not None:
             return set(_MAKE_TARGET.findall(text))
     return set()
@@ -87,8 +81,8 @@ def _package_manager(repo: Path) -> str:
     return "npm"
 
 
-def _load_json(path: Path) -> dict[str, Any]:
-    text = _read(path)
+def _load_json(files: RepoFiles, path: str | Path) -> dict[str, Any]:
+    text = files.read_text(path)
     try:
         data = json.loads(text) if text else {}
     except ValueError:
@@ -96,16 +90,16 @@ def _load_json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _load_toml(path: Path) -> dict[str, Any]:
-    text = _read(path)
+def _load_toml(files: RepoFiles, path: str | Path) -> dict[str, Any]:
+    text = files.read_text(path)
     try:
         return tomllib.loads(text) if text else {}
     except tomllib.TOMLDecodeError:
         return {}
 
 
-def _node_facts(repo: Path, out: dict[str, list[str]]) -> None:
-    pkg = _load_json(repo / "package.json")
+def _node_facts(repo: Path, files: RepoFiles, out: dict[str, list[str]]) -> None:
+    pkg = _load_json(files, "package.json")
     scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
     if not pkg:
         return
@@ -122,16 +116,16 @@ def _node_facts(repo: Path, out: dict[str, list[str]]) -> None:
                 out[category].append(f"{pm} run {name}")
 
 
-def _python_facts(repo: Path, out: dict[str, list[str]]) -> None:
-    pyproject = _load_toml(repo / "pyproject.toml")
+def _python_facts(repo: Path, files: RepoFiles, out: dict[str, list[str]]) -> None:
+    pyproject = _load_toml(files, "pyproject.toml")
     tool = pyproject.get("tool", {}) if isinstance(pyproject.get("tool"), dict) else {}
-    setup_cfg = _read(repo / "setup.cfg") or ""
-    tox_ini = _read(repo / "tox.ini") or ""
+    setup_cfg = files.read_text("setup.cfg") or ""
+    tox_ini = files.read_text("tox.ini") or ""
     has_python = bool(pyproject) or (repo / "setup.py").exists() or bool(setup_cfg)
     if not has_python:
         return
     out["languages"].append("python")
-    deps_text = json.dumps(pyproject) + setup_cfg + (_read(repo / "requirements-dev.txt") or "")
+    deps_text = json.dumps(pyproject) + setup_cfg + (files.read_text("requirements-dev.txt") or "")
     uses_pytest = (
         "pytest" in tool
         or "[tool:pytest]" in setup_cfg
@@ -158,7 +152,7 @@ def _python_facts(repo: Path, out: dict[str, list[str]]) -> None:
         out["coverage"].append("python -m pytest --cov --cov-report=term")
 
 
-def _go_facts(repo: Path, out: dict[str, list[str]]) -> None:
+def _go_facts(repo: Path, files: RepoFiles, out: dict[str, list[str]]) -> None:
     if not (repo / "go.mod").exists():
         return
     out["languages"].append("go")
@@ -170,7 +164,7 @@ def _go_facts(repo: Path, out: dict[str, list[str]]) -> None:
     out["coverage"].append("go test -coverprofile=coverage.out ./...")
 
 
-def _rust_facts(repo: Path, out: dict[str, list[str]]) -> None:
+def _rust_facts(repo: Path, files: RepoFiles, out: dict[str, list[str]]) -> None:
     if not (repo / "Cargo.toml").exists():
         return
     out["languages"].append("rust")
@@ -210,12 +204,13 @@ def _is_frontend(pkg: dict[str, Any]) -> bool:
 def read_repo_facts(repo_dir: str | Path) -> RepoFacts:
     """Everything above, read from the working tree at ``repo_dir``."""
     repo = Path(repo_dir)
+    files = RepoFiles(repo)
     out: dict[str, list[str]] = {
         k: [] for k in ("build", "lint", "test", "coverage", "lint_config", "languages")
     }
     for reader in (_node_facts, _python_facts, _go_facts, _rust_facts):
-        reader(repo, out)
-    targets = make_targets(repo)
+        reader(repo, files, out)
+    targets = make_targets(files)
     for category, names in (
         ("build", ("build",)),
         ("lint", ("lint",)),
@@ -228,12 +223,12 @@ def read_repo_facts(repo_dir: str | Path) -> RepoFacts:
     out["lint_config"] += [n for n in LINT_CONFIG_FILES if (repo / n).is_file()]
     tags: set[str] = set()
     needs_containers = any((repo / n).is_file() for n in COMPOSE_FILES)
-    frontend = _is_frontend(_load_json(repo / "package.json"))
+    frontend = _is_frontend(_load_json(files, "package.json"))
     for path in _walk(repo):
         if path.name == "package.json":
-            frontend = frontend or _is_frontend(_load_json(path))
+            frontend = frontend or _is_frontend(_load_json(files, path))
             continue
-        text = _read(path) or ""
+        text = files.read_text(path) or ""
         if path.suffix == ".go":
             for expr in _GO_BUILD.findall(text):
                 tags |= _go_tags(expr)
@@ -249,6 +244,7 @@ def read_repo_facts(repo_dir: str | Path) -> RepoFacts:
         languages=_dedupe(out["languages"]),
         needs_containers=needs_containers,
         frontend=frontend,
+        refused_files=files.refused,
     )
 
 

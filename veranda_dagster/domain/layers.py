@@ -22,8 +22,10 @@ from pathlib import Path
 
 from veranda_dagster.domain import runbooks as runbook_select
 from veranda_dagster.domain.bounds import MAX_HINTS_BYTES
+from veranda_dagster.domain.git_command import git_argv, git_env
 from veranda_dagster.domain.mcp_config import PLAYWRIGHT_INSTRUCTIONS
 from veranda_dagster.domain.models import ContextLayer, RepoFacts, Ticket
+from veranda_dagster.domain.repo_files import RepoFiles
 from veranda_dagster.domain.retrieval import RetrievalResult
 
 BEGIN = "<!-- veranda:begin -->"
@@ -49,15 +51,18 @@ def _cut(text: str, limit: int, source: str) -> str:
     return kept.rstrip() + f"\n\n[… cut at {limit} bytes; read {source} for the rest]\n"
 
 
-def _hints(repo_dir: Path, hints_dir: str | None, repo: str | None) -> tuple[str, str]:
+def _hints(files: RepoFiles, hints_dir: str | None, repo: str | None) -> tuple[str, str]:
+    """The operator's hints file for ``repo`` (config, trusted, still size-capped), then the
+    repository's own ``.veranda/hints.md`` read as data (``RepoFiles``: no links out, no
+    devices)."""
     parts: list[tuple[str, str]] = []
     if hints_dir and repo and "/" in repo:
-        path = Path(hints_dir) / (repo.replace("/", "__", 1) + ".md")
-        if path.is_file():
-            parts.append((str(path), path.read_text(encoding="utf-8", errors="replace")))
-    in_repo = repo_dir / HINTS_IN_REPO
-    if in_repo.is_file():
-        parts.append((HINTS_IN_REPO, in_repo.read_text(encoding="utf-8", errors="replace")))
+        text = RepoFiles(hints_dir).read_text(repo.replace("/", "__", 1) + ".md")
+        if text is not None:
+            parts.append((str(Path(hints_dir) / (repo.replace("/", "__", 1) + ".md")), text))
+    in_repo = files.read_text(HINTS_IN_REPO)
+    if in_repo is not None:
+        parts.append((HINTS_IN_REPO, in_repo))
     if not parts:
         return "none", "No hints are configured for this repository."
     text = "\n\n".join(f"From `{src}`:\n\n{body.strip()}" for src, body in parts)
@@ -103,8 +108,10 @@ def build_layers(
     pack: RetrievalResult,
     repo: str | None = None,
     seeds: list[str] | None = None,
+    files: RepoFiles | None = None,
 ) -> list[ContextLayer]:
-    """The four layers, narrowest last; ``repo`` (``org/name``) finds the hints file."""
+    """The four layers, narrowest last; ``repo`` (``org/name``) finds the hints file; ``files``
+    collects what the clone's reader refused."""
     repo = repo or ticket.repo
     chosen = runbook_select.select_runbooks(
         runbooks_dir,
@@ -112,7 +119,7 @@ def build_layers(
         [*(seeds or []), *(f.path for f in pack.files)],
         repo,
     )
-    hints_source, hints_text = _hints(Path(repo_dir), hints_dir, repo)
+    hints_source, hints_text = _hints(files or RepoFiles(repo_dir), hints_dir, repo)
     return [
         ContextLayer(name="generic", source=GENERIC_SOURCE, text=generic_prompt()),
         ContextLayer(
@@ -185,7 +192,8 @@ def strip_block(text: str) -> str:
 
 def _tracked(repo_dir: Path, rel: str) -> bool:
     proc = subprocess.run(
-        ["git", "-C", str(repo_dir), "ls-files", "--error-unmatch", "--", rel],
+        git_argv("ls-files", "--error-unmatch", "--", rel, cwd=repo_dir),
+        env=git_env(),
         capture_output=True,
         check=False,
     )
@@ -198,7 +206,8 @@ def exclude_from_git(repo_dir: str | Path, rels: list[str]) -> list[str]:
     ``git add --all`` does not stage Veranda's block. Returns the paths handled."""
     repo = Path(repo_dir)
     proc = subprocess.run(
-        ["git", "-C", str(repo), "rev-parse", "--git-path", "info/exclude"],
+        git_argv("rev-parse", "--git-path", "info/exclude", cwd=repo),
+        env=git_env(),
         capture_output=True,
         text=True,
         check=False,
@@ -211,7 +220,8 @@ def exclude_from_git(repo_dir: str | Path, rels: list[str]) -> list[str]:
     tracked = [rel for rel in rels if _tracked(repo, rel)]
     if tracked:
         subprocess.run(
-            ["git", "-C", str(repo), "update-index", "--skip-worktree", "--", *tracked],
+            git_argv("update-index", "--skip-worktree", "--", *tracked, cwd=repo),
+            env=git_env(),
             capture_output=True,
             check=False,
         )
@@ -224,39 +234,41 @@ def exclude_from_git(repo_dir: str | Path, rels: list[str]) -> list[str]:
 
 
 def write_instruction_files(
-    repo_dir: str | Path, layers: list[ContextLayer], pack: RetrievalResult, filenames: list[str]
+    repo_dir: str | Path,
+    layers: list[ContextLayer],
+    pack: RetrievalResult,
+    filenames: list[str],
+    files: RepoFiles | None = None,
 ) -> list[str]:
     """Write the block into each instruction file (preserving the repo's own text); returns the
-    relative paths written, each kept out of commits by ``exclude_from_git``."""
-    repo = Path(repo_dir)
+    relative paths written, each kept out of commits by ``exclude_from_git``. A file that is a
+    link inside the clone is written at its target; one that leaves the clone, or is not a
+    regular file, is refused and noted in ``files.refused`` (the CLI then reads no block)."""
+    files = files or RepoFiles(repo_dir)
     block = render_block(layers, pack)
     written: list[str] = []
     for rel in dict.fromkeys(filenames):
-        target = repo / rel
-        existing = target.read_text(encoding="utf-8") if target.is_file() else None
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(upsert_block(existing, block), encoding="utf-8")
-        written.append(rel)
-    exclude_from_git(repo, written)
+        existing = files.read_text(rel)
+        target = files.write_text(rel, upsert_block(existing, block))
+        if target is not None and target not in written:
+            written.append(target)
+    exclude_from_git(repo_dir, written)
     return written
 
 
 def strip_instruction_files(repo_dir: str | Path, filenames: list[str]) -> list[str]:
     """Remove the Veranda block from each file (deleting files that held only the block), so
     the work loop commits none of it; returns the files changed."""
-    repo = Path(repo_dir)
+    files = RepoFiles(repo_dir)
     changed: list[str] = []
     for rel in dict.fromkeys(filenames):
-        target = repo / rel
-        if not target.is_file():
-            continue
-        text = target.read_text(encoding="utf-8")
-        if BEGIN not in text:
+        text = files.read_text(rel)
+        if text is None or BEGIN not in text:
             continue
         rest = strip_block(text)
         if rest.strip():
-            target.write_text(rest, encoding="utf-8")
+            files.write_text(rel, rest)
         else:
-            target.unlink()
+            (files.root / rel).unlink()
         changed.append(rel)
     return changed

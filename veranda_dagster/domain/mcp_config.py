@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from veranda_dagster.domain.errors import ConfigError, InputError
+from veranda_dagster.domain.repo_files import RepoFiles
 
 PLAYWRIGHT_MCP_VERSION = "0.0.83"
 """Pinned like the vendor CLIs: a tool upgrade is a deploy, a rollback is a tag."""
@@ -169,17 +170,19 @@ def _merge_toml(existing: str, servers: list[McpServer]) -> str:
 
 
 def write_mcp_configs(
-    repo_dir: str | Path, servers: list[McpServer], format_ids: list[str]
+    repo_dir: str | Path,
+    servers: list[McpServer],
+    format_ids: list[str],
+    files: RepoFiles | None = None,
 ) -> list[str]:
-    """Write (merging) each format's config into the clone; returns the relative paths."""
-    repo = Path(repo_dir)
+    """Write (merging) each format's config into the clone; returns the relative paths written
+    (a file the clone's reader refuses is noted in ``files.refused`` and skipped)."""
+    files = files or RepoFiles(repo_dir)
     written: list[str] = []
     for format_id in dict.fromkeys(format_ids):
         rel = render_mcp_config([], format_id)[0]
-        target = repo / rel
-        existing = target.read_text(encoding="utf-8") if target.is_file() else None
-        rel, content = _render(servers, format_id, existing)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
-        written.append(rel)
+        rel, content = _render(servers, format_id, files.read_text(rel))
+        target = files.write_text(rel, content)
+        if target is not None:
+            written.append(target)
     return written

@@ -217,6 +217,8 @@ class RepoFacts(Strict):
     languages: list[str] = Field(default_factory=list)
     needs_containers: bool = False
     frontend: bool = False
+    refused_files: list[str] = Field(default_factory=list)
+    """Files the reader would not open (a link out of the clone, a device, oversize), why."""
 
 
 class ContextPack(PhaseValue):
@@ -235,6 +237,9 @@ class ContextPack(PhaseValue):
     instruction_files: list[str] = Field(default_factory=list)
     mcp_files: list[str] = Field(default_factory=list)
     """MCP configs written into the clone (frontend repos), kept out of commits like the above."""
+    refused_files: list[str] = Field(default_factory=list)
+    """Files of the clone the context phase would not read or write through (links out of
+    the clone, devices, oversize), with the reason: noted, never fatal."""
 
 
 # --- work loop -------------------------------------------------------------------------------
@@ -248,6 +253,8 @@ class CommandResult(Strict):
     timed_out: bool = False
     duration_s: float = 0.0
     output_tail: str = ""
+    sandboxed: bool | None = None
+    """Whether it ran in the sandbox (``None``: recorded before the sandbox existed)."""
 
     @property
     def ok(self) -> bool:

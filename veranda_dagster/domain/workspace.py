@@ -2,17 +2,19 @@
 
 Every work product is committed on the ticket's branch and pushed, so a new pod whose directory
 is gone recreates the clone from the forge and finds the branch where the last phase left it.
-The token never enters the remote URL or ``.git/config``: it rides in a per-command header.
+The token never enters the remote URL, ``.git/config``, any argv or any environment: git asks
+for it through ``git_command.git_askpass``, and only for the configured remote (``origin`` is
+reset to it before every command that talks to the forge).
 """
 
 from __future__ import annotations
 
-import base64
-import os
+import contextlib
 import subprocess
 from pathlib import Path
 
 from veranda_dagster.domain.errors import VerandaError
+from veranda_dagster.domain.git_command import git_argv, git_askpass, git_env, token_allowed
 
 GIT_TIMEOUT_S = 300.0
 """A clone or push of a large repository; anything slower is a hung network, not work."""
@@ -50,25 +52,25 @@ class Workspace:
     # --- git plumbing ------------------------------------------------------------------------
 
     def git(self, *args: str, cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S) -> str:
-        """Run git with the bot identity and, for https remotes, the token as a header."""
-        cmd = ["git", "-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}"]
-        if self._token and self.clone_url.startswith("https://"):
-            basic = base64.b64encode(f"x-access-token:{self._token}".encode()).decode()
-            cmd += ["-c", f"http.extraHeader=Authorization: Basic {basic}"]
-        cmd += list(args)
-        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-        try:
-            proc = subprocess.run(
-                cmd,
-                cwd=cwd or self.path,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                env=env,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise GitError(f"git {args[0]} timed out after {timeout:.0f}s") from None
+        """Run git with the bot identity and the safety config; the token is offered (through
+        askpass) only when the remote is one a token may go to."""
+        cmd = git_argv("-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}", *args)
+        env = git_env()
+        with contextlib.ExitStack() as stack:
+            if self._token and token_allowed(self.clone_url):
+                env.update(stack.enter_context(git_askpass(self._token)))
+            try:
+                proc = subprocess.run(
+                    cmd,
+                    cwd=cwd or self.path,
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                    env=env,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired:
+                raise GitError(f"git {args[0]} timed out after {timeout:.0f}s") from None
         if proc.returncode != 0:
             detail = (proc.stderr or proc.stdout).strip()
             if self._token:
@@ -83,12 +85,21 @@ class Workspace:
         if not (self.path / ".git").exists():
             self.root.mkdir(parents=True, exist_ok=True)
             self.git("clone", "--quiet", self.clone_url, str(self.path), cwd=self.root)
+        self.pin_origin()
         self.git("fetch", "--quiet", "origin")
         if self.remote_branch_exists(self.branch):
             self.git("checkout", "--quiet", "-B", self.branch, f"origin/{self.branch}")
         elif self.current_branch() != self.branch:
             self.git("checkout", "--quiet", "-B", self.branch, f"origin/{self.default_branch()}")
         return self.path
+
+    def pin_origin(self) -> None:
+        """``origin`` is the configured clone URL and nothing else: a clone whose config was
+        rewritten (a push URL to another host) would otherwise get the token sent there."""
+        if self.git("config", "--get-all", "remote.origin.url").splitlines() != [self.clone_url]:
+            self.git("remote", "set-url", "origin", self.clone_url)
+        with contextlib.suppress(GitError):  # exit 5: no push URL set, the normal case
+            self.git("config", "--unset-all", "remote.origin.pushurl")
 
     def default_branch(self) -> str:
         ref = self.git("symbolic-ref", "--quiet", "refs/remotes/origin/HEAD")
@@ -118,6 +129,7 @@ class Workspace:
         return self.head_sha()
 
     def push(self) -> None:
+        self.pin_origin()
         self.git("push", "--quiet", "--force-with-lease", "origin", f"HEAD:{self.branch}")
 
     def changed_files(self, base: str) -> list[str]:

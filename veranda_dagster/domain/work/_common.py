@@ -14,6 +14,7 @@ from veranda_dagster.backends.agent import AgentPort, AgentReply, AgentRequest
 from veranda_dagster.domain.layers import BEGIN, write_instruction_files
 from veranda_dagster.domain.models import ContextPack, ModelCall, Ticket, Tier
 from veranda_dagster.domain.redaction import scrub
+from veranda_dagster.domain.repo_files import RepoFiles
 from veranda_dagster.domain.retrieval import RetrievalResult
 from veranda_dagster.domain.workspace import Workspace
 
@@ -38,11 +39,8 @@ PHASE_TRAILER = "Veranda-Phase"
 def prepare(workspace: Workspace, pack: ContextPack) -> Path:
     """The clone on the ticket branch, with the pack's instruction files in place."""
     repo = workspace.ensure()
-    missing = [
-        rel
-        for rel in pack.instruction_files
-        if not (repo / rel).is_file() or BEGIN not in (repo / rel).read_text(encoding="utf-8")
-    ]
+    files = RepoFiles(repo)
+    missing = [rel for rel in pack.instruction_files if BEGIN not in (files.read_text(rel) or "")]
     if missing and pack.layers:
         retrieval = RetrievalResult(
             files=pack.files, citations=pack.citations, searches=pack.searches, bytes=pack.bytes

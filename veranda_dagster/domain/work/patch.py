@@ -31,7 +31,12 @@ from veranda_dagster.domain.work._common import commit_and_push, prepare, turn, 
 from veranda_dagster.domain.work.prompts import implementer_prompt
 from veranda_dagster.domain.work.red_tests import red_test_command
 from veranda_dagster.domain.work.test_writer import ExtraTests, write_extra_tests
-from veranda_dagster.domain.work.validation import failure_report, run_command, run_validation
+from veranda_dagster.domain.work.validation import (
+    failure_report,
+    network_for,
+    run_command,
+    run_validation,
+)
 from veranda_dagster.domain.workspace import GitError, Workspace
 
 PHASE = "patch"
@@ -73,7 +78,9 @@ def measure_coverage(
 ) -> float | None:
     if not facts.coverage:
         return None
-    return parse_coverage_total(run_command(facts.coverage[0], repo, timeout_s).output_tail)
+    return parse_coverage_total(
+        run_command(facts.coverage[0], repo, timeout_s, network=network_for(facts)).output_tail
+    )
 
 
 def _restore_red_tests(workspace: Workspace, red: RedTests) -> list[str]:
@@ -167,10 +174,13 @@ def _check(
     pack: ContextPack, red: RedTests, extra: ExtraTests | None, repo: str, timeout_s: float
 ) -> list[CommandResult]:
     """Red tests, then the repository's own commands, then the independent seat's tests."""
-    results = [run_command(red_test_command(pack, red.test_files), repo, timeout_s)]
+    net = network_for(pack.facts)
+    results = [run_command(red_test_command(pack, red.test_files), repo, timeout_s, network=net)]
     results += run_validation(pack.facts, repo, timeout_s)
     if extra and extra.files:
-        results.append(run_command(red_test_command(pack, extra.files), repo, timeout_s))
+        results.append(
+            run_command(red_test_command(pack, extra.files), repo, timeout_s, network=net)
+        )
     return results
 
 

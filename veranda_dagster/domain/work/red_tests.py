@@ -34,7 +34,7 @@ from veranda_dagster.domain.work._common import (
     worktree_changes,
 )
 from veranda_dagster.domain.work.prompts import red_tests_prompt
-from veranda_dagster.domain.work.validation import run_command
+from veranda_dagster.domain.work.validation import network_for, run_command
 from veranda_dagster.domain.workspace import Workspace
 
 PHASE = "red_tests"
@@ -125,7 +125,12 @@ def write_red_tests(
     rejected: list[str] = []
     adopted = _adopt(workspace, pack)
     if adopted:
-        run = run_command(red_test_command(pack, adopted), repo, validation_timeout_s)
+        run = run_command(
+            red_test_command(pack, adopted),
+            repo,
+            validation_timeout_s,
+            network=network_for(pack.facts),
+        )
         if judge(run, ticket, adopted[0].endswith(".py")) is None:
             return _value(ticket, pack, workspace, adopted, run, 0, rejected, calls)
         workspace.git("reset", "--quiet", "--hard", pack.base_sha)
@@ -144,7 +149,12 @@ def write_red_tests(
         elif not tests:
             reason = "no test files were written"
         else:
-            run = run_command(red_test_command(pack, tests), repo, validation_timeout_s)
+            run = run_command(
+                red_test_command(pack, tests),
+                repo,
+                validation_timeout_s,
+                network=network_for(pack.facts),
+            )
             reason = judge(run, ticket, all(t.endswith(".py") for t in tests))
         if reason is None:
             subject = f"test({ticket.id}): red tests for {ticket.title}"[:72]

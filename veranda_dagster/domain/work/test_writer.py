@@ -21,7 +21,7 @@ from veranda_dagster.domain.work._common import (
 )
 from veranda_dagster.domain.work.prompts import second_writer_prompt
 from veranda_dagster.domain.work.red_tests import red_test_command
-from veranda_dagster.domain.work.validation import run_command
+from veranda_dagster.domain.work.validation import network_for, run_command
 from veranda_dagster.domain.workspace import Workspace
 
 ROLE = "second_test_writer"
@@ -60,5 +60,10 @@ def write_extra_tests(
     revert(workspace, discarded)
     run = None
     if files:
-        run = run_command(red_test_command(pack, files), repo, validation_timeout_s)
+        run = run_command(
+            red_test_command(pack, files),
+            repo,
+            validation_timeout_s,
+            network=network_for(pack.facts),
+        )
     return ExtraTests(files=files, run=run, call=reply.call, discarded=discarded)

@@ -1,0 +1,162 @@
+"""The sandbox as a hostile repository's command and a hostile agent see it.
+
+Every test runs a real command through the real seam (``run_command`` for repository commands,
+``SubprocessRunner`` for a CLI) and asserts on what it could reach. bubblewrap is a CI
+requirement (``.ci/run`` installs it), so an unavailable sandbox fails rather than skips.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from veranda_dagster.backends.runner import SubprocessRunner
+from veranda_dagster.domain.work.validation import run_command
+from veranda_dagster.sandbox import Sandbox, SandboxError
+from veranda_dagster.sandbox.policy import build_policy
+
+SECRET = "ghs_SANDBOX_canary_token_5d1f0e"
+
+
+@pytest.fixture(autouse=True)
+def _secret_in_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", SECRET)
+    monkeypatch.setenv("VERANDA_SANDBOX", "bwrap")
+
+
+@pytest.fixture
+def clone(tmp_path: Path) -> Path:
+    repo = tmp_path / "workspaces" / "ENG-1"
+    (repo / ".git" / "hooks").mkdir(parents=True)
+    (repo / "app.py").write_text("x = 1\n")
+    return repo
+
+
+def test_bubblewrap_works_here() -> None:
+    assert Sandbox().unavailable() is None, "install bubblewrap (.ci/run does)"
+
+
+def test_no_process_of_the_worker_and_no_secret_in_proc(clone: Path) -> None:
+    """A worker process holding the token (its environ) with a marked command line is not in
+    the command's /proc; every environ and cmdline it can read is the sandbox's own."""
+    marker = "31.4159"
+    worker = subprocess.Popen(["sleep", marker], env={"PATH": "/usr/bin:/bin", "T": SECRET})
+    try:
+        result = run_command(
+            "for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do cat $f; echo; done; env",
+            clone,
+            timeout_s=30,
+        )
+    finally:
+        worker.kill()
+        worker.wait()
+    assert result.ok and result.sandboxed
+    assert SECRET not in result.output_tail
+    assert marker not in result.output_tail, "a worker process is visible in the sandbox"
+
+
+def test_files_outside_the_clone_are_invisible_and_unwritable(clone: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "values" / "ticket.json"
+    outside.parent.mkdir()
+    outside.write_text(SECRET)
+    escape = tmp_path / "escaped.txt"
+    result = run_command(
+        f"cat {outside}; ls {tmp_path}; echo pwned > {escape}; echo pwned > /tmp/x; "
+        f"ls /root /vault 2>&1; echo done",
+        clone,
+        timeout_s=30,
+    )
+    assert result.ok and "done" in result.output_tail
+    assert SECRET not in result.output_tail
+    assert not escape.exists()
+    assert not Path("/tmp/x").exists() or Path("/tmp/x").read_text() != "pwned\n"
+
+
+def test_the_clone_is_writable_but_its_git_directory_is_not(clone: Path) -> None:
+    hook = clone / ".git" / "hooks" / "pre-commit"
+    result = run_command(
+        "echo 'rm -rf /' > .git/hooks/pre-commit; echo '[core] fsmonitor = x' >> .git/config; "
+        "echo built > out.txt",
+        clone,
+        timeout_s=30,
+    )
+    assert (clone / "out.txt").read_text() == "built\n"
+    assert not hook.exists() and not (clone / ".git" / "config").exists()
+    assert "Read-only file system" in result.output_tail
+
+
+def test_repository_commands_have_no_network(clone: Path) -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    accepted: list[bool] = []
+
+    def accept() -> None:
+        server.settimeout(5)
+        try:
+            server.accept()
+            accepted.append(True)
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=accept)
+    thread.start()
+    probe = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)"
+    result = run_command(f"{sys.executable} -c \"{probe}\"", clone, timeout_s=30)
+    thread.join()
+    server.close()
+    assert not result.ok and not accepted
+
+
+def test_a_cli_sees_only_the_env_its_adapter_built_and_its_own_home(
+    clone: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "claude-home"
+    home.mkdir()
+    script = clone / "cli.sh"
+    script.write_text(
+        "#!/bin/sh\nenv; cat /proc/[0-9]*/environ; echo; touch \"$HOME/session\"; "
+        "ls /proc | grep -c '^[0-9]'\n"
+    )
+    script.chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "ANTHROPIC_API_KEY": "sk-ant-own-key"}
+    out = SubprocessRunner().run([str(script)], str(clone), env, None, 30)
+    assert out.exit_code == 0, out.stderr
+    assert SECRET not in out.stdout and "sk-ant-own-key" in out.stdout
+    assert (home / "session").exists()
+    assert int(out.stdout.strip().splitlines()[-1]) <= 4, "processes beyond the sandbox's own"
+
+
+def test_required_sandbox_without_bubblewrap_fails_closed(clone: Path) -> None:
+    sandbox = Sandbox(mode="bwrap")
+    sandbox.bwrap = None
+    with pytest.raises(SandboxError, match="not installed"):
+        sandbox.prepare(["true"], clone, {}, network="none")
+
+
+def test_auto_mode_without_bubblewrap_runs_unsandboxed_and_says_so(clone: Path) -> None:
+    sandbox = Sandbox(mode="auto")
+    sandbox.bwrap = None
+    prepared = sandbox.prepare(["true"], clone, {}, network="none")
+    assert not prepared.sandboxed and "unsandboxed" in prepared.notes[0]
+
+
+def test_worker_state_is_never_made_writable_or_visible(tmp_path: Path) -> None:
+    """A ``PATH`` entry that contains ``$DAGSTER_HOME`` is dropped, not bound with it."""
+    home = tmp_path / "dagster_home"
+    clone = home / "workspaces" / "ENG-1"
+    clone.mkdir(parents=True)
+    with pytest.raises(SandboxError, match="holds worker state"):
+        build_policy(["true"], home, {}, network="none", forbidden=[home])
+    policy = build_policy(
+        ["true"], clone, {"PATH": str(tmp_path)}, network="none", forbidden=[home]
+    )
+    assert policy.writable == [str(clone.resolve())]
+    assert str(tmp_path) not in policy.readable
+    assert any("not visible" in note for note in policy.notes)

@@ -1,0 +1,95 @@
+"""How the product itself runs git in a clone it does not trust.
+
+The clone holds the repository's code, and before the sandbox existed its tests could write
+``.git`` too: a planted hook or ``core.fsmonitor`` command then ran inside the product's own
+``git commit`` with every worker secret in its environment, and the forge token rode in git's
+argv (``http.extraHeader``), readable by any process through ``/proc/<pid>/cmdline``. So every
+product git call:
+
+* carries ``SAFE_GIT_CONFIG``: hooks pointed at nothing, fsmonitor off, the ``ext::`` transport
+  off, redirects not followed (a redirect must not take the token to another host), no
+  configured credential helper;
+* runs with ``git_env``: an allowlist, never the worker's whole environment;
+* gets the token, when the remote needs one, only through ``GitAskpass``: a 0600 file in a
+  0700 directory that git's ``GIT_ASKPASS`` script prints, so the token is in no argv and no
+  environment, and the file is gone when the command ends.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+SAFE_GIT_CONFIG: tuple[str, ...] = (
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.fsmonitor=false",
+    "-c", "protocol.ext.allow=never",
+    "-c", "http.followRedirects=false",
+    "-c", "credential.helper=",
+)  # fmt: skip
+
+GIT_ENV_ALLOWLIST = (
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+    "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "GIT_SSL_CAINFO", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY",
+    "no_proxy",
+)  # fmt: skip
+"""What git needs to find itself, its certificates and a proxy; keys and tokens stay out."""
+
+TOKEN_FILE_ENV = "VERANDA_GIT_TOKEN_FILE"
+GIT_USERNAME = "x-access-token"
+"""The username GitHub (and GitLab, for ``oauth2``-less tokens) accepts beside a token."""
+
+_ASKPASS = f"""#!/bin/sh
+case "$1" in
+  Username*) printf '%s\\n' {GIT_USERNAME} ;;
+  *) cat "${TOKEN_FILE_ENV}" ;;
+esac
+"""
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def git_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    source = os.environ if environ is None else environ
+    env = {k: source[k] for k in GIT_ENV_ALLOWLIST if source.get(k)}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    return env
+
+
+def git_argv(*args: str, cwd: str | Path | None = None) -> list[str]:
+    """``git`` with the safety config, optionally ``-C cwd``, then ``args``."""
+    where = ["-C", str(cwd)] if cwd is not None else []
+    return ["git", *SAFE_GIT_CONFIG, *where, *args]
+
+
+def token_allowed(remote_url: str) -> bool:
+    """Whether a token may be offered to ``remote_url``: https anywhere, plain http only on a
+    loopback address (the simulation's forge), never a local path or another scheme."""
+    parts = urlsplit(remote_url)
+    if parts.scheme == "https":
+        return bool(parts.hostname)
+    return parts.scheme == "http" and (parts.hostname or "") in LOOPBACK_HOSTS
+
+
+@contextmanager
+def git_askpass(token: str) -> Iterator[dict[str, str]]:
+    """The env additions that let git ask for ``token``: a script path and a file path, never
+    the value. Both live in a fresh 0700 directory removed on exit."""
+    folder = Path(tempfile.mkdtemp(prefix="veranda-git-"))
+    try:
+        token_file = folder / "token"
+        fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(token)
+        script = folder / "askpass"
+        script.write_text(_ASKPASS)
+        script.chmod(0o700)
+        yield {"GIT_ASKPASS": str(script), TOKEN_FILE_ENV: str(token_file)}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,93 @@
+"""A ``SandboxPolicy`` as a bubblewrap command line, and whether bubblewrap works here.
+
+bubblewrap (Debian's ``bubblewrap``) builds the view from nothing: an empty root, then each
+allowed path bound in. New user, pid, ipc, uts and cgroup namespaces (and a new network
+namespace unless the policy needs the network); ``/proc`` is a fresh procfs of the new pid
+namespace, so ``/proc/<pid>/environ`` shows only the sandbox's own processes; ``--new-session``
+stops a command from pushing keystrokes into a terminal; ``--die-with-parent`` and the pid
+namespace take every process the command started down with it when its bound kills it.
+
+bwrap's own init runs as pid 1 *inside* the namespace and keeps the environment bwrap was
+started with, readable at ``/proc/1/environ``; so bwrap is started with exactly the sandbox's
+environment and no ``--setenv`` (argv is world-readable too).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from veranda_dagster.sandbox.policy import (
+    ETC_ENTRIES,
+    SANDBOX_UID,
+    SYSTEM_DIRS,
+    SandboxPolicy,
+)
+
+SELF_TEST_TIMEOUT_S = 10.0
+"""Starting an empty sandbox takes milliseconds; longer means namespaces are blocked."""
+
+
+def bwrap_argv(policy: SandboxPolicy, argv: list[str], bwrap: str = "bwrap") -> list[str]:
+    out = [
+        bwrap,
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-user",
+        "--uid", str(SANDBOX_UID),
+        "--gid", str(SANDBOX_UID),
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--hostname", "veranda-sandbox",
+    ]  # fmt: skip
+    if policy.network == "none":
+        out.append("--unshare-net")
+    for name in SYSTEM_DIRS:
+        path = Path(name)
+        if path.is_symlink():
+            out += ["--symlink", os.readlink(path), name]
+        elif path.is_dir():
+            out += ["--ro-bind", name, name]
+    for entry in ETC_ENTRIES:
+        out += ["--ro-bind-try", f"/etc/{entry}", f"/etc/{entry}"]
+    out += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+    out += ["--tmpfs", policy.home]
+    for path in policy.readable:
+        out += ["--ro-bind", path, path]
+    for path in policy.writable:
+        out += ["--bind", path, path]
+        git_dir = Path(path) / ".git"
+        if git_dir.is_dir() and not git_dir.is_symlink():
+            out += ["--ro-bind", str(git_dir), str(git_dir)]
+    out += ["--chdir", policy.cwd, "--", *argv]
+    return out
+
+
+def find_bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+@functools.cache
+def bwrap_works(bwrap: str) -> str | None:
+    """``None`` when an empty sandbox starts here, else the reason it does not (user
+    namespaces disabled, a seccomp profile that forbids ``unshare``, a masked ``/proc``)."""
+    policy = SandboxPolicy(cwd="/")
+    try:
+        proc = subprocess.run(
+            bwrap_argv(policy, ["/bin/true"], bwrap),
+            env={"PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=SELF_TEST_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if proc.returncode != 0:
+        return (proc.stderr.strip() or f"exit {proc.returncode}")[-300:]
+    return None
