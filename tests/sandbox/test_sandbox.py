@@ -108,7 +108,7 @@ def test_repository_commands_have_no_network(clone: Path) -> None:
     thread = threading.Thread(target=accept)
     thread.start()
     probe = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)"
-    result = run_command(f"{sys.executable} -c \"{probe}\"", clone, timeout_s=30)
+    result = run_command(f'{sys.executable} -c "{probe}"', clone, timeout_s=30)
     thread.join()
     server.close()
     assert not result.ok and not accepted
@@ -121,7 +121,7 @@ def test_a_cli_sees_only_the_env_its_adapter_built_and_its_own_home(
     home.mkdir()
     script = clone / "cli.sh"
     script.write_text(
-        "#!/bin/sh\nenv; cat /proc/[0-9]*/environ; echo; touch \"$HOME/session\"; "
+        '#!/bin/sh\nenv; cat /proc/[0-9]*/environ; echo; touch "$HOME/session"; '
         "ls /proc | grep -c '^[0-9]'\n"
     )
     script.chmod(0o755)
