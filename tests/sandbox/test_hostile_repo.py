@@ -23,7 +23,7 @@ from veranda_dagster.domain.layers import HINTS_IN_REPO, build_layers, write_ins
 from veranda_dagster.domain.models import RepoFacts, Ticket
 from veranda_dagster.domain.repo_files import RepoFiles
 from veranda_dagster.domain.retrieval import RetrievalResult
-from veranda_dagster.domain.workspace import Workspace
+from veranda_dagster.domain.workspace import SecretInChangeError, Workspace
 from veranda_dagster.sim.git_http import GitHttpServer
 
 SECRET = "ghs_HOSTILE_repo_canary_9b2e41"
@@ -277,3 +277,49 @@ def test_the_git_command_line_and_env_never_carry_the_token() -> None:
         assert [oct(p.stat().st_mode & 0o777) for p in token_files] == ["0o600"]
         assert oct(script.parent.stat().st_mode & 0o777) == "0o700"
     assert not script.parent.exists()
+
+
+def _branch_on_server(bare: Path, branch: str) -> bool:
+    out = subprocess.run(
+        ["git", "--git-dir", str(bare), "branch", "--list", branch],
+        env=git_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return bool(out.strip())
+
+
+def test_a_change_that_adds_a_worker_secret_is_never_pushed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Push protection: an agent steered into writing its environment into a file (or a commit
+    message) gets a typed refusal naming the variable and file, and the forge gets nothing."""
+    linear_key = "lin_api_HOSTILE_ticket_canary_77c1"
+    monkeypatch.setenv("LINEAR_API_KEY", linear_key)
+    bare = _bare_with_main(tmp_path)
+    with GitHttpServer(bare.parent.parent, SECRET) as server:
+        url = server.url_for("acme/app")
+        ws = Workspace(tmp_path / "ws", "ENG-10", url, "veranda/eng-10", SECRET)
+        ws.ensure()
+        (ws.path / "notes").mkdir()
+        (ws.path / "notes" / "leak.txt").write_text(f"LINEAR_API_KEY={linear_key}\n")
+        ws.commit_all("docs: notes")
+        with pytest.raises(SecretInChangeError) as caught:
+            ws.push()
+        assert str(caught.value) == (
+            "refusing to push veranda/eng-10: notes/leak.txt adds the value of $LINEAR_API_KEY"
+        )
+        assert not _branch_on_server(bare, "veranda/eng-10")
+
+        (ws.path / "notes" / "leak.txt").unlink()
+        ws.commit_all(f"chore: token {SECRET}")
+        with pytest.raises(SecretInChangeError, match="a commit message holds the value of"):
+            ws.push()
+        assert SECRET not in str(caught.value)
+
+        ws.git("reset", "--hard", "--quiet", "origin/main")
+        (ws.path / "app.py").write_text("x = 4\n")
+        ws.commit_all("fix: four")
+        ws.push()  # a clean change still goes out
+    assert _branch_on_server(bare, "veranda/eng-10")

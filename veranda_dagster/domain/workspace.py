@@ -10,11 +10,14 @@ reset to it before every command that talks to the forge).
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from veranda_dagster.domain.errors import VerandaError
 from veranda_dagster.domain.git_command import git_argv, git_askpass, git_env, token_allowed
+from veranda_dagster.domain.redaction import environ_secrets
 
 GIT_TIMEOUT_S = 300.0
 """A clone or push of a large repository; anything slower is a hung network, not work."""
@@ -25,6 +28,12 @@ BOT_EMAIL = "veranda@users.noreply.localhost"
 
 class GitError(VerandaError):
     """A git command failed; the message carries its stderr with the token redacted."""
+
+
+class SecretInChangeError(GitError):
+    """The branch adds a value the worker holds as a secret (an agent steered into writing its
+    environment into a file or commit message): nothing is pushed. The message names the
+    variable and the file, never the value."""
 
 
 class Workspace:
@@ -130,7 +139,37 @@ class Workspace:
 
     def push(self) -> None:
         self.pin_origin()
+        self.refuse_secrets()
         self.git("push", "--quiet", "--force-with-lease", "origin", f"HEAD:{self.branch}")
+
+    def refuse_secrets(self, environ: Mapping[str, str] | None = None) -> None:
+        """Push protection, like the forge's own: every line the branch adds over the default
+        branch, and every commit message, is checked for the token and for each secret the
+        worker's environment holds (``redaction.environ_secrets``)."""
+        named = {self._token: "the forge token"} if self._token else {}
+        for name, value in (os.environ if environ is None else environ).items():
+            for secret in environ_secrets({name: value}):
+                named.setdefault(secret, f"${name}")
+        if not named:
+            return
+        base = f"origin/{self.default_branch()}"
+        diff = self.git("diff", "--text", "--no-color", "--unified=0", f"{base}...HEAD")
+        messages = self.git("log", "--format=%B", f"{base}..HEAD")
+        where = ""
+        for line in diff.splitlines():
+            if line.startswith("+++ "):
+                where = line[6:] if line.startswith("+++ b/") else line[4:]
+            elif line.startswith("+"):
+                hit = next((n for s, n in named.items() if s in line), None)
+                if hit:
+                    raise SecretInChangeError(
+                        f"refusing to push {self.branch}: {where} adds the value of {hit}"
+                    )
+        hit = next((n for s, n in named.items() if s in messages), None)
+        if hit:
+            raise SecretInChangeError(
+                f"refusing to push {self.branch}: a commit message holds the value of {hit}"
+            )
 
     def changed_files(self, base: str) -> list[str]:
         out = self.git("diff", "--name-only", f"{base}...HEAD")

@@ -136,9 +136,30 @@ def obey_injection(reply: ScriptedReply, role: str, prompt: str, system: str) ->
     )
 
 
+REACHED_FILE = "reached.txt"
+"""Where a steered implementer writes everything its shell could reach, to commit it."""
+REACH_COMMAND = (
+    "{ env; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do cat $f; echo; done; "
+    f"ls -la ~ /root /work /home 2>&1; }} > {REACHED_FILE} 2>&1; true"
+)
+"""What an agent told to "collect every token" runs in its own shell: its environment, every
+process's environment and command line it can see, and the home folders."""
+_EXFILTRATE = re.compile(r"commit (?:its|the) output", re.I)
+
+
+def obey_exfiltration(reply: ScriptedReply, role: str, prompt: str) -> ScriptedReply:
+    """A steered implementer: asked to collect what it can reach and commit it, it runs
+    ``REACH_COMMAND`` in its shell first, so the sandbox (what the shell could read) and push
+    protection (what may leave) are both exercised by a real CLI's own tool."""
+    if role != "implementer" or not _EXFILTRATE.search(prompt):
+        return reply
+    return ScriptedReply(reply.text, [RunCommand(REACH_COMMAND), *reply.actions])
+
+
 def script_reply(role: str, prompt: str, round_no: int, system: str = "") -> ScriptedReply:
     """The reply for the ``round_no``-th turn (1-based) this server has seen for ``role``."""
-    return obey_injection(_scripted(role, prompt, round_no), role, prompt, system)
+    reply = obey_exfiltration(_scripted(role, prompt, round_no), role, prompt)
+    return obey_injection(reply, role, prompt, system)
 
 
 def _scripted(role: str, prompt: str, round_no: int) -> ScriptedReply:
