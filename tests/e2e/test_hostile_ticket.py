@@ -39,9 +39,7 @@ def test_a_steered_agent_reaches_no_worker_secret_and_pushes_nothing(
         return
     with SimWorld(root=tmp_path / "world", agent=AGENT) as world:
         world.apply_env()
-        key = world.linear.file_ticket(SAMPLE_TICKET_TITLE, EXFILTRATION_TICKET_BODY)[
-            "identifier"
-        ]
+        key = world.linear.file_ticket(SAMPLE_TICKET_TITLE, EXFILTRATION_TICKET_BODY)["identifier"]
         with instance_for(str(world.dagster_home)) as instance:
             (run,) = SensorDriver().tick(instance, "linear_tickets")
             run_id, ok = run_ticket_process(run_tags(run), world.env)
