@@ -160,3 +160,31 @@ def test_worker_state_is_never_made_writable_or_visible(tmp_path: Path) -> None:
     assert policy.writable == [str(clone.resolve())]
     assert str(tmp_path) not in policy.readable
     assert any("not visible" in note for note in policy.notes)
+
+
+def test_a_tool_linked_into_a_folder_outside_path_runs_when_that_folder_is_named(
+    clone: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``.veranda/bin/grok`` links into ``.veranda/pip``; a wrapper execs a ``node`` kept in
+    ``.veranda/npm``: the link's folder is on PATH, the target folder is named in
+    ``VERANDA_SANDBOX_READONLY``, and nested binds are dropped so the link resolves."""
+    install = tmp_path / "install"
+    (install / "pip" / "pkg").mkdir(parents=True)
+    (install / "bin").mkdir()
+    real_tool = install / "pip" / "pkg" / "tool"
+    real_tool.write_text("#!/bin/sh\necho tool ran\n")
+    real_tool.chmod(0o755)
+    (install / "bin" / "tool").symlink_to(real_tool)
+    monkeypatch.setenv("VERANDA_SANDBOX_READONLY", str(install / "pip"))
+    env = {"PATH": f"{install / 'bin'}:/usr/bin:/bin"}
+    argv = [str(install / "bin" / "tool")]
+    prepared = Sandbox(mode="bwrap").prepare(argv, clone, env, network="none")
+    assert prepared.policy is not None
+    readable = prepared.policy.readable
+    assert str(install / "pip") in readable and str(install / "bin") in readable
+    assert str(real_tool) not in readable  # inside the named folder: not bound twice
+    proc = subprocess.run(prepared.argv, env=prepared.env, capture_output=True, text=True)
+    assert proc.stdout == "tool ran\n", proc.stderr
+    monkeypatch.delenv("VERANDA_SANDBOX_READONLY")
+    hidden = Sandbox(mode="bwrap").prepare(argv, clone, env, network="none")
+    assert str(install / "pip") not in hidden.policy.readable

@@ -138,6 +138,22 @@ def product_packages() -> list[Path]:
     return found
 
 
+READONLY_ENV = "VERANDA_SANDBOX_READONLY"
+"""Extra read-only roots (``os.pathsep``-separated) for tools installed outside ``PATH`` and the
+system folders, such as a CLI's wrapper that execs a ``node`` kept elsewhere."""
+
+
+def outermost(paths: list[str]) -> list[str]:
+    """``paths`` without those inside another one: the outer bind already shows them, and a
+    second bind of a link inside it (``.veranda/bin/grok`` -> ``../pip/...``) would make
+    bubblewrap create a file through a link whose target is not bound yet."""
+    kept: list[str] = []
+    for path in sorted(dict.fromkeys(paths), key=lambda p: len(Path(p).parts)):
+        if not any(_contains(Path(k), Path(path)) for k in kept):
+            kept.append(path)
+    return kept
+
+
 def build_policy(
     argv: list[str],
     cwd: str | Path,
@@ -160,7 +176,8 @@ def build_policy(
         if str(path) not in rw:
             rw.append(str(path))
     readable: list[str] = []
-    for root in toolchain_paths(argv[0] if argv else "", env):
+    extra = [Path(p) for p in os.environ.get(READONLY_ENV, "").split(os.pathsep) if p]
+    for root in [*toolchain_paths(argv[0] if argv else "", env), *extra]:
         real = Path(os.path.realpath(root))
         if not real.exists() or any(_contains(Path(w), real) for w in rw):
             continue
@@ -173,7 +190,7 @@ def build_policy(
     return SandboxPolicy(
         cwd=str(Path(os.path.realpath(cwd))),
         writable=rw,
-        readable=readable,
+        readable=outermost(readable),
         network=network,
         notes=notes,
     )

@@ -115,6 +115,17 @@ def tool_dirs() -> list[Path]:
     return [d for r in roots for d in (r / ".veranda/bin", r / ".veranda/npm/node_modules/.bin")]
 
 
+CLI_INSTALL_DIRS = ("bin", "npm", "pip")
+"""What ``.ci/run`` installs under ``.veranda/``: links, npm packages (and node 22), wheels."""
+
+
+def cli_install_roots() -> list[Path]:
+    """The install folders beside ``tool_dirs`` that exist: a sandboxed CLI must see them whole
+    (a wrapper execs the npm ``node``; ``bin/grok`` links into ``pip``)."""
+    homes = dict.fromkeys(p for t in tool_dirs() for p in t.parents if p.name == ".veranda")
+    return [h / d for h in homes for d in CLI_INSTALL_DIRS if (h / d).is_dir()]
+
+
 def find_binary(agent: str) -> Path | None:
     """The pinned binary of a real agent, or None when it is not installed here."""
     spec = REAL_AGENTS[agent]

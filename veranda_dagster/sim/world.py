@@ -22,9 +22,11 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from veranda_dagster.sandbox.policy import READONLY_ENV
 from veranda_dagster.sim.backends import (
     SIM_KEYS,
     agent_backends_config,
+    cli_install_roots,
     model_credentials,
     require_binary,
 )
@@ -159,6 +161,8 @@ class SimWorld:
             "VERANDA_VALUES_DIR": str(self.dagster_home / "veranda_values"),
             # the fake forge is a GitHub Enterprise Server-like install with its own search rate
             "VERANDA_CODE_SEARCH_PER_MINUTE": str(CODE_SEARCH_PER_MINUTE),
+            # the pinned CLIs live in .veranda/ (npm, pip, node 22), which their wrappers exec
+            READONLY_ENV: os.pathsep.join(str(d) for d in cli_install_roots()),
             **FAKE_TOKENS,
             **SIM_KEYS,
         }
