@@ -1,10 +1,10 @@
 """List a project's fix commits that name the issue they fix: the raw material of the dataset.
 
 A curator runs this over a clone, newest first, and takes the first commits that pass the same
-rule for every project (see ``benchmarks/README.md``, "How cases are chosen"), then looks each
-issue up in the project's GitHub issue threads and copies the report as filed into
-``data/retrieval_reports.json``. Nothing here reads the pack: the choice cannot lean toward cases
-the pack happens to win.
+rule for every project (see ``benchmarks/README.md``, "The dataset"), then looks each issue up
+in the project's GitHub issue threads and copies the report as filed into
+``data/retrieval_reports/<owner>+<name>.json``. Nothing here reads the pack: the choice cannot
+lean toward cases the pack happens to win.
 
 A commit qualifies when its message says it fixes, closes or resolves an issue of the same
 repository (``Fixes #123``, ``closes https://github.com/o/n/issues/123``) and its first-parent
