@@ -96,9 +96,10 @@ def _problems(fn: Callable[[str], object], size: int = MEGABYTE) -> list[str]:
     for unit in WORST_SHAPES:
         big = _fill(unit, size)
         spent = _seconds(fn, big)
-        if spent >= MEASURABLE_S:  # measure once more, and the growth from an eighth
-            spent = min(spent, _seconds(fn, big))
-            small = min(_seconds(fn, big[: size // 8]) for _ in range(2))
+        if spent >= MEASURABLE_S:  # best of three each, and the growth from an eighth:
+            # the minimum is the run least disturbed by whatever else the machine is doing
+            spent = min(spent, *(_seconds(fn, big) for _ in range(2)))
+            small = min(_seconds(fn, big[: size // 8]) for _ in range(3))
             growth = spent / max(small, 1e-3)
             if growth > MAX_GROWTH:
                 problems.append(f"{unit!r}: 8x the text cost {growth:.0f}x the time")

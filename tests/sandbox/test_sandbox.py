@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import threading
+import uuid
 from pathlib import Path
 
 import pytest
@@ -65,8 +66,9 @@ def test_files_outside_the_clone_are_invisible_and_unwritable(clone: Path, tmp_p
     outside.parent.mkdir()
     outside.write_text(SECRET)
     escape = tmp_path / "escaped.txt"
+    host_tmp = Path("/tmp") / f"veranda-escape-{uuid.uuid4().hex}"
     result = run_command(
-        f"cat {outside}; ls {tmp_path}; echo pwned > {escape}; echo pwned > /tmp/x; "
+        f"cat {outside}; ls {tmp_path}; echo pwned > {escape}; echo pwned > {host_tmp}; "
         f"ls /root /vault 2>&1; echo done",
         clone,
         timeout_s=30,
@@ -74,7 +76,7 @@ def test_files_outside_the_clone_are_invisible_and_unwritable(clone: Path, tmp_p
     assert result.ok and "done" in result.output_tail
     assert SECRET not in result.output_tail
     assert not escape.exists()
-    assert not Path("/tmp/x").exists() or Path("/tmp/x").read_text() != "pwned\n"
+    assert not host_tmp.exists(), "the sandbox's /tmp is the host's"
 
 
 def test_the_clone_is_writable_but_its_git_directory_is_not(clone: Path) -> None:
