@@ -13,9 +13,9 @@ from typing import Any
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import PHASES
+from veranda_dagster.domain.phases import PHASE_NAMES
 
-ASSETS = tuple(PHASES)
+ASSETS = PHASE_NAMES
 """Every phase asset, in lineage order."""
 
 
