@@ -183,6 +183,8 @@ class PipelineResource(dg.ConfigurableResource):
         return guess
 
     def build_context_pack(self, ticket: Ticket, guess: RepoGuess) -> ContextPack:
+        if not guess.repo:
+            raise InputError(f"ticket {ticket.id}: no repository was decided to pack")
         workspace = self.workspace(ticket.id, guess.repo)
         search: CodeSearch
         if self.github_token:

@@ -56,7 +56,8 @@ def parse_claude_stream(stdout: str, family: str = "claude") -> StreamSummary:
                 last_text = "".join(parts)
         elif kind == "result":
             s.terminal = True
-            s.text = ev.get("result") if isinstance(ev.get("result"), str) else last_text
+            result = ev.get("result")
+            s.text = result if isinstance(result, str) else last_text
             s.usage = claude_usage(ev.get("usage") or {})
             s.cost_usd = ev.get("total_cost_usd")
             models = list((ev.get("modelUsage") or {}).keys())

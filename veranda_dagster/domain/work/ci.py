@@ -148,7 +148,8 @@ def await_ci(
     repo_dir = prepare(workspace, pack)
     sha = workspace.head_sha()  # the branch on the forge: review's head, or a pushed repair
     calls: list[ModelCall] = []
-    repairs, kind, grounded = _repairs_on_branch(workspace, review), "none", []
+    repairs, kind = _repairs_on_branch(workspace, review), "none"
+    grounded: list[Violation] = []
     total_polls = 0
     while True:
         runs, polls, done = wait_for_checks(forge, pack.repo, sha, clock, sleep, timeout_s)
