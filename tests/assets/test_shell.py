@@ -25,20 +25,11 @@ from veranda_dagster.domain.errors import (
     TransientError,
 )
 from veranda_dagster.domain.models import RepoGuess, Ticket
+from veranda_dagster.domain.phases import SHARED_METADATA
 from veranda_dagster.resources.pipeline import PipelineResource
 
-METADATA_KEYS = {
-    "duration_s",
-    "outcome",
-    "model_calls",
-    "usd",
-    "tokens_in",
-    "tokens_out",
-    "backend",
-    "model",
-    "tier",
-    "reason",
-}
+METADATA_KEYS = set(SHARED_METADATA)
+"""What the shell must write on every phase: the registry's declaration of the contract."""
 
 
 def _guess() -> RepoGuess:
