@@ -10,7 +10,8 @@ import re
 
 import dagster as dg
 
-TICKETS = dg.DynamicPartitionsDefinition(name="tickets")
+TICKETS_NAME = "tickets"
+TICKETS = dg.DynamicPartitionsDefinition(name=TICKETS_NAME)
 
 TICKET_JOB = "ticket_run"
 """The job every ticket run launches: the whole phase graph for one partition."""

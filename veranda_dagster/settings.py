@@ -9,11 +9,21 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from veranda_dagster.domain.errors import ConfigError
 
 N = TypeVar("N", int, float)
+
+
+@overload
+def env_number(name: str, default: N, kind: type[N], *, allow_zero: bool = False) -> N: ...
+
+
+@overload
+def env_number(
+    name: str, default: None, kind: type[N], *, allow_zero: bool = False
+) -> N | None: ...
 
 
 def env_number(

@@ -22,25 +22,14 @@ from veranda_dagster.assets._shell import (
 )
 from veranda_dagster.domain.errors import (
     InputError,
-    MissingCapabilityError,
     TransientError,
 )
 from veranda_dagster.domain.models import RepoGuess, Ticket
-from veranda_dagster.resources._capability import require
+from veranda_dagster.domain.phases import SHARED_METADATA
 from veranda_dagster.resources.pipeline import PipelineResource
 
-METADATA_KEYS = {
-    "duration_s",
-    "outcome",
-    "model_calls",
-    "usd",
-    "tokens_in",
-    "tokens_out",
-    "backend",
-    "model",
-    "tier",
-    "reason",
-}
+METADATA_KEYS = set(SHARED_METADATA)
+"""What the shell must write on every phase: the registry's declaration of the contract."""
 
 
 def _guess() -> RepoGuess:
@@ -150,27 +139,23 @@ def test_metrics_hook_is_called_and_only_its_absence_is_silent(monkeypatch):
     assert run_phase(_context(), PHASES["repo_guess"], _guess, _ok, _none).value == _guess()
 
 
-def test_missing_capability_is_named_never_faked(monkeypatch):
-    with pytest.raises(MissingCapabilityError, match=r"missing capability: red tests"):
-        require("veranda_dagster.domain.work.not_there", "write_red_tests", "red tests")
-    with pytest.raises(MissingCapabilityError, match=r"intake.no_such_fn is not built yet"):
-        require("veranda_dagster.domain.intake", "no_such_fn", "ticket intake")
-    monkeypatch.setitem(sys.modules, "veranda_dagster.domain.work.patch", None)
-    pipeline = PipelineResource()
-    with pytest.raises(MissingCapabilityError, match="missing capability: patch"):
-        pipeline.implement(None, None, None)  # type: ignore[arg-type]
+def test_phase_methods_call_the_domain_entry_points_they_import():
+    """Plain imports, not strings: each phase method's domain function is the module's own."""
+    from veranda_dagster.domain.work import ci, review
+    from veranda_dagster.resources import pipeline
+
+    assert pipeline.work_review.review_rounds is review.review_rounds
+    assert pipeline.work_ci.await_ci is ci.await_ci
 
 
 def test_phase_methods_delegate_with_the_workspace_and_clients(monkeypatch, tmp_path):
     seen: dict[str, object] = {}
-    work = types.ModuleType("veranda_dagster.domain.work.review")
 
     def review_rounds(ticket, pack, pr, workspace, agent, forge, *, validation_timeout_s):
         seen.update(workspace=workspace, agent=agent, forge=forge, bound=validation_timeout_s)
         return "reviewed"
 
-    work.review_rounds = review_rounds
-    monkeypatch.setitem(sys.modules, "veranda_dagster.domain.work.review", work)
+    monkeypatch.setattr("veranda_dagster.domain.work.review.review_rounds", review_rounds)
     pipeline = PipelineResource(workspace_root=str(tmp_path), github_token="t0k")
     monkeypatch.setattr(PipelineResource, "agent", lambda self, ticket: "agent")
     monkeypatch.setattr(PipelineResource, "forge", lambda self: "forge")

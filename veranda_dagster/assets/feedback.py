@@ -8,6 +8,7 @@ import dagster as dg
 
 from veranda_dagster.assets._policy import PHASES, phase_asset
 from veranda_dagster.assets._shell import run_phase
+from veranda_dagster.domain.errors import StoredValueError
 from veranda_dagster.domain.models import ContextPack, Feedback, PullRequest, Ticket
 from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.storage import ValueStore
@@ -28,6 +29,11 @@ def feedback(
 ) -> dg.Output[Feedback]:
     def call() -> Feedback:
         previous = value_store.load_or_none("feedback", context.partition_key)
+        if previous is not None and not isinstance(previous, Feedback):
+            raise StoredValueError(
+                f"asset 'feedback' partition {context.partition_key!r}: stored a "
+                f"{type(previous).__name__}, not Feedback"
+            )
         return pipeline.process_feedback(ticket, context_pack, pull_request, previous)
 
     return run_phase(

@@ -69,8 +69,11 @@ class HealthVerdict(BaseModel):
 class Backend(Protocol):
     """A vendor CLI in one auth mode (e.g. claude/api_key, claude/bedrock)."""
 
-    family: str
-    mode: str
+    @property
+    def family(self) -> str: ...
+
+    @property
+    def mode(self) -> str: ...
 
     @property
     def capabilities(self) -> Capabilities: ...

@@ -27,10 +27,14 @@ from veranda_dagster.domain.errors import VerandaError
 from veranda_dagster.sandbox import Sandbox
 
 NO_REAL_CLI_ENV = "VERANDA_NO_REAL_CLI"
-VENDOR_BINARIES = frozenset(
-    {"claude", "codex", "gemini", "kimi", "grok", "cursor-agent", "agent", "opencode"}
-)
-"""Basenames of vendor CLIs; the guard blocks these, not scripted stand-ins with other names."""
+
+
+def vendor_binaries() -> frozenset[str]:
+    """Basenames of vendor CLIs, as each adapter declares them (``default_binary`` and
+    ``also_spawns``); the guard blocks these, not scripted stand-ins with other names."""
+    from veranda_dagster.backends import registry  # the adapters import this module
+
+    return registry.binaries()
 
 
 class RunOutput(BaseModel):
@@ -59,7 +63,9 @@ class CommandRunner(Protocol):
 
 def guard_real_cli(argv: Sequence[str]) -> None:
     """Raise if the guard is on and ``argv`` would start a vendor CLI."""
-    if os.environ.get(NO_REAL_CLI_ENV) == "1" and argv and Path(argv[0]).name in VENDOR_BINARIES:
+    if os.environ.get(NO_REAL_CLI_ENV) != "1" or not argv:
+        return
+    if Path(argv[0]).name in vendor_binaries():
         raise RealCliBlockedError(
             f"refusing to spawn vendor CLI {Path(argv[0]).name!r} while {NO_REAL_CLI_ENV}=1; "
             "inject a scripted CommandRunner"

@@ -4,54 +4,29 @@ A concrete id is resolved only for the family that ends up running, so a move to
 vendor still asks for ``high`` and that vendor's own model answers. A model pinned by hand
 (``model:<id>``) survives only on its own family; on a move it is dropped and the outcome says
 what ran instead. Ids come from the reference notes (late 2026); rows marked [?] are judgement.
+Every table here is derived from the adapters' own declarations (``CliAdapter.tiers``,
+``mode_tiers``, ``model_prefixes``), in default family order.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from veranda_dagster.backends import registry
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.models import Tier
 
-TIERS: dict[str, dict[Tier, str]] = {
-    # Claude Code aliases resolve per provider (API, Bedrock, Vertex), so a mode switch keeps
-    # the model without a per-cloud id table.
-    "claude": {"cheap": "haiku", "standard": "sonnet", "high": "opus"},
-    "codex": {"cheap": "gpt-6-luna", "standard": "gpt-5.3-codex", "high": "gpt-5.5"},  # [?]
-    "gemini": {
-        "cheap": "gemini-3.5-flash-lite",
-        "standard": "gemini-3.8-flash",
-        "high": "gemini-3.1-pro-preview",
-    },
-    "kimi": {"cheap": "kimi-k2.6", "standard": "kimi-k2.7-code", "high": "kimi-k3"},
-    "grok": {"cheap": "grok-4.3", "standard": "grok-4.5", "high": "grok-4.7"},  # cheap [?]
-    "glm": {"cheap": "glm-5.3-flash", "standard": "glm-5.3", "high": "glm-5.3"},
-    "cursor": {"cheap": "composer-2.5", "standard": "composer-2.5", "high": "gpt-5.5"},
-}
+TIERS: dict[str, Mapping[Tier, str]] = {a.family: a.tiers for a in registry.adapters()}
+"""family -> tier -> model id, derived from each adapter's ``tiers`` declaration."""
 
-MODE_TIERS: dict[tuple[str, str], dict[Tier, str]] = {
-    # Kimi Code OAuth serves plan aliases, not the open-platform ids.
-    ("kimi", "login"): {
-        "cheap": "kimi-code/kimi-for-coding-highspeed",
-        "standard": "kimi-code/kimi-for-coding",
-        "high": "kimi-code/k3",
-    },
-    # opencode names provider/model.
-    ("glm", "opencode"): {
-        "cheap": "zai-coding-plan/glm-5.3-flash",
-        "standard": "zai-coding-plan/glm-5.3",
-        "high": "zai-coding-plan/glm-5.3",
-    },
+MODE_TIERS: dict[tuple[str, str], Mapping[Tier, str]] = {
+    (a.family, mode): table for a in registry.adapters() for mode, table in a.mode_tiers.items()
 }
+"""A mode whose CLI names models differently (each adapter's ``mode_tiers``)."""
 
 MODEL_PREFIXES: dict[str, tuple[str, ...]] = {
-    "claude": ("claude-", "anthropic.", "us.anthropic.", "opus", "sonnet", "haiku"),
-    "codex": ("gpt-", "o3", "o4", "codex-"),
-    "gemini": ("gemini-",),
-    "kimi": ("kimi-", "kimi-code/", "moonshot"),
-    "grok": ("grok-",),
-    "glm": ("glm-", "zai-coding-plan/", "zai/"),
-    "cursor": ("composer-", "auto"),
+    a.family: a.model_prefixes for a in registry.adapters()
 }
 """Which family owns a pinned id; checked after the exact tier tables."""
 

@@ -9,9 +9,28 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TypedDict
 
 from veranda_dagster.backends.config import BackendsConfig
 from veranda_dagster.backends.resolver import build_agent
+
+
+class BackendRow(TypedDict):
+    family: str
+    mode: str
+    binary: str | None
+    verdict: str
+    detail: str
+    rule: str | None
+
+
+class BackendsReport(TypedDict):
+    """What ``--json`` prints: every verdict and the order a turn would follow now."""
+
+    backends: list[BackendRow]
+    resolution_order: list[str]
+    instruction_files: list[str]
+    mcp_formats: list[str]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,10 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def report(config: BackendsConfig) -> dict[str, object]:
+def report(config: BackendsConfig) -> BackendsReport:
     agent = build_agent(config)
     verdicts = agent.probe_all()
-    rows = [
+    rows: list[BackendRow] = [
         {
             "family": b.family,
             "mode": b.mode,
@@ -51,10 +70,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, indent=2))
     else:
-        for row in data["backends"]:  # type: ignore[attr-defined]
+        for row in data["backends"]:
             name = f"{row['family']}/{row['mode']}"
             detail = f"  {row['detail']}" if row["detail"] else ""
             print(f"{name:<18} {row['verdict']:<12}{detail}")
         order = data["resolution_order"] or ["(none: no backend can serve)"]
-        print("resolution order: " + " -> ".join(order))  # type: ignore[operator]
+        print("resolution order: " + " -> ".join(order))
     return 0 if data["resolution_order"] else 1

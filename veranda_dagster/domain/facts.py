@@ -100,7 +100,8 @@ def _load_toml(files: RepoFiles, path: str | Path) -> dict[str, Any]:
 
 def _node_facts(repo: Path, files: RepoFiles, out: dict[str, list[str]]) -> None:
     pkg = _load_json(files, "package.json")
-    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
+    declared = pkg.get("scripts")
+    scripts: dict[str, Any] = declared if isinstance(declared, dict) else {}
     if not pkg:
         return
     out["languages"].append("javascript")

@@ -146,7 +146,8 @@ def _render(servers: list[McpServer], format_id: str, existing: str | None) -> t
         if not isinstance(loaded, dict):
             raise InputError(f"{path} exists but is not a JSON object; not overwriting it")
         data = loaded
-    section = data.get(key) if isinstance(data.get(key), dict) else {}
+    existing = data.get(key)
+    section: dict[str, Any] = existing if isinstance(existing, dict) else {}
     data[key] = {**section, **{s.name: entry(s) for s in servers}}
     return path, json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 

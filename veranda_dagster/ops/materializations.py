@@ -1,24 +1,27 @@
 """Phase materializations read back from the Dagster instance, as plain records.
 
 Both ``veranda report`` and the ops server's metrics tail read runs as data from here. The
-metadata keys are the asset shell's contract (``assets/_shell.py``): ``duration_s``,
-``outcome``, ``model_calls``, ``usd``, ``tokens_in``, ``tokens_out``, ``backend``, ``model``,
-``tier``, ``reason``, plus phase keys such as ``review_rounds``, ``ci_status`` and
-``coverage_before``/``coverage_after``.
+metadata keys are declared in the phase registry (``domain.phases``): ``SHARED_METADATA``
+(``duration_s``, ``outcome``, ``model_calls``, ``usd``, ``tokens_in``, ``tokens_out``,
+``backend``, ``model``, ``tier``, ``reason``, written by ``assets/_shell.py``) plus each
+phase's own ``metadata``, such as ``review_rounds``, ``ci_status`` and
+``coverage_before``/``coverage_after``, which the replay hooks below read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Any
 
 import dagster as dg
 
+from veranda_dagster.domain import phases
 from veranda_dagster.domain.bounds import MAX_REPORT_EVENTS
 from veranda_dagster.domain.errors import InputError
-from veranda_dagster.ops.metrics import PHASES, PhaseMetrics
+from veranda_dagster.domain.phases import MetricHook
+from veranda_dagster.ops.metrics import CI_STATUSES, PHASES, PhaseMetrics
 
 PAGE = 500
 """Records fetched per storage query while paging through one phase's materializations."""
@@ -104,7 +107,6 @@ def observe_record(metrics: PhaseMetrics, record: PhaseRecord) -> None:
     Stored metadata carries totals and the *last* call's backend, not every call, so a phase
     counts one resolution with its totals; the in-process path counts each call.
     """
-    md = record.metadata
     metrics.phase_duration.labels(phase=record.phase).observe(record.num("duration_s"))
     backend = record.text("backend")
     if backend != "none" and "/" in backend:
@@ -121,19 +123,42 @@ def observe_record(metrics: PhaseMetrics, record: PhaseRecord) -> None:
         )
     if record.partition:
         metrics.add_task_usd(record.partition, record.num("usd"))
-    if record.phase == "review_rounds" and "review_rounds" in md:
+    spec = phases.PHASES.get(record.phase)
+    if spec is not None and spec.metric is not None:
+        REPLAY_HOOKS[spec.metric](metrics, record)
+
+
+def _replay_review_iterations(metrics: PhaseMetrics, record: PhaseRecord) -> None:
+    if "review_rounds" in record.metadata:
         metrics.review_iterations.observe(record.num("review_rounds"))
-    elif record.phase == "patch":
-        before, after = record.num("coverage_before"), record.num("coverage_after")
-        if "coverage_before" in md and before >= 0 and after >= 0:
-            metrics.coverage_delta.observe(after - before)
-    elif record.phase == "ci_outcome":
-        status = record.text("ci_status") if "ci_status" in md else record.text("outcome")
-        metrics.ci_results.labels(
-            status=status if status in ("success", "failure", "timed_out") else "other"
-        ).inc()
-        if record.partition:
-            metrics.finish_task(record.partition)
+
+
+def _replay_coverage_delta(metrics: PhaseMetrics, record: PhaseRecord) -> None:
+    before, after = record.num("coverage_before"), record.num("coverage_after")
+    if "coverage_before" in record.metadata and before >= 0 and after >= 0:
+        metrics.coverage_delta.observe(after - before)
+
+
+def _replay_ci_result(metrics: PhaseMetrics, record: PhaseRecord) -> None:
+    md = record.metadata
+    status = record.text("ci_status") if "ci_status" in md else record.text("outcome")
+    metrics.ci_results.labels(status=status if status in CI_STATUSES else "other").inc()
+    if record.partition:
+        metrics.finish_task(record.partition)
+
+
+REPLAY_HOOKS: dict[MetricHook, Callable[[PhaseMetrics, PhaseRecord], None]] = {
+    "review_iterations": _replay_review_iterations,
+    "coverage_delta": _replay_coverage_delta,
+    "ci_result": _replay_ci_result,
+}
+"""Each phase spec's ``metric`` hook, replayed from stored metadata (another pod's run)."""
+REPLAY_READS: dict[MetricHook, tuple[str, ...]] = {
+    "review_iterations": ("review_rounds",),
+    "coverage_delta": ("coverage_before", "coverage_after"),
+    "ci_result": ("ci_status",),
+}
+"""The metadata keys each replay hook reads; each must be in its phase spec's ``metadata``."""
 
 
 class MaterializationTail:

@@ -219,7 +219,7 @@ def _default_instance() -> Any:
 
 
 def _default_core_v1() -> Any:
-    from kubernetes import client, config
+    from kubernetes import client, config  # type: ignore[import-untyped]  # ships no stubs
 
     try:
         config.load_incluster_config()
@@ -233,7 +233,8 @@ def build_server(tools: ObservabilityTools | None = None) -> Any:
     try:
         from mcp.server.mcpserver import MCPServer as Server
     except ImportError:  # mcp 1.x
-        from mcp.server.fastmcp import FastMCP as Server
+        # mcp 1.x only (the pinned 2.x has MCPServer), so unknown to the checker here
+        from mcp.server.fastmcp import FastMCP as Server  # type: ignore[attr-defined,no-redef]
     from mcp.types import ToolAnnotations
 
     impl = tools or ObservabilityTools()

@@ -20,23 +20,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
+from veranda_dagster.domain import phases
 from veranda_dagster.domain.bounds import MAX_TRACKED_TASKS
+from veranda_dagster.domain.phases import MetricHook
 
-PHASES = (
-    "ticket",
-    "repo_guess",
-    "context_pack",
-    "red_tests",
-    "patch",
-    "pull_request",
-    "review_rounds",
-    "ci_outcome",
-    "feedback",
-)
-"""The phase label's whole domain; anything else is recorded as ``other``."""
+PHASES: tuple[str, ...] = phases.PHASE_NAMES
+"""The phase label's whole domain (the phase registry); anything else is recorded as ``other``."""
 
 CI_STATUSES = ("success", "failure", "timed_out")
 TOKEN_DIRECTIONS = ("in", "out", "cached")
@@ -195,17 +188,34 @@ class PhaseMetrics:
         task = getattr(value, "ticket_id", None)
         if task:
             self.add_task_usd(str(task), sum(float(c.usd) for c in calls))
-        if name == "review_rounds":
-            self.review_iterations.observe(len(getattr(value, "rounds", []) or []))
-        elif name == "patch":
-            before = getattr(value, "coverage_before", None)
-            after = getattr(value, "coverage_after", None)
-            if before is not None and after is not None:
-                self.coverage_delta.observe(float(after) - float(before))
-        elif name == "ci_outcome":
-            self.ci_results.labels(status=_label(getattr(value, "status", None), CI_STATUSES)).inc()
-            if task:
-                self.finish_task(str(task))
+        hook = phases.PHASES[name].metric if name in phases.PHASES else None
+        if hook is not None:
+            LIVE_HOOKS[hook](self, value, str(task) if task else None)
+
+
+def _review_iterations(metrics: PhaseMetrics, value: object, task: str | None) -> None:
+    metrics.review_iterations.observe(len(getattr(value, "rounds", []) or []))
+
+
+def _coverage_delta(metrics: PhaseMetrics, value: object, task: str | None) -> None:
+    before = getattr(value, "coverage_before", None)
+    after = getattr(value, "coverage_after", None)
+    if before is not None and after is not None:
+        metrics.coverage_delta.observe(float(after) - float(before))
+
+
+def _ci_result(metrics: PhaseMetrics, value: object, task: str | None) -> None:
+    metrics.ci_results.labels(status=_label(getattr(value, "status", None), CI_STATUSES)).inc()
+    if task:
+        metrics.finish_task(task)
+
+
+LIVE_HOOKS: dict[MetricHook, Callable[[PhaseMetrics, object, str | None], None]] = {
+    "review_iterations": _review_iterations,
+    "coverage_delta": _coverage_delta,
+    "ci_result": _ci_result,
+}
+"""Each phase spec's ``metric`` hook, fed the phase's value in the process that made it."""
 
 
 _DEFAULT = PhaseMetrics()

@@ -139,7 +139,8 @@ class OpsServer:
     @property
     def url(self) -> str:
         host = self.httpd.server_address[0]
-        return f"http://{host}:{self.port}"
+        shown = host.decode() if isinstance(host, bytes) else host
+        return f"http://{shown}:{self.port}"
 
     def start(self) -> OpsServer:
         self._thread = threading.Thread(

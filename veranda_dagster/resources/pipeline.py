@@ -1,10 +1,10 @@
 """``PipelineResource``: the one seam between the asset graph and the domain.
 
 Each phase asset calls exactly one method here. A method builds what the domain entry point
-needs from config (clients, the agent, the ticket's workspace) and delegates; the entry points
-are imported inside the method, so the graph loads while other phases are still being built,
-and a phase whose logic does not exist yet fails with ``MissingCapabilityError`` instead of a
-fake value. Tests replace this resource with a subclass that returns scripted values.
+needs from config (clients, the agent, the ticket's workspace) and delegates to it. The entry
+points are plain imports of their modules (``work_ci.await_ci``), so go-to-definition reaches
+the domain and a test can still patch one module's function. Tests replace this resource with
+a subclass that returns scripted values.
 
 Secrets (``*_token``) arrive through ``dg.EnvVar`` and are handed only to clients, which redact
 them; nothing here logs or returns config.
@@ -15,35 +15,47 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
+from veranda_dagster.backends.config import BackendsConfig
+from veranda_dagster.backends.resolver import build_agent
+from veranda_dagster.clients.github import GitHubClient
+from veranda_dagster.clients.github_code_search import GitHubCodeSearch
+from veranda_dagster.clients.linear import LinearClient
+from veranda_dagster.clients.slack import SlackClient
+from veranda_dagster.clients.ticket_channel import TicketChannel
+from veranda_dagster.domain import context, intake, repo_confirmation, repo_detection
 from veranda_dagster.domain.bounds import (
     CI_WAIT_TIMEOUT_S,
     GITHUB_CODE_SEARCH_PER_MINUTE,
     TICKET_BUDGET_USD,
     VALIDATION_TIMEOUT_S,
 )
+from veranda_dagster.domain.budget import BudgetedAgent
+from veranda_dagster.domain.code_search import CodeSearch, LocalGitGrep
 from veranda_dagster.domain.errors import ConfigError, InputError
-from veranda_dagster.resources._capability import require
-
-if TYPE_CHECKING:
-    from veranda_dagster.domain.models import (
-        CIOutcome,
-        ContextPack,
-        Feedback,
-        Patch,
-        PhaseValue,
-        PullRequest,
-        RedTests,
-        RepoGuess,
-        ReviewRounds,
-        Ticket,
-    )
-    from veranda_dagster.domain.workspace import Workspace
-
-_WORK = "veranda_dagster.domain.work"
+from veranda_dagster.domain.models import (
+    CIOutcome,
+    ContextPack,
+    Feedback,
+    Patch,
+    PhaseValue,
+    PullRequest,
+    RedTests,
+    RepoGuess,
+    ReviewRounds,
+    Ticket,
+)
+from veranda_dagster.domain.work import ci as work_ci
+from veranda_dagster.domain.work import feedback as work_feedback
+from veranda_dagster.domain.work import patch as work_patch
+from veranda_dagster.domain.work import pull_request as work_pull_request
+from veranda_dagster.domain.work import red_tests as work_red_tests
+from veranda_dagster.domain.work import review as work_review
+from veranda_dagster.domain.workspace import Workspace
+from veranda_dagster.storage import ValueStore
+from veranda_dagster.storage.ledger import StoreLedger
 
 
 def branch_for(ticket_id: str) -> str:
@@ -90,36 +102,26 @@ class PipelineResource(dg.ConfigurableResource):
 
     # --- collaborators -----------------------------------------------------------------------
 
-    def linear_client(self) -> Any:
+    def linear_client(self) -> LinearClient | None:
         if not self.linear_token:
             return None
-        linear = require("veranda_dagster.clients.linear", "LinearClient", "linear client")
-        return linear(self.linear_url, self.linear_token)
+        return LinearClient(self.linear_url, self.linear_token)
 
-    def slack_client(self) -> Any:
+    def slack_client(self) -> SlackClient | None:
         if not self.slack_token:
             return None
-        slack = require("veranda_dagster.clients.slack", "SlackClient", "slack client")
-        return slack(self.slack_url, self.slack_token)
+        return SlackClient(self.slack_url, self.slack_token)
 
-    def channel(self) -> Any:
-        channel = require(
-            "veranda_dagster.clients.ticket_channel", "TicketChannel", "ticket channel"
-        )
-        return channel(self.linear_client(), self.slack_client())
+    def channel(self) -> TicketChannel:
+        return TicketChannel(self.linear_client(), self.slack_client())
 
-    def forge(self) -> Any:
-        github = require("veranda_dagster.clients.github", "GitHubClient", "github forge client")
-        return github(self.github_api_url, self.github_token or None)
+    def forge(self) -> GitHubClient:
+        return GitHubClient(self.github_api_url, self.github_token or None)
 
-    def agent(self, ticket: Ticket) -> Any:
+    def agent(self, ticket: Ticket) -> BudgetedAgent:
         """The resolving agent, held to the ticket's budget: every phase's turns go through
         one ``BudgetedAgent`` reading and writing the ticket's durable spend ledger."""
-        from veranda_dagster.domain.budget import BudgetedAgent
-
-        config_cls = require("veranda_dagster.backends.config", "BackendsConfig", "backends config")
-        build = require("veranda_dagster.backends.resolver", "build_agent", "agent backends")
-        inner = build(config_cls.load(self.backends_file or None))
+        inner = build_agent(BackendsConfig.load(self.backends_file or None))
         channel = self.channel()
         key = f"budget:{self.ticket_budget_usd:g}"  # one note per cap, however often it is hit
         return BudgetedAgent(
@@ -130,9 +132,7 @@ class PipelineResource(dg.ConfigurableResource):
             notify=lambda text: channel.post(ticket, text, key=key),
         )
 
-    def ledger(self) -> Any:
-        from veranda_dagster.storage import ValueStore
-
+    def ledger(self) -> StoreLedger:
         store = ValueStore(
             backend=self.ledger_backend,
             base_dir=self.ledger_dir,
@@ -143,8 +143,6 @@ class PipelineResource(dg.ConfigurableResource):
     def workspace(
         self, ticket_id: str, repo: str | None, clone_url: str = "", branch: str = ""
     ) -> Workspace:
-        from veranda_dagster.domain.workspace import Workspace
-
         if not clone_url:
             if not repo or "/" not in repo:
                 raise InputError(f"ticket {ticket_id}: repository {repo!r} is not <org>/<name>")
@@ -167,18 +165,17 @@ class PipelineResource(dg.ConfigurableResource):
     # --- phases ------------------------------------------------------------------------------
 
     def fetch_ticket(self, key: str) -> Ticket:
-        fetch = require("veranda_dagster.domain.intake", "fetch_ticket", "ticket intake")
-        return fetch(key, self.linear_client(), self.slack_client())
+        return intake.fetch_ticket(key, self.linear_client(), self.slack_client())
 
     def guess_repo(self, ticket: Ticket) -> RepoGuess:
-        mod = "veranda_dagster.domain.repo_detection"
         if not self.catalog_path:
             raise ConfigError("catalog_path is empty: set VERANDA_CATALOG to the repo catalog file")
-        catalog = require(mod, "load_catalog", "repo catalog")(self.catalog_path)
-        guess = require(mod, "detect_repo", "repo detection")(ticket, catalog)
+        catalog = repo_detection.load_catalog(self.catalog_path)
+        guess = repo_detection.detect_repo(ticket, catalog)
         if guess.decision == "proceed":
-            confirm = require(mod, "confirm_repo_guess", "repo confirmation")
-            guess = confirm(guess, ticket, catalog, self.agent(ticket), self.scratch_dir(ticket.id))
+            guess = repo_confirmation.confirm_repo_guess(
+                guess, ticket, catalog, self.agent(ticket), self.scratch_dir(ticket.id)
+            )
         if guess.decision == "ask":
             text = guess.question or f"Which repository is {ticket.id} about?"
             comment_id = self.channel().post(ticket, text)
@@ -186,38 +183,31 @@ class PipelineResource(dg.ConfigurableResource):
         return guess
 
     def build_context_pack(self, ticket: Ticket, guess: RepoGuess) -> ContextPack:
-        mod = "veranda_dagster.domain.context"
-        build = require(mod, "build_context_pack", "context pack")
-        config_cls = require(mod, "ContextConfig", "context pack config")
+        if not guess.repo:
+            raise InputError(f"ticket {ticket.id}: no repository was decided to pack")
         workspace = self.workspace(ticket.id, guess.repo)
+        search: CodeSearch
         if self.github_token:
-            search_cls = require(
-                "veranda_dagster.clients.github_code_search", "GitHubCodeSearch", "code search"
-            )
-            search = search_cls(
+            search = GitHubCodeSearch(
                 self.github_api_url,
                 self.github_token,
                 guess.repo,
                 per_minute=self.code_search_per_minute,
             )
         else:
-            local = require("veranda_dagster.domain.code_search", "LocalGitGrep", "code search")
-            search = local(workspace.path)
-        return build(
-            ticket, guess, workspace, search, self.agent(ticket), self._context_config(config_cls)
+            search = LocalGitGrep(workspace.path)
+        return context.build_context_pack(
+            ticket, guess, workspace, search, self.agent(ticket), self._context_config()
         )
 
-    def _context_config(self, config_cls: Any) -> Any:
-        """Pass the layer directories the config declares; the rest keep their defaults."""
-        fields = getattr(config_cls, "model_fields", None) or getattr(
-            config_cls, "__dataclass_fields__", {}
+    def _context_config(self) -> context.ContextConfig:
+        """The layer directories that are set; the rest keep the config's defaults."""
+        return context.ContextConfig(
+            runbooks_dir=self.runbooks_dir or None, hints_dir=self.hints_dir or None
         )
-        given = {"runbooks_dir": self.runbooks_dir, "hints_dir": self.hints_dir}
-        return config_cls(**{k: v for k, v in given.items() if v and k in fields})
 
     def write_red_tests(self, ticket: Ticket, pack: ContextPack) -> RedTests:
-        write = require(f"{_WORK}.red_tests", "write_red_tests", "red tests")
-        return write(
+        return work_red_tests.write_red_tests(
             ticket,
             pack,
             self.pack_workspace(ticket, pack),
@@ -226,8 +216,7 @@ class PipelineResource(dg.ConfigurableResource):
         )
 
     def implement(self, ticket: Ticket, pack: ContextPack, red: RedTests) -> Patch:
-        implement = require(f"{_WORK}.patch", "implement", "patch")
-        return implement(
+        return work_patch.implement(
             ticket,
             pack,
             red,
@@ -245,9 +234,8 @@ class PipelineResource(dg.ConfigurableResource):
     ) -> PullRequest:
         """``earlier`` phases' calls join the PR's what-ran table, so a fallback in the repo
         confirmation or the red phase is reported too."""
-        open_pr = require(f"{_WORK}.pull_request", "open_pull_request", "pull request")
         channel = self.channel()
-        return open_pr(
+        return work_pull_request.open_pull_request(
             ticket,
             pack,
             patch,
@@ -258,8 +246,7 @@ class PipelineResource(dg.ConfigurableResource):
         )
 
     def review(self, ticket: Ticket, pack: ContextPack, pr: PullRequest) -> ReviewRounds:
-        review = require(f"{_WORK}.review", "review_rounds", "review rounds")
-        return review(
+        return work_review.review_rounds(
             ticket,
             pack,
             pr,
@@ -272,8 +259,7 @@ class PipelineResource(dg.ConfigurableResource):
     def await_ci(
         self, ticket: Ticket, pack: ContextPack, pr: PullRequest, review: ReviewRounds
     ) -> CIOutcome:
-        await_ci = require(f"{_WORK}.ci", "await_ci", "ci outcome")
-        return await_ci(
+        return work_ci.await_ci(
             ticket,
             pack,
             pr,
@@ -287,8 +273,7 @@ class PipelineResource(dg.ConfigurableResource):
     def process_feedback(
         self, ticket: Ticket, pack: ContextPack, pr: PullRequest, previous: Feedback | None
     ) -> Feedback:
-        process = require(f"{_WORK}.feedback", "process_feedback", "pr feedback")
-        return process(
+        return work_feedback.process_feedback(
             ticket,
             pack,
             pr,

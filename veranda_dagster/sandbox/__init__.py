@@ -43,7 +43,7 @@ def sandbox_mode(environ: Mapping[str, str] | None = None) -> Mode:
     raw = (os.environ if environ is None else environ).get(SANDBOX_ENV, "").strip() or "auto"
     if raw not in MODES:
         raise SandboxError(f"{SANDBOX_ENV}={raw!r} is not one of {', '.join(MODES)}")
-    return raw  # type: ignore[return-value]
+    return raw
 
 
 @dataclass(frozen=True)

@@ -48,10 +48,10 @@ def bwrap_argv(policy: SandboxPolicy, argv: list[str], bwrap: str = "bwrap") -> 
     if policy.network == "none":
         out.append("--unshare-net")
     for name in SYSTEM_DIRS:
-        path = Path(name)
-        if path.is_symlink():
-            out += ["--symlink", os.readlink(path), name]
-        elif path.is_dir():
+        system = Path(name)
+        if system.is_symlink():
+            out += ["--symlink", os.readlink(system), name]
+        elif system.is_dir():
             out += ["--ro-bind", name, name]
     for entry in ETC_ENTRIES:
         out += ["--ro-bind-try", f"/etc/{entry}", f"/etc/{entry}"]

@@ -184,9 +184,9 @@ def build_policy(
         if not _usable(real, banned) or not _usable(root, banned):
             notes.append(f"not visible: {root} (holds worker state)")
             continue
-        for path in dict.fromkeys([str(real), str(root)]):  # where it is, and how it is named
-            if path not in readable and not _under_system_dir(path):
-                readable.append(path)
+        for shown in dict.fromkeys([str(real), str(root)]):  # where it is, and how it is named
+            if shown not in readable and not _under_system_dir(shown):
+                readable.append(shown)
     return SandboxPolicy(
         cwd=str(Path(os.path.realpath(cwd))),
         writable=rw,

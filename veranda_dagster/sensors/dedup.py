@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 import dagster as dg
 
-from veranda_dagster.partitions import TICKET_TAG, TICKETS
+from veranda_dagster.partitions import TICKET_TAG, TICKETS, TICKETS_NAME
 
 HELD_STATUSES = [
     dg.DagsterRunStatus.QUEUED,
@@ -41,7 +41,7 @@ def tickets_with_runs(
     )
     taken = {run.tags.get(TICKET_TAG) for run in runs} & set(wanted)
     existing = [
-        k for k in wanted if k not in taken and instance.has_dynamic_partition(TICKETS.name, k)
+        k for k in wanted if k not in taken and instance.has_dynamic_partition(TICKETS_NAME, k)
     ]
     if existing:
         materialized = instance.get_materialized_partitions(asset_key)

@@ -44,7 +44,7 @@ class LinearResource(dg.ConfigurableResource):
         sensor skips) instead of a load error for the whole code location."""
         key = dg.EnvVar("LINEAR_API_KEY") if os.environ.get("LINEAR_API_KEY") else None
         return cls(
-            api_key=key,  # type: ignore[arg-type]
+            api_key=key,
             base_url=os.environ.get("LINEAR_API_URL", LINEAR_API_URL),
             bot_user_id=os.environ.get("LINEAR_BOT_USER_ID") or None,
             label=os.environ.get("LINEAR_LABEL", "veranda") or None,

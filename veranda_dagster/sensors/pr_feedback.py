@@ -45,7 +45,7 @@ class GitHubResource(dg.ConfigurableResource):
     def from_env(cls) -> GitHubResource:
         token = dg.EnvVar("GITHUB_TOKEN") if os.environ.get("GITHUB_TOKEN") else None
         return cls(
-            token=token,  # type: ignore[arg-type]
+            token=token,
             base_url=os.environ.get("GITHUB_API_URL", "https://api.github.com"),
         )
 

@@ -53,7 +53,7 @@ class SlackResource(dg.ConfigurableResource):
         token = dg.EnvVar("SLACK_BOT_TOKEN") if os.environ.get("SLACK_BOT_TOKEN") else None
         channels = [c.strip() for c in os.environ.get("SLACK_CHANNELS", "").split(",")]
         return cls(
-            bot_token=token,  # type: ignore[arg-type]
+            bot_token=token,
             base_url=os.environ.get("SLACK_API_URL", SLACK_API_URL),
             channels=[c for c in channels if c],
             bot_user_id=os.environ.get("SLACK_BOT_USER_ID") or None,

@@ -23,7 +23,7 @@ from typing import Any
 import dagster as dg
 from dagster._core.instance.ref import InstanceRef
 
-from veranda_dagster.partitions import TICKET_JOB, TICKETS
+from veranda_dagster.partitions import TICKET_JOB, TICKETS_NAME
 
 LOG_LEVEL_ENV = "VERANDA_SIM_LOG_LEVEL"
 
@@ -78,7 +78,7 @@ class SensorDriver:
         for request in result.dynamic_partitions_requests or []:
             keys = list(getattr(request, "partition_keys", []) or [])
             if keys:
-                instance.add_dynamic_partitions(TICKETS.name, keys)
+                instance.add_dynamic_partitions(TICKETS_NAME, keys)
         if result.cursor is not None:
             self.cursors[sensor_name] = result.cursor
         return list(result.run_requests or [])

@@ -48,7 +48,8 @@ class GitHttpServer:
     @property
     def base_url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        shown = host.decode() if isinstance(host, bytes) else host
+        return f"http://{shown}:{port}"
 
     def url_for(self, repo: str) -> str:
         return f"{self.base_url}/{repo}.git"

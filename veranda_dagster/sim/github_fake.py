@@ -190,7 +190,7 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
         for method, pattern, func in self._routes:
             match = pattern.match(path)
             if match and method == request.method:
-                groups = match.groupdict()
+                groups: dict[str, Any] = match.groupdict()
                 if "o" in groups:
                     repo = self.repo(f"{groups.pop('o')}/{groups.pop('r')}")
                     if repo is None:
@@ -259,7 +259,7 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
         ref = request.arg("ref") or repo.default_branch()
         sha = repo.resolve(ref)
         entry = repo.entry(sha, path) if sha else None
-        if entry is None:
+        if sha is None or entry is None:
             return not_found()
         kind, obj = entry
         url = f"{self.base_url}/repos/{repo.full_name}/contents"

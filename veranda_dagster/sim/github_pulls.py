@@ -7,10 +7,13 @@ runs). Creating a second open PR for a head is the real 422 "A pull request alre
 
 from __future__ import annotations
 
+import threading
 import time
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from veranda_dagster.sim.bare_repo import BareRepo
+from veranda_dagster.sim.fake_ci import FakeCI
 from veranda_dagster.sim.http_fake import FakeRequest, FakeResponse
 
 BOT_LOGIN = "veranda-bot[bot]"
@@ -45,7 +48,24 @@ def _invalid(resource: str, message: str) -> FakeResponse:
 
 class PullsAndChecks:
     """Needs from the host: ``repo()``, ``pulls``, the comment stores, ``ci``, ``_ids``,
-    ``_paged()``, ``lock`` and ``base_url``."""
+    ``_paged()``, ``lock`` and ``base_url`` (declared here, so the mixin type-checks alone)."""
+
+    ci: FakeCI
+    pulls: dict[str, dict[int, dict[str, Any]]]
+    issue_comments: dict[tuple[str, int], list[dict[str, Any]]]
+    review_comments: dict[tuple[str, int], list[dict[str, Any]]]
+    reviews: dict[tuple[str, int], list[dict[str, Any]]]
+    _ids: Iterator[int]
+    lock: threading.RLock
+
+    if TYPE_CHECKING:
+
+        @property
+        def base_url(self) -> str: ...
+
+        def repo(self, full_name: str) -> BareRepo | None: ...
+
+        def _paged(self, request: FakeRequest, items: list[Any]) -> FakeResponse: ...
 
     # --- pulls ----------------------------------------------------------------------------------
 
@@ -80,7 +100,7 @@ class PullsAndChecks:
             return _invalid("PullRequest", f"No commits between {base} and {head}")
         number = 1 + max([0, *pulls.keys()], default=0)
         url = f"{self.base_url}/{repo.full_name}/pull/{number}"
-        pr = {
+        pr: dict[str, Any] = {
             "id": next(self._ids),
             "number": number,
             "state": "open",

@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
 MAX_FAKE_BODY_BYTES = 8 * 1024 * 1024
@@ -150,7 +150,7 @@ class FakeHttpServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> FakeHttpServer:
+    def start(self) -> Self:
         if self._thread is None:
             self._thread = threading.Thread(
                 target=self._httpd.serve_forever, name=f"{self.name}-fake", daemon=True
@@ -165,7 +165,7 @@ class FakeHttpServer:
             self._thread = None
         self._httpd.server_close()
 
-    def __enter__(self) -> FakeHttpServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

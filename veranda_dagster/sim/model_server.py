@@ -257,7 +257,7 @@ class ScriptedModelServer(FakeHttpServer):
             gate.arrived.set()
             gate.released.wait(MAX_BLOCK_S)
 
-    def _take_fault(self, role: str, step: int) -> int | None:
+    def _take_role_fault(self, role: str, step: int) -> int | None:
         faults = self._role_faults.get(role) or []
         for index, (status, at) in enumerate(faults):
             if at is None or at == step:
@@ -273,7 +273,7 @@ class ScriptedModelServer(FakeHttpServer):
             status, message = 200, None
             if not self._accepts(kind, value):
                 status = 401
-            elif (fault := self._take_fault(role, step)) is not None:
+            elif (fault := self._take_role_fault(role, step)) is not None:
                 status = fault
             elif step >= MAX_SCRIPTED_STEPS:
                 status = 400

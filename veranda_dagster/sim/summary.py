@@ -13,9 +13,9 @@ from typing import Any
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import PHASES
+from veranda_dagster.domain.phases import PHASE_NAMES
 
-ASSETS = tuple(PHASES)
+ASSETS = PHASE_NAMES
 """Every phase asset, in lineage order."""
 
 
@@ -76,7 +76,8 @@ def asset_summary(instance: dg.DagsterInstance, name: str, partition: str) -> As
     if not records:
         return AssetSummary(name, "missing")
     event = records[0]
-    meta = {k: _value(v) for k, v in (event.asset_materialization.metadata or {}).items()}
+    mat = event.asset_materialization
+    meta = {k: _value(v) for k, v in ((mat.metadata if mat else None) or {}).items()}
     return AssetSummary(
         name=name,
         status="materialized",
@@ -114,6 +115,7 @@ def asset_metadata_text(instance: dg.DagsterInstance, partition: str) -> str:
             limit=50,
         )
         for record in result.records:
-            meta = record.asset_materialization.metadata or {}
+            mat = record.asset_materialization
+            meta = (mat.metadata if mat else None) or {}
             parts += [f"{name}.{k}={_value(v)!r}" for k, v in meta.items()]
     return "\n".join(parts)

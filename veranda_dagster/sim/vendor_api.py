@@ -278,7 +278,7 @@ def _handler_for(server: VendorApiServer) -> type[BaseHTTPRequestHandler]:
                 )
                 return
             start = {**usage, "output_tokens": 1}
-            message = {
+            message: dict[str, Any] = {
                 "id": mid,
                 "type": "message",
                 "role": "assistant",

@@ -228,7 +228,7 @@ def answer_chat(conv: Conversation, reply: StepAnswer, model: str) -> FakeRespon
         "total_tokens": reply.input_tokens + reply.output_tokens,
         "prompt_tokens_details": {"cached_tokens": 0},
     }
-    call = None
+    call: dict[str, Any] | None = None
     if reply.call is not None:
         call = {
             "id": f"call_{uuid.uuid4().hex[:16]}",

@@ -70,7 +70,7 @@ class ValueStore(dg.ConfigurableResource):
         if model is None:
             raise StoredValueError(
                 f"asset {asset!r} partition {partition!r}: no value type is registered "
-                "(add it to veranda_dagster.storage.types.VALUE_TYPES)"
+                "(add its spec to veranda_dagster.domain.phases.PHASES)"
             )
         text = self.values().read(asset, partition)
         data = parse_json(text, asset, partition)

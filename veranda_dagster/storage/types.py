@@ -4,29 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from veranda_dagster.domain.models import (
-    CIOutcome,
-    ContextPack,
-    Feedback,
-    Patch,
-    PullRequest,
-    RedTests,
-    RepoGuess,
-    ReviewRounds,
-    Ticket,
-)
+from veranda_dagster.domain.phases import PHASES
 
-VALUE_TYPES: dict[str, type[BaseModel]] = {
-    "ticket": Ticket,
-    "repo_guess": RepoGuess,
-    "context_pack": ContextPack,
-    "red_tests": RedTests,
-    "patch": Patch,
-    "pull_request": PullRequest,
-    "review_rounds": ReviewRounds,
-    "ci_outcome": CIOutcome,
-    "feedback": Feedback,
-}
+VALUE_TYPES: dict[str, type[BaseModel]] = {name: p.value_type for name, p in PHASES.items()}
+"""Derived from the phase registry (``domain.phases``)."""
 
 
 def value_type(asset: str) -> type[BaseModel] | None:

@@ -1,8 +1,11 @@
 """What every CLI adapter shares: env assembly, credential pre-checks, probe and run.
 
 A vendor module subclasses ``CliAdapter`` and supplies its tables (modes, env vars, files,
-knobs) plus two functions only it knows: ``build_argv`` and ``parse_stream``. The run itself
-(spawn through the runner seam, parse, classify, raise ``BackendError``) is written once here.
+knobs, and everything the core derives its central tables from: tier ids, model prefixes,
+binaries, rates, secret variables, token shapes) plus two functions only it knows:
+``build_argv`` and ``parse_stream``; ``registry.register`` refuses a vendor missing a piece.
+The run itself (spawn through the runner seam, parse, classify, raise ``BackendError``) is
+written once here.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from veranda_dagster.backends.port import (
     Turn,
     TurnResult,
 )
+from veranda_dagster.backends.rates import Rate
 from veranda_dagster.backends.runner import CommandRunner, LoginStep, RunOutput
 from veranda_dagster.domain.bounds import PROBE_TIMEOUT_S
-from veranda_dagster.domain.models import Effort, Usage
+from veranda_dagster.domain.models import Effort, Tier, Usage
 from veranda_dagster.domain.redaction import TokenShape
 
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "TERM", "SHELL", "TZ")
@@ -122,6 +126,29 @@ class CliAdapter:
     token_patterns: ClassVar[tuple[TokenShape, ...]] = ()
     """The shapes of every key and token this vendor issues; the registry hands them to the one
     scrubber (``domain.redaction``), so a new vendor brings its own."""
+
+    # --- what the core's tables are derived from (``registry.missing_pieces`` checks them) ---
+    tiers: ClassVar[Mapping[Tier, str]]
+    """cheap/standard/high -> this vendor's model id (``tiers.TIERS`` is derived from these)."""
+    mode_tiers: ClassVar[Mapping[str, Mapping[Tier, str]]] = {}
+    """A mode whose CLI names the models differently (plan aliases, ``provider/model``)."""
+    model_prefixes: ClassVar[tuple[str, ...]]
+    """Which pinned ids this family owns, checked after the exact tier tables: a pin survives
+    only on its own family, so a missing prefix would move a pinned model elsewhere."""
+    rates: ClassVar[Mapping[str, Rate]]
+    """USD per 1M tokens of the ids this vendor serves, each with source and date (``cost``)."""
+    rate_aliases: ClassVar[Mapping[str, str]] = {}
+    """A CLI alias -> the id it resolved to when the rates were taken (Claude's ``opus``)."""
+    rate_prefixes: ClassVar[tuple[str, ...]] = ()
+    """Provider prefixes (``zai/``) under which a rate row's id may arrive."""
+    plan_prefixes: ClassVar[tuple[str, ...]] = ()
+    """Ids served on a flat-fee subscription plan, priced per turn at 0."""
+    also_spawns: ClassVar[tuple[str, ...]] = ()
+    """Executables besides ``default_binary`` a mode may start (the no-real-CLI guard's list)."""
+    secret_env: ClassVar[tuple[str, ...]]
+    """The variables a deployment provides this vendor's own keys in: each is exported by the
+    Helm secret templates and listed in the README. Cloud-provider credentials (Bedrock,
+    Vertex, Azure) come from the cluster's workload identity and are not listed."""
 
     def __init__(
         self,

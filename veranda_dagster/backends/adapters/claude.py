@@ -22,8 +22,9 @@ from veranda_dagster.backends.adapters._base import (
     require_terminal,
 )
 from veranda_dagster.backends.port import HealthVerdict, Turn
+from veranda_dagster.backends.rates import Rate, models_dev
 from veranda_dagster.backends.registry import AdapterInfo, register
-from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.models import Tier, Usage
 from veranda_dagster.domain.redaction import TokenShape
 
 OAUTH_TOKEN_ENV = "CLAUDE_CODE_OAUTH_TOKEN"
@@ -55,7 +56,8 @@ def parse_claude_stream(stdout: str, family: str = "claude") -> StreamSummary:
                 last_text = "".join(parts)
         elif kind == "result":
             s.terminal = True
-            s.text = ev.get("result") if isinstance(ev.get("result"), str) else last_text
+            result = ev.get("result")
+            s.text = result if isinstance(result, str) else last_text
             s.usage = claude_usage(ev.get("usage") or {})
             s.cost_usd = ev.get("total_cost_usd")
             models = list((ev.get("modelUsage") or {}).keys())
@@ -123,6 +125,25 @@ class ClaudeAdapter(CliAdapter):
     }
     instruction_file = "CLAUDE.md"
     mcp_format = "mcp_json"
+    # Claude Code aliases resolve per provider (API, Bedrock, Vertex), so a mode switch keeps
+    # the model without a per-cloud id table.
+    tiers: ClassVar[Mapping[Tier, str]] = {"cheap": "haiku", "standard": "sonnet", "high": "opus"}
+    model_prefixes = ("claude-", "anthropic.", "us.anthropic.", "opus", "sonnet", "haiku")
+    rates: ClassVar[Mapping[str, Rate]] = {
+        "claude-opus-5-5": models_dev(4, 20, 0.2),
+        "claude-opus-5": models_dev(5, 25, 0.5),
+        "claude-opus-4-8": models_dev(5, 25, 0.5),
+        "claude-opus-4-7": models_dev(5, 25, 0.5),
+        "claude-sonnet-5": models_dev(2, 10, 0.2),
+        "claude-sonnet-4-6": models_dev(3, 15, 0.3),
+        "claude-haiku-4-5": models_dev(1, 5, 0.1),
+    }
+    rate_aliases: ClassVar[Mapping[str, str]] = {
+        "opus": "claude-opus-5-5",  # seen: Claude Code 2.1.332 default and ``--model opus``
+        "haiku": "claude-haiku-4-5",
+    }
+    rate_prefixes = ("anthropic/",)
+    secret_env = ("ANTHROPIC_API_KEY", OAUTH_TOKEN_ENV)
     vision = True  # reads image files named in the prompt with its Read tool
     effort_knob = "--effort"
     effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT

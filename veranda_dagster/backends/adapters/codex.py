@@ -29,8 +29,9 @@ from veranda_dagster.backends.adapters._base import (
     require_terminal,
 )
 from veranda_dagster.backends.port import Turn
+from veranda_dagster.backends.rates import Rate, models_dev
 from veranda_dagster.backends.registry import AdapterInfo, register
-from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.models import Tier, Usage
 from veranda_dagster.domain.redaction import TokenShape
 
 ENV_POLICY = (
@@ -111,6 +112,21 @@ class CodexAdapter(CliAdapter):
     }
     instruction_file = "AGENTS.md"
     mcp_format = "codex_toml"
+    tiers: ClassVar[Mapping[Tier, str]] = {
+        "cheap": "gpt-6-luna",  # [?] judgement, not from the reference notes
+        "standard": "gpt-5.3-codex",
+        "high": "gpt-5.5",
+    }
+    model_prefixes = ("gpt-", "o3", "o4", "codex-")
+    rates: ClassVar[Mapping[str, Rate]] = {
+        "gpt-6-sol": models_dev(2, 10, 0.2),
+        "gpt-6-luna": models_dev(0.1, 0.5, 0.01),
+        "gpt-6-astra": models_dev(10, 50, 1),
+        "gpt-5.5": models_dev(5, 30, 0.5),
+        "gpt-5.3-codex": models_dev(1.75, 14, 0.175),
+    }
+    rate_prefixes = ("openai/",)
+    secret_env = ("OPENAI_API_KEY",)
     vision = True
     effort_knob = "-c model_reasoning_effort"
     effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT

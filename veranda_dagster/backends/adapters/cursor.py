@@ -9,6 +9,7 @@ stand in, and these facts are docs/community only (reference §4, unverified on 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from veranda_dagster.backends.adapters._base import (
@@ -20,8 +21,9 @@ from veranda_dagster.backends.adapters._base import (
     require_terminal,
 )
 from veranda_dagster.backends.port import Turn
+from veranda_dagster.backends.rates import Rate
 from veranda_dagster.backends.registry import AdapterInfo, register
-from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.models import Tier, Usage
 from veranda_dagster.domain.redaction import TokenShape
 
 
@@ -82,6 +84,23 @@ class CursorAdapter(CliAdapter):
     }
     instruction_file = "AGENTS.md"
     mcp_format = "cursor_json"
+    tiers: ClassVar[Mapping[Tier, str]] = {
+        "cheap": "composer-2.5",
+        "standard": "composer-2.5",
+        "high": "gpt-5.5",  # a third-party frontier id Cursor hosts, priced by codex's row
+    }
+    model_prefixes = ("composer-", "auto")
+    rates: ClassVar[Mapping[str, Rate]] = {
+        "composer-2.5": Rate(
+            input=0.5, output=2.5, cached=0.2, source="token-plan.pages.dev", date="2026"
+        ),
+        "composer-2": Rate(input=0.5, output=2.5, cached=0.2, source="datacamp", date="2026-03-23"),
+        "auto": Rate(
+            input=1.25, output=6, cached=0.25, source="Cursor pricing blog", date="2025-12"
+        ),
+    }
+    also_spawns = ("agent",)  # the installer links the CLI under both names
+    secret_env = ("CURSOR_API_KEY",)
     vision = False
     effort_knob = None
     base_url_env = "CURSOR_API_BASE_URL"

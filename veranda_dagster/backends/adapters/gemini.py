@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
@@ -27,8 +28,9 @@ from veranda_dagster.backends.adapters._base import (
     require_terminal,
 )
 from veranda_dagster.backends.port import Turn
+from veranda_dagster.backends.rates import Rate, models_dev
 from veranda_dagster.backends.registry import AdapterInfo, register
-from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.models import Tier, Usage
 from veranda_dagster.domain.redaction import TokenShape
 
 
@@ -106,6 +108,20 @@ class GeminiAdapter(CliAdapter):
     }
     instruction_file = "GEMINI.md"
     mcp_format = "gemini_settings"
+    tiers: ClassVar[Mapping[Tier, str]] = {
+        "cheap": "gemini-3.5-flash-lite",
+        "standard": "gemini-3.8-flash",
+        "high": "gemini-3.1-pro-preview",
+    }
+    model_prefixes = ("gemini-",)
+    rates: ClassVar[Mapping[str, Rate]] = {
+        "gemini-3.1-pro-preview": models_dev(2, 12, 0.2),
+        "gemini-3.8-flash": models_dev(0.75, 3.75, 0.075),
+        "gemini-flash-latest": models_dev(0.75, 3.75, 0.075),
+        "gemini-3.5-flash-lite": models_dev(0.3, 2.5, 0.03),
+    }
+    rate_prefixes = ("google/",)
+    secret_env = ("GEMINI_API_KEY",)
     vision = True
     effort_knob = None
     model_flag = "--model"

@@ -27,8 +27,9 @@ from veranda_dagster.backends.adapters._base import (
 )
 from veranda_dagster.backends.adapters.claude import ClaudeAdapter, parse_claude_stream
 from veranda_dagster.backends.port import Capabilities, Turn
+from veranda_dagster.backends.rates import Rate, models_dev
 from veranda_dagster.backends.registry import AdapterInfo, register
-from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.models import Tier, Usage
 from veranda_dagster.domain.redaction import TokenShape
 
 ZAI_ANTHROPIC_URL = "https://api.z.ai/api/anthropic"
@@ -98,6 +99,31 @@ class GlmAdapter(CliAdapter):
     }
     instruction_file = "CLAUDE.md"
     mcp_format = "mcp_json"
+    tiers: ClassVar[Mapping[Tier, str]] = {
+        "cheap": "glm-5.3-flash",
+        "standard": "glm-5.3",
+        "high": "glm-5.3",
+    }
+    mode_tiers: ClassVar[Mapping[str, Mapping[Tier, str]]] = {
+        # opencode names provider/model.
+        "opencode": {
+            "cheap": "zai-coding-plan/glm-5.3-flash",
+            "standard": "zai-coding-plan/glm-5.3",
+            "high": "zai-coding-plan/glm-5.3",
+        },
+    }
+    model_prefixes = ("glm-", "zai-coding-plan/", "zai/")
+    rates: ClassVar[Mapping[str, Rate]] = {
+        "glm-5.3": models_dev(1.4, 4.4, 0.26),
+        "glm-5.3-flashx": models_dev(0.37, 1.25, 0.075),
+        "glm-5.3-flash": models_dev(0.15, 0.5, 0.03),
+        "glm-4.7": models_dev(0.6, 2.2, 0.11),
+        "glm-4.5-air": models_dev(0.2, 1.1, 0.03),
+    }
+    rate_prefixes = ("zai/",)
+    plan_prefixes = ("zai-coding-plan/",)
+    also_spawns = ("opencode",)
+    secret_env = ("ZAI_API_KEY", "ZHIPU_API_KEY")
     vision = False  # glm-5.3 text; only -flash is listed with images, and unverified headless
     effort_knob = "--effort"
     effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT

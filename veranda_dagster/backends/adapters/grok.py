@@ -27,8 +27,9 @@ from veranda_dagster.backends.adapters._base import (
     require_terminal,
 )
 from veranda_dagster.backends.port import Turn
+from veranda_dagster.backends.rates import Rate, models_dev
 from veranda_dagster.backends.registry import AdapterInfo, register
-from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.models import Tier, Usage
 from veranda_dagster.domain.redaction import TokenShape
 
 AGENT_PATH_ENV = "VERANDA_AGENT_PATH"
@@ -89,6 +90,21 @@ class GrokAdapter(CliAdapter):
     }
     instruction_file = "AGENTS.md"
     mcp_format = "grok_toml"
+    tiers: ClassVar[Mapping[Tier, str]] = {
+        "cheap": "grok-4.3",  # [?] judgement, not from the reference notes
+        "standard": "grok-4.5",
+        "high": "grok-4.7",
+    }
+    model_prefixes = ("grok-",)
+    rates: ClassVar[Mapping[str, Rate]] = {
+        "grok-4.7": models_dev(2, 6, 0.5),
+        "grok-4.6": models_dev(2, 6, 0.5),
+        "grok-4.5": models_dev(2, 6, 0.3),
+        "grok-4.3": models_dev(1.25, 2.5, 0.2),
+        "grok-build-0.1": models_dev(1, 2, 0.2),
+    }
+    rate_prefixes = ("xai/",)
+    secret_env = ("XAI_API_KEY",)
     vision = True
     effort_knob = "--reasoning-effort"
     effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT

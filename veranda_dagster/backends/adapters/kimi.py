@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from veranda_dagster.backends import tiers
 from veranda_dagster.backends.adapters._base import (
     SAME_EFFORT,
     CliAdapter,
@@ -28,8 +27,9 @@ from veranda_dagster.backends.adapters._base import (
     require_terminal,
 )
 from veranda_dagster.backends.port import Turn
+from veranda_dagster.backends.rates import Rate, models_dev
 from veranda_dagster.backends.registry import AdapterInfo, register
-from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.models import Tier, Usage
 from veranda_dagster.domain.redaction import TokenShape
 
 
@@ -101,6 +101,29 @@ class KimiAdapter(CliAdapter):
     }
     instruction_file = "AGENTS.md"
     mcp_format = "kimi_json"
+    tiers: ClassVar[Mapping[Tier, str]] = {
+        "cheap": "kimi-k2.6",
+        "standard": "kimi-k2.7-code",
+        "high": "kimi-k3",
+    }
+    mode_tiers: ClassVar[Mapping[str, Mapping[Tier, str]]] = {
+        # Kimi Code OAuth serves plan aliases, not the open-platform ids.
+        "login": {
+            "cheap": "kimi-code/kimi-for-coding-highspeed",
+            "standard": "kimi-code/kimi-for-coding",
+            "high": "kimi-code/k3",
+        },
+    }
+    model_prefixes = ("kimi-", "kimi-code/", "moonshot")
+    rates: ClassVar[Mapping[str, Rate]] = {
+        "kimi-k3": models_dev(3, 15, 0.3),
+        "kimi-k2.7-code": models_dev(0.95, 4, 0.19),
+        "kimi-k2.7-code-highspeed": models_dev(1.9, 8, 0.38),
+        "kimi-k2.6": models_dev(0.95, 4, 0.16),
+    }
+    rate_prefixes = ("moonshotai/",)
+    plan_prefixes = ("kimi-code/",)
+    secret_env = ("KIMI_MODEL_API_KEY",)
     vision = False
     effort_knob = "KIMI_MODEL_THINKING_EFFORT"
     effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
@@ -127,7 +150,7 @@ class KimiAdapter(CliAdapter):
             env["KIMI_MODEL_NAME"] = (
                 turn.model
                 or env.get("KIMI_MODEL_NAME")
-                or tiers.resolve("kimi", "cheap", self.mode)
+                or (self.mode_tiers.get(self.mode) or self.tiers)["cheap"]
             )
         if turn.effort_value:
             env["KIMI_MODEL_THINKING_EFFORT"] = turn.effort_value

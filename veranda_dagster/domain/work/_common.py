@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from veranda_dagster.backends.agent import AgentPort, AgentReply, AgentRequest
 from veranda_dagster.domain.layers import BEGIN, write_instruction_files
 from veranda_dagster.domain.models import ContextPack, ModelCall, Ticket, Tier
+from veranda_dagster.domain.phases import PHASES
 from veranda_dagster.domain.redaction import scrub
 from veranda_dagster.domain.repo_files import RepoFiles
 from veranda_dagster.domain.retrieval import RetrievalResult
@@ -34,6 +35,15 @@ _TEST_NAME = re.compile(
 )
 _TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "testdata"})
 PHASE_TRAILER = "Veranda-Phase"
+_TRAILER_LINE = re.compile(rf"^{PHASE_TRAILER}:[ \t]*(\S+)[ \t]*$", re.M)
+
+
+def phase_commits(log: str, phase: str) -> int:
+    """How many commit messages in ``log`` carry ``phase``'s trailer: its registry name, or a
+    name its commits carried before the names were unified (``Phase.old_trailers``), so a
+    branch pushed before the rename still counts its own commits."""
+    names = set(PHASES[phase].trailers)
+    return sum(1 for m in _TRAILER_LINE.finditer(log) if m.group(1) in names)
 
 
 def prepare(workspace: Workspace, pack: ContextPack) -> Path:
@@ -90,7 +100,8 @@ def revert(workspace: Workspace, paths: list[str]) -> None:
 
 
 def commit_and_push(workspace: Workspace, paths: list[str], subject: str, phase: str) -> str:
-    sha = workspace.commit_all(f"{subject}\n\n{PHASE_TRAILER}: {phase}", paths or None)
+    trailer = PHASES[phase].name  # a phase the registry does not know fails here, loudly
+    sha = workspace.commit_all(f"{subject}\n\n{PHASE_TRAILER}: {trailer}", paths or None)
     workspace.push()
     return sha
 

@@ -45,8 +45,8 @@ from veranda_dagster.domain.static_analysis import (
     render,
 )
 from veranda_dagster.domain.work._common import (
-    PHASE_TRAILER,
     commit_and_push,
+    phase_commits,
     prepare,
     turn,
     worktree_changes,
@@ -55,7 +55,7 @@ from veranda_dagster.domain.work.forge import CheckRun, Forge
 from veranda_dagster.domain.work.prompts import ci_repair_prompt
 from veranda_dagster.domain.workspace import Workspace
 
-PHASE = "ci"
+PHASE = "ci_outcome"
 
 
 def wait_for_checks(
@@ -129,7 +129,7 @@ def _repairs_on_branch(workspace: Workspace, review: ReviewRounds) -> int:
     if workspace.head_sha() == review.head_sha:
         return 0
     log = workspace.git("log", "--format=%B", f"{review.head_sha}..HEAD")
-    return min(MAX_CI_REPAIRS, log.count(f"{PHASE_TRAILER}: {PHASE}"))
+    return min(MAX_CI_REPAIRS, phase_commits(log, PHASE))
 
 
 def await_ci(
@@ -148,7 +148,8 @@ def await_ci(
     repo_dir = prepare(workspace, pack)
     sha = workspace.head_sha()  # the branch on the forge: review's head, or a pushed repair
     calls: list[ModelCall] = []
-    repairs, kind, grounded = _repairs_on_branch(workspace, review), "none", []
+    repairs, kind = _repairs_on_branch(workspace, review), "none"
+    grounded: list[Violation] = []
     total_polls = 0
     while True:
         runs, polls, done = wait_for_checks(forge, pack.repo, sha, clock, sleep, timeout_s)

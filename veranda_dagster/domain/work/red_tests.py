@@ -25,9 +25,9 @@ from veranda_dagster.domain.bounds import MAX_RED_TEST_ATTEMPTS, VALIDATION_TIME
 from veranda_dagster.domain.errors import VerandaError
 from veranda_dagster.domain.models import CommandResult, ContextPack, ModelCall, RedTests, Ticket
 from veranda_dagster.domain.work._common import (
-    PHASE_TRAILER,
     commit_and_push,
     is_test_path,
+    phase_commits,
     prepare,
     revert,
     turn,
@@ -104,7 +104,7 @@ def _adopt(workspace: Workspace, pack: ContextPack) -> list[str] | None:
         return None
     body = workspace.git("log", "-1", "--format=%B", head)
     parent = workspace.git("rev-parse", f"{head}^")
-    if f"{PHASE_TRAILER}: {PHASE}" in body and parent == pack.base_sha:
+    if phase_commits(body, PHASE) and parent == pack.base_sha:
         return workspace.changed_files(pack.base_sha)
     workspace.git("reset", "--quiet", "--hard", pack.base_sha)  # start this phase over
     return None

@@ -41,7 +41,7 @@ from veranda_dagster.domain.work.prompts import fixer_prompt, reviewer_prompt, s
 from veranda_dagster.domain.work.validation import run_validation
 from veranda_dagster.domain.workspace import Workspace
 
-PHASE = "review"
+PHASE = "review_rounds"
 _FENCE_OPEN = re.compile(r"```(?:json)?\s*(?=\{)")
 _FENCE_CLOSE = re.compile(r"\}\s*```")
 

@@ -1,0 +1,33 @@
+"""The metadata each phase writes is exactly what its spec declares: the keys are a contract
+with ``ops/`` (report, metrics replay) across processes, so a key added or dropped in an asset
+module without its spec fails here."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from tests.assets.fakes import resources
+from veranda_dagster.assets import PHASE_ASSETS
+from veranda_dagster.domain.phases import PHASES
+
+
+def test_every_phase_writes_exactly_its_declared_metadata_keys(tmp_path) -> None:
+    calls, values = tmp_path / "calls", tmp_path / "values"
+    calls.mkdir()
+    with dg.DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("tickets", ["ENG-9"])
+        result = dg.materialize(
+            PHASE_ASSETS,
+            partition_key="ENG-9",
+            instance=instance,
+            resources=resources(str(calls), str(values)),
+        )
+        assert result.success
+        for name, spec in PHASES.items():
+            event = instance.get_latest_materialization_event(dg.AssetKey(name))
+            assert event is not None and event.asset_materialization is not None, name
+            written = set(event.asset_materialization.metadata)
+            assert written == spec.metadata_keys, (
+                f"{name}: undeclared {sorted(written - spec.metadata_keys)}, "
+                f"declared but not written {sorted(spec.metadata_keys - written)}"
+            )
