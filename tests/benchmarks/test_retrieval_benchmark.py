@@ -140,7 +140,7 @@ def test_reports_come_from_the_main_file_and_every_per_project_file(tmp_path: Pa
     loaded = builder.load_reports(main_file, folder)
     assert [(r["repo"], r["issue"]) for r in loaded] == [("acme/demo", 7), ("acme/other", 3)]
     (folder / "broken.json").write_text("{")
-    with pytest.raises(builder.DatasetError, match="broken.json"):
+    with pytest.raises(builder.DatasetError, match=r"broken\.json"):
         builder.load_reports(main_file, folder)
 
 
