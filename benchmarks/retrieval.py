@@ -8,7 +8,9 @@ parent every ranker names its files, and we count, overall and per project:
   the fix edits (``edit_lines``, from ``git diff -U0``); not reported for ``bm25_full``, whose
   whole files overlap every edit by construction;
 - ``bytes``: mean window bytes packed; for ``ours`` also the wall time per pack (median, the
-  whole ``veranda pack`` process) and its peak resident memory (``wait4``'s ``ru_maxrss``).
+  whole ``veranda pack`` process; also its CPU seconds, user + system, with the git processes
+  it ran, since wall time on a shared machine measures the neighbours too) and its peak
+  resident memory (``wait4``'s ``ru_maxrss``).
 
 Rankers:
 
@@ -180,20 +182,37 @@ def whole_files(ranked: list[str], lines: dict[str, list[str]]) -> Packed:
 
 
 class Tree:
-    """The worktree's tracked text files and ``git grep`` over them, read once per case."""
+    """The base commit's tracked text files, read from the object store (a partial clone may
+    lack a few large blobs; those are skipped), and ``git grep`` over them."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        listing = git(root, "ls-files", "-z").stdout.decode(errors="replace")
+        listing = git(root, "ls-tree", "-r", "-l", "-z", "HEAD").stdout.decode(errors="replace")
+        wanted: list[tuple[str, str]] = []
+        for entry in filter(None, listing.split("\0")):
+            meta, _, path = entry.partition("\t")
+            fields = meta.split()
+            if len(fields) != 4 or fields[1] != "blob" or fields[0] == "120000":
+                continue
+            if fields[3].isdigit() and int(fields[3]) <= MAX_FILE_BYTES:
+                wanted.append((fields[2], path))
+        feed = "".join(f"{blob}\n" for blob, _ in wanted).encode()
+        proc = subprocess.run(
+            ["git", "-C", str(root), "cat-file", "--batch"], input=feed, capture_output=True
+        )
+        out, cursor = proc.stdout, 0
         self.lines: dict[str, list[str]] = {}
-        for path in filter(None, listing.split("\0")):
-            file = root / path
-            if not file.is_file() or file.stat().st_size > MAX_FILE_BYTES:
+        for _, path in wanted:
+            end = out.index(b"\n", cursor)
+            header = out[cursor:end].split()
+            if len(header) != 3:  # missing from a partial clone
+                cursor = end + 1
                 continue
-            data = file.read_bytes()
-            if b"\0" in data[:8192]:
-                continue
-            self.lines[path] = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+            size = int(header[2])
+            data = out[end + 1 : end + 1 + size]
+            cursor = end + 2 + size
+            if b"\0" not in data[:8192]:
+                self.lines[path] = data.decode("utf-8", errors="replace").splitlines(keepends=True)
 
     def grep(self, seed: str) -> dict[str, list[int]]:
         """Line numbers per file where ``seed`` occurs (fixed string, case-insensitive)."""
@@ -268,6 +287,7 @@ def query_lines(lines: list[str], query: set[str]) -> list[int]:
 class PackRun:
     result: dict[str, Any]
     seconds: float
+    cpu_seconds: float
     peak_rss_mb: float
 
 
@@ -295,7 +315,7 @@ def run_pack(pack_cmd: list[str], worktree: Path, case: dict[str, Any], tmp: Pat
         [f["path"] for f in result["files"]], list(result["seeds"])
     except (ValueError, KeyError, TypeError) as exc:
         raise BenchmarkError(f"pack output for {case['id']} breaks the contract: {exc}") from None
-    return PackRun(result, seconds, usage.ru_maxrss / 1024)
+    return PackRun(result, seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
 def resolve_pack_cmd(pack_cmd: str | list[str] | None) -> list[str]:
@@ -336,7 +356,8 @@ def run_case(case: dict[str, Any], repo_dir: Path, pack_cmd: list[str]) -> dict[
     with tempfile.TemporaryDirectory(prefix="veranda-bench-") as tmp_name:
         tmp = Path(tmp_name)
         worktree = tmp / "wt"
-        git(repo_dir, "worktree", "add", "--detach", "--force", str(worktree), case["base_sha"])
+        git(repo_dir, "worktree", "add", "--no-checkout", "--detach", "--force", str(worktree),
+            case["base_sha"])  # fmt: skip
         try:
             ours = run_pack(pack_cmd, worktree, case, tmp)
             seeds = list(ours.result["seeds"])
@@ -364,7 +385,8 @@ def run_case(case: dict[str, Any], repo_dir: Path, pack_cmd: list[str]) -> dict[
     edits = case.get("edit_lines") or {}
     row: dict[str, Any] = {"id": case["id"], "repo": case["repo"], "seeds": seeds}
     row.update(report_source=case.get("report_source", "issue"), gold=case["gold_files"])
-    row.update(seconds=round(ours.seconds, 3), peak_rss_mb=round(ours.peak_rss_mb, 1))
+    row.update(seconds=round(ours.seconds, 3), cpu_seconds=round(ours.cpu_seconds, 3))
+    row.update(peak_rss_mb=round(ours.peak_rss_mb, 1))
     for name, packed in packs.items():
         row[name] = {
             "r1": recall_at(packed.files, case["gold_files"], 1),
@@ -392,6 +414,8 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         }
     seconds = [r["seconds"] for r in rows]
     out["ours"]["median_s"] = round(statistics.median(seconds), 3) if seconds else 0.0
+    cpu = [r["cpu_seconds"] for r in rows]
+    out["ours"]["median_cpu_s"] = round(statistics.median(cpu), 3) if cpu else 0.0
     out["ours"]["peak_rss_mb"] = max((r["peak_rss_mb"] for r in rows), default=0.0)
     anchor = out[ANCHOR]["recall_at_6"]
     out["ours_minus_bm25_full"] = round(out["ours"]["recall_at_6"] - anchor, 3)
@@ -413,7 +437,7 @@ def render(rows: list[dict[str, Any]], groups: dict[str, dict[str, Any]]) -> str
     lines.append(
         f"{'group':<28} {'n':>4}  "
         + "  ".join(f"{n + ' r1/r6/edit/KB':>26}" for n in RANKERS)
-        + "  median_s  peak_MB"
+        + "  median_s  cpu_s  peak_MB"
     )
     for label, t in groups.items():
         cells = "  ".join(
@@ -424,7 +448,7 @@ def render(rows: list[dict[str, Any]], groups: dict[str, dict[str, Any]]) -> str
         )
         lines.append(
             f"{label:<28} {t['cases']:>4}  {cells}  {t['ours']['median_s']:>8.3f}"
-            f"  {t['ours']['peak_rss_mb']:>7.1f}"
+            f"  {t['ours']['median_cpu_s']:>5.2f}  {t['ours']['peak_rss_mb']:>7.1f}"
         )
     return "\n".join(lines)
 

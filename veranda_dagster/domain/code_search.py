@@ -23,7 +23,7 @@ from veranda_dagster.domain.bounds import (
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.git_command import git_argv, git_env
 from veranda_dagster.domain.models import Window
-from veranda_dagster.domain.repo_corpus import load_texts
+from veranda_dagster.domain.repo_corpus import TextCorpus, is_probably_text, load_texts
 
 if TYPE_CHECKING:
     from veranda_dagster.domain.full_text import FullTextIndex
@@ -116,8 +116,8 @@ class LocalGitGrep:
         self._texts: dict[str, list[str] | None] = {}
         self._paths: list[str] | None = None
         self._links: set[str] = set()
-        self._prefetched: dict[str, list[Hit]] = {}
-        self._index: FullTextIndex | bool | None = None
+        self._corpus: TextCorpus | bool | None = None
+        self._index: FullTextIndex | None = None
         self.calls: list[str] = []
         """Every seed searched, in order: what a test or benchmark counts."""
 
@@ -170,29 +170,36 @@ class LocalGitGrep:
     def search(self, seed: str) -> list[Hit]:
         """Content hits (at most ``MAX_HITS_PER_FILE`` per file, ``MAX_HITS_PER_SEARCH`` in all),
         plus a path hit at line 1 for every file whose path ends with a path-like seed or with a
-        dotted name's module file (``module_paths``). A seed ``prefetch`` already grepped is
-        answered from that pass."""
+        dotted name's module file (``module_paths``). Searched in memory over the tree's texts
+        (``repo_corpus.py``), or with ``git grep`` when the tree is too large to hold."""
         self.calls.append(seed)
         if not seed.strip():
             return []
         hits = self._path_hits(seed)
-        if seed in self._prefetched:
-            content = self._prefetched[seed]
+        corpus = self.corpus()
+        if corpus is None:
+            content = self._git_grep(seed)
         else:
-            content = self._grep([seed]).get(seed, [])
+            found = corpus.grep(seed, MAX_HITS_PER_FILE, MAX_HITS_PER_SEARCH)
+            content = [Hit(p, n, self._line(p, n)) for p, n in found]
         for hit in content:
             if len(hits) >= MAX_HITS_PER_SEARCH:
                 break
             hits.append(hit)
         return hits
 
-    def prefetch(self, needles: list[str]) -> None:
-        """Grep every needle in one ``git grep`` pass: at a pinned revision git inflates each blob
-        once per call (a quarter second on a 5,000-file tree), so a pack's searches share one
-        pass. It counts as no search; each ``search`` that reads from it still does."""
-        todo = [n for n in dict.fromkeys(needles) if n.strip() and n not in self._prefetched]
-        if todo:
-            self._prefetched.update(self._grep(todo))
+    def corpus(self) -> TextCorpus | None:
+        """The tree's text files held in memory, read on first use; ``None`` past
+        ``MAX_CORPUS_BYTES``."""
+        if self._corpus is None:
+            self.paths()
+            texts = load_texts(self.repo_dir, self.sha, is_probably_text)
+            self._corpus = False if texts is None else TextCorpus(texts)
+        return self._corpus or None
+
+    def _line(self, path: str, line: int) -> str:
+        lines = self.file_text(path) or []
+        return lines[line - 1].rstrip("\n") if 0 < line <= len(lines) else ""
 
     def _path_hits(self, seed: str) -> list[Hit]:
         suffixes = [seed.strip("/")] if looks_like_path(seed) else []
@@ -205,67 +212,50 @@ class LocalGitGrep:
             if any(path == s or path.endswith("/" + s) for s in suffixes)
         ]
 
-    def _grep(self, needles: list[str]) -> dict[str, list[Hit]]:
-        """Per needle, its content hits in path order, the per-file and per-search caps applied
-        to each needle on its own, as separate ``git grep --max-count`` calls would."""
+    def _git_grep(self, seed: str) -> list[Hit]:
         self.paths()
-        patterns = [arg for n in needles for arg in ("-e", n)]
-        max_count = [f"--max-count={MAX_HITS_PER_FILE}"] if len(needles) == 1 else []
         proc = self._git(
-            "grep", "-n", "-z", "-F", "-I", "-i", *max_count, *patterns, self.sha, "--",
+            "grep", "-n", "-z", "-F", "-I", "-i", f"--max-count={MAX_HITS_PER_FILE}",
+            "-e", seed, self.sha, "--",
             check=False,
         )  # fmt: skip
         if proc.returncode not in (0, 1):
             detail = proc.stderr.decode(errors="replace").strip()[-300:]
             raise InputError(f"git grep failed in {self.repo_dir}: {detail}")
-        lowered = [(n, n.lower()) for n in needles]
-        out: dict[str, list[Hit]] = {n: [] for n in needles}
-        per_file: dict[tuple[str, str], int] = {}
+        hits: list[Hit] = []
         prefix = f"{self.sha}:"
         for raw in proc.stdout.decode("utf-8", errors="replace").splitlines():
+            if len(hits) >= MAX_HITS_PER_SEARCH:
+                break
             parts = raw.split("\0", 2)
             if len(parts) != 3 or not parts[0].startswith(prefix) or not parts[1].isdigit():
                 continue
             path = parts[0][len(prefix) :]
-            if path in self._links:
-                continue
-            text_low = parts[2].lower()
-            for needle, low in lowered:
-                if len(needles) > 1 and low not in text_low:
-                    continue
-                hits = out[needle]
-                count = per_file.get((needle, path), 0)
-                if count >= MAX_HITS_PER_FILE or len(hits) >= MAX_HITS_PER_SEARCH:
-                    continue
-                per_file[(needle, path)] = count + 1
+            if path not in self._links:
                 hits.append(Hit(path, int(parts[1]), parts[2]))
-        return out
+        return hits
 
     def full_text_rank(self, query: str) -> list[tuple[str, float]] | None:
         """The source files ranked by BM25 against ``query`` (``full_text.py``); ``None`` when
-        the tree is too large to index (``MAX_CORPUS_BYTES``)."""
+        the tree is too large to hold (``MAX_CORPUS_BYTES``)."""
+        from veranda_dagster.domain.full_text import FullTextIndex, is_source_path, query_terms
+        from veranda_dagster.domain.retrieval import path_factor
+
         if self._index is None:
-            from veranda_dagster.domain.full_text import FullTextIndex, is_source_path
-            from veranda_dagster.domain.retrieval import path_factor
-
-            def wanted(path: str) -> bool:
-                return is_source_path(path) and path_factor(path) == 1.0
-
-            texts = load_texts(self.repo_dir, self.sha, wanted)
-            if texts is None:
-                self._index = False
+            corpus = self.corpus()
+            if corpus is None:
                 return None
-            for path, text in texts.items():
-                self._texts.setdefault(path, split_lines(text))
-            self._index = FullTextIndex(texts.items())
-        if self._index is False:
-            return None
-        from veranda_dagster.domain.full_text import query_terms
-
+            self._index = FullTextIndex(
+                (path, text)
+                for path, text in sorted(corpus.texts.items())
+                if is_source_path(path) and path_factor(path) == 1.0
+            )
         return self._index.rank(query_terms(query))
 
     def file_text(self, path: str) -> list[str] | None:
         """The file's lines at the revision, cached; ``None`` when it does not exist there."""
+        if path not in self._texts and self._corpus and path in self._corpus.texts:
+            self._texts[path] = split_lines(self._corpus.texts[path])
         if path not in self._texts:
             self.paths()
             proc = self._git("cat-file", "blob", f"{self.sha}:{path}", check=False)

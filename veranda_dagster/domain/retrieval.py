@@ -52,7 +52,6 @@ from veranda_dagster.domain.pack_signals import (
     gather,
 )
 from veranda_dagster.domain.seeds import MIN_SEED_LEN, PROSE_WORDS, relaxed_variant
-from veranda_dagster.domain.ticket_signals import error_messages
 
 TEST_FACTOR = 0.35
 DOCS_FACTOR = 0.3
@@ -421,10 +420,6 @@ def build_pack(
     max_bytes = max(0, min(max_bytes, MAX_PACK_BYTES))
     signals = TicketEvidence()
     if ticket_text:
-        prefetch = getattr(search, "prefetch", None)
-        if callable(prefetch):
-            variants = [v for v in map(relaxed_variant, seeds[:max_searches]) if v]
-            prefetch([*seeds[:max_searches], *variants, *error_messages(ticket_text)])
         signals = gather(ticket_text, search, max_searches)
     results = run_searches(seeds, search, max_searches - signals.searches, keywords, max_seeds)
     results += [
