@@ -100,6 +100,7 @@ def build_context_pack(
         bytes=pack.bytes,
         files=pack.files,
         citations=pack.citations,
+        unavailable_signals=pack.unavailable,
         layers=layers,
         facts=facts,
         instruction_files=written,

@@ -146,6 +146,8 @@ class _FileEvidence:
     score: float = 0.0
     lines: dict[int, float] = field(default_factory=dict)
     """Hit line -> its value: the best weight of a seed hitting it (more for a definition)."""
+    head: float = 0.0
+    """A path hit's value: the file head is its window only when nothing in the file hit."""
     strong: set[int] = field(default_factory=set)
     """Lines that define a matched symbol, are named by a traceback frame or raise a quoted
     message: their whole function is packed when it fits."""
@@ -232,7 +234,10 @@ def rank_files(
             else:
                 value = weight
             ev = evidence.setdefault(hit.path, _FileEvidence(hit.path))
-            ev.lines[hit.line] = max(ev.lines.get(hit.line, 0.0), value)
+            if hit.kind == "path":
+                ev.head = max(ev.head, value)
+            else:
+                ev.lines[hit.line] = max(ev.lines.get(hit.line, 0.0), value)
             if strong and hit.kind != "path":
                 ev.strong.add(hit.line)
             best[hit.path] = max(best[hit.path], value)
@@ -310,6 +315,8 @@ def file_windows(
     if not anchors and lines and query and (topic := _topic_line(lines, query)):
         anchors[topic] = 0.0
         ev.strong.add(topic)
+    if not anchors:
+        anchors[1] = ev.head
     ordered = sorted(
         anchors.items(), key=lambda item: (item[0] not in ev.strong, -item[1], item[0])
     )
@@ -319,11 +326,7 @@ def file_windows(
             continue
         short = search.read_window(ev.path, line)
         whole = _function_window(lines, line) if lines and line in ev.strong else None
-        window = (
-            whole
-            if whole is not None and whole.end - whole.start > short.end - short.start
-            else short
-        )
+        window = whole if whole is not None else short
         for i, other in enumerate(scored):
             if window.start <= other.window.end + 1 and other.window.start <= window.end + 1:
                 merged = _merge(other.window, window)

@@ -35,7 +35,7 @@ _PYTEST_FRAME = re.compile(r"(?m)^\s{0,8}([\w./\\-]{1,300}\.py):(\d{1,7}):\s(?:i
 _SITE_PREFIX = re.compile(r"^.*?[/\\](?:site-packages|dist-packages)[/\\]")
 _EXCEPTION_LINE = re.compile(
     r"(?m)^\s{0,8}(?:E\s+)?(?:[a-z_][\w]{0,40}\.){0,6}"
-    r"((?:[A-Z]\w{0,60}(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault))"
+    r"((?:[A-Z]\w{0,60})?(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault)"
     r"|(?<=\.)[A-Z][a-z]\w{0,60})"
     r":[ \t]+([^\n]{1,400})$"
 )
@@ -64,7 +64,7 @@ def traceback_frames(text: str) -> list[Frame]:
     found: list[tuple[int, Frame]] = []
     for pattern in (_PY_FRAME, _PYTEST_FRAME):
         for m in pattern.finditer(text):
-            path = _SITE_PREFIX.sub("", m.group(1).replace("\\", "/"))
+            path = _SITE_PREFIX.sub("", re.sub(r"[/\\]+", "/", m.group(1)))
             func = m.group(3) if m.group(3) and not m.group(3).startswith("<") else None
             found.append((m.start(), Frame(path.lstrip("./"), int(m.group(2)), func)))
     frames: list[Frame] = []
