@@ -77,9 +77,9 @@ def frame_anchors(text: str, search: CodeSearch) -> list[FrameAnchor] | None:
     frames = traceback_frames(text)
     if not frames:
         return []
-    if not callable(paths) or not callable(file_text):
+    repo_paths = paths() if callable(paths) and callable(file_text) else None
+    if repo_paths is None:
         return None
-    repo_paths = paths()
     anchors: list[FrameAnchor] = []
     weight = FRAME_WEIGHT
     for frame in frames:
