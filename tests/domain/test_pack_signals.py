@@ -174,3 +174,36 @@ def test_whole_functions_fit_even_when_six_files_share_the_budget(tmp_path):
     first = pack.files[0].windows[0]
     assert first.text == function  # one whole body, though the fair share is 2,000 bytes
     assert all(f.windows for f in pack.files)  # and every later file still has its window
+
+
+def test_a_function_over_the_window_bound_gets_a_twelve_line_window(tmp_path):
+    body = "".join(
+        f"    total += {i}  # a long body, one line after another, padding\n" for i in range(80)
+    )
+    function = "def big_hook(values):\n    total = 0\n" + body + "    return total\n"
+    assert len(function.encode()) > MAX_FUNCTION_WINDOW_BYTES
+    search = LocalGitGrep(make_repo(tmp_path / "repo", {"src/big.py": function}))
+    pack = build_pack(["big_hook"], search, ticket_text="`big_hook` is wrong")
+    [window] = pack.files[0].windows
+    assert (window.start, window.end) == (1, 12)
+
+
+def test_past_the_corpus_bound_search_uses_git_grep_and_says_full_text_is_unavailable(
+    repo, monkeypatch
+):
+    from veranda_dagster.domain import repo_corpus
+
+    monkeypatch.setattr(repo_corpus, "MAX_CORPUS_BYTES", len(CORE.encode()))
+    search = LocalGitGrep(repo)
+    assert search.corpus() is None
+    pack = build_pack(["convert"], search, ticket_text="convert fails")
+    assert pack.unavailable == [SIGNAL_FULL_TEXT]
+    assert pack.files[0].path == "src/pkg/types.py"  # git grep still finds the definition
+
+
+def test_the_full_text_index_holds_at_most_its_bound(monkeypatch):
+    from veranda_dagster.domain import full_text
+
+    monkeypatch.setattr(full_text, "MAX_FULL_TEXT_FILES", 2)
+    index = full_text.FullTextIndex((f"f{i}.py", "needle") for i in range(3))
+    assert index.paths == ["f0.py", "f1.py"]

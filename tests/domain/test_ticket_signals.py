@@ -7,6 +7,7 @@ from veranda_dagster.domain.full_text import FullTextIndex, identifier_terms, qu
 from veranda_dagster.domain.function_spans import enclosing_function
 from veranda_dagster.domain.ticket_signals import (
     MAX_FRAMES,
+    MAX_MESSAGES,
     Frame,
     error_messages,
     resolve_frame_path,
@@ -99,3 +100,11 @@ def test_bm25_prefers_the_file_whose_rare_words_the_ticket_uses():
     assert ranked[0][0] == "pkg/throttle.py"
     assert all(score > 0 for _, score in ranked)
     assert index.rank(query_terms("nothing matches here zzz")) == []
+
+
+def test_at_most_two_messages_are_searched():
+    text = "".join(f"ValueError: the value number {w} was refused by the parser\n" for w in "abc")
+    text = (
+        text.replace("number a", "alpha").replace("number b", "beta").replace("number c", "gamma")
+    )
+    assert len(error_messages(text)) == MAX_MESSAGES == 2
