@@ -129,6 +129,9 @@ class GitHubCodeSearch(HttpService):
         GitHub's index ranks no file by a whole ticket."""
         return self._local.full_text_rank(query) if self._local is not None else None
 
+    def term_weights(self) -> dict[str, float]:
+        return self._local.term_weights() if self._local is not None else {}
+
     @property
     def sha(self) -> str:
         """The default branch's head commit: what the index covers and citations name."""

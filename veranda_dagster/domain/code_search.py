@@ -252,6 +252,10 @@ class LocalGitGrep:
             )
         return self._index.rank(query_terms(query))
 
+    def term_weights(self) -> dict[str, float]:
+        """The idf of each term of the last full-text query (empty before one ran)."""
+        return dict(self._index.term_idf) if self._index is not None else {}
+
     def file_text(self, path: str) -> list[str] | None:
         """The file's lines at the revision, cached; ``None`` when it does not exist there."""
         if path not in self._texts and self._corpus and path in self._corpus.texts:

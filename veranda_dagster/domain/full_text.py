@@ -31,7 +31,7 @@ from veranda_dagster.domain.bounds import MAX_EXTRACT_TEXT_CHARS, MAX_FULL_TEXT_
 
 K1 = 1.5
 B = 0.75
-_IDENT = re.compile(r"[A-Za-z0-9_]+")
+IDENT = re.compile(r"[A-Za-z0-9_]+")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")
 _SOURCE_SUFFIXES_TEXT = (
     "py pyi pyx go rs js jsx ts tsx mjs cjs vue svelte java kt kts scala rb php cs c h cc cpp hpp"
@@ -58,7 +58,7 @@ def identifier_terms(token: str) -> tuple[str, ...]:
 def term_counts(text: str) -> Counter[str]:
     """Identifier-aware term frequencies of ``text``."""
     counts: Counter[str] = Counter()
-    for token, n in Counter(_IDENT.findall(text)).items():
+    for token, n in Counter(IDENT.findall(text)).items():
         for term in identifier_terms(token):
             counts[term] += n
     return counts
@@ -84,12 +84,15 @@ class FullTextIndex:
         for path, text in documents:
             if len(self.paths) >= MAX_FULL_TEXT_FILES:
                 break
-            tokens = _IDENT.findall(f"{path}\n{text}")
+            tokens = IDENT.findall(f"{path}\n{text}")
             self.paths.append(path)
             self._counts.append(Counter(tokens))
             self._lengths.append(len(tokens))
         self._avgdl = sum(self._lengths) / max(1, len(self._lengths))
         self._vocabulary: set[str] | None = None
+        self.term_idf: dict[str, float] = {}
+        """The last query's terms found in the tree, with their idf: what the windows use to
+        find the lines a ticket talks about."""
 
     def _raw_for(self, query: Counter[str]) -> dict[str, list[str]]:
         """Each identifier of the tree that carries a query term -> the query terms it carries."""
@@ -119,6 +122,7 @@ class FullTextIndex:
             doc_freq.update(tf.keys())
         total = len(self.paths)
         idf = {t: math.log(1.0 + (total - df + 0.5) / (df + 0.5)) for t, df in doc_freq.items()}
+        self.term_idf = idf
         scored: list[tuple[float, str]] = []
         for path, tf, length in zip(self.paths, per_doc, self._lengths, strict=True):
             if not tf:

@@ -57,6 +57,8 @@ class TicketEvidence:
     messages: list[tuple[str, list[Hit]]] = field(default_factory=list)
     full_text: dict[str, float] = field(default_factory=dict)
     """Path -> normalised BM25 score in (0, 1]."""
+    term_weights: dict[str, float] = field(default_factory=dict)
+    """The ticket's terms found in the tree, with their idf (empty without the ranking)."""
     searches: int = 0
     unavailable: list[str] = field(default_factory=list)
 
@@ -116,6 +118,8 @@ def gather(text: str, search: CodeSearch, max_searches: int) -> TicketEvidence:
         evidence.searches += 1
         top = ranked[0][1] if ranked else 0.0
         evidence.full_text = {p: s / top for p, s in ranked[:FULL_TEXT_DEPTH] if top > 0}
+        weights = getattr(search, "term_weights", None)
+        evidence.term_weights = weights() if callable(weights) else {}
     for message in error_messages(text):
         if evidence.searches >= max_searches:
             break

@@ -40,9 +40,10 @@ from veranda_dagster.domain.bounds import (
     MAX_SEARCHES,
     MAX_SEEDS,
     MAX_WINDOWS_PER_FILE,
+    SEARCH_WINDOW_LINES,
 )
 from veranda_dagster.domain.code_search import CodeSearch, Hit, looks_like_path, split_lines
-from veranda_dagster.domain.full_text import query_terms, term_counts
+from veranda_dagster.domain.full_text import IDENT, identifier_terms
 from veranda_dagster.domain.function_spans import enclosing_function
 from veranda_dagster.domain.models import Citation, PackFile, Window
 from veranda_dagster.domain.pack_signals import (
@@ -62,6 +63,12 @@ DEFINITION_BONUS = 1.0
 PATH_MATCH_BONUS = 1.5
 KEYWORD_WEIGHT = 0.5
 """A plain ticket word is weaker evidence than an identifier someone typed."""
+TOPIC_VALUE = 0.3
+"""The topic span ranks after a file's definitions and frames, before its plain hit lines."""
+IMPORT_FACTOR = 0.3
+"""A hit on an import line says the file uses the name, not that the fix goes there: a
+package's ``__init__`` re-exports every public name."""
+_IMPORT_LINE = re.compile(r"^\s*(?:from\s+[\w.]+\s+import\b|import\s+\w)")
 MAX_TOPIC_SCAN_LINES = 5_000
 """Lines of a file scanned for the ticket's words when only the full-text ranking chose it."""
 RANK_DECAY = 0.06
@@ -232,7 +239,7 @@ def rank_files(
             elif pattern is not None and pattern.search(hit.text):
                 value, strong = weight * (1.0 + DEFINITION_BONUS), True
             else:
-                value = weight
+                value = weight * (IMPORT_FACTOR if _IMPORT_LINE.match(hit.text) else 1.0)
             ev = evidence.setdefault(hit.path, _FileEvidence(hit.path))
             if hit.kind == "path":
                 ev.head = max(ev.head, value)
@@ -291,29 +298,41 @@ def _function_window(lines: list[str], line: int) -> Window | None:
     return Window(start=span[0], end=span[1], text=text)
 
 
-def _topic_line(lines: list[str], query: frozenset[str]) -> int | None:
-    """For a file only the full-text ranking chose: the line with the most distinct ticket
-    words (ties: the earliest), where its window goes."""
-    best, best_line = 0, None
-    for number, text in enumerate(lines[:MAX_TOPIC_SCAN_LINES], start=1):
-        found = len(query.intersection(term_counts(text)))
-        if found > best:
-            best, best_line = found, number
-    return best_line
+def _topic_line(lines: list[str], weights: dict[str, float]) -> int | None:
+    """The line the ticket talks about most: inside the ``SEARCH_WINDOW_LINES``-line span whose
+    lines carry the most ticket words (each weighted by its rarity in the tree, counted once per
+    line), the line carrying the most. ``None`` when no line carries any."""
+    scores: list[float] = []
+    for text in lines[:MAX_TOPIC_SCAN_LINES]:
+        terms = {t for raw in set(IDENT.findall(text)) for t in identifier_terms(raw)}
+        scores.append(sum(weights.get(t, 0.0) for t in terms))
+    if not scores or max(scores) <= 0:
+        return None
+    span = min(SEARCH_WINDOW_LINES, len(scores))
+    running = sum(scores[:span])
+    best, best_start = running, 0
+    for start in range(1, len(scores) - span + 1):
+        running += scores[start + span - 1] - scores[start - 1]
+        if running > best:
+            best, best_start = running, start
+    inside = scores[best_start : best_start + span]
+    return best_start + inside.index(max(inside)) + 1
 
 
 def file_windows(
-    ev: _FileEvidence, search: CodeSearch, query: frozenset[str] = frozenset()
+    ev: _FileEvidence, search: CodeSearch, weights: dict[str, float] | None = None
 ) -> list[_Candidate]:
     """A file's windows, best first: the strong lines (definitions, frames, messages) before
     plain hit lines, each by value; around a strong line the whole function when the backend
-    has the file's text and the body is at most ``MAX_FUNCTION_WINDOW_BYTES``. Overlapping or
+    has the file's text and the body is at most ``MAX_FUNCTION_WINDOW_BYTES``. With the
+    ticket's term ``weights`` the span the ticket talks about most (``_topic_line``) is a strong
+    line too: a fix often edits the function whose body uses the report's words. Overlapping or
     adjacent windows merge; at most ``MAX_WINDOWS_PER_FILE``."""
     file_text = getattr(search, "file_text", None)
     lines = file_text(ev.path) if callable(file_text) else None
     anchors = dict(ev.lines)
-    if not anchors and lines and query and (topic := _topic_line(lines, query)):
-        anchors[topic] = 0.0
+    if lines and weights and (topic := _topic_line(lines, weights)) and topic not in anchors:
+        anchors[topic] = TOPIC_VALUE
         ev.strong.add(topic)
     if not anchors:
         anchors[1] = ev.head
@@ -430,10 +449,12 @@ def build_pack(
         for message, hits in signals.messages
     ]
     chosen = rank_files(results, signals)[:max_files]
-    query = frozenset(
-        t for t in query_terms(ticket_text or "") if len(t) >= MIN_SEED_LEN and t not in PROSE_WORDS
-    )
-    candidates = [(ev.path, file_windows(ev, search, query)) for ev in chosen]
+    weights = {
+        t: w
+        for t, w in signals.term_weights.items()
+        if len(t) >= MIN_SEED_LEN and t not in PROSE_WORDS
+    }
+    candidates = [(ev.path, file_windows(ev, search, weights)) for ev in chosen]
     kept = _spend(candidates, max_bytes)
     files = [
         PackFile(path=path, windows=sorted(kept[path], key=lambda w: w.start))
