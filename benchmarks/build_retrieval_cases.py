@@ -8,7 +8,13 @@ from the repositories' own history, so anyone with the same clones gets the same
 - ``fix_sha``: the full sha of that commit;
 - ``base_sha``: its first parent (the tree the reporter was looking at);
 - ``gold_files``: the non-test ``.py`` files the fix changed that already existed at the base
-  (a file the fix created cannot be retrieved from the base tree, so it is not counted).
+  (a file the fix created cannot be retrieved from the base tree, so it is not counted);
+- ``edit_lines``: per gold file, the base-side line ranges the fix edits (``git diff -U0``): a
+  deleted or modified run of lines is its own range, a pure insertion is the line it follows
+  (its anchor), so "a packed window overlaps a line the fix edits" can be checked on the base.
+
+Reports come from ``retrieval_reports.json`` and from every ``retrieval_reports/*.json`` (one
+file per project, same entry schema), so curators can add projects without touching one file.
 
 A case whose gold set comes out empty is dropped and named on stderr. Bodies are trimmed to
 ``MAX_BODY_BYTES``. Run it as::
@@ -27,6 +33,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPORTS = HERE / "data" / "retrieval_reports.json"
+REPORTS_DIR = HERE / "data" / "retrieval_reports"
 CASES = HERE / "data" / "retrieval_cases.json"
 
 MAX_BODY_BYTES = 4_096
@@ -80,6 +87,23 @@ def trim_utf8(text: str, limit: int) -> str:
     return data[:limit].decode("utf-8", errors="ignore").rstrip() + "\n[…]"
 
 
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.MULTILINE)
+
+
+def edited_ranges(diff_text: str) -> list[list[int]]:
+    """Base-side ``[start, end]`` ranges of a ``git diff -U0`` of one file: ``-a,b`` with ``b``
+    lines removed or replaced is ``[a, a+b-1]``; ``-a,0`` (pure insertion after line ``a``) is
+    the anchor ``[a, a]`` (line 1 for an insertion at the top)."""
+    ranges: list[list[int]] = []
+    for m in _HUNK.finditer(diff_text):
+        start, count = int(m.group(1)), int(m.group(2) if m.group(2) is not None else 1)
+        if count == 0:
+            ranges.append([max(1, start), max(1, start)])
+        else:
+            ranges.append([start, start + count - 1])
+    return ranges
+
+
 def build_case(report: dict, git_dir: Path) -> dict | None:
     fix = _git(git_dir, "rev-parse", "--verify", f"{report['fix']}^{{commit}}").stdout.strip()
     base = _git(git_dir, "rev-parse", "--verify", f"{fix}^1").stdout.strip()
@@ -88,18 +112,24 @@ def build_case(report: dict, git_dir: Path) -> dict | None:
     gold = sorted(p for p in changed if is_code_file(p) and p in at_base)
     if not gold:
         return None
+    edits = {}
+    for path in gold:
+        diff = _git(git_dir, "diff", "-U0", "--no-renames", base, fix, "--", path).stdout
+        edits[path] = edited_ranges(diff)
     owner_name = report["repo"]
     return {
         "id": f"{owner_name.split('/')[1]}-{report['issue']}",
         "repo": owner_name,
         "issue_number": report["issue"],
-        "issue_url": f"https://github.com/{owner_name}/issues/{report['issue']}",
+        "issue_url": report.get("issue_url")
+        or f"https://github.com/{owner_name}/issues/{report['issue']}",
         "report_source": report.get("report_source", "issue"),
         "title": report["title"],
         "body": trim_utf8(report["body"], MAX_BODY_BYTES),
         "fix_sha": fix,
         "base_sha": base,
         "gold_files": gold,
+        "edit_lines": edits,
     }
 
 
@@ -117,14 +147,38 @@ def build(repos_dir: Path, reports: list[dict]) -> list[dict]:
     return cases
 
 
+def load_reports(reports_file: Path, reports_dir: Path | None) -> list[dict]:
+    """The curated reports: the main file, then every per-project file in sorted order; a report
+    listed twice (same repo and issue) is kept once, the first time."""
+    files = [reports_file]
+    if reports_dir is not None and reports_dir.is_dir():
+        files += sorted(reports_dir.glob("*.json"))
+    out: list[dict] = []
+    seen: set[tuple[str, int]] = set()
+    for path in files:
+        try:
+            entries = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise DatasetError(f"cannot read {path}: {exc}") from None
+        if not isinstance(entries, list):
+            raise DatasetError(f"{path} is not a JSON list of reports")
+        for entry in entries:
+            key = (str(entry.get("repo")), int(entry.get("issue") or 0))
+            if key not in seen:
+                seen.add(key)
+                out.append(entry)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repos-dir", type=Path, required=True, help="where the clones live")
     parser.add_argument("--reports", type=Path, default=REPORTS)
+    parser.add_argument("--reports-dir", type=Path, default=REPORTS_DIR)
     parser.add_argument("--out", type=Path, default=CASES)
     args = parser.parse_args(argv)
     try:
-        reports = json.loads(args.reports.read_text(encoding="utf-8"))
+        reports = load_reports(args.reports, args.reports_dir)
         cases = build(args.repos_dir, reports)
     except DatasetError as exc:
         print(f"build_retrieval_cases: error: {exc}", file=sys.stderr)

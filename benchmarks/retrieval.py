@@ -1,21 +1,30 @@
-"""File-level recall of the 6-file context pack against two baselines, side by side in one run.
+"""The 6-file context pack against BM25 and a naive seed count, side by side in one run.
 
 Each case is a real bug report (issue title + body) with the commit that fixed it. At the fix's
-parent we ask three rankers for at most ``MAX_PACK_FILES`` files within ``MAX_PACK_BYTES`` and
-count how many of the fix's non-test ``.py`` files (the gold set) made it in:
+parent every ranker names its files, and we count, overall and per project:
+
+- ``recall@1`` / ``recall@6``: |gold ∩ first k files| / min(k, |gold|), averaged over cases;
+- ``edit hit``: the share of cases where some window the ranker packed overlaps a base-side line
+  the fix edits (``edit_lines``, from ``git diff -U0``); not reported for ``bm25_full``, whose
+  whole files overlap every edit by construction;
+- ``bytes``: mean window bytes packed; for ``ours`` also the wall time per pack (median, the
+  whole ``veranda pack`` process; also its CPU seconds, user + system, with the git processes
+  it ran, since wall time on a shared machine measures the neighbours too) and its peak
+  resident memory (GNU ``time``'s ``%M``, which sees the pack alone).
+
+Rankers:
 
 - ``ours``: ``veranda pack --repo-dir WT --ticket TICKET.json --no-model``, the stable CLI;
-- ``naive``: files ranked by how many distinct seeds they contain (ties: more matching lines,
-  then path);
-- ``bm25``: ``rank_bm25.BM25Okapi`` over every tracked text file, the query being the same seeds
-  split into identifier words.
+- ``bm25_full``: ``rank_bm25.BM25Okapi`` over whole files, the query being the FULL ticket text
+  (title and body), no budget: SWE-bench's BM25 setting (non-test ``.py`` files, document =
+  path + contents), with identifier-aware tokens. Its top 6 whole files are "packed";
+- ``bm25_budget``: the same ranking held to ``MAX_PACK_FILES`` files and ``MAX_PACK_BYTES``:
+  each file pays for ``SEARCH_WINDOW_LINES``-line windows around the lines that carry the most
+  query words (at most ``MAX_WINDOWS_PER_FILE``); a file whose first window no longer fits is
+  skipped, later windows that do not fit are dropped;
+- ``naive``: files ranked by how many of the pack's own seeds they contain (ties: more matching
+  lines, then path), windows around the matching lines, same budget.
 
-Equal footing: both baselines get exactly the seeds the pack printed, search the same tree
-(``git grep -F -i`` at HEAD of the same worktree) and pay for files with the same currency —
-``SEARCH_WINDOW_LINES``-line windows around matching lines, at most ``MAX_WINDOWS_PER_FILE`` per
-file, merged where they overlap; a file with no matching line (possible only for BM25, which
-also scores word parts) pays for its first window, the file head. Files are taken in rank order;
-a file whose first window no longer fits is skipped, later windows that do not fit are dropped.
 Run::
 
     python benchmarks/retrieval.py --repos-dir /work/bench_repos [--json out.json]
@@ -25,11 +34,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,13 +56,13 @@ from veranda_dagster.domain.bounds import (
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_CASES = HERE / "data" / "retrieval_cases.json"
-RANKERS = ("ours", "naive", "bm25")
-TEXT_BM25 = "bm25_text"
-"""Opt-in, informational: BM25 with the whole report as the query (not the same seeds), to show
-what the seed cap leaves out. Not one of the headline columns."""
+RANKERS = ("ours", "bm25_full", "bm25_budget", "naive")
+ANCHOR = "bm25_full"
 MAX_FILE_BYTES = 1_000_000
-"""Larger tracked files (vendored data, lock files) are left out of the BM25 corpus."""
+"""Larger files (vendored data, generated tables) are left out of the BM25 corpus."""
+TIME_BIN = "/usr/bin/time"
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test\.py|conftest\.py)$")
 
 
 class BenchmarkError(Exception):
@@ -106,43 +118,63 @@ def check_cases(cases: list[dict[str, Any]], repos_dir: Path) -> dict[str, Path]
 
 
 @dataclass
+class Span:
+    start: int
+    end: int
+    text: str
+
+
+@dataclass
 class Packed:
     files: list[str] = field(default_factory=list)
     bytes: int = 0
+    spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
 
-def windows_for(lines: list[str], hit_lines: list[int]) -> list[str]:
-    """Merged ``SEARCH_WINDOW_LINES``-line windows around 1-based hit lines, in hit order."""
+def windows_for(lines: list[str], hit_lines: list[int]) -> list[Span]:
+    """``SEARCH_WINDOW_LINES``-line windows around 1-based hit lines, in hit order, a hit inside
+    an earlier window adding none; at most ``MAX_WINDOWS_PER_FILE``. No hit: the file head."""
     if not lines:
         return []
     half = SEARCH_WINDOW_LINES // 2
-    spans: list[tuple[int, int]] = []
+    spans: list[Span] = []
     for hit in hit_lines or [1]:
         start = max(1, hit - half + 1)
         end = min(len(lines), start + SEARCH_WINDOW_LINES - 1)
-        if any(s <= hit <= e for s, e in spans):
+        if any(s.start <= hit <= s.end for s in spans):
             continue
-        spans.append((start, end))
+        spans.append(Span(start, end, "".join(lines[start - 1 : end])))
         if len(spans) == MAX_WINDOWS_PER_FILE:
             break
-    return ["".join(lines[s - 1 : e]) for s, e in spans]
+    return spans
 
 
-def pack_ranked(ranked: list[str], window_texts: dict[str, list[str]]) -> Packed:
+def pack_ranked(ranked: list[str], windows: dict[str, list[Span]]) -> Packed:
     """Take files in rank order under the same file and byte ceilings the pack has."""
     out = Packed()
     for path in ranked:
         if len(out.files) == MAX_PACK_FILES:
             break
-        taken = False
-        for text in window_texts.get(path, []):
-            size = len(text.encode("utf-8"))
+        taken: list[tuple[int, int]] = []
+        for span in windows.get(path, []):
+            size = len(span.text.encode("utf-8"))
             if out.bytes + size > MAX_PACK_BYTES:
                 break
             out.bytes += size
-            taken = True
+            taken.append((span.start, span.end))
         if taken:
             out.files.append(path)
+            out.spans[path] = taken
+    return out
+
+
+def whole_files(ranked: list[str], lines: dict[str, list[str]]) -> Packed:
+    """The unbudgeted anchor: its first ``MAX_PACK_FILES`` whole files."""
+    out = Packed()
+    for path in ranked[:MAX_PACK_FILES]:
+        out.files.append(path)
+        out.spans[path] = [(1, max(1, len(lines[path])))]
+        out.bytes += sum(len(line.encode("utf-8")) for line in lines[path])
     return out
 
 
@@ -150,20 +182,37 @@ def pack_ranked(ranked: list[str], window_texts: dict[str, list[str]]) -> Packed
 
 
 class Tree:
-    """The worktree's tracked text files and ``git grep`` over them, read once per case."""
+    """The base commit's tracked text files, read from the object store (a partial clone may
+    lack a few large blobs; those are skipped), and ``git grep`` over them."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        listing = git(root, "ls-files", "-z").stdout.decode(errors="replace")
+        listing = git(root, "ls-tree", "-r", "-l", "-z", "HEAD").stdout.decode(errors="replace")
+        wanted: list[tuple[str, str]] = []
+        for entry in filter(None, listing.split("\0")):
+            meta, _, path = entry.partition("\t")
+            fields = meta.split()
+            if len(fields) != 4 or fields[1] != "blob" or fields[0] == "120000":
+                continue
+            if fields[3].isdigit() and int(fields[3]) <= MAX_FILE_BYTES:
+                wanted.append((fields[2], path))
+        feed = "".join(f"{blob}\n" for blob, _ in wanted).encode()
+        proc = subprocess.run(
+            ["git", "-C", str(root), "cat-file", "--batch"], input=feed, capture_output=True
+        )
+        out, cursor = proc.stdout, 0
         self.lines: dict[str, list[str]] = {}
-        for path in filter(None, listing.split("\0")):
-            file = root / path
-            if not file.is_file() or file.stat().st_size > MAX_FILE_BYTES:
+        for _, path in wanted:
+            end = out.index(b"\n", cursor)
+            header = out[cursor:end].split()
+            if len(header) != 3:  # missing from a partial clone
+                cursor = end + 1
                 continue
-            data = file.read_bytes()
-            if b"\0" in data[:8192]:
-                continue
-            self.lines[path] = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+            size = int(header[2])
+            data = out[end + 1 : end + 1 + size]
+            cursor = end + 2 + size
+            if b"\0" not in data[:8192]:
+                self.lines[path] = data.decode("utf-8", errors="replace").splitlines(keepends=True)
 
     def grep(self, seed: str) -> dict[str, list[int]]:
         """Line numbers per file where ``seed`` occurs (fixed string, case-insensitive)."""
@@ -174,6 +223,10 @@ class Tree:
             if line.isdigit():
                 hits.setdefault(path, []).append(int(line))
         return hits
+
+    def sources(self) -> list[str]:
+        """SWE-bench's BM25 corpus: the non-test ``.py`` files."""
+        return sorted(p for p in self.lines if p.endswith(".py") and not _TEST_PATH.search(p))
 
 
 def seed_hits(tree: Tree, seeds: list[str]) -> dict[str, dict[str, list[int]]]:
@@ -204,44 +257,75 @@ def words(text: str) -> list[str]:
     return [w for w in out if len(w) > 1]
 
 
-def rank_bm25(tree: Tree, queries: list[list[str]]) -> list[list[str]]:
-    """One BM25 index over the tree, one ranking per query (files scoring 0 are left out)."""
+def rank_bm25(tree: Tree, query: list[str]) -> list[str]:
+    """BM25 over the whole source files (path + contents), best first; zero scores left out."""
     from rank_bm25 import BM25Okapi  # dev dependency, imported where it is used
 
-    paths = sorted(tree.lines)
-    if not paths:
-        return [[] for _ in queries]
-    index = BM25Okapi([words("".join(tree.lines[p])) or ["\0"] for p in paths])
-    rankings = []
-    for query in queries:
-        scores = index.get_scores(query) if query else [0.0] * len(paths)
-        ranked = sorted(zip(scores, paths, strict=True), key=lambda x: (-x[0], x[1]))
-        rankings.append([p for score, p in ranked if score > 0])
-    return rankings
+    paths = tree.sources()
+    if not paths or not query:
+        return []
+    index = BM25Okapi([words(p + "\n" + "".join(tree.lines[p])) or ["\0"] for p in paths])
+    scores = index.get_scores(query)
+    ranked = sorted(zip(scores, paths, strict=True), key=lambda x: (-x[0], x[1]))
+    return [p for score, p in ranked if score > 0]
+
+
+def query_lines(lines: list[str], query: set[str]) -> list[int]:
+    """The lines carrying the most distinct query words, best first (ties: earlier line)."""
+    scored = []
+    for number, line in enumerate(lines, 1):
+        found = len(query.intersection(words(line)))
+        if found:
+            scored.append((-found, number))
+    return [n for _, n in sorted(scored)[: MAX_WINDOWS_PER_FILE * 4]]
 
 
 # --- our pack --------------------------------------------------------------------------------
 
 
-def run_pack(pack_cmd: list[str], worktree: Path, case: dict[str, Any], tmp: Path) -> dict:
+@dataclass
+class PackRun:
+    result: dict[str, Any]
+    seconds: float
+    cpu_seconds: float
+    peak_rss_mb: float
+
+
+def run_pack(pack_cmd: list[str], worktree: Path, case: dict[str, Any], tmp: Path) -> PackRun:
     ticket = {"id": case["id"], "source": "linear", "title": case["title"]}
     ticket["description"] = case["body"]
     ticket_file = tmp / "ticket.json"
     ticket_file.write_text(json.dumps(ticket), encoding="utf-8")
     argv = [*pack_cmd, "pack", "--repo-dir", str(worktree), "--ticket", str(ticket_file)]
+    out_file, err_file, usage_file = tmp / "pack.out", tmp / "pack.err", tmp / "pack.usage"
+    # A forked child inherits this process's resident-memory high-water mark (Linux keeps the
+    # old mm's peak across exec), so ``wait4`` on a direct child would report the benchmark's
+    # own footprint. GNU time forks the pack from its own small image and reports the pack's.
+    timer = [TIME_BIN, "-f", "%M %U %S", "-o", str(usage_file)] if Path(TIME_BIN).exists() else []
+    if shutil.which(pack_cmd[0]) is None:
+        raise BenchmarkError(f"the pack CLI {pack_cmd[0]!r} is not installed")
+    started = time.perf_counter()
     try:
-        proc = subprocess.run([*argv, "--no-model"], capture_output=True, text=True, timeout=300)
+        with out_file.open("wb") as out, err_file.open("wb") as err:
+            proc = subprocess.Popen([*timer, *argv, "--no-model"], stdout=out, stderr=err)
     except FileNotFoundError:
         raise BenchmarkError(f"the pack CLI {pack_cmd[0]!r} is not installed") from None
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        err = proc.stderr.strip() or proc.stdout.strip()
-        raise BenchmarkError(f"`{' '.join(argv)}` failed on {case['id']}: {err}")
+        err_text = err_file.read_text(errors="replace").strip() or out_file.read_text()[:500]
+        raise BenchmarkError(f"`{' '.join(argv)}` failed on {case['id']}: {err_text}")
+    peak_kb, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+    if timer:
+        fields = usage_file.read_text().split()[-3:]
+        peak_kb, cpu = int(fields[0]), float(fields[1]) + float(fields[2])
     try:
-        result = json.loads(proc.stdout)
+        result = json.loads(out_file.read_text(encoding="utf-8"))
         [f["path"] for f in result["files"]], list(result["seeds"])
     except (ValueError, KeyError, TypeError) as exc:
         raise BenchmarkError(f"pack output for {case['id']} breaks the contract: {exc}") from None
-    return result
+    return PackRun(result, seconds, cpu, peak_kb / 1024)
 
 
 def resolve_pack_cmd(pack_cmd: str | list[str] | None) -> list[str]:
@@ -254,93 +338,133 @@ def resolve_pack_cmd(pack_cmd: str | list[str] | None) -> list[str]:
     raise BenchmarkError("the `veranda` CLI is not on PATH (pip install -e .), or pass --pack-cmd")
 
 
-# --- one case, all cases ---------------------------------------------------------------------
+def ours_packed(result: dict[str, Any]) -> Packed:
+    out = Packed(bytes=int(result["bytes"]))
+    for f in result["files"]:
+        out.files.append(f["path"])
+        out.spans[f["path"]] = [(int(w["start"]), int(w["end"])) for w in f["windows"]]
+    return out
 
 
-def recall(files: list[str], gold: list[str]) -> float:
-    return len(set(files) & set(gold)) / len(gold)
+# --- metrics ---------------------------------------------------------------------------------
 
 
-def run_case(
-    case: dict[str, Any], repo_dir: Path, pack_cmd: list[str], text_bm25: bool = False
-) -> dict[str, Any]:
+def recall_at(files: list[str], gold: list[str], k: int) -> float:
+    return len(set(files[:k]) & set(gold)) / min(k, len(gold))
+
+
+def edit_hit(packed: Packed, edits: dict[str, list[list[int]]]) -> bool:
+    """Some packed window overlaps a base-side line the fix edits."""
+    for path, ranges in edits.items():
+        for start, end in packed.spans.get(path, []):
+            if any(start <= e_end and e_start <= end for e_start, e_end in ranges):
+                return True
+    return False
+
+
+def run_case(case: dict[str, Any], repo_dir: Path, pack_cmd: list[str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="veranda-bench-") as tmp_name:
         tmp = Path(tmp_name)
         worktree = tmp / "wt"
-        git(repo_dir, "worktree", "add", "--detach", "--force", str(worktree), case["base_sha"])
+        git(repo_dir, "worktree", "add", "--no-checkout", "--detach", "--force", str(worktree),
+            case["base_sha"])  # fmt: skip
         try:
             ours = run_pack(pack_cmd, worktree, case, tmp)
-            seeds = list(ours["seeds"])
+            seeds = list(ours.result["seeds"])
             tree = Tree(worktree)
             hits = seed_hits(tree, seeds)
-            texts = {p: windows_for(tree.lines[p], hit_lines(hits, p)) for p in tree.lines}
-            queries = [words(" ".join(seeds))]
-            if text_bm25:
-                queries.append(words(f"{case['title']}\n{case['body']}"))
-            bm25 = rank_bm25(tree, queries)
-            packs = {
-                "ours": Packed([f["path"] for f in ours["files"]], int(ours["bytes"])),
-                "naive": pack_ranked(rank_naive(hits), texts),
-                "bm25": pack_ranked(bm25[0], texts),
+            query = words(f"{case['title']}\n{case['body']}")
+            ranked = rank_bm25(tree, query)
+            query_set = set(query)
+            bm25_windows = {
+                p: windows_for(tree.lines[p], query_lines(tree.lines[p], query_set))
+                for p in ranked[: MAX_PACK_FILES * 4]
             }
-            if text_bm25:
-                packs[TEXT_BM25] = pack_ranked(bm25[1], texts)
+            packs = {
+                "ours": ours_packed(ours.result),
+                "bm25_full": whole_files(ranked, tree.lines),
+                "bm25_budget": pack_ranked(ranked, bm25_windows),
+                "naive": pack_ranked(
+                    rank_naive(hits),
+                    {p: windows_for(tree.lines[p], hit_lines(hits, p)) for p in tree.lines},
+                ),
+            }
         finally:
             git(repo_dir, "worktree", "remove", "--force", str(worktree), check=False)
             git(repo_dir, "worktree", "prune", check=False)
+    edits = case.get("edit_lines") or {}
     row: dict[str, Any] = {"id": case["id"], "repo": case["repo"], "seeds": seeds}
     row.update(report_source=case.get("report_source", "issue"), gold=case["gold_files"])
+    row.update(seconds=round(ours.seconds, 3), cpu_seconds=round(ours.cpu_seconds, 3))
+    row.update(peak_rss_mb=round(ours.peak_rss_mb, 1))
     for name, packed in packs.items():
-        row[name] = {"recall": recall(packed.files, case["gold_files"]), "files": packed.files}
-        row[name]["bytes"] = packed.bytes
+        row[name] = {
+            "r1": recall_at(packed.files, case["gold_files"], 1),
+            "r6": recall_at(packed.files, case["gold_files"], MAX_PACK_FILES),
+            "edit_hit": edit_hit(packed, edits) if edits and name != ANCHOR else None,
+            "files": packed.files,
+            "bytes": packed.bytes,
+        }
     return row
 
 
-def columns(rows: list[dict[str, Any]]) -> tuple[str, ...]:
-    return (*RANKERS, TEXT_BM25) if rows and TEXT_BM25 in rows[0] else RANKERS
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 3) if values else 0.0
 
 
 def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"cases": len(rows)}
-    for name in columns(rows):
-        vals = [r[name]["recall"] for r in rows]
+    for name in RANKERS:
+        edits = [r[name]["edit_hit"] for r in rows if r[name]["edit_hit"] is not None]
         out[name] = {
-            "recall_at_6": round(sum(vals) / len(vals), 4) if vals else 0.0,
-            "any_gold_hit": sum(1 for r in rows if r[name]["recall"] > 0),
-            "wins": sum(
-                1
-                for r in rows
-                if name in RANKERS
-                and r[name]["recall"] > max(r[o]["recall"] for o in RANKERS if o != name)
-            ),
+            "recall_at_1": _mean([r[name]["r1"] for r in rows]),
+            "recall_at_6": _mean([r[name]["r6"] for r in rows]),
+            "edit_hit": _mean([float(e) for e in edits]) if edits else None,
+            "bytes": round(_mean([r[name]["bytes"] for r in rows])),
         }
-    for base in ("naive", "bm25"):
-        denom = out[base]["recall_at_6"]
-        out[f"ours_over_{base}"] = round(out["ours"]["recall_at_6"] / denom, 3) if denom else None
+    seconds = [r["seconds"] for r in rows]
+    out["ours"]["median_s"] = round(statistics.median(seconds), 3) if seconds else 0.0
+    cpu = [r["cpu_seconds"] for r in rows]
+    out["ours"]["median_cpu_s"] = round(statistics.median(cpu), 3) if cpu else 0.0
+    out["ours"]["peak_rss_mb"] = max((r["peak_rss_mb"] for r in rows), default=0.0)
+    anchor = out[ANCHOR]["recall_at_6"]
+    out["ours_minus_bm25_full"] = round(out["ours"]["recall_at_6"] - anchor, 3)
+    out["ours_wins_r6"] = sum(1 for r in rows if r["ours"]["r6"] > r[ANCHOR]["r6"])
+    out["ours_loses_r6"] = sum(1 for r in rows if r["ours"]["r6"] < r[ANCHOR]["r6"])
     return out
 
 
 def render(rows: list[dict[str, Any]], groups: dict[str, dict[str, Any]]) -> str:
-    names = columns(rows)
-    header = " ".join(f"{n:>9}" for n in names)
-    lines = [f"{'case':<14} {'gold':>4} {header}  seeds"]
+    head = " ".join(f"{n:>11}" for n in RANKERS)
+    lines = [f"{'case':<22} {'gold':>4} {head}   (recall@6 / edit hit)  secs"]
     for r in rows:
-        cells = " ".join(f"{r[n]['recall']:>9.2f}" for n in names)
-        lines.append(f"{r['id']:<14} {len(r['gold']):>4} {cells}  {', '.join(r['seeds'])[:60]}")
+        cells = " ".join(
+            f"{r[n]['r6']:>6.2f}/{'-' if r[n]['edit_hit'] is None else int(r[n]['edit_hit']):>4}"
+            for n in RANKERS
+        )
+        lines.append(f"{r['id']:<22} {len(r['gold']):>4} {cells}  {r['seconds']:.2f}")
+    lines.append("")
+    lines.append(
+        f"{'group':<28} {'n':>4}  "
+        + "  ".join(f"{n + ' r1/r6/edit/KB':>26}" for n in RANKERS)
+        + "  median_s  cpu_s  peak_MB"
+    )
     for label, t in groups.items():
-        cells = " ".join(f"{t[n]['recall_at_6']:>9.3f}" for n in names)
-        lines.append(f"{'TOTAL ' + label:<19} {cells}  (n={t['cases']}, recall@6)")
-        hits = "  ".join(f"{n}={t[n]['any_gold_hit']}/{t['cases']}" for n in names)
-        ratio = f"ours/naive={t['ours_over_naive']}  ours/bm25={t['ours_over_bm25']}"
-        lines.append(f"{'':<19} any gold file: {hits}  {ratio}")
+        cells = "  ".join(
+            f"{t[n]['recall_at_1']:>6.3f}/{t[n]['recall_at_6']:.3f}/"
+            f"{'  -  ' if t[n]['edit_hit'] is None else format(t[n]['edit_hit'], '.3f')}"
+            f"/{t[n]['bytes'] / 1000:>5.1f}"
+            for n in RANKERS
+        )
+        lines.append(
+            f"{label:<28} {t['cases']:>4}  {cells}  {t['ours']['median_s']:>8.3f}"
+            f"  {t['ours']['median_cpu_s']:>5.2f}  {t['ours']['peak_rss_mb']:>7.1f}"
+        )
     return "\n".join(lines)
 
 
 def run(
-    cases: list[dict[str, Any]],
-    repos_dir: Path,
-    pack_cmd: str | list[str] | None = None,
-    text_bm25: bool = False,
+    cases: list[dict[str, Any]], repos_dir: Path, pack_cmd: str | list[str] | None = None
 ) -> dict[str, Any]:
     if not cases:
         raise BenchmarkError("no cases to run")
@@ -349,10 +473,15 @@ def run(
     rows = []
     for number, case in enumerate(cases, 1):
         print(f"[{number}/{len(cases)}] {case['id']}", file=sys.stderr, flush=True)
-        rows.append(run_case(case, dirs[case["repo"]], command, text_bm25))
+        rows.append(run_case(case, dirs[case["repo"]], command))
     groups = {"all": totals(rows)}
+    for repo in sorted({r["repo"] for r in rows}):
+        groups[repo] = totals([r for r in rows if r["repo"] == repo])
     for source in sorted({r["report_source"] for r in rows}):
-        groups[source] = totals([r for r in rows if r["report_source"] == source])
+        groups[f"source:{source}"] = totals([r for r in rows if r["report_source"] == source])
+    multi = [r for r in rows if len(r["gold"]) > 1]
+    if multi:
+        groups["gold files > 1"] = totals(multi)
     return {
         "budget": {"files": MAX_PACK_FILES, "bytes": MAX_PACK_BYTES},
         "rows": rows,
@@ -365,19 +494,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repos-dir", type=Path, required=True, help="clones, one per repo")
     parser.add_argument("--cases", type=Path, default=DEFAULT_CASES)
     parser.add_argument("--case", action="append", default=[], help="run only this id")
+    parser.add_argument("--repo", action="append", default=[], help="run only this owner/name")
     parser.add_argument("--pack-cmd", help="the veranda command (default: veranda on PATH)")
     parser.add_argument("--json", metavar="PATH", help="also write the rows and totals as JSON")
-    parser.add_argument(
-        "--with-text-bm25",
-        action="store_true",
-        help="add an informational column: BM25 with the whole report as the query",
-    )
     args = parser.parse_args(argv)
     try:
         cases = json.loads(args.cases.read_text(encoding="utf-8"))
         if args.case:
             cases = [c for c in cases if c["id"] in set(args.case)]
-        result = run(cases, args.repos_dir, args.pack_cmd, args.with_text_bm25)
+        if args.repo:
+            cases = [c for c in cases if c["repo"] in set(args.repo)]
+        result = run(cases, args.repos_dir, args.pack_cmd)
     except (OSError, ValueError) as exc:
         print(f"retrieval benchmark: error: cannot read {args.cases}: {exc}", file=sys.stderr)
         return 2

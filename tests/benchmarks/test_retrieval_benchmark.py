@@ -109,11 +109,11 @@ def one_run(repos_dir: Path, pack_cmd: list[str], tmp_path_factory: pytest.TempP
     argv = ["--repos-dir", str(repos_dir), "--cases", str(cases_file), "--json", str(out_json)]
     capture = io.StringIO()
     with contextlib.redirect_stdout(capture):
-        code = bench.main([*argv, "--with-text-bm25", "--pack-cmd", " ".join(pack_cmd)])
+        code = bench.main([*argv, "--pack-cmd", " ".join(pack_cmd)])
     return code, capture.getvalue(), json.loads(out_json.read_text())
 
 
-def test_builder_derives_base_and_gold_from_history(repos_dir: Path) -> None:
+def test_builder_derives_base_gold_and_edited_lines_from_history(repos_dir: Path) -> None:
     [case] = builder.build(repos_dir, [REPORT])
     repo = repos_dir / "acme+demo"
     assert case["base_sha"] == _git(repo, "rev-parse", "HEAD^")
@@ -121,6 +121,27 @@ def test_builder_derives_base_and_gold_from_history(repos_dir: Path) -> None:
     # the test file and the file the fix created are not gold; the changed source file is
     assert case["gold_files"] == ["demo/auth.py"]
     assert case["id"] == "demo-7" and case["issue_url"].endswith("acme/demo/issues/7")
+    # the fix rewrites line 7 of the base (``def __init__(self, file):``)
+    assert case["edit_lines"] == {"demo/auth.py": [[7, 7]]}
+
+
+def test_edited_ranges_count_base_lines_and_anchor_pure_insertions() -> None:
+    diff = "@@ -3,2 +3,4 @@ x\n@@ -10 +12 @@\n@@ -20,0 +23,5 @@\n@@ -0,0 +1 @@\n"
+    assert builder.edited_ranges(diff) == [[3, 4], [10, 10], [20, 20], [1, 1]]
+
+
+def test_reports_come_from_the_main_file_and_every_per_project_file(tmp_path: Path) -> None:
+    main_file = tmp_path / "reports.json"
+    main_file.write_text(json.dumps([REPORT]))
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    other = dict(REPORT, repo="acme/other", issue=3)
+    (folder / "acme+other.json").write_text(json.dumps([other, REPORT]))
+    loaded = builder.load_reports(main_file, folder)
+    assert [(r["repo"], r["issue"]) for r in loaded] == [("acme/demo", 7), ("acme/other", 3)]
+    (folder / "broken.json").write_text("{")
+    with pytest.raises(builder.DatasetError, match=r"broken\.json"):
+        builder.load_reports(main_file, folder)
 
 
 def test_builder_fails_clearly_on_missing_repo(tmp_path: Path) -> None:
@@ -128,24 +149,41 @@ def test_builder_fails_clearly_on_missing_repo(tmp_path: Path) -> None:
         builder.build(tmp_path, [REPORT])
 
 
-def test_three_rankers_side_by_side_with_the_same_seeds(one_run, repos_dir: Path) -> None:
+def test_all_rankers_side_by_side_with_recall_edit_hit_time_and_memory(
+    one_run, repos_dir: Path
+) -> None:
     code, table, result = one_run
     assert code == 0
-    assert "TOTAL all" in table and "demo-7" in table
+    assert "acme/demo" in table and "demo-7" in table
     [row] = result["rows"]
     assert row["seeds"], "the pack printed no seeds"
-    for name in (*bench.RANKERS, bench.TEXT_BM25):
+    for name in ("ours", "bm25_budget", "naive"):
         assert row[name]["bytes"] <= 12_000 and len(row[name]["files"]) <= 6
-    assert row["ours"]["recall"] == 1.0  # NetRCAuth is defined in exactly one file
-    assert row["naive"]["files"] and row["bm25"]["files"] and row["bm25_text"]["files"]
-    # the opt-in full-text column never counts as a win among the three headline rankers
-    assert result["totals"]["all"]["bm25_text"]["wins"] == 0
+    assert row["ours"]["r6"] == 1.0 and row["ours"]["r1"] == 1.0  # NetRCAuth is defined once
+    assert row["ours"]["edit_hit"] is True  # its window holds the edited line 7
+    assert row["bm25_full"]["files"][0] == "demo/auth.py"
+    assert row["bm25_full"]["edit_hit"] is None  # whole files: an edit hit says nothing
+    assert row["seconds"] > 0 and row["peak_rss_mb"] > 1
     totals = result["totals"]["all"]
-    assert totals["cases"] == 1
-    assert set(totals) >= {"ours", "naive", "bm25", "ours_over_naive", "ours_over_bm25"}
+    assert totals["cases"] == 1 and set(result["totals"]) >= {"all", "acme/demo"}
+    assert set(totals) >= {*bench.RANKERS, "ours_minus_bm25_full"}
+    assert totals["ours"]["median_s"] > 0 and totals["ours"]["peak_rss_mb"] > 1
     # the worktree is gone afterwards: the clone is left as it was found
     listing = _git(repos_dir / "acme+demo", "worktree", "list")
     assert len(listing.splitlines()) == 1
+
+
+def test_edit_hit_needs_a_window_overlapping_an_edited_line() -> None:
+    packed = bench.Packed(files=["a.py"], spans={"a.py": [(1, 12), (30, 41)]})
+    assert bench.edit_hit(packed, {"a.py": [[42, 50]]}) is False
+    assert bench.edit_hit(packed, {"a.py": [[41, 41]]}) is True
+    assert bench.edit_hit(packed, {"b.py": [[1, 1]]}) is False
+
+
+def test_recall_at_k_is_normalised_by_what_k_files_can_hold() -> None:
+    assert bench.recall_at(["a", "b"], ["b", "c"], 1) == 0.0
+    assert bench.recall_at(["b", "a"], ["b", "c"], 1) == 1.0
+    assert bench.recall_at(["b", "a", "c"], ["b", "c"], 6) == 1.0
 
 
 def test_missing_commit_or_repo_is_named(repos_dir: Path, pack_cmd: list[str]) -> None:
@@ -164,9 +202,12 @@ def test_missing_pack_cli_is_a_clear_error(repos_dir: Path) -> None:
 
 
 def test_budget_caps_files_at_six_and_bytes_at_twelve_thousand() -> None:
-    seven = {f"f{i}.py": ["x" * 1000] for i in range(7)}
+    seven = {f"f{i}.py": [bench.Span(1, 1, "x" * 1000)] for i in range(7)}
     assert bench.pack_ranked(sorted(seven), seven).files == [f"f{i}.py" for i in range(6)]
-    texts = {"a.py": ["a" * 11_999], "b.py": ["b" * 2], "c.py": ["c"]}
+    texts = {
+        name: [bench.Span(1, 1, char * size)]
+        for name, char, size in (("a.py", "a", 11_999), ("b.py", "b", 2), ("c.py", "c", 1))
+    }
     packed = bench.pack_ranked(["a.py", "b.py", "c.py"], texts)
     assert packed.files == ["a.py", "c.py"] and packed.bytes == 12_000  # b would make 12,001
 
@@ -174,9 +215,10 @@ def test_budget_caps_files_at_six_and_bytes_at_twelve_thousand() -> None:
 def test_windows_are_twelve_lines_merged_and_capped() -> None:
     lines = [f"line {i}\n" for i in range(1, 201)]
     [one] = bench.windows_for(lines, [50, 52])
-    assert one.count("\n") == 12 and "line 50\n" in one and "line 52\n" in one
+    assert one.text.count("\n") == 12 and "line 50\n" in one.text and "line 52\n" in one.text
+    assert (one.start, one.end) == (45, 56)
     assert len(bench.windows_for(lines, [10, 40, 70, 100, 130, 160])) == 4
-    assert bench.windows_for(lines, [])[0].startswith("line 1\n")  # the file head
+    assert bench.windows_for(lines, [])[0].text.startswith("line 1\n")  # the file head
 
 
 def test_naive_ranks_by_distinct_seeds_then_lines() -> None:

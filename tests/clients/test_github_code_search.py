@@ -199,3 +199,24 @@ def test_the_rate_is_configurable_and_a_clone_can_be_attached(tmp_path):
     assert search.sha == base
     assert [(h.path, h.line) for h in hits] == [("src/http/retry.py", 2)]
     assert {r.url.path for r in forge.requests} == {"/search/code"}
+
+
+TRACEBACK = (
+    'Traceback (most recent call last):\n  File "/x/site-packages/src/http/retry.py", line 2\n'
+)
+
+
+def test_without_a_clone_the_pack_names_the_signals_github_cannot_give(tmp_path):
+    from tests.fixtures.context.gitrepo import git, make_repo
+
+    search = _client(Forge())
+    pack = build_pack(["backoff"], search, ticket_text=f"backoff is wrong\n{TRACEBACK}")
+    assert pack.unavailable == ["traceback_frames", "full_text_bm25"]
+    assert pack.searches == 1  # the ranking that could not run cost no search
+    repo = make_repo(tmp_path / "r", {"src/http/retry.py": "a\nbackoff()\n"})
+    search = _client(Forge())
+    search.attach_clone(repo, git(repo, "rev-parse", "HEAD"))
+    pack = build_pack(["backoff"], search, ticket_text=f"backoff is wrong\n{TRACEBACK}")
+    assert pack.unavailable == []
+    assert pack.searches == 2  # one code search and the full-text ranking over the clone
+    assert pack.files[0].path == "src/http/retry.py"

@@ -45,7 +45,7 @@ def test_prints_exactly_the_contract(tmp_path, repo, capsys):
     assert rc == 0
     assert list(out) == ["seeds", "searches", "bytes", "files", "citations"]
     assert out["seeds"] == ["retry_after", "parse_retry_after", "lib/http.py"]  # 2 mentions first
-    assert out["searches"] == 8  # 3 seeds, the path's basename, 4 plain ticket words
+    assert out["searches"] == 9  # full-text ranking, 3 seeds, the basename, 4 ticket words
     assert out["files"] == [
         {
             "path": "lib/http.py",

@@ -51,6 +51,7 @@ def context_pack(
             "pack_bytes": p.bytes,
             "pack_files": len(p.files),
             "pack_searches": p.searches,
+            "unavailable_signals": ", ".join(p.unavailable_signals) or "none",
             "seeds": len(p.seeds),
             "citations": len(p.citations),
             "layers": ", ".join(layer.name for layer in p.layers) or "none",

@@ -108,6 +108,7 @@ class GitHubCodeSearch(HttpService):
         self._contents = contents
         self._sha = sha
         self._texts: dict[str, list[str] | None] = {}
+        self._local: LocalGitGrep | None = None
         self.calls: list[str] = []
 
     def attach_clone(self, repo_dir: str | Path, sha: str) -> None:
@@ -117,6 +118,19 @@ class GitHubCodeSearch(HttpService):
         self._contents = lambda path: None if (t := local.file_text(path)) is None else "".join(t)
         self._sha = sha
         self._texts.clear()
+        self._local = local
+
+    def paths(self) -> list[str] | None:
+        """The clone's file listing (to resolve traceback frames); ``None`` with no clone."""
+        return self._local.paths() if self._local is not None else None
+
+    def full_text_rank(self, query: str) -> list[tuple[str, float]] | None:
+        """The full-text ranking over the attached clone (no API call); ``None`` with no clone:
+        GitHub's index ranks no file by a whole ticket."""
+        return self._local.full_text_rank(query) if self._local is not None else None
+
+    def term_weights(self) -> dict[str, float]:
+        return self._local.term_weights() if self._local is not None else {}
 
     @property
     def sha(self) -> str:

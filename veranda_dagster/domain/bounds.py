@@ -140,6 +140,18 @@ MAX_FACT_SCAN_FILES: Final = 5_000
 MAX_WINDOWS_PER_FILE: Final = 4
 """Windows one file may contribute to the pack, so one busy file cannot crowd out the rest."""
 
+MAX_CORPUS_BYTES: Final = 120_000_000
+"""Text bytes of a clone held in memory for in-memory search and the full-text ranking: a
+5,000-file project is about 80 MB; past this a monorepo is searched with ``git grep`` and the
+full-text ranking is reported unavailable, so memory stays well under half a gigabyte."""
+
+MAX_FULL_TEXT_FILES: Final = 20_000
+"""Source files one full-text index may hold; a larger tree is not indexed (reported)."""
+
+MAX_FUNCTION_WINDOW_BYTES: Final = 4_000
+"""A whole function is packed as one window up to a third of the byte ceiling; a longer body
+gets a 12-line window at the matched line so one function cannot starve five files."""
+
 # --- ops: metrics ----------------------------------------------------------------------------
 
 MAX_TRACKED_TASKS: Final = 1_000

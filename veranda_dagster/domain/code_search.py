@@ -13,7 +13,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from veranda_dagster.domain.bounds import (
     MAX_HITS_PER_FILE,
@@ -23,6 +23,10 @@ from veranda_dagster.domain.bounds import (
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.git_command import git_argv, git_env
 from veranda_dagster.domain.models import Window
+from veranda_dagster.domain.repo_corpus import TextCorpus, is_probably_text, load_texts
+
+if TYPE_CHECKING:
+    from veranda_dagster.domain.full_text import FullTextIndex
 
 GREP_TIMEOUT_S = 60.0
 """One ``git grep`` over a large monorepo; slower is a hung disk, not a search."""
@@ -112,6 +116,8 @@ class LocalGitGrep:
         self._texts: dict[str, list[str] | None] = {}
         self._paths: list[str] | None = None
         self._links: set[str] = set()
+        self._corpus: TextCorpus | bool | None = None
+        self._index: FullTextIndex | None = None
         self.calls: list[str] = []
         """Every seed searched, in order: what a test or benchmark counts."""
 
@@ -164,16 +170,50 @@ class LocalGitGrep:
     def search(self, seed: str) -> list[Hit]:
         """Content hits (at most ``MAX_HITS_PER_FILE`` per file, ``MAX_HITS_PER_SEARCH`` in all),
         plus a path hit at line 1 for every file whose path ends with a path-like seed or with a
-        dotted name's module file (``module_paths``)."""
+        dotted name's module file (``module_paths``). Searched in memory over the tree's texts
+        (``repo_corpus.py``), or with ``git grep`` when the tree is too large to hold."""
         self.calls.append(seed)
         if not seed.strip():
             return []
-        hits: list[Hit] = []
+        hits = self._path_hits(seed)
+        corpus = self.corpus()
+        if corpus is None:
+            content = self._git_grep(seed)
+        else:
+            found = corpus.grep(seed, MAX_HITS_PER_FILE, MAX_HITS_PER_SEARCH)
+            content = [Hit(p, n, self._line(p, n)) for p, n in found]
+        for hit in content:
+            if len(hits) >= MAX_HITS_PER_SEARCH:
+                break
+            hits.append(hit)
+        return hits
+
+    def corpus(self) -> TextCorpus | None:
+        """The tree's text files held in memory, read on first use; ``None`` past
+        ``MAX_CORPUS_BYTES``."""
+        if self._corpus is None:
+            self.paths()
+            texts = load_texts(self.repo_dir, self.sha, is_probably_text)
+            self._corpus = False if texts is None else TextCorpus(texts)
+        return self._corpus or None
+
+    def _line(self, path: str, line: int) -> str:
+        lines = self.file_text(path) or []
+        return lines[line - 1].rstrip("\n") if 0 < line <= len(lines) else ""
+
+    def _path_hits(self, seed: str) -> list[Hit]:
         suffixes = [seed.strip("/")] if looks_like_path(seed) else []
         suffixes += module_paths(seed)
-        for path in self.paths():
-            if any(path == s or path.endswith("/" + s) for s in suffixes):
-                hits.append(Hit(path, 1, kind="path"))
+        if not suffixes:
+            return []
+        return [
+            Hit(path, 1, kind="path")
+            for path in self.paths()
+            if any(path == s or path.endswith("/" + s) for s in suffixes)
+        ]
+
+    def _git_grep(self, seed: str) -> list[Hit]:
+        self.paths()
         proc = self._git(
             "grep", "-n", "-z", "-F", "-I", "-i", f"--max-count={MAX_HITS_PER_FILE}",
             "-e", seed, self.sha, "--",
@@ -182,6 +222,7 @@ class LocalGitGrep:
         if proc.returncode not in (0, 1):
             detail = proc.stderr.decode(errors="replace").strip()[-300:]
             raise InputError(f"git grep failed in {self.repo_dir}: {detail}")
+        hits: list[Hit] = []
         prefix = f"{self.sha}:"
         for raw in proc.stdout.decode("utf-8", errors="replace").splitlines():
             if len(hits) >= MAX_HITS_PER_SEARCH:
@@ -194,8 +235,31 @@ class LocalGitGrep:
                 hits.append(Hit(path, int(parts[1]), parts[2]))
         return hits
 
+    def full_text_rank(self, query: str) -> list[tuple[str, float]] | None:
+        """The source files ranked by BM25 against ``query`` (``full_text.py``); ``None`` when
+        the tree is too large to hold (``MAX_CORPUS_BYTES``)."""
+        from veranda_dagster.domain.full_text import FullTextIndex, is_source_path, query_terms
+        from veranda_dagster.domain.retrieval import path_factor
+
+        if self._index is None:
+            corpus = self.corpus()
+            if corpus is None:
+                return None
+            self._index = FullTextIndex(
+                (path, text)
+                for path, text in sorted(corpus.texts.items())
+                if is_source_path(path) and path_factor(path) == 1.0
+            )
+        return self._index.rank(query_terms(query))
+
+    def term_weights(self) -> dict[str, float]:
+        """The idf of each term of the last full-text query (empty before one ran)."""
+        return dict(self._index.term_idf) if self._index is not None else {}
+
     def file_text(self, path: str) -> list[str] | None:
         """The file's lines at the revision, cached; ``None`` when it does not exist there."""
+        if path not in self._texts and self._corpus and path in self._corpus.texts:
+            self._texts[path] = split_lines(self._corpus.texts[path])
         if path not in self._texts:
             self.paths()
             proc = self._git("cat-file", "blob", f"{self.sha}:{path}", check=False)

@@ -70,7 +70,7 @@ def build_context_pack(
     facts = read_repo_facts(repo_dir)
     files = RepoFiles(repo_dir)
     texts = ticket_texts(ticket, config.dossiers)
-    pack = _pack(texts, search)
+    pack = _pack(texts, search, ticket)
     seeds = pack.seeds
     layers = build_layers(
         ticket,
@@ -100,6 +100,7 @@ def build_context_pack(
         bytes=pack.bytes,
         files=pack.files,
         citations=pack.citations,
+        unavailable_signals=pack.unavailable,
         layers=layers,
         facts=facts,
         instruction_files=written,
@@ -108,19 +109,21 @@ def build_context_pack(
     )
 
 
-def _pack(texts: list[str], search: CodeSearch) -> RetrievalResult:
+def _pack(texts: list[str], search: CodeSearch, ticket: Ticket) -> RetrievalResult:
     """Ranked seed candidates, searched until ``MAX_SEEDS`` of them match the tree; plain ticket
-    words spend only the searches the seeds leave over."""
+    words spend only the searches the seeds leave over. The ticket's own text (not the
+    dossiers) is the full-text query and the source of frames and error messages."""
     candidates = seed_candidates(texts)
     keywords = extract_keywords(texts, extract_seeds(texts), MAX_SEARCHES)
-    return build_pack(candidates, search, keywords=keywords)
+    ticket_text = f"{ticket.title}\n{ticket.description}"
+    return build_pack(candidates, search, keywords=keywords, ticket_text=ticket_text)
 
 
 def build_local_pack(repo_dir: str | Path, ticket: Ticket, dossiers: list[str]) -> dict[str, Any]:
     """The ``veranda pack`` JSON: seeds, then the pack over the clone at HEAD (no model). Plain
     ticket words spend only the searches the seeds leave over."""
     texts = ticket_texts(ticket, dossiers)
-    pack = _pack(texts, LocalGitGrep(repo_dir))
+    pack = _pack(texts, LocalGitGrep(repo_dir), ticket)
     return {
         "seeds": pack.seeds,
         "searches": pack.searches,

@@ -154,6 +154,9 @@ def render_pack(pack: RetrievalResult) -> str:
         "Cite these as `[R1]`, `[R2]` …; anything else you cite must be a real `path:line` on "
         "the default branch.\n"
     ]
+    if pack.unavailable:
+        missing = ", ".join(pack.unavailable)
+        out.append(f"Ranked without these ticket signals (the code index lacks them): {missing}.\n")
     ids = iter(pack.citations)
     for f in pack.files:
         for w in f.windows:

@@ -34,15 +34,25 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from veranda_dagster.domain.bounds import (
+    MAX_FUNCTION_WINDOW_BYTES,
     MAX_PACK_BYTES,
     MAX_PACK_FILES,
     MAX_SEARCHES,
     MAX_SEEDS,
     MAX_WINDOWS_PER_FILE,
+    SEARCH_WINDOW_LINES,
 )
 from veranda_dagster.domain.code_search import CodeSearch, Hit, looks_like_path, split_lines
+from veranda_dagster.domain.full_text import IDENT, identifier_terms
+from veranda_dagster.domain.function_spans import enclosing_function
 from veranda_dagster.domain.models import Citation, PackFile, Window
-from veranda_dagster.domain.seeds import relaxed_variant
+from veranda_dagster.domain.pack_signals import (
+    FULL_TEXT_WEIGHT,
+    MESSAGE_WEIGHT,
+    TicketEvidence,
+    gather,
+)
+from veranda_dagster.domain.seeds import MIN_SEED_LEN, PROSE_WORDS, relaxed_variant
 
 TEST_FACTOR = 0.35
 DOCS_FACTOR = 0.3
@@ -53,6 +63,14 @@ DEFINITION_BONUS = 1.0
 PATH_MATCH_BONUS = 1.5
 KEYWORD_WEIGHT = 0.5
 """A plain ticket word is weaker evidence than an identifier someone typed."""
+TOPIC_VALUE = 0.3
+"""The topic span ranks after a file's definitions and frames, before its plain hit lines."""
+IMPORT_FACTOR = 0.3
+"""A hit on an import line says the file uses the name, not that the fix goes there: a
+package's ``__init__`` re-exports every public name."""
+_IMPORT_LINE = re.compile(r"^\s*(?:from\s+[\w.]+\s+import\b|import\s+\w)")
+MAX_TOPIC_SCAN_LINES = 5_000
+"""Lines of a file scanned for the ticket's words when only the full-text ranking chose it."""
 RANK_DECAY = 0.06
 """Weight lost per seed rank: the first seed weighs 1.0, the eighth 0.58."""
 
@@ -85,6 +103,9 @@ class RetrievalResult(BaseModel):
     """UTF-8 length of all window texts, summed."""
     seeds: list[str] = Field(default_factory=list)
     """The seeds that hit, at most ``MAX_SEEDS``, in rank order: what the pack was built from."""
+    unavailable: list[str] = Field(default_factory=list)
+    """Ticket signals the backend could not provide (GitHub's index with no clone: the
+    full-text ranking and traceback frames), so a reader knows what the ranking lacked."""
 
 
 def path_factor(path: str) -> float:
@@ -122,6 +143,8 @@ class SearchResult:
     weight: float = 1.0
     seed: str | None = None
     """The candidate seed this search was for (``None`` for a relaxed variant or a word)."""
+    strong: bool = False
+    """Every hit line is where the fix may go (an error message's literal)."""
 
 
 @dataclass
@@ -130,6 +153,11 @@ class _FileEvidence:
     score: float = 0.0
     lines: dict[int, float] = field(default_factory=dict)
     """Hit line -> its value: the best weight of a seed hitting it (more for a definition)."""
+    head: float = 0.0
+    """A path hit's value: the file head is its window only when nothing in the file hit."""
+    strong: set[int] = field(default_factory=set)
+    """Lines that define a matched symbol, are named by a traceback frame or raise a quoted
+    message: their whole function is packed when it fits."""
 
 
 def run_searches(
@@ -185,7 +213,9 @@ def _idf(files: int) -> float:
     return 1.0 / (1.0 + math.log(max(1, files)))
 
 
-def rank_files(results: list[SearchResult]) -> list[_FileEvidence]:
+def rank_files(
+    results: list[SearchResult], signals: TicketEvidence | None = None
+) -> list[_FileEvidence]:
     """Files by score, best first; ties broken by path so the same inputs give the same pack.
 
     A path hit's rarity is counted among the path hits alone: ``rich.panel`` names one file
@@ -199,23 +229,44 @@ def rank_files(results: list[SearchResult]) -> list[_FileEvidence]:
         rank_weight = max(0.1, 1.0 - RANK_DECAY * result.rank) * result.weight
         weight = rank_weight * _idf(len(files_hit))
         path_weight = rank_weight * _idf(len(path_files))
-        pattern = None if looks_like_path(result.query) else _definition_pattern(result.query)
+        literal = looks_like_path(result.query) or result.strong
+        pattern = None if literal else _definition_pattern(result.query)
         best: dict[str, float] = defaultdict(float)
         for hit in result.hits:
+            strong = result.strong
             if hit.kind == "path":
                 value = path_weight * PATH_MATCH_BONUS
             elif pattern is not None and pattern.search(hit.text):
-                value = weight * (1.0 + DEFINITION_BONUS)
+                value, strong = weight * (1.0 + DEFINITION_BONUS), True
             else:
-                value = weight
+                value = weight * (IMPORT_FACTOR if _IMPORT_LINE.match(hit.text) else 1.0)
             ev = evidence.setdefault(hit.path, _FileEvidence(hit.path))
-            ev.lines[hit.line] = max(ev.lines.get(hit.line, 0.0), value)
+            if hit.kind == "path":
+                ev.head = max(ev.head, value)
+            else:
+                ev.lines[hit.line] = max(ev.lines.get(hit.line, 0.0), value)
+            if strong and hit.kind != "path":
+                ev.strong.add(hit.line)
             best[hit.path] = max(best[hit.path], value)
         for path, value in best.items():
             evidence[path].score += value
+    if signals is not None:
+        _add_signals(evidence, signals)
     for ev in evidence.values():
         ev.score *= path_factor(ev.path)
     return sorted(evidence.values(), key=lambda e: (-e.score, e.path))
+
+
+def _add_signals(evidence: dict[str, _FileEvidence], signals: TicketEvidence) -> None:
+    """Frames and full-text scores join the seed evidence (messages came in as searches)."""
+    for frame in signals.frames:
+        ev = evidence.setdefault(frame.path, _FileEvidence(frame.path))
+        ev.score += frame.weight
+        ev.lines[frame.line] = max(ev.lines.get(frame.line, 0.0), frame.weight)
+        ev.strong.add(frame.line)
+    for path, share in signals.full_text.items():
+        ev = evidence.setdefault(path, _FileEvidence(path))
+        ev.score += FULL_TEXT_WEIGHT * share
 
 
 def _merge(a: Window, b: Window) -> Window:
@@ -227,24 +278,84 @@ def _merge(a: Window, b: Window) -> Window:
     return Window(start=start, end=end, text=text)
 
 
-def file_windows(ev: _FileEvidence, search: CodeSearch) -> list[Window]:
-    """A file's windows, best first: around its highest-value hit lines, overlapping or adjacent
-    windows merged, at most ``MAX_WINDOWS_PER_FILE``."""
-    scored: list[tuple[Window, float]] = []
-    ordered = sorted(ev.lines.items(), key=lambda item: (-item[1], item[0]))
+@dataclass
+class _Candidate:
+    """One window to pay for: ``window`` (a whole function when ``short`` is set), and the
+    12-line ``short`` window at its anchor to fall back on when the function does not fit."""
+
+    window: Window
+    value: float
+    short: Window | None = None
+
+
+def _function_window(lines: list[str], line: int) -> Window | None:
+    span = enclosing_function(lines, line)
+    if span is None:
+        return None
+    text = "".join(lines[span[0] - 1 : span[1]])
+    if utf8_len(text) > MAX_FUNCTION_WINDOW_BYTES:
+        return None
+    return Window(start=span[0], end=span[1], text=text)
+
+
+def _topic_line(lines: list[str], weights: dict[str, float]) -> int | None:
+    """The line the ticket talks about most: inside the ``SEARCH_WINDOW_LINES``-line span whose
+    lines carry the most ticket words (each weighted by its rarity in the tree, counted once per
+    line), the line carrying the most. ``None`` when no line carries any."""
+    scores: list[float] = []
+    for text in lines[:MAX_TOPIC_SCAN_LINES]:
+        terms = {t for raw in set(IDENT.findall(text)) for t in identifier_terms(raw)}
+        scores.append(sum(weights.get(t, 0.0) for t in terms))
+    if not scores or max(scores) <= 0:
+        return None
+    span = min(SEARCH_WINDOW_LINES, len(scores))
+    running = sum(scores[:span])
+    best, best_start = running, 0
+    for start in range(1, len(scores) - span + 1):
+        running += scores[start + span - 1] - scores[start - 1]
+        if running > best:
+            best, best_start = running, start
+    inside = scores[best_start : best_start + span]
+    return best_start + inside.index(max(inside)) + 1
+
+
+def file_windows(
+    ev: _FileEvidence, search: CodeSearch, weights: dict[str, float] | None = None
+) -> list[_Candidate]:
+    """A file's windows, best first: the strong lines (definitions, frames, messages) before
+    plain hit lines, each by value; around a strong line the whole function when the backend
+    has the file's text and the body is at most ``MAX_FUNCTION_WINDOW_BYTES``. With the
+    ticket's term ``weights`` the span the ticket talks about most (``_topic_line``) is a strong
+    line too: a fix often edits the function whose body uses the report's words. Overlapping or
+    adjacent windows merge; at most ``MAX_WINDOWS_PER_FILE``."""
+    file_text = getattr(search, "file_text", None)
+    lines = file_text(ev.path) if callable(file_text) else None
+    anchors = dict(ev.lines)
+    if lines and weights and (topic := _topic_line(lines, weights)) and topic not in anchors:
+        anchors[topic] = TOPIC_VALUE
+        ev.strong.add(topic)
+    if not anchors:
+        anchors[1] = ev.head
+    ordered = sorted(
+        anchors.items(), key=lambda item: (item[0] not in ev.strong, -item[1], item[0])
+    )
+    scored: list[_Candidate] = []
     for line, value in ordered[: MAX_WINDOWS_PER_FILE * 4]:
-        if any(w.start <= line <= w.end for w, _ in scored):
+        if any(c.window.start <= line <= c.window.end for c in scored):
             continue
-        window = search.read_window(ev.path, line)
-        for i, (other, other_value) in enumerate(scored):
-            if window.start <= other.end + 1 and other.start <= window.end + 1:
-                scored[i] = (_merge(other, window), max(value, other_value))
+        short = search.read_window(ev.path, line)
+        whole = _function_window(lines, line) if lines and line in ev.strong else None
+        window = whole if whole is not None else short
+        for i, other in enumerate(scored):
+            if window.start <= other.window.end + 1 and other.window.start <= window.end + 1:
+                merged = _merge(other.window, window)
+                scored[i] = _Candidate(merged, max(value, other.value), other.short or short)
                 break
         else:
             if len(scored) >= MAX_WINDOWS_PER_FILE:
                 break
-            scored.append((window, value))
-    return [w for w, _ in scored]
+            scored.append(_Candidate(window, value, short if window is not short else None))
+    return scored
 
 
 def utf8_len(text: str) -> int:
@@ -272,6 +383,43 @@ def truncate_window(window: Window, budget: int) -> Window | None:
     return Window(start=window.start, end=end, text="".join(kept))
 
 
+def _spend(
+    candidates: list[tuple[str, list[_Candidate]]], max_bytes: int
+) -> dict[str, list[Window]]:
+    """Spend the byte budget: every file's best window first, in rank order, then second
+    windows, and so on, so one long file cannot starve the other five. A first window is capped
+    at an equal share of the budget, except a whole function, which may take up to
+    ``MAX_FUNCTION_WINDOW_BYTES`` as long as every later file can still have its 12-line first
+    window: so the budget is never split so thin that no window holds a whole function body. A
+    function that does not fit falls back to its 12-line window; the window that would cross
+    the ceiling is truncated to fit exactly."""
+    kept: dict[str, list[Window]] = {path: [] for path, _ in candidates}
+    remaining = max_bytes
+    fair_share = max_bytes // max(1, len(candidates))
+    firsts = [
+        min(fair_share, utf8_len((c[0].short or c[0].window).text)) if c else 0
+        for _, c in candidates
+    ]
+    for k in range(MAX_WINDOWS_PER_FILE):
+        for i, (path, windows) in enumerate(candidates):
+            if k >= len(windows) or remaining <= 0:
+                continue
+            cand = windows[k]
+            reserve = sum(firsts[i + 1 :]) if k == 0 else 0
+            size = utf8_len(cand.window.text)
+            if cand.short is not None and size <= remaining - reserve:
+                fitted: Window | None = cand.window
+            else:
+                window = cand.short or cand.window
+                cap = min(remaining, fair_share) if k == 0 else remaining
+                fitted = window if utf8_len(window.text) <= cap else truncate_window(window, cap)
+            if fitted is None or not fitted.text:
+                continue
+            kept[path].append(fitted)
+            remaining -= utf8_len(fitted.text)
+    return kept
+
+
 def build_pack(
     seeds: list[str],
     search: CodeSearch,
@@ -281,31 +429,33 @@ def build_pack(
     max_bytes: int = MAX_PACK_BYTES,
     keywords: list[str] | None = None,
     max_seeds: int = MAX_SEEDS,
+    ticket_text: str | None = None,
 ) -> RetrievalResult:
     """Search, rank, and spend the byte budget. ``seeds`` may be longer than ``max_seeds``
     (``seed_candidates``): the first ``max_seeds`` that hit are kept and reported in ``seeds``.
-    Limits above the bounds are clamped to them."""
+    Limits above the bounds are clamped to them. ``ticket_text`` (title and description) adds
+    the ticket signals (``pack_signals.py``): frames, error messages and the full-text ranking,
+    the last two spending searches from the same ``max_searches``."""
     max_seeds = max(0, min(max_seeds, MAX_SEEDS))
     max_searches = max(0, min(max_searches, MAX_SEARCHES))
     max_files = max(0, min(max_files, MAX_PACK_FILES))
     max_bytes = max(0, min(max_bytes, MAX_PACK_BYTES))
-    results = run_searches(seeds, search, max_searches, keywords, max_seeds)
-    chosen = rank_files(results)[:max_files]
-    candidates = [(ev.path, file_windows(ev, search)) for ev in chosen]
-    kept: dict[str, list[Window]] = {path: [] for path, _ in candidates}
-    remaining = max_bytes
-    fair_share = max_bytes // max(1, len(candidates))
-    for k in range(MAX_WINDOWS_PER_FILE):
-        for path, windows in candidates:
-            if k >= len(windows) or remaining <= 0:
-                continue
-            window = windows[k]
-            cap = min(remaining, fair_share) if k == 0 else remaining
-            fitted = window if utf8_len(window.text) <= cap else truncate_window(window, cap)
-            if fitted is None or not fitted.text:
-                continue
-            kept[path].append(fitted)
-            remaining -= utf8_len(fitted.text)
+    signals = TicketEvidence()
+    if ticket_text:
+        signals = gather(ticket_text, search, max_searches)
+    results = run_searches(seeds, search, max_searches - signals.searches, keywords, max_seeds)
+    results += [
+        SearchResult(message, 0, hits, MESSAGE_WEIGHT, strong=True)
+        for message, hits in signals.messages
+    ]
+    chosen = rank_files(results, signals)[:max_files]
+    weights = {
+        t: w
+        for t, w in signals.term_weights.items()
+        if len(t) >= MIN_SEED_LEN and t not in PROSE_WORDS
+    }
+    candidates = [(ev.path, file_windows(ev, search, weights)) for ev in chosen]
+    kept = _spend(candidates, max_bytes)
     files = [
         PackFile(path=path, windows=sorted(kept[path], key=lambda w: w.start))
         for path, _ in candidates
@@ -319,7 +469,8 @@ def build_pack(
     return RetrievalResult(
         files=files,
         citations=citations,
-        searches=len(results),
+        searches=len(results) - len(signals.messages) + signals.searches,
+        unavailable=signals.unavailable,
         bytes=total,
         seeds=used_seeds(results, max_seeds),
     )

@@ -1,0 +1,209 @@
+"""The ticket signals on real git repositories built here: traceback frames, error messages,
+dotted module names and the full-text ranking, each through ``build_pack`` over ``LocalGitGrep``
+(the same seam ``veranda pack`` uses), asserting which files and lines the pack holds."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fixtures.context.gitrepo import make_repo
+from veranda_dagster.domain.bounds import MAX_FUNCTION_WINDOW_BYTES, MAX_PACK_BYTES, MAX_SEARCHES
+from veranda_dagster.domain.code_search import Hit, LocalGitGrep, split_lines, window_bounds
+from veranda_dagster.domain.context import build_local_pack
+from veranda_dagster.domain.models import Ticket, Window
+from veranda_dagster.domain.pack_signals import SIGNAL_FRAMES, SIGNAL_FULL_TEXT
+from veranda_dagster.domain.retrieval import build_pack
+from veranda_dagster.domain.seeds import seed_candidates
+
+
+def _filler(name: str, n: int) -> str:
+    return "".join(f"def {name}_{i}(value):\n    return value + {i}\n\n\n" for i in range(n))
+
+
+CONVERT = '''def convert(value, param, ctx):
+    """Turn the option's text into an int."""
+    if isinstance(value, int):
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        self.fail(f"{value!r} is not a valid integer.", param, ctx)
+'''
+
+CORE = _filler("step", 60) + CONVERT + _filler("after", 5)
+CALLER = _filler("outer", 20) + "def main(args):\n    return convert(args[0], None, None)\n"
+
+
+@pytest.fixture
+def repo(tmp_path):
+    files = {
+        "src/pkg/types.py": CORE,
+        "src/pkg/cli.py": CALLER,
+        "src/pkg/noise.py": _filler("noise", 30),
+        "tests/test_types.py": "from pkg.types import convert\n\nconvert('1', 0, 0)\n",
+    }
+    files |= {f"src/pkg/m{i}.py": _filler(f"m{i}", 10) for i in range(8)}
+    return make_repo(tmp_path / "repo", files)
+
+
+def _pack(repo, title: str, body: str):
+    ticket = Ticket(id="T-1", source="linear", title=title, description=body)
+    return build_local_pack(repo, ticket, [])
+
+
+def _convert_span() -> tuple[int, int]:
+    start = CORE.splitlines().index("def convert(value, param, ctx):") + 1
+    return start, start + CONVERT.count("\n") - 1
+
+
+TRACEBACK = """Running the tool crashes:
+
+Traceback (most recent call last):
+  File "/home/me/run.py", line 3, in <module>
+    main(sys.argv)
+  File "/venv/lib/python3.11/site-packages/pkg/cli.py", line 82, in main
+    return convert(args[0], None, None)
+  File "/venv/lib/python3.11/site-packages/pkg/types.py", line 9999, in convert
+    return int(value)
+RuntimeError: boom
+"""
+
+
+def test_a_traceback_frame_puts_the_deepest_project_frame_first_with_its_whole_function(repo):
+    out = _pack(repo, "Crash on startup", TRACEBACK)
+    paths = [f["path"] for f in out["files"]]
+    # the deepest project frame (types.py, printed last) outranks the outer one (cli.py);
+    # the user's own script is outside the project and resolves to nothing
+    assert paths[:2] == ["src/pkg/types.py", "src/pkg/cli.py"]
+    start, end = _convert_span()  # the printed line 9999 is past the file: the function wins
+    whole = [w for w in out["files"][0]["windows"] if (w["start"], w["end"]) == (start, end)]
+    assert [w["text"] for w in whole] == ["".join(split_lines(CORE)[start - 1 : end])]
+    # the outer frame names line 82 of cli.py: its window holds that line
+    assert any(w["start"] <= 82 <= w["end"] for w in out["files"][1]["windows"])
+
+
+def test_a_quoted_error_message_finds_the_literal_that_prints_it(repo):
+    body = "When I pass --count abc I get:\n\nError: Invalid value: 'abc' is not a valid integer.\n"
+    out = _pack(repo, "bad count option", body)
+    assert out["files"][0]["path"] == "src/pkg/types.py"
+    raise_line = (
+        CORE.splitlines().index(
+            '        self.fail(f"{value!r} is not a valid integer.", param, ctx)'
+        )
+        + 1
+    )
+    assert any(w["start"] <= raise_line <= w["end"] for w in out["files"][0]["windows"])
+    search = LocalGitGrep(repo)
+    build_pack([], search, ticket_text=body)
+    assert "is not a valid integer" in search.calls  # fixed string, values cut away
+
+
+def test_a_dotted_module_path_names_its_file(tmp_path):
+    files = {f"pkg/sub/user_{i}.py": "import pkg.sub.engine\n" for i in range(6)}
+    files["pkg/sub/engine.py"] = _filler("run", 3)
+    files |= {f"pkg/other_{i}.py": "engine = None\n" for i in range(6)}
+    repo = make_repo(tmp_path / "repo", files)
+    out = _pack(repo, "Engine stalls", "Calling `pkg.sub.engine.run_1` hangs forever.")
+    assert out["files"][0]["path"] == "pkg/sub/engine.py"
+
+
+def test_full_text_ranking_finds_a_file_no_seed_names_and_costs_one_of_twelve(repo, tmp_path):
+    files = {f"src/app/util_{i}.py": _filler(f"util{i}", 4) for i in range(6)}
+    files["src/app/throttle.py"] = (
+        _filler("helper", 3)
+        + "def pause_between_requests(delay):\n    # throttle outgoing requests, backoff\n"
+        "    sleep(delay)  # throttle\n"
+    )
+    other = make_repo(tmp_path / "other", files)
+    body = "Requests are not throttled: there is no backoff, the throttle delay is ignored."
+    search = LocalGitGrep(other)
+    pack = build_pack(seed_candidates([body]), search, ticket_text=body)
+    assert pack.files[0].path == "src/app/throttle.py"
+    assert pack.unavailable == []
+    # thirteen seed candidates that all miss: the full-text ranking takes one of the twelve
+    search = LocalGitGrep(other)
+    candidates = [f"missing_name_{i:02d}" for i in range(13)]
+    pack = build_pack(candidates, search, ticket_text=body)
+    assert pack.searches == MAX_SEARCHES == 12
+    assert search.calls == candidates[:11]
+
+
+class IndexOnlySearch:
+    """GitHub's code index before a clone exists: searches and windows, no file listing and no
+    texts to rank."""
+
+    sha = "b" * 40
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files = {p: split_lines(t) for p, t in files.items()}
+        self.calls: list[str] = []
+
+    def search(self, seed: str) -> list[Hit]:
+        self.calls.append(seed)
+        return [
+            Hit(path, n, line)
+            for path, lines in self.files.items()
+            for n, line in enumerate(lines, 1)
+            if seed.lower() in line.lower()
+        ]
+
+    def read_window(self, path: str, line: int) -> Window:
+        start, end = window_bounds(line, len(self.files[path]))
+        return Window(start=start, end=end, text="".join(self.files[path][start - 1 : end]))
+
+
+def test_the_pack_says_which_signals_a_code_index_without_a_clone_lacks():
+    search = IndexOnlySearch({"pkg/types.py": CORE})
+    pack = build_pack(["convert"], search, ticket_text=TRACEBACK)
+    assert pack.unavailable == [SIGNAL_FRAMES, SIGNAL_FULL_TEXT]
+    assert [f.path for f in pack.files] == ["pkg/types.py"]
+    # without a traceback, frames are not missing, only the ranking is
+    assert build_pack(["convert"], search, ticket_text="convert fails").unavailable == [
+        SIGNAL_FULL_TEXT
+    ]
+
+
+def test_whole_functions_fit_even_when_six_files_share_the_budget(tmp_path):
+    body = "".join(f"    total += {i}  # accumulate the running sum of values\n" for i in range(50))
+    function = "def shared_hook(values):\n    total = 0\n" + body + "    return total\n"
+    assert 2_000 < len(function.encode()) <= MAX_FUNCTION_WINDOW_BYTES
+    files = {f"src/mod_{i}.py": _filler(f"f{i}", 8) + function for i in range(6)}
+    search = LocalGitGrep(make_repo(tmp_path / "repo", files))
+    pack = build_pack(["shared_hook"], search, ticket_text="`shared_hook` is wrong")
+    assert len(pack.files) == 6 and pack.bytes <= MAX_PACK_BYTES
+    first = pack.files[0].windows[0]
+    assert first.text == function  # one whole body, though the fair share is 2,000 bytes
+    assert all(f.windows for f in pack.files)  # and every later file still has its window
+
+
+def test_a_function_over_the_window_bound_gets_a_twelve_line_window(tmp_path):
+    body = "".join(
+        f"    total += {i}  # a long body, one line after another, padding\n" for i in range(80)
+    )
+    function = "def big_hook(values):\n    total = 0\n" + body + "    return total\n"
+    assert len(function.encode()) > MAX_FUNCTION_WINDOW_BYTES
+    search = LocalGitGrep(make_repo(tmp_path / "repo", {"src/big.py": function}))
+    pack = build_pack(["big_hook"], search, ticket_text="`big_hook` is wrong")
+    [window] = pack.files[0].windows
+    assert (window.start, window.end) == (1, 12)
+
+
+def test_past_the_corpus_bound_search_uses_git_grep_and_says_full_text_is_unavailable(
+    repo, monkeypatch
+):
+    from veranda_dagster.domain import repo_corpus
+
+    monkeypatch.setattr(repo_corpus, "MAX_CORPUS_BYTES", len(CORE.encode()))
+    search = LocalGitGrep(repo)
+    assert search.corpus() is None
+    pack = build_pack(["convert"], search, ticket_text="convert fails")
+    assert pack.unavailable == [SIGNAL_FULL_TEXT]
+    assert pack.files[0].path == "src/pkg/types.py"  # git grep still finds the definition
+
+
+def test_the_full_text_index_holds_at_most_its_bound(monkeypatch):
+    from veranda_dagster.domain import full_text
+
+    monkeypatch.setattr(full_text, "MAX_FULL_TEXT_FILES", 2)
+    index = full_text.FullTextIndex((f"f{i}.py", "needle") for i in range(3))
+    assert index.paths == ["f0.py", "f1.py"]

@@ -1,0 +1,128 @@
+"""The ticket's non-seed evidence, turned into file scores and anchor lines for the pack.
+
+Three signals join the seed searches, each where its evidence is strongest:
+
+- **traceback frames** name a file, a line and a function with no search at all: the deepest
+  frame inside the project weighs most (``FRAME_WEIGHT``), outer frames less;
+- **error messages** are searched as fixed strings (one search each): the file holding the
+  literal is where the message is raised;
+- **full-text BM25** of the whole ticket over the clone's source files (one search): the
+  prose names the topic in words no seed carries. Its score is normalised by the best file's,
+  so it adds at most ``FULL_TEXT_WEIGHT`` and ranks files no seed reached.
+
+A backend that cannot provide a signal (GitHub's code index before a clone exists: no file
+listing to resolve frames against, no texts to index) is named in ``unavailable``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from veranda_dagster.domain.code_search import CodeSearch, Hit
+from veranda_dagster.domain.function_spans import enclosing_function
+from veranda_dagster.domain.ticket_signals import (
+    error_messages,
+    resolve_frame_path,
+    traceback_frames,
+)
+
+FRAME_WEIGHT = 3.0
+"""The deepest project frame: stronger than any one seed, since it names where it failed."""
+FRAME_DECAY = 0.6
+"""Each outer frame weighs this much of the one below it."""
+MAX_PROJECT_FRAMES = 6
+MESSAGE_WEIGHT = 2.0
+"""A file holding the printed message's literal, before the rarity discount."""
+FULL_TEXT_WEIGHT = 1.5
+"""The best full-text file's share; others in proportion to their BM25 score."""
+FULL_TEXT_DEPTH = 40
+"""Files taken from the full-text ranking: below this BM25 only restates the seed ranking."""
+
+SIGNAL_FRAMES = "traceback_frames"
+SIGNAL_MESSAGES = "error_messages"
+SIGNAL_FULL_TEXT = "full_text_bm25"
+
+
+@dataclass
+class FrameAnchor:
+    path: str
+    line: int
+    weight: float
+
+
+@dataclass
+class TicketEvidence:
+    frames: list[FrameAnchor] = field(default_factory=list)
+    messages: list[tuple[str, list[Hit]]] = field(default_factory=list)
+    full_text: dict[str, float] = field(default_factory=dict)
+    """Path -> normalised BM25 score in (0, 1]."""
+    term_weights: dict[str, float] = field(default_factory=dict)
+    """The ticket's terms found in the tree, with their idf (empty without the ranking)."""
+    searches: int = 0
+    unavailable: list[str] = field(default_factory=list)
+
+
+def _definition_line(lines: list[str], function: str, near: int) -> int | None:
+    """The line defining ``function`` closest to ``near`` (the reporter's version may differ
+    from the base by a few lines, or many)."""
+    pattern = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(function)}\b")
+    found = [n for n, text in enumerate(lines, 1) if pattern.match(text)]
+    return min(found, key=lambda n: abs(n - near)) if found else None
+
+
+def frame_anchors(text: str, search: CodeSearch) -> list[FrameAnchor] | None:
+    """Project frames, deepest first, as file anchors; ``None`` when the backend lists no
+    files to resolve frame paths against."""
+    paths = getattr(search, "paths", None)
+    file_text = getattr(search, "file_text", None)
+    frames = traceback_frames(text)
+    if not frames:
+        return []
+    repo_paths = paths() if callable(paths) and callable(file_text) else None
+    if repo_paths is None:
+        return None
+    anchors: list[FrameAnchor] = []
+    weight = FRAME_WEIGHT
+    for frame in frames:
+        path = resolve_frame_path(frame.path, repo_paths)
+        if path is None:
+            continue
+        lines = file_text(path) or []
+        line = min(max(1, frame.line), max(1, len(lines)))
+        if frame.function and (found := _definition_line(lines, frame.function, frame.line)):
+            span = enclosing_function(lines, found)
+            if span is None or not span[0] <= frame.line <= span[1]:
+                line = found  # the base moved: the function, not the printed line number
+        anchors.append(FrameAnchor(path, line, weight))
+        weight *= FRAME_DECAY
+        if len(anchors) >= MAX_PROJECT_FRAMES:
+            break
+    return anchors
+
+
+def gather(text: str, search: CodeSearch, max_searches: int) -> TicketEvidence:
+    """Frames (free), then the full-text ranking and the error messages, each one search, all
+    within ``max_searches``."""
+    evidence = TicketEvidence()
+    frames = frame_anchors(text, search)
+    if frames is None:
+        evidence.unavailable.append(SIGNAL_FRAMES)
+    else:
+        evidence.frames = frames
+    rank = getattr(search, "full_text_rank", None)
+    ranked = rank(text) if callable(rank) and max_searches > 0 else None
+    if ranked is None:
+        evidence.unavailable.append(SIGNAL_FULL_TEXT)
+    else:
+        evidence.searches += 1
+        top = ranked[0][1] if ranked else 0.0
+        evidence.full_text = {p: s / top for p, s in ranked[:FULL_TEXT_DEPTH] if top > 0}
+        weights = getattr(search, "term_weights", None)
+        evidence.term_weights = weights() if callable(weights) else {}
+    for message in error_messages(text):
+        if evidence.searches >= max_searches:
+            break
+        evidence.messages.append((message, search.search(message)))
+        evidence.searches += 1
+    return evidence
