@@ -162,6 +162,7 @@ _PHASES = (
             "layers",
             "refused_files",
             "refused",
+            "unavailable_signals",
         ),
     ),
     Phase(
