@@ -115,8 +115,9 @@ def tool_dirs() -> list[Path]:
     return [d for r in roots for d in (r / ".veranda/bin", r / ".veranda/npm/node_modules/.bin")]
 
 
-CLI_INSTALL_DIRS = ("bin", "npm", "pip")
-"""What ``.ci/run`` installs under ``.veranda/``: links, npm packages (and node 22), wheels."""
+CLI_INSTALL_DIRS = ("bin", "npm", "pip", "mcp")
+"""What ``.ci/run`` installs under ``.veranda/``: links, npm packages (and node 22), wheels, and
+the browser tool server (``mcp``), which a sandboxed CLI starts."""
 
 
 def cli_install_roots() -> list[Path]:
