@@ -73,6 +73,13 @@ def parse(body: dict[str, Any], request_chars: int) -> Conversation:
             for b in last["content"]
             if isinstance(b, dict) and b.get("type") == "tool_result"
         ]
+    history = [
+        text_of(b.get("content"))
+        for m in messages
+        if m.get("role") == "user" and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
     offered = {
         str(t["name"]): schema_props(t.get("input_schema"))
         for t in body.get("tools") or []
@@ -87,6 +94,7 @@ def parse(body: dict[str, Any], request_chars: int) -> Conversation:
         system=text_of(body.get("system")),
         offered=offered,
         tool_results=results,
+        history=history,
         request_chars=request_chars,
     )
 
