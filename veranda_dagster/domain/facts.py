@@ -124,7 +124,8 @@ def _node_facts(repo: Path, files: RepoFiles, out: dict[str, list[str]]) -> None
 def dev_server_command(repo: Path, pkg: dict[str, Any]) -> str | None:
     """How the repository serves its app locally: its ``dev`` (else ``start``, ``serve``)
     script run by its package manager, or None."""
-    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
+    raw = pkg.get("scripts")
+    scripts: dict[str, Any] = raw if isinstance(raw, dict) else {}
     name = next((n for n in DEV_SCRIPTS if isinstance(scripts.get(n), str)), None)
     return f"{_package_manager(repo)} run {name}" if name else None
 
