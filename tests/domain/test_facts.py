@@ -76,7 +76,7 @@ def test_an_empty_directory_has_no_facts(tmp_path):
     assert facts.model_dump() == {
         "build": [], "lint": [], "test": [], "coverage": [], "lint_config": [],
         "build_tags": [], "languages": [], "needs_containers": False, "frontend": False,
-        "refused_files": [],
+        "dev_server": None, "refused_files": [],
     }  # fmt: skip
 
 
@@ -102,3 +102,25 @@ def test_broken_manifests_are_ignored_not_fatal(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[broken")
     facts = read_repo_facts(tmp_path)
     assert facts.test == [] and not facts.frontend
+
+
+def test_a_plain_html_app_with_a_dev_script_is_a_frontend_with_a_dev_server(tmp_path):
+    """No framework dependency to go by: an index.html and a script that serves it."""
+    (tmp_path / "public").mkdir()
+    (tmp_path / "public" / "index.html").write_text("<h1>Cart</h1>\n")
+    scripts = '{"scripts": {"start": "node s.js", "dev": "node s.js"}}'
+    (tmp_path / "package.json").write_text(scripts)
+    facts = read_repo_facts(tmp_path)
+    assert facts.frontend is True and facts.dev_server == "npm run dev"
+    (tmp_path / "public" / "index.html").unlink()
+    assert read_repo_facts(tmp_path).frontend is False
+    assert read_repo_facts(tmp_path).dev_server is None
+
+
+def test_a_framework_frontend_names_its_start_script_as_the_dev_server(tmp_path):
+    (tmp_path / "package.json").write_text(
+        '{"dependencies": {"react": "19"}, "scripts": {"start": "vite"}}'
+    )
+    (tmp_path / "pnpm-lock.yaml").write_text("")
+    facts = read_repo_facts(tmp_path)
+    assert facts.frontend is True and facts.dev_server == "pnpm run start"

@@ -2,28 +2,60 @@
 
 import json
 import tomllib
+from pathlib import Path
 
 import pytest
 
 from veranda_dagster.domain.errors import ConfigError, InputError
 from veranda_dagster.domain.mcp_config import (
+    BROWSER_ENV,
     FORMAT_IDS,
     PLAYWRIGHT_INSTRUCTIONS,
     PLAYWRIGHT_MCP,
+    PLAYWRIGHT_MCP_BIN_ENV,
+    PLAYWRIGHT_MCP_BINARY,
     PLAYWRIGHT_MCP_VERSION,
     McpServer,
     render_mcp_config,
+    resolve_playwright_mcp,
     write_mcp_configs,
 )
 
 SERVER = McpServer(name="obs", command="veranda", args=["mcp-observability"], env={"A": "1"})
 
 
-def test_the_playwright_descriptor_is_pinned_and_headless():
-    assert PLAYWRIGHT_MCP.command == "npx"
-    assert f"@playwright/mcp@{PLAYWRIGHT_MCP_VERSION}" in PLAYWRIGHT_MCP.args
-    assert "--headless" in PLAYWRIGHT_MCP.args
-    assert "latest" not in " ".join(PLAYWRIGHT_MCP.args)
+def test_the_playwright_descriptor_runs_the_installed_server_headless_on_chromium():
+    assert PLAYWRIGHT_MCP.command == "playwright-mcp"
+    args = PLAYWRIGHT_MCP.args
+    assert "npx" not in args and "-y" not in args and "@playwright/mcp" not in " ".join(args)
+    assert args[args.index("--executable-path") + 1] == "/usr/bin/chromium"
+    assert args[args.index("--browser") + 1] == "chromium"
+    assert {"--headless", "--isolated", "--no-sandbox"} <= set(args)
+    assert PLAYWRIGHT_MCP_VERSION.count(".") == 2 and "latest" not in PLAYWRIGHT_MCP_VERSION
+
+
+def test_the_pin_is_the_one_ci_and_the_image_install():
+    root = Path(__file__).resolve().parents[2]
+    assert f"PLAYWRIGHT_MCP_PIN={PLAYWRIGHT_MCP_VERSION}\n" in (root / ".ci/run").read_text()
+    dockerfile = (root / "Dockerfile").read_text()
+    assert f"ARG PLAYWRIGHT_MCP_VERSION={PLAYWRIGHT_MCP_VERSION}\n" in dockerfile
+    assert '"@playwright/mcp@${PLAYWRIGHT_MCP_VERSION}"' in dockerfile
+    assert "chromium" in dockerfile.split("apt-get install", 1)[1].split("&&", 1)[0]
+
+
+def test_resolution_finds_the_installed_server_and_browser_on_path(tmp_path):
+    for name in (PLAYWRIGHT_MCP_BINARY, "chromium"):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
+    found = resolve_playwright_mcp({"PATH": str(tmp_path)})
+    assert found.command == str(tmp_path / PLAYWRIGHT_MCP_BINARY)
+    assert found.args[found.args.index("--executable-path") + 1] == str(tmp_path / "chromium")
+    named = resolve_playwright_mcp(
+        {"PATH": str(tmp_path), PLAYWRIGHT_MCP_BIN_ENV: "/opt/pw/mcp", BROWSER_ENV: "/opt/chr"}
+    )
+    assert named.command == "/opt/pw/mcp"
+    assert named.args[named.args.index("--executable-path") + 1] == "/opt/chr"
+    assert resolve_playwright_mcp({"PATH": ""}) == PLAYWRIGHT_MCP
 
 
 def test_the_instruction_names_the_stubbing_boundary():
@@ -45,7 +77,7 @@ def test_json_formats(format_id, path, key):
     rel, content = render_mcp_config([PLAYWRIGHT_MCP, SERVER], format_id)
     assert rel == path
     servers = json.loads(content)[key]
-    assert servers["playwright"] == {"command": "npx", "args": PLAYWRIGHT_MCP.args}
+    assert servers["playwright"] == {"command": "playwright-mcp", "args": PLAYWRIGHT_MCP.args}
     assert servers["obs"] == {
         "command": "veranda",
         "args": ["mcp-observability"],
@@ -72,7 +104,7 @@ def test_toml_formats(format_id, path):
     rel, content = render_mcp_config([PLAYWRIGHT_MCP, SERVER], format_id)
     assert rel == path
     data = tomllib.loads(content)["mcp_servers"]
-    assert data["playwright"] == {"command": "npx", "args": PLAYWRIGHT_MCP.args}
+    assert data["playwright"] == {"command": "playwright-mcp", "args": PLAYWRIGHT_MCP.args}
     assert data["obs"] == {"command": "veranda", "args": ["mcp-observability"], "env": {"A": "1"}}
 
 
@@ -105,13 +137,16 @@ def test_writing_merges_with_existing_json_and_toml(tmp_path):
     data = json.loads((tmp_path / ".mcp.json").read_text())
     assert data["other"] is True
     assert data["mcpServers"]["theirs"] == {"command": "x"}
-    assert data["mcpServers"]["playwright"]["command"] == "npx"
+    assert data["mcpServers"]["playwright"]["command"] == "playwright-mcp"
     text = (tmp_path / ".codex" / "config.toml").read_text()
     assert text.startswith("# keep me\n")
     toml = tomllib.loads(text)
     assert toml["model"] == "gpt"
     assert toml["mcp_servers"]["theirs"] == {"command": "y"}
-    assert toml["mcp_servers"]["playwright"] == {"command": "npx", "args": PLAYWRIGHT_MCP.args}
+    assert toml["mcp_servers"]["playwright"] == {
+        "command": "playwright-mcp",
+        "args": PLAYWRIGHT_MCP.args,
+    }
     assert json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]["playwright"]
     again = write_mcp_configs(tmp_path, [PLAYWRIGHT_MCP], ["codex_toml"])
     assert again == [".codex/config.toml"]

@@ -61,7 +61,7 @@ def test_repos_contents_and_bad_credentials(gh: GitHubFake) -> None:
         repo = http.get(f"/repos/{BILLING}").json()
         assert repo["default_branch"] == "main" and repo["full_name"] == BILLING
         names = [r["full_name"] for r in http.get("/orgs/acme/repos").json()]
-        assert names == ["acme/billing", "acme/ledger"]
+        assert names == ["acme/billing", "acme/ledger", "acme/storefront"]
         listing = http.get(f"/repos/{BILLING}/contents/billing").json()
         assert {e["name"] for e in listing} == {"__init__.py", "invoice.py"}
         assert http.get(f"/repos/{BILLING}/contents/nope.py").status_code == 404

@@ -9,6 +9,11 @@ PR and a CI outcome, and prints what the product recorded: per asset status, dur
 backend, tokens and USD; the PR; the ticket comment; and how to open the Dagster UI on the run.
 With ``--json`` stdout is one JSON object and nothing else.
 
+``--frontend`` runs the frontend ticket instead: ``acme/storefront``'s cart total stuck on
+"Loading…", which the seats look at in headless Chromium through the pinned Playwright MCP
+server (real Claude Code drives it; the stand-in has no MCP client), and the run prints each
+browser tool call with what the browser answered, and the evidence the PR cites.
+
 ``--agent`` picks the coding CLI that does the turns: a real, pinned vendor CLI (``claude``,
 ``codex``, ``gemini``, ``kimi``, ``grok``, ``glm`` through opencode) as ``.ci/run`` installs
 it, or ``sim``, the ``veranda-sim-agent`` stand-in for Claude Code that needs nothing
@@ -23,7 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from veranda_dagster.sim.backends import AGENTS, AgentNotInstalledError, default_agent
 
@@ -40,6 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "else sim, the stand-in)",
     )
     parser.add_argument(
+        "--frontend",
+        action="store_true",
+        help="run the frontend ticket (acme/storefront: a bug seen in a real browser through "
+        "the Playwright MCP server; the real claude CLI looks at the page, the stand-in cannot)",
+    )
+    parser.add_argument(
         "--workdir",
         help="where the sample org, fakes' repos and DAGSTER_HOME go (default: a new temp dir)",
     )
@@ -53,6 +64,10 @@ def _say(out: TextIO, text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from veranda_dagster.sim.driver import SensorDriver, execute_ticket, instance_for, run_tags
     from veranda_dagster.sim.sample_org import SAMPLE_TICKET_BODY, SAMPLE_TICKET_TITLE
+    from veranda_dagster.sim.sample_storefront import (
+        STOREFRONT_TICKET_BODY,
+        STOREFRONT_TICKET_TITLE,
+    )
     from veranda_dagster.sim.summary import run_summary
     from veranda_dagster.sim.world import LINEAR_LABEL, SimWorld
 
@@ -74,9 +89,12 @@ def run(args: argparse.Namespace) -> int:
         )
         real = f" (the real CLI at {world.agent_path})" if world.agent_path else " (stand-in)"
         _say(log, f"agent: {agent}{real}")
-        issue = world.linear.file_ticket(
-            SAMPLE_TICKET_TITLE, SAMPLE_TICKET_BODY, labels=[LINEAR_LABEL]
+        title, body = (
+            (STOREFRONT_TICKET_TITLE, STOREFRONT_TICKET_BODY)
+            if args.frontend
+            else (SAMPLE_TICKET_TITLE, SAMPLE_TICKET_BODY)
         )
+        issue = world.linear.file_ticket(title, body, labels=[LINEAR_LABEL])
         _say(log, f"filed {issue['identifier']} in the fake Linear: {issue['title']}")
         with instance_for(str(world.dagster_home)) as instance:
             requests = SensorDriver().tick(instance, "linear_tickets")
@@ -88,12 +106,61 @@ def run(args: argparse.Namespace) -> int:
             run_id, ok = execute_ticket(instance, run_tags(requests[0]))
             summary = run_summary(instance, key, world.linear.bot_comments(key))
         world.github.ci.wait_idle(timeout=5)
+        browser = browser_calls(world.model.calls) if args.frontend else []
+        pulls = world.github.all_pulls()
     elapsed = time.monotonic() - started
     if args.json:
-        sys.stdout.write(json.dumps(summary.as_json()) + "\n")
+        doc = summary.as_json()
+        if args.frontend:
+            doc["browser_calls"] = browser
+            doc["pr_body"] = pulls[0]["body"] if pulls else ""
+        sys.stdout.write(json.dumps(doc) + "\n")
     else:
         _print_summary(summary, run_id, elapsed, root)
+        if args.frontend:
+            _print_browser(browser, pulls[0]["body"] if pulls else "")
     return 0 if ok and summary.ci == "success" else 1
+
+
+BROWSER_TOOL_PREFIX = "mcp__playwright__"
+
+
+def browser_calls(calls: list[Any]) -> list[dict[str, str]]:
+    """Each browser tool call in the model server's log, with what the browser answered (the
+    next request of that seat's turn carries the tool's result back)."""
+    out: list[dict[str, str]] = []
+    for index, call in enumerate(calls):
+        if not (call.tool_call or "").startswith(BROWSER_TOOL_PREFIX):
+            continue
+        result = next(
+            (c for c in calls[index + 1 :] if c.role == call.role and c.step == call.step + 1),
+            None,
+        )
+        out.append(
+            {
+                "seat": call.role,
+                "tool": call.tool_call.removeprefix(BROWSER_TOOL_PREFIX),
+                "input": call.tool_input,
+                "result": "\n".join(result.tool_results) if result else "",
+            }
+        )
+    return out
+
+
+def _print_browser(browser: list[dict[str, str]], pr_body: str) -> None:
+    out = sys.stdout
+    if not browser:
+        _say(out, "\nbrowser: no browser tool was called (the stand-in agent has no MCP client)")
+        return
+    _say(out, f"\nbrowser tool calls (Playwright MCP, headless Chromium): {len(browser)}")
+    for call in browser:
+        lines = [ln for ln in call["result"].splitlines() if ln.strip()]
+        shown = next((ln for ln in lines if "Cart total" in ln or "Error" in ln), "")
+        _say(out, f"  {call['seat']:<12} {call['tool']:<26} {call['input'][:60]:<60} {shown[:70]}")
+    evidence = pr_body.split("What the browser showed", 1)
+    if len(evidence) == 2:
+        cited = evidence[1].split("\n\n", 1)[0]
+        _say(out, "\nthe pull request cites what the browser showed" + cited.rstrip())
 
 
 def _print_summary(summary: object, run_id: str, elapsed: float, root: Path) -> None:

@@ -19,7 +19,12 @@ from veranda_dagster.domain.code_search import CodeSearch, LocalGitGrep
 from veranda_dagster.domain.errors import AwaitingHumanError
 from veranda_dagster.domain.facts import read_repo_facts
 from veranda_dagster.domain.layers import build_layers, exclude_from_git, write_instruction_files
-from veranda_dagster.domain.mcp_config import PLAYWRIGHT_MCP, McpServer, write_mcp_configs
+from veranda_dagster.domain.mcp_config import (
+    BROWSER_OUTPUT_DIR,
+    McpServer,
+    resolve_playwright_mcp,
+    write_mcp_configs,
+)
 from veranda_dagster.domain.models import ContextPack, RepoGuess, Ticket
 from veranda_dagster.domain.repo_files import RepoFiles
 from veranda_dagster.domain.retrieval import RetrievalResult, build_pack
@@ -35,8 +40,9 @@ class ContextConfig:
     """Directory of per-repo hints files named ``<org>__<name>.md``."""
     dossiers: list[str] = field(default_factory=list)
     """Texts of the expert dossiers selected for this ticket; they seed retrieval too."""
-    frontend_servers: list[McpServer] = field(default_factory=lambda: [PLAYWRIGHT_MCP])
-    """Tool servers written for frontend repositories (the browser)."""
+    frontend_servers: list[McpServer] = field(default_factory=lambda: [resolve_playwright_mcp()])
+    """Tool servers written for frontend repositories: the installed browser server, resolved
+    where this worker runs (the CLI starts it from the clone's config)."""
 
 
 def ticket_texts(ticket: Ticket, dossiers: list[str]) -> list[str]:
@@ -87,7 +93,7 @@ def build_context_pack(
     mcp_files: list[str] = []
     if facts.frontend and config.frontend_servers:
         mcp_files = write_mcp_configs(repo_dir, config.frontend_servers, agent.mcp_formats(), files)
-        exclude_from_git(repo_dir, mcp_files)
+        exclude_from_git(repo_dir, [*mcp_files, BROWSER_OUTPUT_DIR])
     return ContextPack(
         ticket_id=ticket.id,
         repo=guess.repo,

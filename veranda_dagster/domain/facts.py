@@ -60,6 +60,10 @@ _SKIP_DIRS = frozenset(
 MAX_PACKAGE_JSON_DEPTH = 2
 """``web/package.json`` and ``apps/web/package.json`` count for frontend detection; deeper ones
 are samples or fixtures."""
+DEV_SCRIPTS = ("dev", "start", "serve")
+"""``package.json`` scripts that run a dev server, preferred in this order."""
+PAGE_DIRS = ("", "public", "src", "static", "app")
+"""Where a plain HTML/JS app keeps its ``index.html`` (no framework dependency to go by)."""
 _MAKE_TARGET = re.compile(r"^([A-Za-z0-9][\w.-]*)\s*:(?![=])", re.MULTILINE)
 
 
@@ -115,6 +119,20 @@ def _node_facts(repo: Path, files: RepoFiles, out: dict[str, list[str]]) -> None
         for name in names:
             if name in scripts:
                 out[category].append(f"{pm} run {name}")
+
+
+def dev_server_command(repo: Path, pkg: dict[str, Any]) -> str | None:
+    """How the repository serves its app locally: its ``dev`` (else ``start``, ``serve``)
+    script run by its package manager, or None."""
+    raw = pkg.get("scripts")
+    scripts: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    name = next((n for n in DEV_SCRIPTS if isinstance(scripts.get(n), str)), None)
+    return f"{_package_manager(repo)} run {name}" if name else None
+
+
+def _serves_a_page(repo: Path, dev_server: str | None) -> bool:
+    """A plain HTML/JS app: a dev server script and an ``index.html`` it can serve."""
+    return dev_server is not None and any((repo / d / "index.html").is_file() for d in PAGE_DIRS)
 
 
 def _python_facts(repo: Path, files: RepoFiles, out: dict[str, list[str]]) -> None:
@@ -224,7 +242,9 @@ def read_repo_facts(repo_dir: str | Path) -> RepoFacts:
     out["lint_config"] += [n for n in LINT_CONFIG_FILES if (repo / n).is_file()]
     tags: set[str] = set()
     needs_containers = any((repo / n).is_file() for n in COMPOSE_FILES)
-    frontend = _is_frontend(_load_json(files, "package.json"))
+    root_pkg = _load_json(files, "package.json")
+    dev_server = dev_server_command(repo, root_pkg)
+    frontend = _is_frontend(root_pkg) or _serves_a_page(repo, dev_server)
     for path in _walk(repo):
         if path.name == "package.json":
             frontend = frontend or _is_frontend(_load_json(files, path))
@@ -245,6 +265,7 @@ def read_repo_facts(repo_dir: str | Path) -> RepoFacts:
         languages=_dedupe(out["languages"]),
         needs_containers=needs_containers,
         frontend=frontend,
+        dev_server=dev_server if frontend else None,
         refused_files=files.refused,
     )
 

@@ -95,6 +95,12 @@ def render_facts(facts: RepoFacts) -> str:
     text = "\n".join(lines) + "\n"
     if facts.frontend:
         text += "\nThis is a frontend repository.\n\n" + PLAYWRIGHT_INSTRUCTIONS
+        if facts.dev_server:
+            text += (
+                f"\nDev server: `{facts.dev_server}` serves the app on loopback. Start it in "
+                "the background from your shell, open the URL it prints with the browser tools, "
+                "and look (snapshot, console) before and after your change.\n"
+            )
     return text
 
 

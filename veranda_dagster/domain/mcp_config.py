@@ -22,8 +22,10 @@ id                    file (repo-relative)         shape
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +34,21 @@ from pydantic import BaseModel, ConfigDict, Field
 from veranda_dagster.domain.errors import ConfigError, InputError
 from veranda_dagster.domain.repo_files import RepoFiles
 
+PLAYWRIGHT_MCP_PACKAGE = "@playwright/mcp"
 PLAYWRIGHT_MCP_VERSION = "0.0.83"
-"""Pinned like the vendor CLIs: a tool upgrade is a deploy, a rollback is a tag."""
+"""Pinned like the vendor CLIs (``.ci/run``, the Dockerfile): a tool upgrade is a deploy, a
+rollback is a tag. Installed ahead of time, never fetched by the CLI at run time (``npx -y``
+needs the network on a worker, and Playwright's own browser download cannot work offline)."""
+PLAYWRIGHT_MCP_BINARY = "playwright-mcp"
+"""The package's executable: ``.veranda/bin/playwright-mcp`` here, ``/usr/local/bin`` in the
+image."""
+PLAYWRIGHT_MCP_BIN_ENV = "VERANDA_PLAYWRIGHT_MCP"
+"""Where the installed server is, when it is not ``playwright-mcp`` on ``PATH``."""
+BROWSER_ENV = "VERANDA_BROWSER"
+"""The browser the server drives: Debian's ``chromium`` unless this names another."""
+DEFAULT_BROWSER = "/usr/bin/chromium"
+BROWSER_OUTPUT_DIR = ".playwright-mcp"
+"""Where the server drops snapshots and console logs, relative to the clone: kept out of git."""
 
 
 class McpServer(BaseModel):
@@ -47,11 +62,42 @@ class McpServer(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
 
 
-PLAYWRIGHT_MCP = McpServer(
-    name="playwright",
-    command="npx",
-    args=["-y", f"@playwright/mcp@{PLAYWRIGHT_MCP_VERSION}", "--headless", "--isolated"],
-)
+def playwright_mcp(
+    command: str = PLAYWRIGHT_MCP_BINARY, browser: str = DEFAULT_BROWSER
+) -> McpServer:
+    """The browser server: the installed ``command`` driving the installed ``browser``, headless,
+    with a throwaway in-memory profile and no Chromium sandbox (the agent's own sandbox is the
+    boundary; Chromium's needs user namespaces a worker pod does not grant)."""
+    return McpServer(
+        name="playwright",
+        command=command,
+        args=[
+            "--headless",
+            "--browser",
+            "chromium",
+            "--executable-path",
+            browser,
+            "--isolated",
+            "--no-sandbox",
+            "--output-dir",
+            BROWSER_OUTPUT_DIR,
+        ],
+    )
+
+
+def resolve_playwright_mcp(environ: Mapping[str, str] | None = None) -> McpServer:
+    """``playwright_mcp`` with absolute paths where they can be found: ``VERANDA_PLAYWRIGHT_MCP``
+    or ``playwright-mcp`` on ``PATH``; ``VERANDA_BROWSER`` or ``chromium`` on ``PATH``. An absolute
+    path keeps working when the CLI starts the server with a narrower ``PATH`` than ours."""
+    env = os.environ if environ is None else environ
+    path = env.get("PATH")
+    command = env.get(PLAYWRIGHT_MCP_BIN_ENV) or shutil.which(PLAYWRIGHT_MCP_BINARY, path=path)
+    browser = env.get(BROWSER_ENV) or shutil.which("chromium", path=path)
+    return playwright_mcp(command or PLAYWRIGHT_MCP_BINARY, browser or DEFAULT_BROWSER)
+
+
+PLAYWRIGHT_MCP = playwright_mcp()
+"""The descriptor as the image has it (both executables on ``PATH``'s standard places)."""
 
 PLAYWRIGHT_INSTRUCTIONS = """\
 A browser is available through the `playwright` MCP server: navigate, click, type, take an
@@ -59,7 +105,8 @@ accessibility snapshot, take a screenshot and read the console.
 It drives the page but cannot intercept its traffic: request and websocket stubbing (mocking
 an API response, failing a request, faking a socket message) is NOT available through it. When
 a check needs stubbed traffic, write an ephemeral Playwright script (`page.route(...)`,
-`page.routeWebSocket(...)`) outside the repository's tests, run it with `npx playwright`, and
+`page.route_web_socket(...)`) outside the repository's tests, run it with the Playwright the
+repository's tests already use (nothing is downloaded), launching the installed browser, and
 delete it. Never claim a request was stubbed through the MCP tools: a test that believes it
 stubbed traffic it did not passes for the wrong reason.
 """

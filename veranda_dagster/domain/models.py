@@ -217,6 +217,9 @@ class RepoFacts(Strict):
     languages: list[str] = Field(default_factory=list)
     needs_containers: bool = False
     frontend: bool = False
+    dev_server: str | None = None
+    """How a frontend serves its app locally (``npm run dev``), for the agent to open in the
+    browser; None when there is no such script or the repository is not a frontend."""
     refused_files: list[str] = Field(default_factory=list)
     """Files the reader would not open (a link out of the clone, a device, oversize), why."""
 

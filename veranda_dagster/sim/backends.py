@@ -19,6 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from veranda_dagster.domain.mcp_config import (
+    BROWSER_ENV,
+    PLAYWRIGHT_MCP_BIN_ENV,
+    PLAYWRIGHT_MCP_BINARY,
+)
+
 SIM_KEYS = {
     "SIM_ANTHROPIC_API_KEY": "sk-ant-api03-SIMULATED-anthropic-key-7f3a",
     "SIM_CLAUDE_OAUTH_TOKEN": "sk-ant-oat01-SIMULATED-oauth-token-91c2",
@@ -115,8 +121,9 @@ def tool_dirs() -> list[Path]:
     return [d for r in roots for d in (r / ".veranda/bin", r / ".veranda/npm/node_modules/.bin")]
 
 
-CLI_INSTALL_DIRS = ("bin", "npm", "pip")
-"""What ``.ci/run`` installs under ``.veranda/``: links, npm packages (and node 22), wheels."""
+CLI_INSTALL_DIRS = ("bin", "npm", "pip", "mcp")
+"""What ``.ci/run`` installs under ``.veranda/``: links, npm packages (and node 22), wheels, and
+the browser tool server (``mcp``), which a sandboxed CLI starts."""
 
 
 def cli_install_roots() -> list[Path]:
@@ -137,6 +144,24 @@ def find_binary(agent: str) -> Path | None:
             return folder / spec.binary
     found = shutil.which(spec.binary)
     return Path(found) if found else None
+
+
+def browser_env() -> dict[str, str]:
+    """``VERANDA_PLAYWRIGHT_MCP`` and ``VERANDA_BROWSER`` naming what ``.ci/run`` installed
+    (the MCP server linked into ``.veranda/bin``, Debian's chromium), for the context phase to
+    write into a frontend clone's MCP config; empty where neither is installed."""
+    env: dict[str, str] = {}
+    server = next(
+        (d / PLAYWRIGHT_MCP_BINARY for d in tool_dirs() if (d / PLAYWRIGHT_MCP_BINARY).exists()),
+        None,
+    )
+    server_path = str(server) if server else shutil.which(PLAYWRIGHT_MCP_BINARY)
+    if server_path:
+        env[PLAYWRIGHT_MCP_BIN_ENV] = server_path
+    browser = os.environ.get(BROWSER_ENV) or shutil.which("chromium")
+    if browser:
+        env[BROWSER_ENV] = browser
+    return env
 
 
 def default_agent() -> str:

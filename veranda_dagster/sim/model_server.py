@@ -32,20 +32,31 @@ from typing import Any, Final
 
 from veranda_dagster.sim import wire_anthropic, wire_gemini, wire_openai
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
-from veranda_dagster.sim.renderers import render_actions
+from veranda_dagster.sim.renderers import ToolCall, render_actions
 from veranda_dagster.sim.scripted_agent import detect_role, script_reply
+from veranda_dagster.sim.scripted_frontend import fill
 from veranda_dagster.sim.vendor_api import model_listing
 from veranda_dagster.sim.wire import CHARS_PER_TOKEN, Conversation, StepAnswer, from_schema
 
 MAX_BLOCK_S = 300.0
 """A blocked call is released after this long even if the test never releases it."""
-MAX_SCRIPTED_STEPS: Final = 12
-"""Requests one seat's conversation may make; the longest script needs three (act, run the
-tests, answer), so a CLI still asking at twelve is looping and gets an error, not a reply."""
+MAX_SCRIPTED_STEPS: Final = 16
+"""Requests one seat's conversation may make; the longest script (the frontend implementer:
+load the browser tools, start the dev server, look, edit, look again, a stubbed check, the
+tests, answer) needs twelve, so a CLI still asking at sixteen is looping and gets an error."""
 MAX_RECORDED_RESULT_CHARS = 4_000
+MAX_RECORDED_INPUT_CHARS = 1_000
 """What the log keeps of a tool's result: its start and its end (a test run's summary)."""
 DEFAULT_MODEL = "claude-sonnet-sim"
 SIDE_TEXT = "Veranda sim session"
+
+
+def fill_call(call: ToolCall, seen: list[str]) -> ToolCall:
+    """``call`` with the ``{{name}}`` placeholders of its string arguments filled from what the
+    turn's tools returned so far (the dev server's URL, for one)."""
+    return ToolCall(
+        call.name, {k: fill(v, seen) if isinstance(v, str) else v for k, v in call.args.items()}
+    )
 
 
 def _clip(text: str, limit: int = MAX_RECORDED_RESULT_CHARS) -> str:
@@ -122,6 +133,8 @@ class ModelCallRecord:
     """Each tool result the request carried back (start and end of a long one)."""
     tool_call: str | None = None
     """The tool this answer called, or None when it ended the turn."""
+    tool_input: str = ""
+    """The arguments of that call (JSON, start and end of a long one)."""
 
 
 @dataclass
@@ -301,8 +314,10 @@ class ScriptedModelServer(FakeHttpServer):
         reply = script_reply(role, conv.prompt, round_no, conv.system)
         calls = render_actions(reply.actions, conv.offered)
         if step < len(calls):
-            answer = StepAnswer.costed(conv, "", calls[step])
-            record.tool_call = calls[step].name
+            call = fill_call(calls[step], conv.history)
+            answer = StepAnswer.costed(conv, "", call)
+            record.tool_call = call.name
+            record.tool_input = _clip(json.dumps(call.args), MAX_RECORDED_INPUT_CHARS)
         else:
-            answer = StepAnswer.costed(conv, reply.text, None)
+            answer = StepAnswer.costed(conv, fill(reply.text, conv.history), None)
         return wire.answer(conv, answer, conv.model or DEFAULT_MODEL)

@@ -17,7 +17,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from veranda_dagster.sim.scripted_agent import Action, EditFile, RunCommand, WriteFile
+from veranda_dagster.sim.scripted_agent import (
+    Action,
+    BrowserCall,
+    EditFile,
+    LoadBrowserTools,
+    RunCommand,
+    WriteFile,
+)
 
 OfferedTools = Mapping[str, frozenset[str]]
 """Tool name -> the argument names its schema declares, as a request offers them."""
@@ -39,13 +46,23 @@ class Vocabulary:
     write: Callable[[WriteFile], ToolCall]
     edit: Callable[[EditFile], ToolCall]
     run: Callable[[RunCommand], ToolCall] | None
+    mcp_name: Callable[[str, str], str] | None = None
+    """(server, tool) -> the name this CLI gives an MCP tool; None = browser calls not scripted."""
+    tool_search: str | None = None
+    """The tool that loads deferred MCP tools' schemas (Claude Code defers them behind it)."""
 
     def matches(self, offered: OfferedTools) -> bool:
         return all(arg in offered.get(tool, frozenset()) for tool, arg in self.signature.items())
 
     def render(self, action: Action, offered: OfferedTools) -> ToolCall | None:
         """The call for ``action``, or None when the CLI offers no tool for it (the
-        ``veranda-sim-agent`` stand-in has no shell, so it skips running the tests)."""
+        ``veranda-sim-agent`` stand-in has no shell, so it skips running the tests).
+
+        The answer must not depend on the step: a deferred MCP tool is absent from the first
+        request's tools and present once loaded, so a browser call counts as offered whenever
+        the CLI offers the search that loads it."""
+        if isinstance(action, LoadBrowserTools | BrowserCall):
+            return self._browser(action, offered)
         if isinstance(action, WriteFile):
             call: ToolCall | None = self.write(action)
         elif isinstance(action, EditFile):
@@ -54,8 +71,27 @@ class Vocabulary:
             call = self.run(action) if self.run else None
         return call if call is not None and call.name in offered else None
 
+    def _browser(
+        self, action: LoadBrowserTools | BrowserCall, offered: OfferedTools
+    ) -> ToolCall | None:
+        if self.mcp_name is None:
+            return None
+        searchable = self.tool_search is not None and self.tool_search in offered
+        if isinstance(action, LoadBrowserTools):
+            if not searchable:
+                return None
+            names = ",".join(self.mcp_name(BROWSER_SERVER, t) for t in action.tools)
+            return ToolCall(
+                str(self.tool_search),
+                {"query": f"select:{names}", "max_results": len(action.tools)},
+            )
+        name = self.mcp_name(BROWSER_SERVER, action.tool)
+        return ToolCall(name, dict(action.args)) if searchable or name in offered else None
+
 
 HEREDOC_END = "VERANDA_EOF"
+BROWSER_SERVER = "playwright"
+"""The MCP server name the product writes for the browser (``domain.mcp_config``)."""
 
 
 def _shell_write(w: WriteFile) -> str:
@@ -87,6 +123,8 @@ CLAUDE = Vocabulary(
         "Edit", {"file_path": e.path, "old_string": e.old, "new_string": e.new}
     ),
     run=lambda r: ToolCall("Bash", _described(r.command)),
+    mcp_name=lambda server, tool: f"mcp__{server}__{tool}",
+    tool_search="ToolSearch",
 )
 KIMI = Vocabulary(
     family="kimi",

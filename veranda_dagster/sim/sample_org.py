@@ -4,7 +4,8 @@
 ignores a line's quantity), pytest tests that pass on the buggy code (they only use quantity
 1), and a Makefile whose ``test`` and ``lint`` (ruff) targets are what both the product's
 validation and the fake CI run. ``acme/ledger`` exists so detection and search have a second
-repository to rule out. ``SAMPLE_TICKET`` declares the repository (``Repo: acme/billing``),
+repository to rule out; ``acme/storefront`` is the frontend (``sim.sample_storefront``).
+``SAMPLE_TICKET`` declares the repository (``Repo: acme/billing``),
 the strongest of the four detection signals.
 """
 
@@ -14,6 +15,8 @@ import json
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from veranda_dagster.sim.sample_storefront import STOREFRONT, STOREFRONT_HINTS, storefront_files
 
 BILLING = "acme/billing"
 LEDGER = "acme/ledger"
@@ -220,6 +223,7 @@ def create_sample_org(root: str | Path) -> SampleOrg:
         },
         scratch,
     )
+    create_bare_repo(git_base, STOREFRONT, storefront_files(), scratch)
     catalog = {
         "org": "acme",
         "repositories": [
@@ -233,6 +237,11 @@ def create_sample_org(root: str | Path) -> SampleOrg:
                 "description": "Double-entry accounting; called 'moneybags'",
                 "aliases": ["moneybags"],
             },
+            {
+                "full_name": STOREFRONT,
+                "description": "The customer-facing cart page (plain HTML and JavaScript)",
+                "aliases": ["storefront", "cart page"],
+            },
         ],
     }
     catalog_path = root / "catalog.json"
@@ -243,4 +252,5 @@ def create_sample_org(root: str | Path) -> SampleOrg:
     (runbooks / "money.md").write_text(RUNBOOK_MONEY)
     (runbooks / "mobile-release.md").write_text(RUNBOOK_DEPLOY)
     (hints / "acme__billing.md").write_text(BILLING_HINTS)
+    (hints / "acme__storefront.md").write_text(STOREFRONT_HINTS)
     return SampleOrg(root, git_base, catalog_path, runbooks, hints)

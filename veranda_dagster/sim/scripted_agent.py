@@ -7,7 +7,9 @@ text plus a list of actions (write a file, edit a file, run the tests) that fix 
 organisation's real bug in ``acme/billing``: the test writer adds a failing test, the
 implementer fixes ``invoice_total_cents``, the independent tester adds edge cases that pass on
 the fix, the reviewer raises one finding in its first round and none after, the repo confirmer
-answers the requested JSON. How an action becomes a tool call is each vendor's business
+answers the requested JSON. A ticket about ``acme/storefront`` (named in every seat's ticket
+block) gets the frontend scripts instead (``scripted_frontend``: the seats look at the page in
+the MCP browser). How an action becomes a tool call is each vendor's business
 (``sim/renderers.py``); nothing here knows a tool name. Nothing is keyed on a test: the same
 script serves the demo and every e2e test, for every CLI.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from veranda_dagster.sim.sample_org import INVOICE_BUGGY_LINE, INVOICE_FIXED_LINE
 
@@ -103,7 +106,24 @@ class RunCommand:
     command: str
 
 
-Action = WriteFile | EditFile | RunCommand
+@dataclass(frozen=True)
+class LoadBrowserTools:
+    """Make the browser server's tools callable, where the CLI defers MCP tools behind a search
+    (Claude Code's ``ToolSearch``); nothing where it offers them directly."""
+
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BrowserCall:
+    """A call to the ``playwright`` MCP server's tool ``tool`` (``browser_navigate``, ...).
+    String arguments may hold ``{{name}}`` placeholders, filled from earlier tool results."""
+
+    tool: str
+    args: dict[str, Any]
+
+
+Action = WriteFile | EditFile | RunCommand | LoadBrowserTools | BrowserCall
 
 
 @dataclass
@@ -163,6 +183,12 @@ def script_reply(role: str, prompt: str, round_no: int, system: str = "") -> Scr
 
 
 def _scripted(role: str, prompt: str, round_no: int) -> ScriptedReply:
+    from veranda_dagster.sim import scripted_frontend  # it builds on this module's actions
+
+    if scripted_frontend.is_storefront(prompt):
+        frontend = scripted_frontend.storefront_reply(role, prompt, round_no)
+        if frontend is not None:
+            return frontend
     if role == "repo_confirmer":
         answer = {
             "repo": _current_guess(prompt),

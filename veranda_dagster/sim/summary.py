@@ -56,7 +56,12 @@ class RunSummary:
         return {
             "ticket": self.ticket,
             "assets": {
-                a.name: {"status": a.status, "model_calls": a.model_calls, "usd": a.usd}
+                a.name: {
+                    "status": a.status,
+                    "outcome": a.outcome,
+                    "model_calls": a.model_calls,
+                    "usd": a.usd,
+                }
                 for a in self.assets.values()
             },
             "pr_url": self.pr_url,

@@ -32,6 +32,9 @@ class Conversation:
     offered: OfferedTools = field(default_factory=dict)
     tool_results: list[str] = field(default_factory=list)
     """What the tools the model called last returned, as the CLI sends it back."""
+    history: list[str] = field(default_factory=list)
+    """Every tool result of the turn so far, oldest first (what the seat has seen; a wire
+    that does not read it leaves it empty, and placeholders then say "not seen")."""
     side_call: str | None = None
     """Why this request is not part of a seat's turn (a title or router call), or None."""
     forced_tool: ToolCall | None = None

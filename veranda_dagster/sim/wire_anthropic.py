@@ -65,14 +65,13 @@ def parse(body: dict[str, Any], request_chars: int) -> Conversation:
             break
         if message.get("role") == "user":
             first_turn.append(text_of(message.get("content")))
-    results: list[str] = []
-    last = messages[-1] if messages else {}
-    if step and last.get("role") == "user" and isinstance(last.get("content"), list):
-        results = [
-            text_of(b.get("content"))
-            for b in last["content"]
-            if isinstance(b, dict) and b.get("type") == "tool_result"
-        ]
+    last_reply = max(
+        (i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1
+    )
+    # after the last reply: the tool's result, and sometimes a notice of its own (Claude Code
+    # announces newly loaded deferred tools in a message that follows the result)
+    results = _tool_results(messages[last_reply + 1 :]) if step else []
+    history = _tool_results(messages)
     offered = {
         str(t["name"]): schema_props(t.get("input_schema"))
         for t in body.get("tools") or []
@@ -87,8 +86,19 @@ def parse(body: dict[str, Any], request_chars: int) -> Conversation:
         system=text_of(body.get("system")),
         offered=offered,
         tool_results=results,
+        history=history,
         request_chars=request_chars,
     )
+
+
+def _tool_results(messages: list[dict[str, Any]]) -> list[str]:
+    return [
+        text_of(b.get("content"))
+        for m in messages
+        if m.get("role") == "user" and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
 
 
 def answer(conv: Conversation, reply: StepAnswer, model: str) -> FakeResponse:

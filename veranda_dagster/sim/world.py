@@ -26,6 +26,7 @@ from veranda_dagster.sandbox.policy import READONLY_ENV
 from veranda_dagster.sim.backends import (
     SIM_KEYS,
     agent_backends_config,
+    browser_env,
     cli_install_roots,
     model_credentials,
     require_binary,
@@ -163,6 +164,8 @@ class SimWorld:
             "VERANDA_CODE_SEARCH_PER_MINUTE": str(CODE_SEARCH_PER_MINUTE),
             # the pinned CLIs live in .veranda/ (npm, pip, node 22), which their wrappers exec
             READONLY_ENV: os.pathsep.join(str(d) for d in cli_install_roots()),
+            # the browser a frontend ticket's CLI drives: the installed MCP server and chromium
+            **browser_env(),
             **FAKE_TOKENS,
             **SIM_KEYS,
         }
