@@ -17,12 +17,23 @@ T0 = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
 
 def seed(fake: JiraFake, assignee: str) -> None:
     fake.file_issue("PAY-1", "Old", labels=["veranda"], updated=T0)
-    fake.file_issue("PAY-2", "Rounding", "Totals off by one cent.", labels=["veranda"],
-                    attachments=[("trace.log", "text/plain")], updated=T0 + timedelta(hours=1))  # fmt: skip
+    fake.file_issue(
+        "PAY-2",
+        "Rounding",
+        "Totals off by one cent.",
+        labels=["veranda"],
+        attachments=[("trace.log", "text/plain")],
+        updated=T0 + timedelta(hours=1),
+    )
     fake.file_issue("PAY-3", "Assigned", assignee=assignee, updated=T0 + timedelta(hours=2))
     fake.file_issue("PAY-4", "Not ours", labels=["frontend"], updated=T0 + timedelta(hours=3))
-    fake.file_issue("PAY-5", "Done already", labels=["veranda"], category="done",
-                    updated=T0 + timedelta(hours=4))  # fmt: skip
+    fake.file_issue(
+        "PAY-5",
+        "Done already",
+        labels=["veranda"],
+        category="done",
+        updated=T0 + timedelta(hours=4),
+    )
 
 
 @pytest.mark.parametrize("cloud", [True, False], ids=["cloud-v3", "datacenter-v2"])
@@ -70,8 +81,9 @@ def test_bad_credentials_and_rate_limit():
         with pytest.raises(HttpAuthError):
             bad.get_issue("PAY-1")
         waits: list[float] = []
-        jira = JiraClient(fake.base_url, TOKEN, email=fake.email, label="veranda",
-                          sleep=waits.append)  # fmt: skip
+        jira = JiraClient(
+            fake.base_url, TOKEN, email=fake.email, label="veranda", sleep=waits.append
+        )
         fake.fail_next("/rest/api/3/search/jql", 429, retry_after=2)
         assert [i.key for p in jira.iter_issue_pages() for i in p] == ["PAY-1"]
         assert waits == [2.0]
