@@ -208,8 +208,10 @@ class JiraFake(FakeHttpServer):
 
     def _search(self, request: FakeRequest) -> FakeResponse:
         try:
-            matched = [i for i in self.issues.values() if jql_match(request.arg("jql") or "", i)]
-            matched.sort(key=lambda i: order_key(request.arg("jql") or "", i))
+            now = self._clock()
+            jql = request.arg("jql") or ""
+            matched = [i for i in self.issues.values() if jql_match(jql, i, now)]
+            matched.sort(key=lambda i: order_key(jql, i))
         except JqlError as exc:
             return _error(400, str(exc))
         size = max(1, min(int(request.arg("maxResults") or 50), self.page_cap))

@@ -4,13 +4,14 @@ Grammar (recursive descent): ``expr := term (OR term)*``, ``term := factor (AND 
 ``factor := NOT factor | "(" expr ")" | field op value | field [NOT] IN "(" values ")"``, then an
 optional ``ORDER BY field [ASC|DESC], ...``. Values are bare words or double-quoted strings
 with backslash escapes. Dates are ``yyyy/MM/dd HH:mm`` (or ``-`` separated, or a date alone),
-read as UTC, the fake instance's zone.
+read as UTC, the fake instance's zone, or relative to now (``"-37m"``, ``"-2h"``, ``"-1d"``,
+``"-1w"``), as JQL allows.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 _TOKEN = re.compile(
@@ -48,7 +49,16 @@ def _split_order(jql: str) -> tuple[str, str]:
     return (jql[: match.start()], jql[match.end() :]) if match else (jql, "")
 
 
-def _date(value: str) -> datetime:
+_RELATIVE = re.compile(r"^([-+]?)(\d+)([mhdw])$")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def _date(value: str, now: datetime) -> datetime:
+    relative = _RELATIVE.match(value.strip())
+    if relative:
+        sign, amount, unit = relative.groups()
+        delta = timedelta(**{_UNITS[unit]: int(amount)})
+        return now + delta if sign == "+" else now - delta
     for fmt in ("%Y/%m/%d %H:%M", "%Y-%m-%d %H:%M", "%Y/%m/%d", "%Y-%m-%d"):
         try:
             return datetime.strptime(value, fmt).replace(tzinfo=UTC)
@@ -57,12 +67,13 @@ def _date(value: str) -> datetime:
     raise JqlError(f"Date value '{value}' for field 'updated' is invalid")
 
 
-def _compare(issue: dict[str, Any], field: str, op: str, values: list[str]) -> bool:
+def _compare(issue: dict[str, Any], field: str, op: str, values: list[str], now: datetime) -> bool:
     if field not in FIELDS:
         raise JqlError(f"Field '{field}' does not exist or you do not have permission to view it.")
     if field == "updated":
-        moment = issue["updated"].replace(second=0, microsecond=0)
-        target = _date(values[0])
+        target = _date(values[0], now)
+        precise = bool(_RELATIVE.match(values[0].strip()))
+        moment = issue["updated"] if precise else issue["updated"].replace(second=0, microsecond=0)
         return {
             "=": moment == target, "!=": moment != target, ">=": moment >= target,
             "<=": moment <= target, ">": moment > target, "<": moment < target,
@@ -84,10 +95,11 @@ def _compare(issue: dict[str, Any], field: str, op: str, values: list[str]) -> b
 
 
 class _Parser:
-    def __init__(self, tokens: list[tuple[str, str]], issue: dict[str, Any]) -> None:
+    def __init__(self, tokens: list[tuple[str, str]], issue: dict[str, Any], now: datetime):
         self.tokens = tokens
         self.pos = 0
         self.issue = issue
+        self.now = now
 
     def peek(self) -> tuple[str, str] | None:
         return self.tokens[self.pos] if self.pos < len(self.tokens) else None
@@ -132,11 +144,12 @@ class _Parser:
             raise JqlError(f"Error in the JQL Query: expected a field, got {field!r}")
         negated = self.keyword("NOT")
         if self.keyword("IN"):
-            return _compare(self.issue, field.lower(), "not in" if negated else "in", self.list())
+            op = "not in" if negated else "in"
+            return _compare(self.issue, field.lower(), op, self.list(), self.now)
         kind, op = self.take()
         if kind != "op":
             raise JqlError(f"Error in the JQL Query: expected an operator after {field!r}")
-        return _compare(self.issue, field.lower(), op, [self.value()])
+        return _compare(self.issue, field.lower(), op, [self.value()], self.now)
 
     def value(self) -> str:
         kind, value = self.take()
@@ -156,12 +169,12 @@ class _Parser:
         return values
 
 
-def jql_match(jql: str, issue: dict[str, Any]) -> bool:
+def jql_match(jql: str, issue: dict[str, Any], now: datetime | None = None) -> bool:
     where, _ = _split_order(jql)
     tokens = _tokens(where)
     if not tokens:
         return True
-    parser = _Parser(tokens, issue)
+    parser = _Parser(tokens, issue, now or datetime.now(UTC))
     result = parser.expr()
     if parser.peek() is not None:
         raise JqlError(f"Error in the JQL Query: unexpected {parser.peek()[1]!r}")  # type: ignore[index]
