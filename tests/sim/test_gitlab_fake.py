@@ -11,8 +11,10 @@ import pytest
 from veranda_dagster.clients._http import HttpAuthError
 from veranda_dagster.clients.gitlab import GitLabClient
 from veranda_dagster.clients.gitlab_code_search import GitLabCodeSearch
+from veranda_dagster.domain.diff_hunks import changed_lines
 from veranda_dagster.domain.git_command import git_askpass, git_env
-from veranda_dagster.domain.static_analysis import from_annotations
+from veranda_dagster.domain.static_analysis import filter_to_commit, from_annotations
+from veranda_dagster.domain.work.ci import collect_violations
 from veranda_dagster.domain.work.forge import human_comments
 from veranda_dagster.sim.gitlab_fake import GitLabFake
 from veranda_dagster.sim.sample_org import (
@@ -22,6 +24,7 @@ from veranda_dagster.sim.sample_org import (
 )
 
 TOKEN = "glpat-fake-gitlab-token-01"
+REFUND_PY = "import os\n\n\ndef refund(cents: int) -> int:\n    return -cents\n"
 BILLING = "acme/platform/billing"
 
 
@@ -132,3 +135,40 @@ def test_blob_search_backend_against_the_fake(fake: GitLabFake):
     assert len(search.sha) == 40
     fake.fail_next("/api/v4/projects/*/search", 429, retry_after=0)
     assert search.search(needle)  # the 429 waited Retry-After and was retried
+
+
+def test_ci_repair_grounding_reads_code_quality_and_keeps_only_our_half(tmp_path: Path):
+    """The domain's own grounding (``ci.collect_violations`` + ``filter_to_commit``) over the
+    fake: main already carries one lint finding, the pushed commit adds another; the Code
+    Quality report holds both and only the commit's one is ours to fix."""
+    git_root, scratch = tmp_path / "git", tmp_path / "scratch"
+    scratch.mkdir()
+    files = {
+        **billing_files(),
+        "billing/legacy.py": "import sys\n\n\ndef old() -> int:\n    return 1\n",
+    }
+    create_bare_repo(git_root, BILLING, files, scratch)
+    with GitLabFake(git_root, token=TOKEN) as server:
+        gl = client(server)
+        work = tmp_path / "clone"
+        with git_askpass(TOKEN) as askpass:
+            env = {**git_env(), **askpass}
+            git("clone", "-q", gl.remote(BILLING).url, str(work), env=env)
+            base = git("rev-parse", "HEAD", cwd=work)
+            (work / "billing/refund.py").write_text(REFUND_PY)
+            git("checkout", "-q", "-b", "veranda/pay-20", cwd=work)
+            git("add", "billing/refund.py", cwd=work)
+            git("commit", "-qm", "Add refunds", cwd=work)
+            git("push", "-q", "origin", "veranda/pay-20", cwd=work, env=env)
+        sha = git("rev-parse", "HEAD", cwd=work)
+        failing = [r for r in gl.list_check_runs(BILLING, sha) if r.failed]
+        assert [r.name for r in failing] == ["lint"]
+        everything = collect_violations(gl, BILLING, failing, str(work))
+        assert {(v.path, v.rule) for v in everything} == {
+            ("billing/refund.py", "F401"),
+            ("billing/legacy.py", "F401"),
+        }
+        changed = changed_lines(git("diff", base, "HEAD", cwd=work) + "\n")
+        ours, theirs = filter_to_commit(everything, changed)
+        assert [(v.path, v.line) for v in ours] == [("billing/refund.py", 1)]
+        assert [v.path for v in theirs] == ["billing/legacy.py"]
