@@ -153,7 +153,9 @@ def test_comments_and_post_once_with_the_dedup_marker():
 
     rec = Recorder(respond("comments_v3.json"), respond("comment_created_v3.json", 201))
     client, _ = cloud(rec)
-    comments = client.comments("PAY-17")
+    comments = client.comments("PAY-17")  # asked newest first, returned oldest first
+    assert rec.requests[0].url.params["orderBy"] == "-created"
+    assert [c.id for c in comments] == ["30001", "30002"]
     assert comments[0].author_name == "Dana Reyes"
     assert comments[0].body == "Please also cover partial refunds."
     rec.queue[:0] = [respond("comments_v3.json")]

@@ -219,14 +219,20 @@ class JiraClient(HttpService):
     # --- comments -----------------------------------------------------------------------------
 
     def comments(self, key: str) -> list[JiraComment]:
-        """The issue's comments, oldest first, up to ``MAX_TICKET_COMMENT_PAGES`` pages."""
+        """The issue's *newest* comments (``orderBy=-created``, up to
+        ``MAX_TICKET_COMMENT_PAGES`` pages), returned oldest first: our own recent post and the
+        latest word on a long thread are what callers look for, never the thread's start."""
         out: list[JiraComment] = []
         start_at = 0
         for _ in range(MAX_TICKET_COMMENT_PAGES):
             data = self._object(
                 "GET",
                 f"{self.api}/issue/{_key(key)}/comment",
-                params={"startAt": start_at, "maxResults": COMMENT_PAGE_SIZE, "orderBy": "created"},
+                params={
+                    "startAt": start_at,
+                    "maxResults": COMMENT_PAGE_SIZE,
+                    "orderBy": "-created",
+                },
             )
             page = data.get("comments")
             if not isinstance(page, list):
@@ -235,7 +241,7 @@ class JiraClient(HttpService):
             start_at += len(page)
             if not page or start_at >= int(data.get("total") or 0):
                 break
-        return out
+        return out[::-1]
 
     def add_comment(self, key: str, text: str) -> str:
         """Post ``text`` (ADF on v3, wiki text on v2); returns the comment id."""

@@ -236,6 +236,8 @@ class JiraFake(FakeHttpServer):
         start = int(request.arg("startAt") or 0)
         size = max(1, min(int(request.arg("maxResults") or 50), self.page_cap))
         rows = self.comments[key]
+        if (request.arg("orderBy") or "").lstrip("+") == "-created":
+            rows = rows[::-1]
         page = [self._comment_json(c) for c in rows[start : start + size]]
         return FakeResponse(
             200, {"startAt": start, "maxResults": size, "total": len(rows), "comments": page}
