@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -35,9 +34,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from veranda_dagster.clients._http import HttpAuthError, HttpStatusError
 from veranda_dagster.clients.jira import JiraClient
+from veranda_dagster.clients.jira_ticket import PREFIX
 from veranda_dagster.domain.bounds import MAX_CURSOR_RECENT
 from veranda_dagster.domain.errors import InputError, TransientError
-from veranda_dagster.partitions import TICKET_JOB, TICKETS
+from veranda_dagster.partitions import TICKET_JOB, TICKETS, is_ticket_key
 from veranda_dagster.sensors.dedup import new_tickets, sensor_result
 
 POLL_INTERVAL_S = 60
@@ -51,9 +51,6 @@ OVERLAP_MINUTES = 1
 """Extra minutes asked for beyond the high-water mark: JQL compares at minute precision."""
 
 ENABLE_ENV = "VERANDA_JIRA_INTAKE"
-JIRA_KEY = re.compile(r"^[A-Z][A-Z0-9_]{0,254}-\d{1,12}$")
-"""Jira issue keys: a project key (letter, then letters, digits, ``_``) and a number."""
-PREFIX = "jira-"
 
 
 def jira_partition_key(issue_key: str) -> str:
@@ -171,7 +168,7 @@ def poll_jira(
         for page in client.iter_issue_pages(relative_since(cursor.since, now())):
             for issue in page:
                 updated = parse_stamp(issue.updated)
-                if not JIRA_KEY.match(issue.key) or updated is None:
+                if not is_ticket_key(jira_partition_key(issue.key)) or updated is None:
                     log.warning(f"jira_tickets: skipped {issue.key!r}: bad key or 'updated'")
                     continue
                 high = max(high or updated, updated)
