@@ -180,7 +180,7 @@ def poll_jira(
     keys: list[str] = []
     for pk in new_tickets(instance, [jira_partition_key(k) for k in found]):
         issue_key = pk.removeprefix(PREFIX)
-        held_before = instance.has_dynamic_partition(TICKETS.name, pk)
+        held_before = instance.has_dynamic_partition(str(TICKETS.name), pk)
         if held_before and _ours(client, cursor, issue_key, found[issue_key]):
             log.info(f"jira_tickets: {issue_key} changed only by our own comment; not new work")
             continue

@@ -14,10 +14,10 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from veranda_dagster.sim.bare_repo import BareRepo
-from veranda_dagster.sim.fake_ci import CheckRun
+from veranda_dagster.sim.fake_ci import CheckRun, FakeCI
 from veranda_dagster.sim.http_fake import FakeRequest, FakeResponse
 
 CODE_QUALITY_FILE = "gl-code-quality-report.json"
@@ -52,6 +52,15 @@ def code_quality_report(annotations: list[dict[str, Any]]) -> list[dict[str, Any
 class MergeRequestsAndPipelines:
     """Mixin for ``GitLabFake``: needs ``ci``, ``lock``, ``base_url``, ``bot_username``,
     ``_project_ids`` and ``paged`` from it."""
+
+    if TYPE_CHECKING:
+        ci: FakeCI
+        lock: Any
+        base_url: str
+        bot_username: str
+        _project_ids: dict[str, int]
+
+        def paged(self, request: FakeRequest, rows: list[Any]) -> FakeResponse: ...
 
     def init_merge_requests(self) -> None:
         self.mrs: dict[str, dict[int, dict[str, Any]]] = {}
