@@ -51,6 +51,9 @@ OVERLAP_MINUTES = 1
 """Extra minutes asked for beyond the high-water mark: JQL compares at minute precision."""
 
 ENABLE_ENV = "VERANDA_JIRA_INTAKE"
+TOKEN_ENV = "JIRA_API_TOKEN"
+"""One variable for both deployments (a Cloud API token with ``JIRA_EMAIL``, a Data Center
+personal access token without): its ``_TOKEN`` name is what the scrubber masks by."""
 
 
 def jira_partition_key(issue_key: str) -> str:
@@ -73,10 +76,10 @@ class JiraResource(dg.ConfigurableResource):
 
     @classmethod
     def from_env(cls) -> JiraResource:
-        token_var = "JIRA_API_TOKEN" if os.environ.get("JIRA_API_TOKEN") else "JIRA_PAT"
+        token = dg.EnvVar(TOKEN_ENV) if os.environ.get(TOKEN_ENV) else None
         return cls(
             base_url=os.environ.get("JIRA_BASE_URL") or None,
-            token=dg.EnvVar(token_var) if os.environ.get(token_var) else None,  # type: ignore[arg-type]
+            token=token,  # type: ignore[arg-type]
             email=os.environ.get("JIRA_EMAIL") or None,
             api_version=os.environ.get("JIRA_API_VERSION") or None,
             label=os.environ.get("JIRA_LABEL", "veranda") or None,
@@ -208,12 +211,12 @@ def jira_tickets(
     context: dg.SensorEvaluationContext, jira: JiraResource
 ) -> dg.SensorResult | dg.SkipReason:
     if not jira.configured:
-        return dg.SkipReason("Jira is not configured: set JIRA_BASE_URL and JIRA_API_TOKEN/PAT")
+        return dg.SkipReason("Jira is not configured: set JIRA_BASE_URL and JIRA_API_TOKEN")
     client = jira.client()
     try:
         return poll_jira(context.instance, client, context.cursor, context.log)
     except HttpAuthError as exc:
-        raise HttpAuthError(f"{exc}; check JIRA_API_TOKEN / JIRA_PAT") from None
+        raise HttpAuthError(f"{exc}; check JIRA_API_TOKEN (and JIRA_EMAIL on Cloud)") from None
     finally:
         client.close()
 
