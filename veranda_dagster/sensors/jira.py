@@ -79,7 +79,7 @@ class JiraResource(dg.ConfigurableResource):
         token = dg.EnvVar(TOKEN_ENV) if os.environ.get(TOKEN_ENV) else None
         return cls(
             base_url=os.environ.get("JIRA_BASE_URL") or None,
-            token=token,  # type: ignore[arg-type]
+            token=token,
             email=os.environ.get("JIRA_EMAIL") or None,
             api_version=os.environ.get("JIRA_API_VERSION") or None,
             label=os.environ.get("JIRA_LABEL", "veranda") or None,
