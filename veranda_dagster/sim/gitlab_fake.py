@@ -18,20 +18,18 @@ from __future__ import annotations
 
 import base64
 import itertools
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 from veranda_dagster.sim.bare_repo import BareRepo
 from veranda_dagster.sim.fake_ci import CiMode, FakeCI
+from veranda_dagster.sim.git_http import git_backend
 from veranda_dagster.sim.github_fake import compile_routes
 from veranda_dagster.sim.gitlab_mrs import MergeRequestsAndPipelines
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse, paginate
 
 API = "/api/v4"
-GIT_CGI_TIMEOUT_S = 60.0
 SNIPPET_CONTEXT = 2
 """Lines either side of a match in a blob-search snippet."""
 
@@ -252,38 +250,20 @@ class GitLabFake(MergeRequestsAndPipelines, FakeHttpServer):
         repo = self.lookup(project.strip("/"))
         if repo is None:
             return FakeResponse(404, "")
-        query = "&".join(f"{k}={v[-1]}" for k, v in request.query.items())
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "GIT_PROJECT_ROOT": str(repo.path.parent),
-            "GIT_HTTP_EXPORT_ALL": "1",
-            "REMOTE_USER": "oauth2",
-            "REQUEST_METHOD": request.method,
-            "PATH_INFO": f"/{repo.path.name}/{rest}",
-            "QUERY_STRING": query,
-            "CONTENT_TYPE": request.headers.get("content-type", ""),
-            "CONTENT_LENGTH": str(len(request.body)),
-            "GIT_CONFIG_PARAMETERS": "'http.receivepack=true'",
-        }
-        proc = subprocess.run(
-            ["git", "http-backend"],
-            input=request.body,
-            env=env,
-            capture_output=True,
-            timeout=GIT_CGI_TIMEOUT_S,
-            check=False,
+        status, headers, payload = git_backend(
+            repo.path.parent,
+            request.method,
+            f"/{repo.path.name}/{rest}",
+            "&".join(f"{k}={v[-1]}" for k, v in request.query.items()),
+            request.headers.get("content-type", ""),
+            request.body,
+            remote_user="oauth2",
         )
-        head, _, payload = proc.stdout.partition(b"\r\n\r\n")
-        status, headers, ctype = 200, {}, "application/octet-stream"
-        for line in head.decode("latin-1").split("\r\n"):
-            name, _, value = line.partition(":")
-            if name.lower() == "status":
-                status = int(value.strip().split()[0])
-            elif name.lower() == "content-type":
-                ctype = value.strip()
-            elif name:
-                headers[name] = value.strip()
-        return FakeResponse(status, payload, headers, content_type=ctype)
+        ctype = next((v for k, v in headers if k.lower() == "content-type"), None)
+        named = {k: v for k, v in headers if k.lower() != "content-type"}
+        return FakeResponse(
+            status, payload, named, content_type=ctype or "application/octet-stream"
+        )
 
 
 def _description(repo: BareRepo) -> str:
