@@ -20,6 +20,7 @@ from veranda_dagster.domain.bounds import (
 )
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.sensors.jira import jira_intake
 from veranda_dagster.sensors.linear import LinearResource, linear_tickets
 from veranda_dagster.sensors.pr_feedback import GitHubResource, pr_feedback
 from veranda_dagster.sensors.slack import SlackResource, slack_mentions
@@ -80,6 +81,7 @@ def sensor_resources() -> dict[str, Any]:
 
 def build_definitions() -> dg.Definitions:
     store = value_store()
+    jira_sensors, jira_resources = jira_intake()  # off unless VERANDA_JIRA_INTAKE=1
     resources: dict[str, Any] = {
         "pipeline": pipeline_resource(),
         "value_store": store,
@@ -89,8 +91,8 @@ def build_definitions() -> dg.Definitions:
         assets=PHASE_ASSETS,
         asset_checks=CHECKS,
         jobs=[ticket_run],
-        sensors=[linear_tickets, slack_mentions, pr_feedback],
-        resources={**sensor_resources(), **resources},
+        sensors=[linear_tickets, slack_mentions, pr_feedback, *jira_sensors],
+        resources={**sensor_resources(), **jira_resources, **resources},
     )
 
 

@@ -1,6 +1,7 @@
 """The one partitioning of the graph: every ticket is a dynamic partition.
 
-Keys are ticket identifiers (``ENG-123``) or ``slack-<channel>-<ts>`` for a Slack thread. The
+Keys are Linear identifiers (``ENG-123``), ``slack-<channel>-<ts>`` for a Slack thread, or a
+source-qualified key (``jira-PAY-17``) for a source whose own keys look like Linear's. The
 sensors add keys; nothing else does.
 """
 
@@ -21,11 +22,13 @@ TICKET_TAG = "veranda/ticket"
 
 _LINEAR_KEY = re.compile(r"^[A-Z][A-Z0-9]{0,9}-\d{1,9}$")
 _SLACK_KEY = re.compile(r"^slack-[A-Z0-9]{5,20}-\d{6,12}\.\d{1,9}$")
+_QUALIFIED_KEY = re.compile(r"^jira-[A-Z][A-Z0-9_]{0,254}-\d{1,12}$")
 
 
 def is_ticket_key(key: str) -> bool:
-    """A syntactically valid partition key: ``ENG-123`` or ``slack-C0123ABCD-1712345678.000100``."""
-    return bool(_LINEAR_KEY.match(key) or _SLACK_KEY.match(key))
+    """A syntactically valid partition key: ``ENG-123``, ``slack-C0123ABCD-1712345678.000100``
+    or ``jira-PAY-17``."""
+    return bool(_LINEAR_KEY.match(key) or _SLACK_KEY.match(key) or _QUALIFIED_KEY.match(key))
 
 
 def slack_key(channel: str, ts: str) -> str:

@@ -98,7 +98,7 @@ def test_without_a_usable_backend_the_deterministic_guess_is_printed(tmp_path):
         ("catalog", "{broken", "not valid JSON"),
         ("catalog", '{"org": "acme", "repositories": "x"}', "repositories"),
         ("ticket", "[]", "ticket"),
-        ("ticket", '{"id": "ENG-1", "source": "jira", "title": "t"}', "source"),
+        ("ticket", '{"id": "ENG-1", "source": "trello", "title": "t"}', "source"),
         ("ticket", "{nope", "not valid JSON"),
     ],
 )

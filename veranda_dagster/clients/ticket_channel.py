@@ -9,12 +9,14 @@ Markdown body; Slack gets message ``metadata``, which people never see.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 from veranda_dagster.clients.linear import LinearClient
 from veranda_dagster.clients.slack import SlackClient
 from veranda_dagster.domain.errors import ConfigError, InputError
 from veranda_dagster.domain.models import Ticket
+from veranda_dagster.domain.ticket_source import TicketSource
 
 SLACK_EVENT_TYPE = "veranda_post"
 
@@ -27,13 +29,24 @@ def post_marker(ticket: Ticket, text: str, key: str | None = None) -> str:
 class TicketChannel:
     """Post to the ticket's own channel; returns the comment id / message ts."""
 
-    def __init__(self, linear: LinearClient | None, slack: SlackClient | None) -> None:
+    def __init__(
+        self,
+        linear: LinearClient | None,
+        slack: SlackClient | None,
+        sources: Sequence[TicketSource] = (),
+    ) -> None:
         self.linear = linear
         self.slack = slack
+        self.sources = {s.name: s for s in sources}
+        """Ported sources (``domain.ticket_source``), by the ``Ticket.source`` they own."""
 
     def post(self, ticket: Ticket, text: str, *, key: str | None = None) -> str | None:
         """Post ``text`` once per (ticket, ``key`` or text); a repeat returns the first id."""
         marker = post_marker(ticket, text, key)
+        if ticket.source in self.sources:
+            return self.sources[ticket.source].post(ticket, text, marker)
+        if ticket.source not in ("linear", "slack"):
+            raise ConfigError(f"ticket {ticket.id}: source {ticket.source!r} is not configured")
         if ticket.source == "linear":
             return self._post_linear(ticket, text, marker)
         return self._post_slack(ticket, text, marker)

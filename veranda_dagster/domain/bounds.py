@@ -103,6 +103,29 @@ MAX_HTTP_REDIRECTS: Final = 3
 """Redirects one API request follows, each only to the client's own origin: GitHub's moved-
 repository redirect is one hop, and a loop must not spin."""
 
+TICKET_SEARCH_PAGE_SIZE: Final = 50
+"""Issues asked per ticket-tracker search page (a JQL search's ``maxResults``): the default the
+tracker itself uses, and small enough that one page is one quick request."""
+
+MAX_TICKET_SEARCH_PAGES_PER_TICK: Final = 10
+"""Search pages walked in one sensor tick; the rest is picked up by the next tick's cursor."""
+
+MAX_TICKET_COMMENT_PAGES: Final = 5
+"""Comment pages (100 each) read to find our own earlier post: older threads are not ours."""
+
+MAX_RICH_TEXT_DEPTH: Final = 40
+"""Nesting depth walked in a ticket's rich-text document; deeper nodes are hostile and dropped."""
+
+MAX_FORGE_LIST_PAGES: Final = 10
+"""Pages (100 each) walked per forge list: more merge requests, notes or jobs is not one change."""
+
+MAX_CI_REPORT_BYTES: Final = 4 * 1024 * 1024
+"""Bytes read of one CI job's findings report; a bigger artifact is cut and reported as such."""
+
+FORGE_BLOB_SEARCH_PER_MINUTE: Final = 30
+"""Code searches per rolling minute on a forge whose search API is limited per user (the
+documented default for authenticated search); the client waits rather than spend a 429."""
+
 STALE_TEMP_VALUE_AGE_S: Final = 3_600.0
 """Age past which a value store's temp file is a killed writer's leftover and is removed: a live
 writer holds its temp file for the moment one JSON write and fsync take, never an hour."""

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from veranda_dagster.domain.bounds import MAX_SLACK_BLOCK_DEPTH, MAX_SLACK_THREAD_MESSAGES
 from veranda_dagster.domain.errors import ConfigError, InputError
 from veranda_dagster.domain.models import Attachment, Ticket
+from veranda_dagster.domain.ticket_source import TicketSource
 
 _LINEAR_KEY = re.compile(r"^[A-Z][A-Z0-9]{0,9}-\d{1,9}$")
 LINEAR_KEY_IN_TEXT = re.compile(r"(?<![A-Za-z0-9-])([A-Z][A-Z0-9]{0,9}-\d{1,9})(?![A-Za-z0-9-])")
@@ -147,8 +148,17 @@ def ticket_from_slack(
     )
 
 
-def fetch_ticket(key: str, linear: LinearIssues | None, slack: SlackThreads | None) -> Ticket:
-    """Read the ticket behind a partition key from its source."""
+def fetch_ticket(
+    key: str,
+    linear: LinearIssues | None,
+    slack: SlackThreads | None,
+    sources: Sequence[TicketSource] = (),
+) -> Ticket:
+    """Read the ticket behind a partition key from its source (a ported ``sources`` entry owns
+    its source-qualified keys)."""
+    for source in sources:
+        if source.owns(key):
+            return source.fetch(key)
     if key.startswith("slack-"):
         if slack is None:
             raise ConfigError(f"ticket {key}: Slack is not configured (set SLACK_BOT_TOKEN)")

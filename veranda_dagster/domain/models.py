@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validat
 
 Tier = Literal["cheap", "standard", "high"]
 Effort = Literal["low", "medium", "high"]
-Source = Literal["linear", "slack"]
+Source = Literal["linear", "slack", "jira"]
 
 
 class Strict(BaseModel):

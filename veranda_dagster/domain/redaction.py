@@ -88,6 +88,19 @@ SERVICE_TOKENS: tuple[TokenShape, ...] = (
         "Linear API docs: personal API keys (lin_api_) and OAuth tokens (lin_oauth_)",
     ),
     TokenShape(
+        "gitlab",
+        r"gl(?:pat|dt|oas|rt|ptt|cbt|ft)-[A-Za-z0-9_.-]{20,}",
+        "glpat-z_sxgtrfAxKr8q1TPY8Y.01.0abc12",
+        "GitLab docs, 'Token prefixes' (glpat- personal, gldt- deploy, gloas- OAuth secret, "
+        "glrt- runner, glptt- trigger, glcbt- CI job, glft- feed); newer PATs carry '.' parts",
+    ),
+    TokenShape(
+        "atlassian_api_token",
+        r"ATATT[A-Za-z0-9_=-]{20,}",
+        "ATATT3xFfGF0T4nJ8x2kq9Zr1sVb6yU0wH3eL5pD7mC_Ng=A1B2C3D4",
+        "unverified: Atlassian API tokens seen in the wild start with ATATT; no published format",
+    ),
+    TokenShape(
         "aws_access_key",
         r"(?:AKIA|ASIA)[0-9A-Z]{16}",
         "AKIAIOSFODNN7EXAMPLE",

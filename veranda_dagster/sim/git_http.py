@@ -78,35 +78,15 @@ class GitHttpServer:
         length = int(handler.headers.get("Content-Length") or 0)
         body = handler.rfile.read(length) if length else b""
         parts = urlsplit(handler.path)
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "GIT_PROJECT_ROOT": str(self.root),
-            "GIT_HTTP_EXPORT_ALL": "1",
-            "REMOTE_USER": "x-access-token",
-            "REQUEST_METHOD": handler.command,
-            "PATH_INFO": parts.path,
-            "QUERY_STRING": parts.query,
-            "CONTENT_TYPE": handler.headers.get("Content-Type", ""),
-            "CONTENT_LENGTH": str(len(body)),
-            "GIT_CONFIG_PARAMETERS": "'http.receivepack=true'",
-        }
-        proc = subprocess.run(
-            ["git", "http-backend"],
-            input=body,
-            env=env,
-            capture_output=True,
-            timeout=CGI_TIMEOUT_S,
-            check=False,
+        status, headers, payload = git_backend(
+            self.root,
+            handler.command,
+            parts.path,
+            parts.query,
+            handler.headers.get("Content-Type", ""),
+            body,
+            remote_user="x-access-token",
         )
-        head, _, payload = proc.stdout.partition(b"\r\n\r\n")
-        status = 200
-        headers: list[tuple[str, str]] = []
-        for line in head.decode("latin-1").split("\r\n"):
-            name, _, value = line.partition(":")
-            if name.lower() == "status":
-                status = int(value.strip().split()[0])
-            elif name:
-                headers.append((name, value.strip()))
         handler.send_response(status)
         for name, value in headers:
             handler.send_header(name, value)
@@ -121,3 +101,47 @@ class GitHttpServer:
     def __exit__(self, *exc: Any) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+def git_backend(
+    root: Path,
+    method: str,
+    path: str,
+    query: str,
+    content_type: str,
+    body: bytes,
+    *,
+    remote_user: str,
+) -> tuple[int, list[tuple[str, str]], bytes]:
+    """One smart-HTTP exchange through ``git http-backend`` for the repositories under
+    ``root``: ``(status, headers, payload)``. Pushes are allowed (``http.receivepack``)."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "GIT_PROJECT_ROOT": str(root),
+        "GIT_HTTP_EXPORT_ALL": "1",
+        "REMOTE_USER": remote_user,
+        "REQUEST_METHOD": method,
+        "PATH_INFO": path,
+        "QUERY_STRING": query,
+        "CONTENT_TYPE": content_type,
+        "CONTENT_LENGTH": str(len(body)),
+        "GIT_CONFIG_PARAMETERS": "'http.receivepack=true'",
+    }
+    proc = subprocess.run(
+        ["git", "http-backend"],
+        input=body,
+        env=env,
+        capture_output=True,
+        timeout=CGI_TIMEOUT_S,
+        check=False,
+    )
+    head, _, payload = proc.stdout.partition(b"\r\n\r\n")
+    status = 200
+    headers: list[tuple[str, str]] = []
+    for line in head.decode("latin-1").split("\r\n"):
+        name, _, value = line.partition(":")
+        if name.lower() == "status":
+            status = int(value.strip().split()[0])
+        elif name:
+            headers.append((name, value.strip()))
+    return status, headers, payload
