@@ -116,7 +116,7 @@ class LocalGitGrep:
         self._texts: dict[str, list[str] | None] = {}
         self._paths: list[str] | None = None
         self._links: set[str] = set()
-        self._corpus: TextCorpus | bool | None = None
+        self._corpus: TextCorpus | Literal[False] | None = None
         self._index: FullTextIndex | None = None
         self.calls: list[str] = []
         """Every seed searched, in order: what a test or benchmark counts."""
@@ -195,7 +195,7 @@ class LocalGitGrep:
             self.paths()
             texts = load_texts(self.repo_dir, self.sha, is_probably_text)
             self._corpus = False if texts is None else TextCorpus(texts)
-        return self._corpus or None
+        return self._corpus if isinstance(self._corpus, TextCorpus) else None
 
     def _line(self, path: str, line: int) -> str:
         lines = self.file_text(path) or []
@@ -258,8 +258,9 @@ class LocalGitGrep:
 
     def file_text(self, path: str) -> list[str] | None:
         """The file's lines at the revision, cached; ``None`` when it does not exist there."""
-        if path not in self._texts and self._corpus and path in self._corpus.texts:
-            self._texts[path] = split_lines(self._corpus.texts[path])
+        corpus = self._corpus if isinstance(self._corpus, TextCorpus) else None
+        if path not in self._texts and corpus is not None and path in corpus.texts:
+            self._texts[path] = split_lines(corpus.texts[path])
         if path not in self._texts:
             self.paths()
             proc = self._git("cat-file", "blob", f"{self.sha}:{path}", check=False)

@@ -79,8 +79,10 @@ def frame_anchors(text: str, search: CodeSearch) -> list[FrameAnchor] | None:
     frames = traceback_frames(text)
     if not frames:
         return []
-    repo_paths = paths() if callable(paths) and callable(file_text) else None
-    if repo_paths is None:
+    if not (callable(paths) and callable(file_text)):
+        return None
+    repo_paths = paths()
+    if repo_paths is None:  # a remote index with no clone attached lists no files
         return None
     anchors: list[FrameAnchor] = []
     weight = FRAME_WEIGHT
