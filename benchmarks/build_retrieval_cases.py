@@ -40,7 +40,7 @@ MAX_BODY_BYTES = 4_096
 """The report text kept per case: enough for the prose and a traceback, small enough to commit."""
 
 _TEST_PATH = re.compile(
-    r"(^|/)(tests?|testing|docs?|examples?|benchmarks?)/|(^|/)(test_[^/]*|[^/]*_test\.py|conftest\.py)$"
+    r"(^|/)(tests?|testing|docs?|examples?|benchmarks?)/|(^|/)(test_[^/]*|[^/]*_test\.py|tests?\.py|conftest\.py)$"
 )
 
 
