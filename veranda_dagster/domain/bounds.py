@@ -103,6 +103,10 @@ MAX_HTTP_REDIRECTS: Final = 3
 """Redirects one API request follows, each only to the client's own origin: GitHub's moved-
 repository redirect is one hop, and a loop must not spin."""
 
+POSTGRES_POOL_MAX: Final = 4
+"""Open connections one process keeps to the value store's database: a step process runs one
+phase (a few sequential reads and writes), so more would only hold server slots idle."""
+
 STALE_TEMP_VALUE_AGE_S: Final = 3_600.0
 """Age past which a value store's temp file is a killed writer's leftover and is removed: a live
 writer holds its temp file for the moment one JSON write and fsync take, never an hour."""
@@ -117,6 +121,19 @@ MAX_HITS_PER_FILE: Final = 8
 
 GITHUB_CODE_SEARCH_PER_MINUTE: Final = 10
 """GitHub's own ``code_search`` limit (requests per rolling minute); the client waits, not 403s."""
+
+MIN_PACK_SEARCHES: Final = 4
+"""Searches a pack waits for when the token's code-search budget has fewer free: below this the
+seeds go unsearched and the pack is too thin to ground red tests; above it a pack plans with
+what is free instead of sleeping for the full ``MAX_SEARCHES``."""
+
+SEARCH_CLAIM_TTL_S: Final = 120.0
+"""How long code-search slots reserved by a pack stay held: a pack spends them in seconds, so a
+reservation this old belongs to a killed run and must not starve the others."""
+
+MAX_BUDGET_WAITS: Final = 30
+"""Waits one reservation makes for a shared code-search budget before it fails as transient: each
+wait lasts until a slot frees, so 30 of them means other runs keep outbidding this one."""
 
 GITHUB_SEARCH_PER_PAGE: Final = 30
 """Results asked per code search: each needs its file's text to place line numbers."""
