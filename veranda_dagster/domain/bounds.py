@@ -185,11 +185,14 @@ MAX_MCP_LOG_LINES: Final = 500
 
 # --- work loop: CI waits, PR feedback polling -------------------------------------------------
 
-CI_POLL_INITIAL_S: Final = 15.0
-"""First wait between check-run polls: most CI has not even queued in the first seconds."""
+CI_POLL_INITIAL_S: Final = 1.0
+"""First wait between check-run polls: a fast CI (or one already finished) is seen within a
+second or two, not after a fixed first sleep."""
 
-CI_POLL_MAX_S: Final = 120.0
-"""Backoff cap between polls: GitHub's 5,000 requests/hour are shared by every ticket."""
+CI_POLL_MAX_S: Final = 20.0
+"""Backoff cap between polls, so a long CI is seen at most this late. Cheap because the polls are
+conditional (``If-None-Match``): an unchanged answer is a 304, which GitHub does not count
+against the 5,000 requests/hour every ticket shares."""
 
 MAX_VIOLATIONS_IN_PROMPT: Final = 50
 """Violations listed in the one CI repair prompt; past that the change needs a rethink."""
