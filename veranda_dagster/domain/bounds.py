@@ -203,6 +203,10 @@ PR_FEEDBACK_POLL_INTERVAL_S: Final = 120
 MAX_FEEDBACK_PRS_PER_TICK: Final = 25
 """Pull requests polled for comments in one sensor tick; the rest are polled next tick."""
 
+MAX_WATCHED_PRS: Final = 2_000
+"""Pull requests the feedback sensor's cursor remembers; the earliest learned are dropped past it
+(a finished one is forgotten at once), so the cursor, stored on every tick, stays small."""
+
 MATERIALIZATIONS_PER_TICK: Final = 100
 """Pull-request / feedback materializations the feedback sensor reads per tick, from its cursor."""
 
