@@ -18,6 +18,7 @@ from veranda_dagster.domain.bounds import (
     TICKET_BUDGET_USD,
     VALIDATION_TIMEOUT_S,
 )
+from veranda_dagster.executor import phase_executor
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.sensors.linear import LinearResource, linear_tickets
@@ -91,6 +92,7 @@ def build_definitions() -> dg.Definitions:
         jobs=[ticket_run],
         sensors=[linear_tickets, slack_mentions, pr_feedback],
         resources={**sensor_resources(), **resources},
+        executor=phase_executor,
     )
 
 
