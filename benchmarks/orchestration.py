@@ -196,7 +196,8 @@ def through_daemon(n: int, work_s: float, keep: bool) -> dict[str, float]:
     ends = [float(r["end"]) for r in runs]
     return {
         "wall_s": max(ends) - t0,
-        "ticket_wall_s": statistics.median(float(r["end"]) - t0 for r in runs),
+        "ticket_wall_s": statistics.median(float(r["end"]) - float(r["created"]) for r in runs),
+        "sensor_s": statistics.median(float(r["created"]) - t0 for r in runs),
         "run_wall_s": statistics.median(float(r["end"]) - float(r["start"]) for r in runs),
         "queue_s": statistics.median(float(r["start"]) - float(r["created"]) for r in runs),
         "cpu_per_ticket_s": cpu / n,
@@ -224,29 +225,30 @@ def main(argv: list[str] | None = None) -> int:
         reaper.stop()
     solo = results.get("1")
     print(
-        "\n| N | floor wall s | daemon wall s | run wall s (median) | queue s | "
-        "CPU s/ticket floor | CPU s/ticket daemon | tickets/min |"
+        "\n| N | floor wall s | daemon wall s | ticket wall s (queued to end, median) | "
+        "of which queue s | sensor s | CPU s/ticket floor | CPU s/ticket daemon | tickets/min |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for n, r in results.items():
         f, d = r["floor"], r["daemon"]
         print(
-            f"| {n} | {f['wall_s']:.1f} | {d['wall_s']:.1f} | {d['run_wall_s']:.1f} | "
-            f"{d['queue_s']:.1f} | {f['cpu_per_ticket_s']:.2f} | {d['cpu_per_ticket_s']:.2f} | "
-            f"{int(n) / d['wall_s'] * 60:.2f} |"
+            f"| {n} | {f['wall_s']:.1f} | {d['wall_s']:.1f} | {d['ticket_wall_s']:.1f} | "
+            f"{d['queue_s']:.1f} | {d['sensor_s']:.1f} | {f['cpu_per_ticket_s']:.2f} | "
+            f"{d['cpu_per_ticket_s']:.2f} | {int(n) / d['wall_s'] * 60:.2f} |"
         )
     if solo:
-        ratio = solo["daemon"]["wall_s"] / solo["floor"]["wall_s"]
-        print(f"\nsolo ticket wall / its floor: {ratio:.2f}x (target <= 2x)")
+        f, d = solo["floor"], solo["daemon"]
+        print(f"\nsolo ticket (queued to end) / its floor: {d['ticket_wall_s'] / f['wall_s']:.2f}x")
         print(
-            f"solo run wall (start to end) / floor: "
-            f"{solo['daemon']['run_wall_s'] / solo['floor']['wall_s']:.2f}x"
+            f"solo ticket (request to end, with sensor) / floor: {d['wall_s'] / f['wall_s']:.2f}x"
         )
+        print(f"solo run (start to end) / floor: {d['run_wall_s'] / f['wall_s']:.2f}x")
         largest = max(results, key=int)
         if largest != "1":
             rate = int(largest) / results[largest]["daemon"]["wall_s"]
-            solo_rate = 1 / solo["daemon"]["wall_s"]
-            print(f"throughput at N={largest} / solo rate: {rate / solo_rate:.2f}x (target >= 3x)")
+            print(f"throughput at N={largest} / solo rate: {rate * d['wall_s']:.2f}x")
+            floor_rate = int(largest) / results[largest]["floor"]["wall_s"] * f["wall_s"]
+            print(f"(the floor's own: {floor_rate:.2f}x)")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0
