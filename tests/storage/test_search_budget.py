@@ -17,6 +17,7 @@ from veranda_dagster.domain.bounds import (
     SEARCH_CLAIM_TTL_S,
 )
 from veranda_dagster.domain.context import _pack
+from veranda_dagster.domain.models import Ticket
 from veranda_dagster.storage.search_budget import (
     RATE_WINDOW_S,
     FileBudgetState,
@@ -35,6 +36,9 @@ TEXTS = [
         f"`fetchUser{i}` calls `refresh_token_{i}` in src/auth/session{i}.ts" for i in range(12)
     ),
 ]
+
+
+TICKET = Ticket(id="ENG-19", source="linear", title=TEXTS[0], description=TEXTS[1])
 
 
 class Forge:
@@ -80,7 +84,7 @@ def _run_packs(state, packs: int) -> tuple[Forge, list[tuple[int, int, float]], 
                 contents=lambda _p: None,
                 budget=budget,
             )
-            pack, planned = _pack(TEXTS, search)
+            pack, planned = _pack(TEXTS, search, TICKET)
             results.append((pack.searches, planned, search.waited_s))
         except BaseException as exc:  # surfaced in the main thread
             errors.append(exc)
