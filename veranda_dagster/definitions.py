@@ -18,6 +18,7 @@ from veranda_dagster.domain.bounds import (
     TICKET_BUDGET_USD,
     VALIDATION_TIMEOUT_S,
 )
+from veranda_dagster.executor import phase_executor
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.sensors.jira import jira_intake
@@ -93,6 +94,7 @@ def build_definitions() -> dg.Definitions:
         jobs=[ticket_run],
         sensors=[linear_tickets, slack_mentions, pr_feedback, *jira_sensors],
         resources={**sensor_resources(), **jira_resources, **resources},
+        executor=phase_executor,
     )
 
 

@@ -55,6 +55,21 @@ def call(role: str, tier: str = "high", usd: float = 0.25) -> ModelCall:
     )
 
 
+def _append(path: Path, line: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+
+
+def read_pids(counter_dir: str | Path) -> dict[str, tuple[int, int]]:
+    """``phase -> (pid, parent pid)`` of the process each phase's call ran in (last call)."""
+    log = Path(counter_dir) / "pids.log"
+    lines = log.read_text().splitlines() if log.exists() else []
+    return {p: (int(pid), int(ppid)) for p, pid, ppid in (line.split() for line in lines)}
+
+
 def read_calls(counter_dir: str | Path) -> Counter[str]:
     log = Path(counter_dir) / "calls.log"
     if not log.exists():
@@ -72,11 +87,8 @@ class CountingPipeline(PipelineResource):
     """Appended to the ticket title, so a value's origin (which process made it) is visible."""
 
     def _record(self, phase: str) -> None:
-        fd = os.open(Path(self.counter_dir) / "calls.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        try:
-            os.write(fd, f"{phase}\n".encode())
-        finally:
-            os.close(fd)
+        _append(Path(self.counter_dir) / "calls.log", f"{phase}\n")
+        _append(Path(self.counter_dir) / "pids.log", f"{phase} {os.getpid()} {os.getppid()}\n")
         if phase in self.fail_once.split(","):
             marker = Path(self.counter_dir) / f"failed-{phase}"
             if not marker.exists():
@@ -206,7 +218,12 @@ def resources(counter_dir: str, values_dir: str, **pipeline: Any) -> dict[str, A
     }
 
 
-def fake_definitions(counter_dir: str, values_dir: str, **pipeline: Any) -> dg.Definitions:
+def fake_definitions(
+    counter_dir: str,
+    values_dir: str,
+    executor: dg.ExecutorDefinition = dg.in_process_executor,
+    **pipeline: Any,
+) -> dg.Definitions:
     from veranda_dagster.assets import CHECKS, PHASE_ASSETS
     from veranda_dagster.jobs import ticket_run
 
@@ -215,5 +232,5 @@ def fake_definitions(counter_dir: str, values_dir: str, **pipeline: Any) -> dg.D
         asset_checks=CHECKS,
         jobs=[ticket_run],
         resources=resources(counter_dir, values_dir, **pipeline),
-        executor=dg.in_process_executor,
+        executor=executor,
     )

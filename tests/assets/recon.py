@@ -22,3 +22,13 @@ def ticket_job() -> dg.JobDefinition:
         fail_once=os.environ.get(FAIL_ONCE_ENV, ""),
     )
     return defs.resolve_job_def(TICKET_JOB)
+
+
+def product_executor_ticket_job() -> dg.JobDefinition:
+    """The same fake graph on the product's executor (``veranda_dagster.executor``)."""
+    from veranda_dagster.executor import phase_executor
+
+    defs = fake_definitions(
+        os.environ[COUNTER_ENV], os.environ[VALUES_ENV], executor=phase_executor
+    )
+    return defs.resolve_job_def(TICKET_JOB)

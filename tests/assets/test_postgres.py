@@ -127,3 +127,17 @@ def test_a_password_with_any_character_connects_and_never_reaches_an_error(postg
     assert password not in message.replace("postgres:***@", "")
     assert "percent-encoded" not in message and "ss@" not in message
     assert "postgresql+psycopg2://postgres:***@127.0.0.1:1/veranda_test" in message
+
+
+def test_the_value_store_reuses_one_pooled_connection_per_process(postgres_url):
+    from veranda_dagster.storage.backends import pooled_connection
+
+    values = PostgresValues(postgres_url)
+    pids = set()
+    for n in range(5):
+        values.write("ticket", f"ENG-9{n}", '{"n": 1}')
+        assert values.exists("ticket", f"ENG-9{n}")
+        with pooled_connection(postgres_url) as conn, conn.cursor() as cur:
+            cur.execute("SELECT pg_backend_pid()")
+            pids.add(cur.fetchone()[0])
+    assert len(pids) == 1  # fifteen operations, one server connection

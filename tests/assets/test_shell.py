@@ -176,3 +176,42 @@ def test_workspace_clone_url_and_branch_from_config(tmp_path):
     assert ws.clone_url == "/srv/git/acme/api.git" and ws.branch == "veranda/slack-7"
     with pytest.raises(InputError, match="'api' is not <org>/<name>"):
         pipeline.workspace("ENG-1", "api")
+
+
+def test_a_timed_out_phase_leaves_nothing_running(tmp_path):
+    """Kill isolation without a process per step: at the bound, every process the phase
+    started (its own session and that session's children) is killed, and the phase's thread
+    is stopped before it can act on a killed command's return."""
+    import subprocess
+    from pathlib import Path
+
+    after = tmp_path / "after-the-bound"
+    pids = tmp_path / "pids"
+
+    def phase():
+        proc = subprocess.Popen(
+            ["sh", "-c", f"sleep 300 & echo $! > {pids}; sleep 300"], start_new_session=True
+        )
+        proc.wait()  # woken by the kill; the thread must not get further
+        after.write_text("the phase went on after its bound")
+
+    with pytest.raises(PhaseTimeoutError, match=r"killed \d+ process"):
+        call_with_timeout(phase, 0.5, "patch")
+    time.sleep(0.5)
+    grandchild = Path(f"/proc/{int(pids.read_text())}/stat")
+    # gone, or a zombie waiting for whoever inherited it to reap it: not running either way
+    assert not grandchild.exists() or grandchild.read_text().rpartition(")")[2].split()[0] in "ZX"
+    assert not after.exists()
+
+
+def test_processes_started_before_the_phase_are_left_alone():
+    import subprocess
+
+    helper = subprocess.Popen(["sleep", "30"])  # e.g. Dagster's own log tailer
+    try:
+        with pytest.raises(PhaseTimeoutError):
+            call_with_timeout(lambda: time.sleep(2), 0.2, "patch")
+        assert helper.poll() is None
+    finally:
+        helper.kill()
+        helper.wait()

@@ -106,6 +106,27 @@ def test_check_runs_follow_the_link_header():
     assert rec.requests[1].url.params["page"] == "2"
 
 
+def test_check_run_polls_are_conditional_and_a_304_reuses_the_last_answer():
+    path = "/repos/acme/app/commits/ce58745/check-runs"
+    page = body("check_runs_page2.json")
+    gh, rec, _ = client(
+        {
+            ("GET", path): [
+                httpx.Response(200, json=page, headers={"ETag": '"v1"'}),
+                httpx.Response(304, headers={"ETag": '"v1"'}),
+                httpx.Response(200, json={"total_count": 0, "check_runs": []}),
+            ]
+        }
+    )
+    first = gh.list_check_runs("acme/app", "ce58745")
+    second = gh.list_check_runs("acme/app", "ce58745")
+    assert "if-none-match" not in rec.requests[0].headers
+    assert rec.requests[1].headers["if-none-match"] == '"v1"'
+    assert second == first and [r.name for r in second] == ["unit"]
+    assert gh.not_modified == 1
+    assert gh.list_check_runs("acme/app", "ce58745") == []  # a changed answer is read again
+
+
 def test_annotations_output_and_job_log_via_redirect_without_our_token():
     log_url = "https://pipelines.actions.test/logs/4.txt?sig=abc"
     gh, rec, _ = client(

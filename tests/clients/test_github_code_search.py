@@ -6,15 +6,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from veranda_dagster.clients.github_code_search import (
-    TEXT_MATCH,
-    GitHubCodeSearch,
-    SlidingWindowLimiter,
-)
+from veranda_dagster.clients.github_code_search import TEXT_MATCH, GitHubCodeSearch
 from veranda_dagster.domain.bounds import GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.domain.code_search import CodeSearch
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.retrieval import build_pack
+from veranda_dagster.storage.search_budget import MemoryBudgetState, SearchBudget
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "context"
 SHA = "825ac37f0e2b9a1c3d4e5f60718293a4b5c6d7e8"
@@ -149,7 +146,7 @@ def test_the_eleventh_search_in_a_minute_waits_for_the_window():
 
 def test_the_window_slides_rather_than_resets():
     clock = FakeClock()
-    limiter = SlidingWindowLimiter(clock=clock, sleep=clock.sleep)
+    limiter = SearchBudget(MemoryBudgetState(), "k", clock=clock, sleep=clock.sleep)
     for _ in range(10):
         limiter.acquire()
         clock.now += 5.0  # ten requests over 50 s

@@ -62,3 +62,41 @@ def test_run_request_and_result_shape():
     empty = sensor_result([], "{}")
     assert empty.run_requests == [] and empty.dynamic_partitions_requests == []
     assert empty.cursor == "{}"
+
+
+class CountingInstance:
+    """The instance with every method call counted: what one dedup tick asks of storage."""
+
+    def __init__(self, instance: dg.DagsterInstance) -> None:
+        self._instance = instance
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str):
+        attr = getattr(self._instance, name)
+        if not callable(attr):
+            return attr
+
+        def counted(*args, **kwargs):
+            self.calls.append(name)
+            return attr(*args, **kwargs)
+
+        return counted
+
+
+def test_a_dedup_tick_asks_the_instance_once_per_kind_whatever_the_number_of_tickets(instance):
+    keys = [f"BATCH-{i}" for i in range(50)]
+    for key in keys[:10]:
+        _run(instance, key, dg.DagsterRunStatus.SUCCESS)
+    instance.add_dynamic_partitions(TICKETS.name, keys[10:20])
+    for key in keys[10:20]:
+        instance.report_runless_asset_event(dg.AssetMaterialization("ticket", partition=key))
+    for key in ["OTHER-1", "OTHER-2"]:  # materialized tickets the tick never asks about
+        instance.report_runless_asset_event(dg.AssetMaterialization("ticket", partition=key))
+    counting = CountingInstance(instance)
+    assert new_tickets(counting, keys) == keys[20:]  # type: ignore[arg-type]
+    # one runs query and one materialization query for the 50 tickets; no per-ticket
+    # partition lookups and no read of every materialized partition
+    assert counting.calls == ["get_runs", "get_latest_storage_id_by_partition"]
+    one = CountingInstance(instance)
+    new_tickets(one, ["BATCH-49"])  # type: ignore[arg-type]
+    assert len(one.calls) == len(counting.calls)

@@ -4,13 +4,16 @@ human comment requests exactly one ``feedback`` run for that partition; bots are
 from __future__ import annotations
 
 import json
+import math
 from typing import ClassVar
 
 import dagster as dg
 import httpx
+import pytest
 
 from tests.domain.work.conftest import FakeForge
 from veranda_dagster.clients.github import GitHubClient
+from veranda_dagster.domain.bounds import MAX_FEEDBACK_PRS_PER_TICK
 from veranda_dagster.domain.work.forge import BOT_MARKER, Comment
 from veranda_dagster.partitions import TICKET_TAG
 from veranda_dagster.sensors.pr_feedback import (
@@ -18,6 +21,7 @@ from veranda_dagster.sensors.pr_feedback import (
     GitHubResource,
     poll_pr_feedback,
     pr_feedback,
+    ticket_order,
 )
 
 
@@ -111,3 +115,69 @@ def test_the_sensor_end_to_end_through_the_github_client():
         "/repos/acme/api/pulls/12/comments",
     ]
     assert json.loads(result.cursor)["prs"]["ENG-8"]["number"] == 12
+
+
+class PollRecorder:
+    """A forge with no comments that records which PR each poll asked about."""
+
+    def __init__(self) -> None:
+        self.polled: list[int] = []
+
+    def list_review_comments(self, repo, number):
+        self.polled.append(number)
+        return []
+
+    def list_issue_comments(self, repo, number):
+        return []
+
+
+def _watch(instance, numbers) -> None:
+    for n in numbers:
+        materialize(
+            instance, "pull_request", f"ENG-{n}",
+            pr_url=dg.MetadataValue.url(f"https://github.com/acme/app/pull/{n}"), pr_number=n,
+        )  # fmt: skip
+
+
+@pytest.mark.parametrize("watched", [1, 25, 30, 60, 99])
+def test_every_watched_pr_is_polled_within_its_share_of_ticks(watched):
+    instance = dg.DagsterInstance.ephemeral()
+    _watch(instance, range(1, watched + 1))
+    forge, raw = PollRecorder(), None
+    ticks = math.ceil(watched / MAX_FEEDBACK_PRS_PER_TICK)
+    per_tick = []
+    for _ in range(ticks):
+        before = len(forge.polled)
+        raw = poll_pr_feedback(instance, forge, raw, Log()).cursor
+        per_tick.append(forge.polled[before:])
+    assert set(forge.polled) == set(range(1, watched + 1))  # none starved
+    assert all(len(t) == min(watched, MAX_FEEDBACK_PRS_PER_TICK) for t in per_tick)
+    # numeric order of ticket numbers (ENG-5 before ENG-30), each tick going on from the last
+    # and wrapping around to ENG-1 once it reaches the end
+    flat = [n for tick in per_tick for n in tick]
+    expected = [(i % watched) + 1 for i in range(len(flat))]
+    assert flat == expected
+
+
+def test_a_finished_pr_is_forgotten_and_the_cursor_stays_bounded(monkeypatch):
+    from veranda_dagster.sensors import pr_feedback as module
+
+    instance = dg.DagsterInstance.ephemeral()
+    _watch(instance, [1, 2, 3])
+    forge = PollRecorder()
+    raw = poll_pr_feedback(instance, forge, None, Log()).cursor
+    materialize(instance, "feedback", "ENG-2", outcome="bound_reached")
+    raw = poll_pr_feedback(instance, forge, raw, Log()).cursor
+    assert set(FeedbackCursor.parse(raw).prs) == {"ENG-1", "ENG-3"}
+    monkeypatch.setattr(module, "MAX_WATCHED_PRS", 3)
+    _watch(instance, [4, 5])
+    cursor = FeedbackCursor.parse(poll_pr_feedback(instance, forge, raw, Log()).cursor)
+    assert list(cursor.prs) == ["ENG-3", "ENG-4", "ENG-5"]  # the earliest learned went first
+    assert cursor.done == []
+
+
+def test_ticket_order_is_numeric():
+    keys = ["ENG-30", "ENG-5", "API-2", "ENG-100", "slack-C1-1712.5"]
+    assert sorted(keys, key=ticket_order) == [
+        "API-2", "ENG-5", "ENG-30", "ENG-100", "slack-C1-1712.5"
+    ]  # fmt: skip

@@ -19,6 +19,7 @@ import dagster as dg
 from dagster._core.errors import DagsterInvalidPropertyError
 from pydantic import BaseModel
 
+from veranda_dagster.assets._phase_kill import kill_started_since, now_ticks, stop_thread
 from veranda_dagster.assets._policy import PhaseSpec
 from veranda_dagster.domain.errors import TicketRunInProgressError, TransientError, VerandaError
 from veranda_dagster.domain.models import PhaseValue
@@ -35,9 +36,12 @@ def call_with_timeout(fn: Callable[[], V], timeout_s: float, phase: str) -> V:
     """Run ``fn`` on a daemon thread and wait at most ``timeout_s``.
 
     The domain call has its own inner bounds (agent turn, git, validation); this is the outer
-    one, so a hang the inner bounds missed still ends the step. The thread cannot be killed,
-    but it is a daemon, and under the multiprocess executor the step process exits with it.
+    one, so a hang the inner bounds missed still ends the step. Steps share the run worker's
+    process (in-process executor), so at the bound everything the phase started is killed and
+    its thread stopped (``_phase_kill``): the next attempt starts with nothing of this one
+    still running.
     """
+    started = now_ticks()
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -50,7 +54,10 @@ def call_with_timeout(fn: Callable[[], V], timeout_s: float, phase: str) -> V:
     worker.start()
     worker.join(timeout_s)
     if worker.is_alive():
-        raise PhaseTimeoutError(f"phase {phase} exceeded its {timeout_s:g} s timeout")
+        killed = kill_started_since(started)
+        stop_thread(worker, PhaseTimeoutError)
+        detail = f"; killed {len(killed)} process(es) it started" if killed else ""
+        raise PhaseTimeoutError(f"phase {phase} exceeded its {timeout_s:g} s timeout{detail}")
     if "error" in box:
         raise box["error"]
     return box["value"]

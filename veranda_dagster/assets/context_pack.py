@@ -52,6 +52,10 @@ def context_pack(
             "pack_files": len(p.files),
             "pack_searches": p.searches,
             "unavailable_signals": ", ".join(p.unavailable_signals) or "none",
+            "searches_planned": p.searches_planned
+            if p.searches_planned is not None
+            else p.searches,
+            "search_budget_wait_s": p.search_wait_s,
             "seeds": len(p.seeds),
             "citations": len(p.citations),
             "layers": ", ".join(layer.name for layer in p.layers) or "none",

@@ -176,7 +176,8 @@ class HttpService:
             response = self._client.request(
                 method, url, headers=headers, follow_redirects=False, **kwargs
             )
-            if not (follow and response.is_redirect):
+            # a 304 Not Modified is a 3xx without a location: an answer, not a redirect
+            if not (follow and response.has_redirect_location):
                 return response
             url = str(response.url.join(response.headers["location"]))
             if response.status_code in (301, 302, 303) and method != "HEAD":

@@ -82,6 +82,10 @@ class GitHubClient(HttpService):
             headers={"Accept": ACCEPT, "X-GitHub-Api-Version": API_VERSION},
         )
         self._clock = clock
+        self._etags: dict[str, tuple[str, list[CheckRun]]] = {}
+        """Check-runs URL -> (ETag, runs) of its last full answer, for conditional polls."""
+        self.not_modified = 0
+        """Polls answered ``304`` (free against the rate limit)."""
 
     # --- transport policy: GitHub signals limits with 403 as well as 429 -------------------
 
@@ -153,10 +157,39 @@ class GitHubClient(HttpService):
     # --- checks -------------------------------------------------------------------------------
 
     def list_check_runs(self, repo: str, sha: str) -> list[CheckRun]:
-        runs = self._pages(
-            f"/repos/{repo_path(repo)}/commits/{sha}/check-runs", "check_runs", filter="latest"
+        """The commit's latest check runs. The first page is a conditional request: GitHub
+        answers ``304 Not Modified`` to a matching ``If-None-Match`` and does not count it
+        against the hourly limit, so polling a running CI every few seconds costs nothing
+        until something changes (then the page is read again, and any further pages)."""
+        url = f"/repos/{repo_path(repo)}/commits/{sha}/check-runs"
+        cached = self._etags.get(url)
+        response = self.request(
+            "GET",
+            url,
+            params={"per_page": PER_PAGE, "filter": "latest"},
+            headers={"If-None-Match": cached[0]} if cached else {},
         )
-        return [_check_run(r) for r in runs]
+        if response.status_code == 304 and cached:
+            self.not_modified += 1
+            return list(cached[1])
+        data = response.json()
+        page = data.get("check_runs") if isinstance(data, dict) else None
+        if not isinstance(page, list):
+            raise InputError(f"github: {url} did not return a list of check_runs")
+        items = [item for item in page if isinstance(item, dict)]
+        paged = next_url = response.links.get("next", {}).get("url")
+        for _ in range(MAX_PAGES - 1):
+            if not next_url:
+                break
+            more = self.request("GET", next_url)  # the next link carries the query
+            data = more.json()
+            items += [i for i in (data.get("check_runs") or []) if isinstance(i, dict)]
+            next_url = more.links.get("next", {}).get("url")
+        runs = [_check_run(r) for r in items]
+        etag = response.headers.get("etag")
+        if etag and not paged:  # one page's ETag cannot vouch for the others
+            self._etags[url] = (etag, runs)
+        return runs
 
     def list_annotations(self, repo: str, check_run_id: int) -> list[dict[str, Any]]:
         return self._pages(f"/repos/{repo_path(repo)}/check-runs/{check_run_id}/annotations")

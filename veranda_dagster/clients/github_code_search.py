@@ -1,9 +1,11 @@
 """GitHub code search as a ``CodeSearch`` backend: ``GET /search/code`` scoped ``repo:org/name``.
 
 GitHub's own index answers the seed; the text-match media type returns the matching fragments.
-Code search is limited to 10 requests per rolling minute (``code_search`` resource), separate
-from the 30/min of other searches, so a sliding-window limiter waits *before* the 11th request
-rather than spending it on a 403. The index covers the default branch only and returns no line
+Code search is limited to 10 requests per rolling minute per token (``code_search`` resource),
+separate from the 30/min of other searches. Every request is counted in a ``SearchBudget``
+shared by all runs holding the token (``storage/search_budget.py``): a pack first ``plan``s how
+many searches it may send now, and a request past the plan waits *before* it is sent rather
+than spending it on a 403. The index covers the default branch only and returns no line
 numbers, so each hit's file is read (the contents API at the default branch's sha, or the local
 clone when ``contents`` is given) and the seed located in it.
 """
@@ -12,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import time
-from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,9 +31,12 @@ from veranda_dagster.domain.bounds import (
 from veranda_dagster.domain.code_search import Hit, LocalGitGrep, split_lines, window_bounds
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Window
-
-RATE_WINDOW_S = 60.0
-"""The rolling window GitHub's code-search limit is counted over."""
+from veranda_dagster.storage.search_budget import (
+    MemoryBudgetState,
+    Reservation,
+    SearchBudget,
+    budget_key,
+)
 
 TEXT_MATCH = "application/vnd.github.text-match+json"
 API_VERSION = "2022-11-28"
@@ -41,39 +45,6 @@ MAX_QUERY_CHARS = 256
 
 Contents = Callable[[str], str | None]
 """``path -> file text at the pack's commit`` (``None`` when absent)."""
-
-
-class SlidingWindowLimiter:
-    """At most ``limit`` acquisitions in any ``period`` seconds; ``acquire`` sleeps until the
-    oldest one leaves the window. Clock and sleep are injected so a test can hit it exactly."""
-
-    def __init__(
-        self,
-        limit: int = GITHUB_CODE_SEARCH_PER_MINUTE,
-        period: float = RATE_WINDOW_S,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Sleep = time.sleep,
-    ) -> None:
-        self.limit = limit
-        self.period = period
-        self._clock = clock
-        self._sleep = sleep
-        self._stamps: deque[float] = deque()
-        self.waits: list[float] = []
-
-    def acquire(self) -> None:
-        now = self._clock()
-        while self._stamps and self._stamps[0] <= now - self.period:
-            self._stamps.popleft()
-        if len(self._stamps) >= self.limit:
-            wait = self._stamps[0] + self.period - now
-            if wait > 0:
-                self.waits.append(wait)
-                self._sleep(wait)
-            now = self._clock()
-            self._stamps.popleft()
-        self._stamps.append(now)
 
 
 class GitHubCodeSearch(HttpService):
@@ -88,11 +59,14 @@ class GitHubCodeSearch(HttpService):
         transport: httpx.BaseTransport | None = None,
         client: httpx.Client | None = None,
         sleep: Sleep = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.time,
         contents: Contents | None = None,
         sha: str | None = None,
         per_minute: int = GITHUB_CODE_SEARCH_PER_MINUTE,
+        budget: SearchBudget | None = None,
     ) -> None:
+        """``budget`` is the token's shared budget; without one the client counts only its own
+        requests (one process, e.g. a test or ``veranda pack``)."""
         if repo.count("/") != 1 or not all(repo.split("/")):
             raise InputError(f"github code search: repo {repo!r} is not 'org/name'")
         super().__init__(
@@ -104,7 +78,16 @@ class GitHubCodeSearch(HttpService):
             headers={"X-GitHub-Api-Version": API_VERSION},
         )
         self.repo = repo
-        self.limiter = SlidingWindowLimiter(limit=per_minute, clock=clock, sleep=sleep)
+        self.budget = budget or SearchBudget(
+            MemoryBudgetState(),
+            budget_key(base_url, token or ""),
+            per_minute,
+            clock=clock,
+            sleep=sleep,
+        )
+        self._plan: Reservation | None = None
+        self.waited_s = 0.0
+        """Seconds this client slept for the budget (planning and past-plan requests)."""
         self._contents = contents
         self._sha = sha
         self._texts: dict[str, list[str] | None] = {}
@@ -132,6 +115,28 @@ class GitHubCodeSearch(HttpService):
     def term_weights(self) -> dict[str, float]:
         return self._local.term_weights() if self._local is not None else {}
 
+    def plan(self, want: int, need: int = 1) -> int:
+        """Reserve up to ``want`` searches from the token's budget and return how many the
+        caller may send without waiting; waits only while fewer than ``need`` are free."""
+        self.finish()
+        self._plan = self.budget.reserve(want, need)
+        self.waited_s += self._plan.waited_s
+        return self._plan.granted
+
+    def finish(self) -> None:
+        """Give the unspent part of the plan back to the other runs."""
+        if self._plan is not None:
+            self._plan.release()
+            self._plan = None
+
+    def _spend(self) -> None:
+        if self._plan is not None:
+            before = self._plan.waited_s
+            self._plan.spend()
+            self.waited_s += self._plan.waited_s - before
+        else:
+            self.waited_s += self.budget.acquire()
+
     @property
     def sha(self) -> str:
         """The default branch's head commit: what the index covers and citations name."""
@@ -156,13 +161,14 @@ class GitHubCodeSearch(HttpService):
         return q
 
     def search(self, seed: str) -> list[Hit]:
-        """One rate-limited search; each item's lines located in the file's text."""
+        """One budgeted search; each item's lines located in the file's text."""
         self.calls.append(seed)
-        self.limiter.acquire()
+        q = self.query(seed)
+        self._spend()
         data = self.json(
             "GET",
             "/search/code",
-            params={"q": self.query(seed), "per_page": GITHUB_SEARCH_PER_PAGE},
+            params={"q": q, "per_page": GITHUB_SEARCH_PER_PAGE},
             headers={"Accept": TEXT_MATCH},
         )
         items = data.get("items") if isinstance(data, dict) else None

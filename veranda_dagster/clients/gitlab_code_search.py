@@ -21,7 +21,6 @@ from urllib.parse import quote
 import httpx
 
 from veranda_dagster.clients._http import Sleep
-from veranda_dagster.clients.github_code_search import SlidingWindowLimiter
 from veranda_dagster.clients.gitlab_base import API, GitLabApi, GitLabNotFoundError, project_ref
 from veranda_dagster.domain.bounds import (
     FORGE_BLOB_SEARCH_PER_MINUTE,
@@ -31,6 +30,7 @@ from veranda_dagster.domain.bounds import (
 from veranda_dagster.domain.code_search import Hit, LocalGitGrep, split_lines, window_bounds
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Window
+from veranda_dagster.storage.search_budget import MemoryBudgetState, SearchBudget, budget_key
 
 SEARCH_PER_PAGE = 20
 
@@ -52,7 +52,15 @@ class GitLabCodeSearch(GitLabApi):
         super().__init__(base_url, token, transport=transport, client=client, sleep=sleep)
         self.project = project
         self._ref = project_ref(project)
-        self.limiter = SlidingWindowLimiter(limit=per_minute, clock=clock, sleep=sleep)
+        # The same rolling-window budget as GitHub's search, held in this process: the blob
+        # search limit is per user, so one client per token is what spends it.
+        self.limiter = SearchBudget(
+            MemoryBudgetState(),
+            budget_key(base_url, token or ""),
+            limit=per_minute,
+            clock=clock,
+            sleep=sleep,
+        )
         self._sha = sha
         self._local: LocalGitGrep | None = None
         self._texts: dict[str, list[str] | None] = {}

@@ -126,6 +126,10 @@ FORGE_BLOB_SEARCH_PER_MINUTE: Final = 30
 """Code searches per rolling minute on a forge whose search API is limited per user (the
 documented default for authenticated search); the client waits rather than spend a 429."""
 
+POSTGRES_POOL_MAX: Final = 4
+"""Open connections one process keeps to the value store's database: a step process runs one
+phase (a few sequential reads and writes), so more would only hold server slots idle."""
+
 STALE_TEMP_VALUE_AGE_S: Final = 3_600.0
 """Age past which a value store's temp file is a killed writer's leftover and is removed: a live
 writer holds its temp file for the moment one JSON write and fsync take, never an hour."""
@@ -140,6 +144,19 @@ MAX_HITS_PER_FILE: Final = 8
 
 GITHUB_CODE_SEARCH_PER_MINUTE: Final = 10
 """GitHub's own ``code_search`` limit (requests per rolling minute); the client waits, not 403s."""
+
+MIN_PACK_SEARCHES: Final = 4
+"""Searches a pack waits for when the token's code-search budget has fewer free: below this the
+seeds go unsearched and the pack is too thin to ground red tests; above it a pack plans with
+what is free instead of sleeping for the full ``MAX_SEARCHES``."""
+
+SEARCH_CLAIM_TTL_S: Final = 120.0
+"""How long code-search slots reserved by a pack stay held: a pack spends them in seconds, so a
+reservation this old belongs to a killed run and must not starve the others."""
+
+MAX_BUDGET_WAITS: Final = 30
+"""Waits one reservation makes for a shared code-search budget before it fails as transient: each
+wait lasts until a slot frees, so 30 of them means other runs keep outbidding this one."""
 
 GITHUB_SEARCH_PER_PAGE: Final = 30
 """Results asked per code search: each needs its file's text to place line numbers."""
@@ -191,11 +208,14 @@ MAX_MCP_LOG_LINES: Final = 500
 
 # --- work loop: CI waits, PR feedback polling -------------------------------------------------
 
-CI_POLL_INITIAL_S: Final = 15.0
-"""First wait between check-run polls: most CI has not even queued in the first seconds."""
+CI_POLL_INITIAL_S: Final = 1.0
+"""First wait between check-run polls: a fast CI (or one already finished) is seen within a
+second or two, not after a fixed first sleep."""
 
-CI_POLL_MAX_S: Final = 120.0
-"""Backoff cap between polls: GitHub's 5,000 requests/hour are shared by every ticket."""
+CI_POLL_MAX_S: Final = 20.0
+"""Backoff cap between polls, so a long CI is seen at most this late. Cheap because the polls are
+conditional (``If-None-Match``): an unchanged answer is a 304, which GitHub does not count
+against the 5,000 requests/hour every ticket shares."""
 
 MAX_VIOLATIONS_IN_PROMPT: Final = 50
 """Violations listed in the one CI repair prompt; past that the change needs a rethink."""
@@ -205,6 +225,10 @@ PR_FEEDBACK_POLL_INTERVAL_S: Final = 120
 
 MAX_FEEDBACK_PRS_PER_TICK: Final = 25
 """Pull requests polled for comments in one sensor tick; the rest are polled next tick."""
+
+MAX_WATCHED_PRS: Final = 2_000
+"""Pull requests the feedback sensor's cursor remembers; the earliest learned are dropped past it
+(a finished one is forgotten at once), so the cursor, stored on every tick, stays small."""
 
 MATERIALIZATIONS_PER_TICK: Final = 100
 """Pull-request / feedback materializations the feedback sensor reads per tick, from its cursor."""

@@ -103,15 +103,29 @@ def looks_like_path(seed: str) -> bool:
     return "/" in seed or bool(re.fullmatch(r"[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,9}", seed))
 
 
+_CONVERTING_ATTRIBUTES = re.compile(rb"\b(eol|text|crlf|filter|ident|working-tree-encoding)\b")
+"""``.gitattributes`` that make a checked-out file differ from its blob (line endings,
+smudge filters, keyword expansion, re-encoding): the work tree then is not the commit."""
+
+
 class LocalGitGrep:
     """Search a clone at one revision with ``git grep -n -F`` (tracked files, no binaries).
 
     Case-insensitive like GitHub's index, so both backends find ``workspace.ensure`` for the
-    seed ``Workspace.ensure``."""
+    seed ``Workspace.ensure``.
 
-    def __init__(self, repo_dir: str | Path, rev: str = "HEAD") -> None:
+    Where ``git grep`` (the path for a tree too large to hold in memory) reads from: the work
+    tree when it *is* the pinned commit (HEAD at the sha,
+    no tracked change, no sparse checkout, no converting attributes), else the object store.
+    Both give the same hits, but ``git grep <sha>`` inflates every blob again on each of a
+    pack's searches, and on a large repository reading the checked-out files is several times
+    faster. ``prefer_worktree=False`` forces the object store."""
+
+    def __init__(self, repo_dir: str | Path, rev: str = "HEAD", prefer_worktree: bool = True):
         self.repo_dir = Path(repo_dir)
         self.rev = rev
+        self.prefer_worktree = prefer_worktree
+        self._source: str | None = None
         self._sha: str | None = None
         self._texts: dict[str, list[str] | None] = {}
         self._paths: list[str] | None = None
@@ -123,7 +137,36 @@ class LocalGitGrep:
 
     def at(self, rev: str) -> LocalGitGrep:
         """The same clone pinned to another revision (e.g. the default branch's base sha)."""
-        return LocalGitGrep(self.repo_dir, rev)
+        return LocalGitGrep(self.repo_dir, rev, self.prefer_worktree)
+
+    @property
+    def source(self) -> Literal["worktree", "objects"]:
+        """Where this search's greps read (decided once, on the first search)."""
+        if self._source is None:
+            self._source = "worktree" if self._worktree_is_the_commit() else "objects"
+        return self._source  # type: ignore[return-value]
+
+    def _worktree_is_the_commit(self) -> bool:
+        if not self.prefer_worktree:
+            return False
+        head = self._git("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
+        if head.returncode != 0 or head.stdout.decode().strip() != self.sha:
+            return False
+        sparse = self._git("config", "--bool", "core.sparseCheckout", check=False)
+        if sparse.stdout.decode().strip() == "true":
+            return False
+        status = self._git(
+            "status", "--porcelain", "-z", "--untracked-files=no", "--ignore-submodules=all",
+            check=False,
+        )  # fmt: skip
+        if status.returncode != 0 or status.stdout.strip():
+            return False
+        for path in self.paths():
+            if path == ".gitattributes" or path.endswith("/.gitattributes"):
+                blob = self._git("cat-file", "blob", f"{self.sha}:{path}", check=False).stdout
+                if _CONVERTING_ATTRIBUTES.search(blob):
+                    return False
+        return True
 
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
         try:
@@ -214,16 +257,17 @@ class LocalGitGrep:
 
     def _git_grep(self, seed: str) -> list[Hit]:
         self.paths()
+        worktree = self.source == "worktree"
         proc = self._git(
             "grep", "-n", "-z", "-F", "-I", "-i", f"--max-count={MAX_HITS_PER_FILE}",
-            "-e", seed, self.sha, "--",
+            "-e", seed, *([] if worktree else [self.sha]), "--",
             check=False,
         )  # fmt: skip
         if proc.returncode not in (0, 1):
             detail = proc.stderr.decode(errors="replace").strip()[-300:]
             raise InputError(f"git grep failed in {self.repo_dir}: {detail}")
         hits: list[Hit] = []
-        prefix = f"{self.sha}:"
+        prefix = "" if worktree else f"{self.sha}:"
         for raw in proc.stdout.decode("utf-8", errors="replace").splitlines():
             if len(hits) >= MAX_HITS_PER_SEARCH:
                 break

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from veranda_dagster.backends.agent import AgentPort
-from veranda_dagster.domain.bounds import MAX_SEARCHES
+from veranda_dagster.domain.bounds import MAX_SEARCHES, MIN_PACK_SEARCHES
 from veranda_dagster.domain.code_search import CodeSearch, LocalGitGrep
 from veranda_dagster.domain.errors import AwaitingHumanError
 from veranda_dagster.domain.facts import read_repo_facts
@@ -76,7 +76,7 @@ def build_context_pack(
     facts = read_repo_facts(repo_dir)
     files = RepoFiles(repo_dir)
     texts = ticket_texts(ticket, config.dossiers)
-    pack = _pack(texts, search, ticket)
+    pack, planned = _pack(texts, search, ticket)
     seeds = pack.seeds
     layers = build_layers(
         ticket,
@@ -103,6 +103,8 @@ def build_context_pack(
         branch=workspace.branch,
         seeds=seeds,
         searches=pack.searches,
+        searches_planned=planned,
+        search_wait_s=round(float(getattr(search, "waited_s", 0.0)), 3),
         bytes=pack.bytes,
         files=pack.files,
         citations=pack.citations,
@@ -115,21 +117,37 @@ def build_context_pack(
     )
 
 
-def _pack(texts: list[str], search: CodeSearch, ticket: Ticket) -> RetrievalResult:
+def _pack(texts: list[str], search: CodeSearch, ticket: Ticket) -> tuple[RetrievalResult, int]:
     """Ranked seed candidates, searched until ``MAX_SEEDS`` of them match the tree; plain ticket
     words spend only the searches the seeds leave over. The ticket's own text (not the
-    dossiers) is the full-text query and the source of frames and error messages."""
+    dossiers) is the full-text query and the source of frames and error messages.
+
+    A search backend with a shared rate budget (``plan``) is asked first how many searches are
+    free now; the pack is planned within that (never below ``MIN_PACK_SEARCHES``, which it
+    waits for) instead of sleeping mid-pack for the full ``MAX_SEARCHES``, and the unspent
+    slots go back to the other runs. Returns the pack and the searches it was allowed."""
     candidates = seed_candidates(texts)
     keywords = extract_keywords(texts, extract_seeds(texts), MAX_SEARCHES)
     ticket_text = f"{ticket.title}\n{ticket.description}"
-    return build_pack(candidates, search, keywords=keywords, ticket_text=ticket_text)
+    plan = getattr(search, "plan", None)
+    if not callable(plan):
+        pack = build_pack(candidates, search, keywords=keywords, ticket_text=ticket_text)
+        return pack, MAX_SEARCHES
+    allowed = int(plan(MAX_SEARCHES, MIN_PACK_SEARCHES))
+    try:
+        pack = build_pack(
+            candidates, search, keywords=keywords, ticket_text=ticket_text, max_searches=allowed
+        )
+        return pack, allowed
+    finally:
+        search.finish()  # type: ignore[attr-defined]
 
 
 def build_local_pack(repo_dir: str | Path, ticket: Ticket, dossiers: list[str]) -> dict[str, Any]:
     """The ``veranda pack`` JSON: seeds, then the pack over the clone at HEAD (no model). Plain
     ticket words spend only the searches the seeds leave over."""
     texts = ticket_texts(ticket, dossiers)
-    pack = _pack(texts, LocalGitGrep(repo_dir), ticket)
+    pack, _ = _pack(texts, LocalGitGrep(repo_dir), ticket)
     return {
         "seeds": pack.seeds,
         "searches": pack.searches,

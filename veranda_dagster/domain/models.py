@@ -232,6 +232,11 @@ class ContextPack(PhaseValue):
     branch: str
     seeds: list[str] = Field(default_factory=list)
     searches: int = 0
+    searches_planned: int | None = None
+    """Searches the token's shared code-search budget allowed this pack (``None``: unknown)."""
+    search_wait_s: float = 0.0
+    """Seconds the pack slept for that budget: zero unless fewer than ``MIN_PACK_SEARCHES``
+    were free, and then reported rather than hidden in the phase's wall time."""
     bytes: int = 0
     files: list[PackFile] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)

@@ -157,6 +157,8 @@ _PHASES = (
             "pack_bytes",
             "pack_files",
             "pack_searches",
+            "searches_planned",
+            "search_budget_wait_s",
             "seeds",
             "citations",
             "layers",

@@ -55,7 +55,15 @@ from veranda_dagster.domain.work import red_tests as work_red_tests
 from veranda_dagster.domain.work import review as work_review
 from veranda_dagster.domain.workspace import Workspace
 from veranda_dagster.storage import ValueStore
+from veranda_dagster.storage.io_manager import default_values_dir
 from veranda_dagster.storage.ledger import StoreLedger
+from veranda_dagster.storage.search_budget import (
+    BudgetState,
+    FileBudgetState,
+    PostgresBudgetState,
+    SearchBudget,
+    budget_key,
+)
 
 
 def branch_for(ticket_id: str) -> str:
@@ -140,6 +148,18 @@ class PipelineResource(dg.ConfigurableResource):
         )
         return store.ledger()
 
+    def search_budget(self) -> SearchBudget:
+        """The forge token's one code-search budget, kept where the ledger is kept (a file
+        beside the values, or the value store's database), so every run that holds the token
+        on this deployment draws from it: concurrent packs and retried steps included."""
+        state: BudgetState
+        if self.ledger_backend == "postgres":
+            state = PostgresBudgetState(self.ledger_postgres_url)
+        else:
+            state = FileBudgetState(self.ledger_dir or default_values_dir())
+        key = budget_key(self.github_api_url, self.github_token)
+        return SearchBudget(state, key, self.code_search_per_minute)
+
     def workspace(
         self, ticket_id: str, repo: str | None, clone_url: str = "", branch: str = ""
     ) -> Workspace:
@@ -193,6 +213,7 @@ class PipelineResource(dg.ConfigurableResource):
                 self.github_token,
                 guess.repo,
                 per_minute=self.code_search_per_minute,
+                budget=self.search_budget(),
             )
         else:
             search = LocalGitGrep(workspace.path)

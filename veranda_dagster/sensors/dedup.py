@@ -3,7 +3,9 @@
 A sensor's in-memory state is empty after a restart or a deploy, so the first tick after one
 would open a second PR. The instance outlives the process: a ticket already has a run if a run
 tagged with its key is queued, starting, running or succeeded, or if its partition exists and
-has been materialized. Both are asked in one query per tick, not per ticket.
+has been materialized. Each is one query per tick for all the tick's keys (runs by tag, then
+the latest materialization of only those partitions), never one per ticket and never a scan
+of every partition the instance holds.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Iterable
 
 import dagster as dg
 
-from veranda_dagster.partitions import TICKET_TAG, TICKETS, TICKETS_NAME
+from veranda_dagster.partitions import TICKET_TAG, TICKETS
 
 HELD_STATUSES = [
     dg.DagsterRunStatus.QUEUED,
@@ -40,12 +42,12 @@ def tickets_with_runs(
         filters=dg.RunsFilter(tags={TICKET_TAG: wanted}, statuses=HELD_STATUSES)
     )
     taken = {run.tags.get(TICKET_TAG) for run in runs} & set(wanted)
-    existing = [
-        k for k in wanted if k not in taken and instance.has_dynamic_partition(TICKETS_NAME, k)
-    ]
-    if existing:
-        materialized = instance.get_materialized_partitions(asset_key)
-        taken |= {k for k in existing if k in materialized}
+    rest = {k for k in wanted if k not in taken}
+    if rest:  # one query, filtered to these partitions: O(keys asked), not O(all tickets)
+        materialized = instance.get_latest_storage_id_by_partition(
+            asset_key, dg.DagsterEventType.ASSET_MATERIALIZATION, partitions=rest
+        )
+        taken |= set(materialized) & rest
     return {k for k in taken if k}
 
 

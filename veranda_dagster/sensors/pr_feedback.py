@@ -6,7 +6,12 @@ each known PR the sensor lists review and issue comments, keeps the human ones (
 own: our marker, a Bot author, a ``[bot]`` login) and, when one is newer than the PR's
 high-water mark in the cursor, requests one run of ``feedback`` for that partition with
 ``run_key = <ticket>:feedback:<newest comment id>``, so a batch is asked for once even across
-restarts. A PR whose ``feedback`` reported ``bound_reached`` is no longer polled.
+restarts. A PR whose ``feedback`` reported ``bound_reached`` is forgotten (no longer polled).
+
+Polling is fair: a tick polls at most ``MAX_FEEDBACK_PRS_PER_TICK`` PRs, taking them round-robin
+in the tickets' natural order (``ENG-5`` before ``ENG-30``) from where the last tick stopped, so
+each of N watched PRs is polled within ⌈N / MAX_FEEDBACK_PRS_PER_TICK⌉ ticks. The cursor holds
+at most ``MAX_WATCHED_PRS`` PRs; past that the earliest learned are dropped.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.domain.bounds import (
     MATERIALIZATIONS_PER_TICK,
     MAX_FEEDBACK_PRS_PER_TICK,
+    MAX_WATCHED_PRS,
     PR_FEEDBACK_POLL_INTERVAL_S,
 )
 from veranda_dagster.domain.errors import InputError, TransientError
@@ -69,20 +75,51 @@ class FeedbackCursor(BaseModel):
     """Storage id of the last ``pull_request`` materialization read."""
     after_feedback: int | None = None
     prs: dict[str, WatchedPR] = Field(default_factory=dict)
+    """The watched PRs by ticket, in the order they were learned (at most ``MAX_WATCHED_PRS``)."""
     done: list[str] = Field(default_factory=list)
-    """Tickets whose feedback reached its bound: not polled again."""
+    """Read from cursors written before PRs were forgotten; emptied on parse."""
+    next_after: str | None = None
+    """The ticket polled last: the next tick starts after it (round-robin)."""
 
     @classmethod
     def parse(cls, raw: str | None) -> FeedbackCursor:
         if not raw:
             return cls()
         try:
-            return cls.model_validate(json.loads(raw))
+            cursor = cls.model_validate(json.loads(raw))
         except (ValueError, ValidationError):
             raise InputError("pr_feedback: the stored cursor is not valid JSON") from None
+        for key in cursor.done:
+            cursor.prs.pop(key, None)
+        cursor.done = []
+        return cursor
+
+    def forget_oldest(self) -> None:
+        """Keep the cursor bounded: drop the PRs learned earliest past ``MAX_WATCHED_PRS``."""
+        for key in list(self.prs)[: max(0, len(self.prs) - MAX_WATCHED_PRS)]:
+            del self.prs[key]
+
+    def due(self) -> list[str]:
+        """This tick's PRs: the next ``MAX_FEEDBACK_PRS_PER_TICK`` after ``next_after`` in
+        ticket order, wrapping around."""
+        order = sorted(self.prs, key=ticket_order)
+        start = 0
+        if self.next_after is not None:
+            last = ticket_order(self.next_after)
+            start = next((i for i, k in enumerate(order) if ticket_order(k) > last), 0)
+        return (order[start:] + order[:start])[:MAX_FEEDBACK_PRS_PER_TICK]
 
     def dump(self) -> str:
         return json.dumps(self.model_dump(), sort_keys=True)
+
+
+def ticket_order(key: str) -> tuple[tuple[int, int | str], ...]:
+    """Natural order: ``ENG-5`` < ``ENG-30`` (numbers compare as numbers), then the key."""
+    parts = re.split(r"(\d+)", key)
+    return (
+        *((0, int(p)) if p.isdigit() else (1, p.lower()) for p in parts if p),
+        (1, key),
+    )
 
 
 def _meta(record: Any) -> tuple[str | None, dict[str, Any]]:
@@ -115,8 +152,9 @@ def _learn_prs(instance: dg.DagsterInstance, cursor: FeedbackCursor) -> None:
     for record in done.records:
         cursor.after_feedback = record.storage_id
         key, meta = _meta(record)
-        if key and meta.get("outcome") == "bound_reached" and key not in cursor.done:
-            cursor.done.append(key)
+        if key and meta.get("outcome") == "bound_reached":
+            cursor.prs.pop(key, None)  # finished: forgotten, so the cursor stays bounded
+    cursor.forget_oldest()
 
 
 def feedback_run_request(key: str, newest: int) -> dg.RunRequest:
@@ -133,13 +171,14 @@ def poll_pr_feedback(
 ) -> dg.SensorResult | dg.SkipReason:
     cursor = FeedbackCursor.parse(raw_cursor)
     _learn_prs(instance, cursor)
-    watched = [k for k in sorted(cursor.prs) if k not in cursor.done][:MAX_FEEDBACK_PRS_PER_TICK]
+    watched = cursor.due()
     if not watched:
         return dg.SensorResult(
             skip_reason=dg.SkipReason("pr_feedback: no ticket pull requests to watch"),
             cursor=cursor.dump(),
         )
     requests: list[dg.RunRequest] = []
+    cursor.next_after = watched[-1]
     for key in watched:
         pr = cursor.prs[key]
         try:

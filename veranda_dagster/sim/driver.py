@@ -3,7 +3,7 @@
 ``tick`` evaluates a sensor of the product's ``Definitions`` once against the instance (cursor
 carried between ticks, like the daemon's), adds the dynamic partitions it asks for, and
 returns its run requests; ``execute_ticket`` launches the ``ticket_run`` job for one request
-(in-process executor, so a whole run is one process to watch or kill), and
+(on the product's executor; the run is one process group to watch or kill), and
 ``reexecute_from_failure`` resumes a failed run the way ``run_retries`` does. Nothing here
 replaces product code: the sensors, assets, resources and IO manager are the shipped ones,
 configured by the environment ``SimWorld`` wrote.
@@ -29,13 +29,11 @@ LOG_LEVEL_ENV = "VERANDA_SIM_LOG_LEVEL"
 
 
 def run_config() -> dict[str, Any]:
-    """In-process executor (one process per run: fast to start, and the whole run dies with
-    it, which the SIGKILL tests need) and a quiet console log unless asked otherwise."""
+    """The product's own executor (``veranda_dagster.executor``: steps in the run worker's
+    process, so a SIGKILL of the worker ends the run), so the demo measures what production
+    runs; and a quiet console log unless asked otherwise."""
     level = os.environ.get(LOG_LEVEL_ENV, "WARNING")
-    return {
-        "execution": {"config": {"in_process": {}}},
-        "loggers": {"console": {"config": {"log_level": level}}},
-    }
+    return {"loggers": {"console": {"config": {"log_level": level}}}}
 
 
 def ticket_job() -> dg.JobDefinition:

@@ -31,8 +31,8 @@ CI_COMMAND_TIMEOUT_S = 120.0
 CI_SETTLE_S = 10.0
 """A check-runs query for a commit whose CI is running waits up to this long for it to finish.
 The sample repository's CI takes a second or two; answering ``in_progress`` sends the product
-into its first 15 s poll backoff (``CI_POLL_INITIAL_S``) whenever the machine is a little slow,
-a race that made e2e runs 15 s longer at random. The poll loop has unit tests of its own."""
+into its poll back-off (``CI_POLL_INITIAL_S`` doubling) whenever the machine is a little slow,
+which made e2e run times vary at random. The poll loop has unit tests of its own."""
 
 OUTPUT_SUMMARY_BYTES = 4_000
 """Tail of a command's output kept as the check run's summary."""

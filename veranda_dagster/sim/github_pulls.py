@@ -7,6 +7,8 @@ runs). Creating a second open PR for a head is the real 422 "A pull request alre
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -285,7 +287,11 @@ class PullsAndChecks:
         runs = [r.as_json(self.base_url) for r in self.ci.ensure(repo, sha)]
         name = request.arg("check_name")
         runs = [r for r in runs if not name or r["name"] == name]
-        return FakeResponse(200, {"total_count": len(runs), "check_runs": runs})
+        body = {"total_count": len(runs), "check_runs": runs}
+        etag = '"' + hashlib.sha1(json.dumps(body, sort_keys=True).encode()).hexdigest() + '"'
+        if request.headers.get("if-none-match") == etag:  # GitHub's conditional request
+            return FakeResponse(304, None, headers={"ETag": etag})
+        return FakeResponse(200, body, headers={"ETag": etag})
 
     def _check_suites(self, request: FakeRequest, repo: BareRepo, ref: str) -> FakeResponse:
         sha = repo.resolve(ref)

@@ -9,17 +9,19 @@ steps run in pods that share nothing but the database.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from veranda_dagster.domain.bounds import STALE_TEMP_VALUE_AGE_S
+from veranda_dagster.domain.bounds import POSTGRES_POOL_MAX, STALE_TEMP_VALUE_AGE_S
 from veranda_dagster.domain.errors import ConfigError, StoredValueError, TransientError
 from veranda_dagster.domain.redaction import mask_url_passwords, scrub, url_password
 
@@ -52,9 +54,6 @@ CREATE TABLE IF NOT EXISTS {LEDGER_TABLE} (
 );
 CREATE INDEX IF NOT EXISTS {LEDGER_TABLE}_by_partition ON {LEDGER_TABLE} (log, partition)
 """
-
-_READY: set[str] = set()
-"""Databases whose table exists already (per process), so a write is one round trip."""
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -240,12 +239,75 @@ def libpq_url(url: str) -> str:
     return re.sub(r"^(postgres(?:ql)?)\+\w+://", r"\1://", url)
 
 
-class PostgresValues:
-    """The ``veranda_asset_values`` table; one upsert per write, one transaction each.
+_POOLS: dict[tuple[int, str], Any] = {}
+"""One connection pool per (process, database URL): a forked step process never reuses its
+parent's sockets, and every store, ledger and budget on the same database shares one pool."""
 
-    A connection per operation keeps the backend safe to use from any step process; a ticket
-    run writes nine values, so pooling would buy nothing.
-    """
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(url: str) -> Any:
+    """psycopg2's own ``ThreadedConnectionPool`` (installed with dagster-postgres), created on
+    first use; the first connection also creates the tables."""
+    import psycopg2
+    import psycopg2.pool
+
+    key = (os.getpid(), url)
+    with _POOLS_LOCK:
+        pool = _POOLS.get(key)
+        if pool is not None:
+            return pool
+        kwargs = connect_kwargs(url)
+        try:
+            # one connection is kept open between operations (psycopg2 closes returned ones
+            # past ``minconn``); concurrent threads may open up to the max for a moment
+            pool = psycopg2.pool.ThreadedConnectionPool(
+                1, POSTGRES_POOL_MAX, **kwargs, connect_timeout=10
+            )
+            conn = pool.getconn()
+        except psycopg2.OperationalError as exc:
+            detail = scrub(str(exc), [url, kwargs.get("password", "")]).strip()
+            raise TransientError(
+                f"value store: cannot connect to {redact_url(url)}: {detail}"
+            ) from None
+        try:
+            with conn, conn.cursor() as cur:
+                cur.execute(_DDL)
+                cur.execute(_LEDGER_DDL)
+        finally:
+            pool.putconn(conn)
+        _POOLS[key] = pool
+        return pool
+
+
+@contextlib.contextmanager
+def pooled_connection(url: str) -> Iterator[Any]:
+    """A connection from the URL's pool, returned on exit; one that broke mid-use (a restarted
+    server) is closed rather than handed to the next caller."""
+    import psycopg2
+
+    pool = _pool(url)
+    try:
+        conn = pool.getconn()
+    except psycopg2.OperationalError as exc:
+        detail = scrub(str(exc), [url, connect_kwargs(url).get("password", "")]).strip()
+        raise TransientError(
+            f"value store: cannot connect to {redact_url(url)}: {detail}"
+        ) from None
+    broken = False
+    try:
+        yield conn
+    except (psycopg2.OperationalError, psycopg2.InterfaceError):
+        broken = True
+        raise
+    finally:
+        pool.putconn(conn, close=broken or bool(conn.closed))
+
+
+class PostgresValues:
+    """The ``veranda_asset_values`` table; one upsert per write, one transaction each, on a
+    connection from the process's pool (``POSTGRES_POOL_MAX``), so a phase's reads, writes
+    and ledger appends pay the connection set-up once per process, not once per operation."""
 
     def __init__(self, url: str) -> None:
         if not url:
@@ -254,44 +316,25 @@ class PostgresValues:
             )
         self.url = url
 
-    def _connect(self) -> Any:
-        import psycopg2  # installed with dagster-postgres; imported here so SQLite users skip it
-
-        kwargs = connect_kwargs(self.url)
-        try:
-            conn = psycopg2.connect(**kwargs, connect_timeout=10)
-        except psycopg2.OperationalError as exc:
-            detail = scrub(str(exc), [self.url, kwargs.get("password", "")]).strip()
-            raise TransientError(
-                f"value store: cannot connect to {redact_url(self.url)}: {detail}"
-            ) from None
-        if self.url not in _READY:
-            with conn, conn.cursor() as cur:
-                cur.execute(_DDL)
-                cur.execute(_LEDGER_DDL)
-            _READY.add(self.url)
-        return conn
+    def _run(self, sql: str, args: tuple[Any, ...], fetch: str = "") -> Any:
+        with pooled_connection(self.url) as conn, conn, conn.cursor() as cur:
+            cur.execute(sql, args)
+            if fetch == "one":
+                return cur.fetchone()
+            if fetch == "all":
+                return cur.fetchall()
+            return None
 
     def write(self, asset: str, partition: str, text: str) -> str:
-        conn = self._connect()
-        try:
-            with conn, conn.cursor() as cur:
-                cur.execute(_UPSERT, (asset, partition, text))
-        finally:
-            conn.close()
+        self._run(_UPSERT, (asset, partition, text))
         return f"{TABLE}/{asset}/{partition}"
 
     def _fetch(self, asset: str, partition: str) -> Any:
-        conn = self._connect()
-        try:
-            with conn, conn.cursor() as cur:
-                cur.execute(
-                    f"SELECT value::text FROM {TABLE} WHERE asset = %s AND partition = %s",
-                    (asset, partition),
-                )
-                return cur.fetchone()
-        finally:
-            conn.close()
+        return self._run(
+            f"SELECT value::text FROM {TABLE} WHERE asset = %s AND partition = %s",
+            (asset, partition),
+            "one",
+        )
 
     def read(self, asset: str, partition: str) -> str:
         row = self._fetch(asset, partition)
@@ -305,29 +348,19 @@ class PostgresValues:
         return self._fetch(asset, partition) is not None
 
     def append(self, log: str, partition: str, line: str) -> None:
-        conn = self._connect()
-        try:
-            with conn, conn.cursor() as cur:
-                cur.execute(
-                    f"INSERT INTO {LEDGER_TABLE} (log, partition, entry) "
-                    "VALUES (%s, %s, %s::jsonb)",
-                    (log, partition, line),
-                )
-        finally:
-            conn.close()
+        self._run(
+            f"INSERT INTO {LEDGER_TABLE} (log, partition, entry) VALUES (%s, %s, %s::jsonb)",
+            (log, partition, line),
+        )
 
     def lines(self, log: str, partition: str) -> list[str]:
-        conn = self._connect()
-        try:
-            with conn, conn.cursor() as cur:
-                cur.execute(
-                    f"SELECT entry::text FROM {LEDGER_TABLE} WHERE log = %s AND partition = %s "
-                    "ORDER BY seq",
-                    (log, partition),
-                )
-                return [row[0] for row in cur.fetchall()]
-        finally:
-            conn.close()
+        rows = self._run(
+            f"SELECT entry::text FROM {LEDGER_TABLE} WHERE log = %s AND partition = %s "
+            "ORDER BY seq",
+            (log, partition),
+            "all",
+        )
+        return [row[0] for row in rows]
 
 
 def parse_json(text: str, asset: str, partition: str) -> Any:

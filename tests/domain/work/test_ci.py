@@ -20,7 +20,7 @@ from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
 from veranda_dagster.domain.bounds import CI_POLL_INITIAL_S, CI_POLL_MAX_S, MAX_CI_REPAIRS
 from veranda_dagster.domain.models import PullRequest, ReviewRounds
 from veranda_dagster.domain.work._common import commit_and_push
-from veranda_dagster.domain.work.ci import await_ci
+from veranda_dagster.domain.work.ci import await_ci, wait_for_checks
 from veranda_dagster.domain.work.forge import CheckRun
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "static_analysis"
@@ -186,7 +186,7 @@ def test_the_wait_is_bounded_and_backs_off(change):
     outcome, clock = _ci(project, pr, review, ScriptedAgent(), forge, timeout_s=600)
     assert outcome.status == "timed_out" and outcome.repairs == 0
     assert sum(clock.sleeps) == 600
-    assert clock.sleeps[:4] == [15.0, 30.0, 60.0, 120.0]
+    assert clock.sleeps[:4] == [1.0, 2.0, 4.0, 8.0]
     assert max(clock.sleeps) == CI_POLL_MAX_S
     assert outcome.polls == len(clock.sleeps) + 1
 
@@ -200,3 +200,31 @@ def test_a_retried_phase_after_a_pushed_repair_gets_no_second_repair(change):
     outcome, _ = _ci(project, pr, review, agent, forge)
     assert agent.requests == [] and outcome.repairs == 1 and outcome.status == "failure"
     assert outcome.head_sha == project.remote_sha() != review.head_sha
+
+
+class TimedCI:
+    """A forge whose one check run completes ``done_at`` seconds (fake clock) after the wait
+    starts: the latency from completion to being seen is what the back-off costs."""
+
+    def __init__(self, clock: Clock, done_at: float) -> None:
+        self.clock, self.done_at = clock, done_at
+
+    def list_check_runs(self, repo, sha):
+        if self.clock() >= self.done_at:
+            return [run("completed", "success")]
+        return [run("in_progress", None)]
+
+
+@pytest.mark.parametrize("done_at", [0.0, 0.8, 7.0, 45.0, 300.0, 1_500.0])
+def test_ci_is_seen_within_seconds_of_finishing(done_at):
+    clock = Clock()
+    runs, _polls, done = wait_for_checks(
+        TimedCI(clock, done_at), "acme/app", "abc", clock, clock.sleep, 1_800.0
+    )
+    assert done and runs[0].conclusion == "success"
+    late = clock.now - done_at
+    assert late <= max(CI_POLL_INITIAL_S, done_at)  # never more than the time CI itself took
+    assert late <= CI_POLL_MAX_S
+    if done_at <= 1.0:
+        assert clock.now <= 1.0  # a finished (or sub-second) CI costs at most one short sleep
+    assert not clock.sleeps or clock.sleeps[0] == CI_POLL_INITIAL_S <= 1.0

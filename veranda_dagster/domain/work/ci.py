@@ -1,7 +1,9 @@
 """CI: wait for the PR head's check runs, and on red make exactly one grounded repair.
 
-The wait is polled with exponential backoff (``CI_POLL_INITIAL_S`` doubling to
-``CI_POLL_MAX_S``) and bounded by ``timeout_s``, after which the outcome is ``timed_out``; the
+The wait polls at once, then with exponential backoff (``CI_POLL_INITIAL_S`` doubling to
+``CI_POLL_MAX_S``), so a finished CI is seen within seconds and a long one at most
+``CI_POLL_MAX_S`` late; the forge client makes each poll a conditional request, so unchanged
+answers are free. It is bounded by ``timeout_s``, after which the outcome is ``timed_out``; the
 clock and sleep are injected so the bound is tested without waiting. On red there is one repair
 (``MAX_CI_REPAIRS``), because a retry loop against a broken change burns a full agent budget per
 round; a second red is recorded as ``failure``.
