@@ -165,7 +165,7 @@ def test_model_and_forge_phases_claim_a_pool_in_every_run():
 
 def test_all_three_sensors_are_wired_with_their_resources():
     names = {s.name for s in definitions.defs.sensors}
-    assert names == {"linear_tickets", "slack_mentions", "pr_feedback"}
+    assert names == {"linear_tickets", "slack_mentions", "pr_feedback", "ticket_run_failures"}
     assert {"linear", "slack", "github"} <= set(definitions.defs.resources)
 
 
