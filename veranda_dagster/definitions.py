@@ -89,7 +89,8 @@ def build_definitions() -> dg.Definitions:
         "io_manager": VerandaIOManager(store=store),
     }
     return dg.Definitions(
-        assets=PHASE_ASSETS,
+        # dagster/code_references: each asset links to its module in the UI
+        assets=dg.with_source_code_references(PHASE_ASSETS),
         asset_checks=CHECKS,
         jobs=[ticket_run],
         sensors=[linear_tickets, slack_mentions, pr_feedback, ticket_run_failures, *jira_sensors],

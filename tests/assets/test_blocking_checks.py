@@ -84,10 +84,29 @@ def test_a_failing_blocking_check_stops_patch_in_the_same_run(tmp_path: Path, ho
         assert [r.run_id for r in found] == [result.run_id]
 
 
-def test_passing_checks_let_the_whole_graph_run(tmp_path: Path, home: Path):
+def test_passing_checks_let_the_graph_run_and_its_metadata_reads_well(tmp_path: Path, home: Path):
     job = implicit_asset_job(tmp_path, CountingPipeline(counter_dir=str(tmp_path)))
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
         instance.add_dynamic_partitions("tickets", [KEY])
         result = job.execute_in_process(partition_key=KEY, instance=instance)
         assert result.success
         assert read_calls(tmp_path)["patch"] == 1
+        meta = {
+            e.asset_key.path[-1]: e.step_materialization_data.materialization.metadata
+            for e in result.get_asset_materialization_events()
+        }
+    pr = meta["pull_request"]
+    assert isinstance(pr["pr_url"], dg.UrlMetadataValue)
+    assert isinstance(pr["pr_body"], dg.MarkdownMetadataValue)
+    assert pr["pr_body"].value == "Fixes retries (C1)"
+    assert isinstance(meta["review_rounds"]["verdicts"], dg.MarkdownMetadataValue)
+    assert "| 1 | none | yes |" in meta["review_rounds"]["verdicts"].value
+    red = meta["red_tests"]["red_test_output"]
+    assert isinstance(red, dg.MarkdownMetadataValue) and "1 failed" in red.value
+    files = meta["context_pack"]["files"]
+    assert isinstance(files, dg.TableMetadataValue)
+    assert [r.data["path"] for r in files.records] == ["api/retry.py"]
+    patch = meta["patch"]
+    assert "coverage_before_pct" not in patch and "coverage_before" not in patch  # not measured
+    assert all(v.value != -1 for v in patch.values() if isinstance(v, dg.FloatMetadataValue))
+    assert {"usd", "duration_s", "tokens_in", "tokens_out", "backend"} <= set(patch)

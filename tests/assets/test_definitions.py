@@ -61,6 +61,25 @@ def test_dagster_definitions_validate_in_a_clean_process(tmp_path):
     assert "Validation successful" in proc.stdout + proc.stderr
 
 
+def test_dg_check_defs_loads_the_project(tmp_path):
+    """``[tool.dg]`` in pyproject: Dagster's current CLI finds and loads the same module."""
+    dg_cli = shutil.which("dg")
+    if dg_cli is None:
+        pytest.skip("dg (dagster-dg-cli, a dev dependency) is not installed")
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    proc = subprocess.run(
+        [dg_cli, "check", "defs"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "All definitions loaded successfully" in proc.stdout + proc.stderr
+
+
 def test_assets_lineage_groups_owners_kinds_and_policies():
     defs = definitions.defs
     dg.Definitions.validate_loadable(defs)

@@ -105,7 +105,7 @@ def red_tests_fail_on_base(
     return dg.AssetCheckResult(
         passed=failed,
         description=f"base run of {run.command!r}: exit {run.exit_code}, timed_out={run.timed_out}",
-        metadata={"base_exit_code": -1 if run.exit_code is None else run.exit_code},
+        metadata={} if run.exit_code is None else {"base_exit_code": run.exit_code},
     )
 
 

@@ -163,6 +163,7 @@ _PHASES = (
             "refused_files",
             "refused",
             "unavailable_signals",
+            "files",
         ),
     ),
     Phase(
@@ -173,7 +174,15 @@ _PHASES = (
         model_retry(),
         calls_model=True,
         kinds=frozenset({"git"}),
-        metadata=("commit_sha", "test_files", "attempts", "base_exit_code", "rejected"),
+        metadata=(
+            "commit_sha",
+            "test_files",
+            "attempts",
+            "base_exit_code",
+            "rejected",
+            "base_run_s",
+            "red_test_output",
+        ),
     ),
     Phase(
         "patch",
@@ -190,8 +199,9 @@ _PHASES = (
             "attempts",
             "validation_commands",
             "extra_test_files",
-            "coverage_before",
-            "coverage_after",
+            "coverage_before_pct",
+            "coverage_after_pct",
+            "validation",
         ),
     ),
     Phase(
@@ -207,6 +217,8 @@ _PHASES = (
             "head_sha",
             "citations_resolved",
             "citations_flagged",
+            "pr_body",
+            "ticket_url",
         ),
     ),
     Phase(
@@ -219,7 +231,7 @@ _PHASES = (
         kinds=frozenset({"github"}),
         metric="review_iterations",
         old_trailers=("review",),
-        metadata=("review_rounds", "findings", "head_sha"),
+        metadata=("review_rounds", "findings", "head_sha", "verdicts"),
     ),
     Phase(
         "ci_outcome",
