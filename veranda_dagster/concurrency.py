@@ -21,6 +21,8 @@ MODEL_POOL = "veranda/model"
 """Pool of the model-calling phase steps."""
 FORGE_POOL = "veranda/forge"
 """Pool of the forge-writing phase steps that call no model."""
+FORGE_WRITING_PHASES = frozenset({"pull_request"})
+"""Phases without model turns that write to the forge (open the pull request)."""
 
 POOL_DEFAULT_LIMIT = 4
 """Steps of one pool running at once: as many as ticket runs, so the pools only bite when

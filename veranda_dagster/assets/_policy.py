@@ -25,7 +25,7 @@ from typing import Any
 
 import dagster as dg
 
-from veranda_dagster.concurrency import FORGE_POOL, MODEL_POOL
+from veranda_dagster.concurrency import FORGE_POOL, FORGE_WRITING_PHASES, MODEL_POOL
 from veranda_dagster.domain import phases
 from veranda_dagster.domain.phases import AGENT_TURN_S, GIT_AND_API_S, Phase, Retry
 from veranda_dagster.settings import env_number
@@ -88,7 +88,7 @@ class PhaseSpec:
             retry=retry_policy(phase.retry, phase.calls_model),
             kinds=phase.kinds,
             model=phase.calls_model,
-            forge=not phase.calls_model and "github" in phase.kinds,
+            forge=phase.name in FORGE_WRITING_PHASES,
         )
 
     @property

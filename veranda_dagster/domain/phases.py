@@ -98,6 +98,9 @@ class Phase:
     kinds: frozenset[str] = field(default_factory=frozenset)
     metadata: tuple[str, ...] = ()
     """The phase-specific metadata keys it reports, besides ``SHARED_METADATA``."""
+    optional_metadata: tuple[str, ...] = ()
+    """Declared keys written only when there is a value (coverage not measured, a ticket
+    without a URL): absent rather than a sentinel such as -1."""
     metric: MetricHook | None = None
     old_trailers: tuple[str, ...] = ()
     """Trailer values this phase's commits carried before the names were unified; still read,
@@ -122,6 +125,7 @@ _PHASES = (
         API_RETRY,
         kinds=frozenset({"linear", "slack"}),
         metadata=("source", "title", "labels", "url"),
+        optional_metadata=("url",),
     ),
     Phase(
         "repo_guess",
@@ -183,6 +187,7 @@ _PHASES = (
             "base_run_s",
             "red_test_output",
         ),
+        optional_metadata=("base_exit_code",),
     ),
     Phase(
         "patch",
@@ -203,6 +208,7 @@ _PHASES = (
             "coverage_after_pct",
             "validation",
         ),
+        optional_metadata=("coverage_before_pct", "coverage_after_pct"),
     ),
     Phase(
         "pull_request",
@@ -220,6 +226,7 @@ _PHASES = (
             "pr_body",
             "ticket_url",
         ),
+        optional_metadata=("ticket_url",),
     ),
     Phase(
         "review_rounds",

@@ -5,7 +5,8 @@ metadata keys are declared in the phase registry (``domain.phases``): ``SHARED_M
 (``duration_s``, ``outcome``, ``model_calls``, ``usd``, ``tokens_in``, ``tokens_out``,
 ``backend``, ``model``, ``tier``, ``reason``, written by ``assets/_shell.py``) plus each
 phase's own ``metadata``, such as ``review_rounds``, ``ci_status`` and
-``coverage_before_pct``/``coverage_after_pct`` (absent when not measured), which the replay hooks below read.
+``coverage_before_pct``/``coverage_after_pct`` (absent when not measured), which the
+replay hooks below read.
 """
 
 from __future__ import annotations
