@@ -24,6 +24,7 @@ from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.sensors.jira import jira_intake
 from veranda_dagster.sensors.linear import LinearResource, linear_tickets
 from veranda_dagster.sensors.pr_feedback import GitHubResource, pr_feedback
+from veranda_dagster.sensors.run_failure import ticket_run_failures
 from veranda_dagster.sensors.slack import SlackResource, slack_mentions
 from veranda_dagster.settings import env_number
 from veranda_dagster.storage import ValueStore, VerandaIOManager
@@ -89,10 +90,11 @@ def build_definitions() -> dg.Definitions:
         "io_manager": VerandaIOManager(store=store),
     }
     return dg.Definitions(
-        assets=PHASE_ASSETS,
+        # dagster/code_references: each asset links to its module in the UI
+        assets=dg.with_source_code_references(PHASE_ASSETS),
         asset_checks=CHECKS,
         jobs=[ticket_run],
-        sensors=[linear_tickets, slack_mentions, pr_feedback, *jira_sensors],
+        sensors=[linear_tickets, slack_mentions, pr_feedback, ticket_run_failures, *jira_sensors],
         resources={**sensor_resources(), **jira_resources, **resources},
         executor=phase_executor,
     )

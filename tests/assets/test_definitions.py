@@ -11,10 +11,11 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import yaml
+from dagster._core.instance.ref import InstanceRef
 
-from veranda_dagster import definitions
+from veranda_dagster import concurrency, definitions
 from veranda_dagster.assets._policy import PHASES
-from veranda_dagster.jobs import TICKET_RUN_TAG
+from veranda_dagster.jobs import RUN_MAX_RUNTIME_S, TICKET_RUN_TAG
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
 from veranda_dagster.storage import VerandaIOManager
 
@@ -58,6 +59,25 @@ def test_dagster_definitions_validate_in_a_clean_process(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "Validation successful" in proc.stdout + proc.stderr
+
+
+def test_dg_check_defs_loads_the_project(tmp_path):
+    """``[tool.dg]`` in pyproject: Dagster's current CLI finds and loads the same module."""
+    dg_cli = shutil.which("dg")
+    if dg_cli is None:
+        pytest.skip("dg (dagster-dg-cli, a dev dependency) is not installed")
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    proc = subprocess.run(
+        [dg_cli, "check", "defs"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "All definitions loaded successfully" in proc.stdout + proc.stderr
 
 
 def test_assets_lineage_groups_owners_kinds_and_policies():
@@ -113,24 +133,58 @@ def test_secrets_bind_as_env_vars_not_values(monkeypatch):
     assert definitions.value_store().backend == "VERANDA_VALUE_STORE"
 
 
-def test_instance_yaml_files_limit_ticket_runs():
+def expected_run_limits() -> list[dict]:
+    per_value = {"applyLimitPerUniqueValue": True}
+    return [
+        {"key": TICKET_RUN_TAG, "limit": concurrency.TICKET_RUNS_AT_ONCE},
+        {"key": "dagster/backfill", "limit": concurrency.BACKFILL_RUNS_AT_ONCE},
+        {"key": "dagster/partition", "value": per_value, "limit": concurrency.RUNS_PER_TICKET},
+        {"key": TICKET_TAG, "value": per_value, "limit": concurrency.RUNS_PER_TICKET},
+    ]
+
+
+def test_instance_yaml_files_state_the_limits_in_the_concurrency_form(tmp_path):
     for name in ("dagster.yaml", "dagster.postgres.yaml"):
         config = yaml.safe_load((ROOT / name).read_text())
-        coordinator = config["run_coordinator"]
-        assert coordinator["class"] == "QueuedRunCoordinator"
-        limits = coordinator["config"]["tag_concurrency_limits"]
-        assert limits[0]["key"] == TICKET_RUN_TAG and limits[0]["limit"] >= 1
-        per_ticket = {"key": TICKET_TAG, "value": {"applyLimitPerUniqueValue": True}, "limit": 1}
-        assert per_ticket in limits  # one run per ticket, whoever launched it
+        assert "run_coordinator" not in config  # superseded by `concurrency: runs:`
+        assert config["concurrency"]["pools"] == {"default_limit": concurrency.POOL_DEFAULT_LIMIT}
+        runs = config["concurrency"]["runs"]
+        assert runs["max_concurrent_runs"] == concurrency.MAX_CONCURRENT_RUNS
+        assert runs["tag_concurrency_limits"] == expected_run_limits()
         assert config["run_retries"]["retry_on_asset_or_op_failure"] is False
+        assert config["run_monitoring"]["max_runtime_seconds"] == RUN_MAX_RUNTIME_S
     assert "storage" not in yaml.safe_load((ROOT / "dagster.yaml").read_text())
     pg = yaml.safe_load((ROOT / "dagster.postgres.yaml").read_text())
     assert pg["storage"]["postgres"]["postgres_url"] == {"env": "VERANDA_POSTGRES_URL"}
 
+    # the pinned Dagster reads the block: a queued coordinator with these limits
+    shutil.copy(ROOT / "dagster.yaml", tmp_path / "dagster.yaml")
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(tmp_path))) as instance:
+        assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
+        config = instance.get_concurrency_config()
+        assert config.pool_config.default_pool_limit == concurrency.POOL_DEFAULT_LIMIT
+        assert config.run_queue_config.max_concurrent_runs == concurrency.MAX_CONCURRENT_RUNS
+        assert config.run_queue_config.tag_concurrency_limits == expected_run_limits()
+        assert instance.run_monitoring_max_runtime_seconds == RUN_MAX_RUNTIME_S
+
+
+def test_model_and_forge_phases_claim_a_pool_in_every_run():
+    graph = definitions.defs.resolve_asset_graph()
+    pools = {
+        key.path[-1]: graph.assets_def_for_key(key).op.pool for key in graph.get_all_asset_keys()
+    }
+    assert pools == {
+        name: concurrency.MODEL_POOL
+        if spec.model
+        else (concurrency.FORGE_POOL if name == "pull_request" else None)
+        for name, spec in PHASES.items()
+    }
+    assert pools["ticket"] is None and pools["patch"] == "veranda/model"
+
 
 def test_all_three_sensors_are_wired_with_their_resources():
     names = {s.name for s in definitions.defs.sensors}
-    assert names == {"linear_tickets", "slack_mentions", "pr_feedback"}
+    assert names == {"linear_tickets", "slack_mentions", "pr_feedback", "ticket_run_failures"}
     assert {"linear", "slack", "github"} <= set(definitions.defs.resources)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from veranda_dagster.sim.driver import instance_for
 from veranda_dagster.sim.summary import ASSETS
 
 pytestmark = pytest.mark.slow
@@ -38,7 +39,24 @@ def test_demo_json_runs_every_asset_to_a_green_pr(tmp_path: Path) -> None:
     elapsed = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads(proc.stdout)  # stdout is exactly one JSON object
-    assert set(summary) == {"ticket", "assets", "pr_url", "ci", "model_calls_total"}
+    assert set(summary) == {
+        "ticket",
+        "assets",
+        "pr_url",
+        "ci",
+        "model_calls_total",
+        "dagster_home",
+        "run_id",
+        "ui_command",
+        "rerun_hint",
+    }
+    home = tmp_path / "demo" / "dagster_home"
+    assert summary["dagster_home"] == str(home) and (home / "dagster.yaml").is_file()
+    assert f"DAGSTER_HOME={home} dagster dev" in summary["ui_command"]
+    assert "veranda dev" in summary["rerun_hint"]
+    with instance_for(str(home)) as instance:  # the run id names the run in that home
+        run = instance.get_run_by_id(summary["run_id"])
+        assert run is not None and run.tags["dagster/partition"] == summary["ticket"]
     assert summary["ticket"] == "ENG-101" and summary["ci"] == "success"
     assert summary["pr_url"].endswith("/acme/billing/pull/1")
     assert list(summary["assets"]) == list(ASSETS)

@@ -11,6 +11,7 @@ import dagster as dg
 import jsonschema
 import kubernetes_validate
 import pytest
+import yaml
 
 from tests.ops.render import (
     ROOT,
@@ -22,7 +23,8 @@ from tests.ops.render import (
     write_kubeconfig,
 )
 from veranda_dagster.cli.serve_ops import DEFAULT_PORT
-from veranda_dagster.jobs import TICKET_RUN_TAG
+from veranda_dagster.concurrency import MAX_CONCURRENT_RUNS, POOL_DEFAULT_LIMIT
+from veranda_dagster.jobs import RUN_MAX_RUNTIME_S, TICKET_RUN_TAG
 from veranda_dagster.partitions import TICKET_TAG
 
 K8S_VERSION = "1.33.0"
@@ -150,13 +152,19 @@ def test_values_keep_the_operational_promises() -> None:
     daemon = values["dagsterDaemon"]
     assert values["ingress"]["enabled"] is False
     assert values["runLauncher"]["type"] == "K8sRunLauncher"
-    limits = daemon["runCoordinator"]["config"]["queuedRunCoordinator"]["tagConcurrencyLimits"]
-    assert [limit["key"] for limit in limits] == [TICKET_RUN_TAG, TICKET_TAG]
-    assert limits[1] == {
-        "key": TICKET_TAG,
-        "value": {"applyLimitPerUniqueValue": True},
-        "limit": 1,
-    }
+    assert "tagConcurrencyLimits" not in daemon["runCoordinator"]["config"]["queuedRunCoordinator"]
+    runs = values["concurrency"]["runs"]
+    assert values["concurrency"]["pools"] == {"defaultLimit": POOL_DEFAULT_LIMIT}
+    assert runs["maxConcurrentRuns"] == MAX_CONCURRENT_RUNS
+    instance = yaml.safe_load((ROOT / "dagster.yaml").read_text())["concurrency"]["runs"]
+    assert runs["tagConcurrencyLimits"] == instance["tag_concurrency_limits"]  # same numbers
+    assert [limit["key"] for limit in runs["tagConcurrencyLimits"]] == [
+        TICKET_RUN_TAG,
+        "dagster/backfill",
+        "dagster/partition",
+        TICKET_TAG,
+    ]
+    assert daemon["runMonitoring"]["maxRuntimeSeconds"] == RUN_MAX_RUNTIME_S
     assert daemon["runMonitoring"]["enabled"] is True
     assert daemon["runRetries"] == {
         "enabled": True,

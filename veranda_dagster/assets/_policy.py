@@ -25,6 +25,7 @@ from typing import Any
 
 import dagster as dg
 
+from veranda_dagster.concurrency import FORGE_POOL, FORGE_WRITING_PHASES, MODEL_POOL
 from veranda_dagster.domain import phases
 from veranda_dagster.domain.phases import AGENT_TURN_S, GIT_AND_API_S, Phase, Retry
 from veranda_dagster.settings import env_number
@@ -67,6 +68,16 @@ class PhaseSpec:
     kinds: frozenset[str] = field(default_factory=frozenset)
     model: bool = False
     """Whether the phase pays for model turns (tagged, so a UI filter finds the costly steps)."""
+    forge: bool = False
+    """Whether a phase without model turns writes to the forge (opens the pull request)."""
+
+    @property
+    def pool(self) -> str | None:
+        """The concurrency pool the step claims a slot of, in every run that executes it: a
+        sensor's ticket run, a backfill, a UI materialization or a re-execution alike."""
+        if self.model:
+            return MODEL_POOL
+        return FORGE_POOL if self.forge else None
 
     @classmethod
     def of(cls, phase: Phase) -> PhaseSpec:
@@ -77,6 +88,7 @@ class PhaseSpec:
             retry=retry_policy(phase.retry, phase.calls_model),
             kinds=phase.kinds,
             model=phase.calls_model,
+            forge=phase.name in FORGE_WRITING_PHASES,
         )
 
     @property
@@ -108,5 +120,6 @@ def phase_asset(spec: PhaseSpec, description: str) -> Callable[[Callable[..., An
         tags=spec.tags,
         op_tags=spec.op_tags,
         retry_policy=spec.retry,
+        pool=spec.pool,
         description=description,
     )

@@ -91,6 +91,13 @@ def older_run_in_progress(instance: dg.DagsterInstance, run_id: str, key: str) -
     return older[0][1] if older else None
 
 
+def tag_with_ticket(instance: dg.DagsterInstance, run: dg.DagsterRun, key: str) -> None:
+    """Give a run launched without ``ticket_run``'s tags (a backfill, a materialization from
+    the UI: the implicit asset job) the ticket tag, so filtering runs by ticket finds it."""
+    if run.tags.get(TICKET_TAG) != key:
+        instance.add_run_tags(run.run_id, {TICKET_TAG: key})
+
+
 def refuse_a_twin(context: dg.AssetExecutionContext) -> None:
     """Every phase asks first, so a run that starts mid-graph (re-executed from failure) is
     held to the same rule as one that starts at ``ticket``: before any model call."""
@@ -100,6 +107,7 @@ def refuse_a_twin(context: dg.AssetExecutionContext) -> None:
         run_id = context.run.run_id
     except DagsterInvalidPropertyError:
         return  # invoked directly (a unit test): not a run, so it has no twin
+    tag_with_ticket(context.instance, context.run, context.partition_key)
     other = older_run_in_progress(context.instance, run_id, context.partition_key)
     if other is not None:
         raise TicketRunInProgressError(context.partition_key, other, run_id)

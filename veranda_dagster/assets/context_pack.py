@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from veranda_dagster.assets._metadata import pack_table
 from veranda_dagster.assets._policy import PHASES, phase_asset
 from veranda_dagster.assets._shell import run_phase
 from veranda_dagster.domain.bounds import MAX_PACK_BYTES, MAX_PACK_FILES, MAX_SEARCHES
@@ -61,5 +62,6 @@ def context_pack(
             "layers": ", ".join(layer.name for layer in p.layers) or "none",
             "refused_files": len(p.refused_files),
             "refused": "; ".join(p.refused_files)[:1000] or "none",
+            "files": pack_table(p.files),
         },
     )

@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from veranda_dagster.assets._metadata import bounded_md
 from veranda_dagster.assets._policy import PHASES, phase_asset
 from veranda_dagster.assets._shell import run_phase
 from veranda_dagster.domain.models import (
@@ -44,5 +45,7 @@ def pull_request(
             "head_sha": pr.head_sha,
             "citations_resolved": len(pr.citations_resolved),
             "citations_flagged": len(pr.citations_flagged),
+            "pr_body": bounded_md(pr.body),
+            **({"ticket_url": dg.MetadataValue.url(ticket.url)} if ticket.url else {}),
         },
     )

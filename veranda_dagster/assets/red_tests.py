@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from veranda_dagster.assets._metadata import command_md
 from veranda_dagster.assets._policy import PHASES, phase_asset
 from veranda_dagster.assets._shell import run_phase
 from veranda_dagster.domain.models import ContextPack, RedTests, Ticket
@@ -30,7 +31,11 @@ def red_tests(
             "commit_sha": r.commit_sha,
             "test_files": len(r.test_files),
             "attempts": r.attempts,
-            "base_exit_code": r.base_run.exit_code if r.base_run.exit_code is not None else -1,
+            **(
+                {"base_exit_code": r.base_run.exit_code} if r.base_run.exit_code is not None else {}
+            ),
+            "base_run_s": round(r.base_run.duration_s, 3),
+            "red_test_output": command_md(r.base_run),
             "rejected": len(r.rejected),
         },
     )

@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from veranda_dagster.assets._metadata import review_md
 from veranda_dagster.assets._policy import PHASES, phase_asset
 from veranda_dagster.assets._shell import run_phase
 from veranda_dagster.domain.models import ContextPack, PullRequest, ReviewRounds, Ticket
@@ -27,5 +28,6 @@ def review_rounds(
             "review_rounds": len(r.rounds),
             "findings": sum(len(x.findings) for x in r.rounds),
             "head_sha": r.head_sha,
+            "verdicts": review_md(r.rounds),
         },
     )

@@ -31,6 +31,6 @@ def ticket(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.
             "source": t.source,
             "title": t.title[:120],
             "labels": len(t.labels),
-            "url": dg.MetadataValue.url(t.url) if t.url else "none",
+            **({"url": dg.MetadataValue.url(t.url)} if t.url else {}),
         },
     )

@@ -11,6 +11,8 @@ import importlib
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
+    "dev": ("veranda_dagster.cli.dev", "the product in the Dagster UI against a loopback world"),
+    "sim": ("veranda_dagster.cli.sim", "file tickets and inject faults into veranda dev"),
     "backends": ("veranda_dagster.cli.backends", "probe every configured backend"),
     "detect-repo": ("veranda_dagster.cli.detect_repo", "infer the repository for a ticket"),
     "pack": ("veranda_dagster.cli.pack", "build the bounded context pack for a ticket"),

@@ -110,7 +110,14 @@ def run(args: argparse.Namespace) -> int:
         pulls = world.github.all_pulls()
     elapsed = time.monotonic() - started
     if args.json:
-        doc = summary.as_json()
+        home = world.dagster_home
+        doc = {
+            **summary.as_json(),
+            "dagster_home": str(home),
+            "run_id": run_id,
+            "ui_command": ui_command(home),
+            "rerun_hint": RERUN_HINT,
+        }
         if args.frontend:
             doc["browser_calls"] = browser
             doc["pr_body"] = pulls[0]["body"] if pulls else ""
@@ -186,8 +193,17 @@ def _print_summary(summary: object, run_id: str, elapsed: float, root: Path) -> 
     for comment in summary.comments:
         _say(out, "ticket comment:\n  " + comment.strip().replace("\n", "\n  "))
     home = root / "dagster_home"
-    _say(
-        out,
-        "\ninspect the run's lineage in the Dagster UI:\n"
-        f"  DAGSTER_HOME={home} dagster dev -m veranda_dagster.definitions",
-    )
+    _say(out, f"\ninspect the run's lineage in the Dagster UI:\n  {ui_command(home)}")
+    _say(out, RERUN_HINT)
+
+
+def ui_command(home: Path) -> str:
+    """Opens the UI on the demo's home; run from the home itself, so the instance is its
+    ``dagster.yaml`` and Dagster has no checkout ``dagster.yaml`` to warn about."""
+    return f"cd {home} && DAGSTER_HOME={home} dagster dev -m veranda_dagster.definitions"
+
+
+RERUN_HINT = (
+    "the demo's fakes stopped with it, so re-executing or backfilling this run fails; "
+    "for reruns, backfills and faults with the fakes kept up, run: veranda dev"
+)

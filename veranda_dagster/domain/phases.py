@@ -98,6 +98,9 @@ class Phase:
     kinds: frozenset[str] = field(default_factory=frozenset)
     metadata: tuple[str, ...] = ()
     """The phase-specific metadata keys it reports, besides ``SHARED_METADATA``."""
+    optional_metadata: tuple[str, ...] = ()
+    """Declared keys written only when there is a value (coverage not measured, a ticket
+    without a URL): absent rather than a sentinel such as -1."""
     metric: MetricHook | None = None
     old_trailers: tuple[str, ...] = ()
     """Trailer values this phase's commits carried before the names were unified; still read,
@@ -122,6 +125,7 @@ _PHASES = (
         API_RETRY,
         kinds=frozenset({"linear", "slack"}),
         metadata=("source", "title", "labels", "url"),
+        optional_metadata=("url",),
     ),
     Phase(
         "repo_guess",
@@ -165,6 +169,7 @@ _PHASES = (
             "refused_files",
             "refused",
             "unavailable_signals",
+            "files",
         ),
     ),
     Phase(
@@ -175,7 +180,16 @@ _PHASES = (
         model_retry(),
         calls_model=True,
         kinds=frozenset({"git"}),
-        metadata=("commit_sha", "test_files", "attempts", "base_exit_code", "rejected"),
+        metadata=(
+            "commit_sha",
+            "test_files",
+            "attempts",
+            "base_exit_code",
+            "rejected",
+            "base_run_s",
+            "red_test_output",
+        ),
+        optional_metadata=("base_exit_code",),
     ),
     Phase(
         "patch",
@@ -192,9 +206,11 @@ _PHASES = (
             "attempts",
             "validation_commands",
             "extra_test_files",
-            "coverage_before",
-            "coverage_after",
+            "coverage_before_pct",
+            "coverage_after_pct",
+            "validation",
         ),
+        optional_metadata=("coverage_before_pct", "coverage_after_pct"),
     ),
     Phase(
         "pull_request",
@@ -209,7 +225,10 @@ _PHASES = (
             "head_sha",
             "citations_resolved",
             "citations_flagged",
+            "pr_body",
+            "ticket_url",
         ),
+        optional_metadata=("ticket_url",),
     ),
     Phase(
         "review_rounds",
@@ -221,7 +240,7 @@ _PHASES = (
         kinds=frozenset({"github"}),
         metric="review_iterations",
         old_trailers=("review",),
-        metadata=("review_rounds", "findings", "head_sha"),
+        metadata=("review_rounds", "findings", "head_sha", "verdicts"),
     ),
     Phase(
         "ci_outcome",

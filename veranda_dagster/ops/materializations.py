@@ -5,7 +5,8 @@ metadata keys are declared in the phase registry (``domain.phases``): ``SHARED_M
 (``duration_s``, ``outcome``, ``model_calls``, ``usd``, ``tokens_in``, ``tokens_out``,
 ``backend``, ``model``, ``tier``, ``reason``, written by ``assets/_shell.py``) plus each
 phase's own ``metadata``, such as ``review_rounds``, ``ci_status`` and
-``coverage_before``/``coverage_after``, which the replay hooks below read.
+``coverage_before_pct``/``coverage_after_pct`` (absent when not measured), which the
+replay hooks below read.
 """
 
 from __future__ import annotations
@@ -134,8 +135,13 @@ def _replay_review_iterations(metrics: PhaseMetrics, record: PhaseRecord) -> Non
 
 
 def _replay_coverage_delta(metrics: PhaseMetrics, record: PhaseRecord) -> None:
-    before, after = record.num("coverage_before"), record.num("coverage_after")
-    if "coverage_before" in record.metadata and before >= 0 and after >= 0:
+    md = record.metadata
+    # ``coverage_*_pct``, present only when measured; older events wrote -1 for "not"
+    keys = ("coverage_before_pct", "coverage_after_pct")
+    if keys[0] not in md:
+        keys = ("coverage_before", "coverage_after")
+    before, after = record.num(keys[0]), record.num(keys[1])
+    if keys[0] in md and keys[1] in md and before >= 0 and after >= 0:
         metrics.coverage_delta.observe(after - before)
 
 
@@ -155,7 +161,7 @@ REPLAY_HOOKS: dict[MetricHook, Callable[[PhaseMetrics, PhaseRecord], None]] = {
 """Each phase spec's ``metric`` hook, replayed from stored metadata (another pod's run)."""
 REPLAY_READS: dict[MetricHook, tuple[str, ...]] = {
     "review_iterations": ("review_rounds",),
-    "coverage_delta": ("coverage_before", "coverage_after"),
+    "coverage_delta": ("coverage_before_pct", "coverage_after_pct"),
     "ci_result": ("ci_status",),
 }
 """The metadata keys each replay hook reads; each must be in its phase spec's ``metadata``."""

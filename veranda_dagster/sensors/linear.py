@@ -28,6 +28,7 @@ from veranda_dagster.domain.bounds import (
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.partitions import TICKET_JOB, is_ticket_key
 from veranda_dagster.sensors.dedup import new_tickets, sensor_result
+from veranda_dagster.sensors.status import sensor_default_status
 
 
 class LinearResource(dg.ConfigurableResource):
@@ -149,6 +150,7 @@ def poll_linear(
     name="linear_tickets",
     job_name=TICKET_JOB,
     minimum_interval_seconds=LINEAR_POLL_INTERVAL_S,
+    default_status=sensor_default_status(),
     description="Linear issues assigned/delegated to the bot or labelled for it -> ticket runs.",
 )
 def linear_tickets(

@@ -35,6 +35,7 @@ from veranda_dagster.domain.bounds import (
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.domain.work.forge import Forge, human_comments
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
+from veranda_dagster.sensors.status import sensor_default_status
 
 PULL_REQUEST = dg.AssetKey("pull_request")
 FEEDBACK = dg.AssetKey("feedback")
@@ -200,6 +201,7 @@ def poll_pr_feedback(
     name="pr_feedback",
     job_name=TICKET_JOB,
     minimum_interval_seconds=PR_FEEDBACK_POLL_INTERVAL_S,
+    default_status=sensor_default_status(),
     description="New human comments on a ticket's pull request -> re-materialize its feedback.",
 )
 def pr_feedback(

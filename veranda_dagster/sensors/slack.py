@@ -30,6 +30,7 @@ from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.domain.intake import LINEAR_KEY_IN_TEXT, mentions
 from veranda_dagster.partitions import TICKET_JOB, is_ticket_key, slack_key
 from veranda_dagster.sensors.dedup import new_tickets, sensor_result, tickets_with_runs
+from veranda_dagster.sensors.status import sensor_default_status
 
 INITIAL_LOOKBACK_S = 3600
 """A channel seen for the first time is read back one hour, not to the beginning of time."""
@@ -186,6 +187,7 @@ def poll_slack(
     name="slack_mentions",
     job_name=TICKET_JOB,
     minimum_interval_seconds=SLACK_POLL_INTERVAL_S,
+    default_status=sensor_default_status(),
     description="Mentions of the bot in the configured Slack channels -> ticket runs.",
 )
 def slack_mentions(

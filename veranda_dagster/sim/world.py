@@ -22,6 +22,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from veranda_dagster.concurrency import POOL_DEFAULT_LIMIT, RUNS_PER_TICKET
+from veranda_dagster.jobs import RUN_MAX_RUNTIME_S
 from veranda_dagster.sandbox.policy import READONLY_ENV
 from veranda_dagster.sim.backends import (
     SIM_KEYS,
@@ -52,22 +54,35 @@ FAKE_TOKENS = {
     "GITHUB_TOKEN": "ghs_SIMULATED_github_token_8a4f",
 }
 
-DAGSTER_YAML = """\
+
+def dagster_yaml(pool_limit: int = POOL_DEFAULT_LIMIT, max_runs: int = 4) -> str:
+    """The simulation's instance: embedded SQLite under its home, the shipped concurrency
+    form (pools on the model and forge steps, one run per ticket), run monitoring with the
+    global runtime bound, and run retries."""
+    return f"""\
 # Written by the veranda simulation: embedded SQLite under this directory.
-run_coordinator:
-  module: dagster.core.run_coordinator
-  class: QueuedRunCoordinator
-  config:
-    max_concurrent_runs: 4
+concurrency:
+  pools:
+    default_limit: {pool_limit}
+  runs:
+    max_concurrent_runs: {max_runs}
     tag_concurrency_limits:
+      - key: "dagster/partition"
+        value:
+          applyLimitPerUniqueValue: true
+        limit: {RUNS_PER_TICKET}
       - key: "veranda/ticket"
         value:
           applyLimitPerUniqueValue: true
-        limit: 1
+        limit: {RUNS_PER_TICKET}
 run_retries:
   enabled: true
   max_retries: 2
   retry_on_asset_or_op_failure: false
+run_monitoring:
+  enabled: true
+  max_runtime_seconds: {RUN_MAX_RUNTIME_S}
+  poll_interval_seconds: 30
 telemetry:
   enabled: false
 """
@@ -85,6 +100,7 @@ class SimWorld:
         with_glm: bool = True,
         agent_timeout_s: float = 300.0,
         agent: str = "sim",
+        pool_limit: int = POOL_DEFAULT_LIMIT,
     ) -> None:
         self._own_root = root is None
         self.root = Path(root or tempfile.mkdtemp(prefix="veranda-sim-"))
@@ -93,6 +109,8 @@ class SimWorld:
         self.with_glm = with_glm
         self.agent_timeout_s = agent_timeout_s
         self.agent = agent
+        self.pool_limit = pool_limit
+        """Slots of each concurrency pool (``veranda/model``, ``veranda/forge``)."""
         """``sim`` (the stand-in) or a real CLI's name (``sim.backends.AGENTS``)."""
         self.agent_path = None if agent == "sim" else require_binary(agent)
         self._stack = ExitStack()
@@ -129,7 +147,7 @@ class SimWorld:
         keys, tokens = model_credentials()
         self.model = self._stack.enter_context(ScriptedModelServer(keys, tokens))
         self.dagster_home.mkdir(parents=True)
-        (self.dagster_home / "dagster.yaml").write_text(DAGSTER_YAML)
+        (self.dagster_home / "dagster.yaml").write_text(dagster_yaml(self.pool_limit))
         backends = self.root / "backends.json"
         doc = agent_backends_config(
             self.agent,

@@ -1,0 +1,59 @@
+"""``veranda sim ticket|fault|status`` reach the world a running ``veranda dev`` keeps up."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from veranda_dagster.cli import main
+from veranda_dagster.sim.control import CI_RED_LINE, SimControl
+from veranda_dagster.sim.world import LINEAR_LABEL, SimWorld
+
+
+@pytest.fixture
+def control(tmp_path: Path):
+    with SimWorld(root=tmp_path / "world") as world, SimControl(world, {"ui_url": "u"}) as ctl:
+        state = tmp_path / "dev.json"
+        state.write_text(json.dumps({"control_url": ctl.base_url}))
+        yield world, ctl, str(state)
+
+
+def test_sim_ticket_files_a_labelled_ticket_the_sensor_will_take(control, capsys):
+    world, _, state = control
+    assert main(["sim", "--state", state, "ticket", "Fix rounding", "--body", "repo: x/y"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("filed ENG-")
+    found = world.linear.find(out.split()[1].rstrip(":"))
+    assert found is not None
+    assert found["title"] == "Fix rounding" and found["description"] == "repo: x/y"
+    assert {"name": LINEAR_LABEL} in found["labels"]["nodes"]
+
+
+def test_sim_faults_reach_the_model_and_the_ci(control, capsys):
+    world, ctl, state = control
+    assert main(["sim", "--state", state, "fault", "model-5xx", "--times", "3"]) == 0
+    assert world.model._role_faults["implementer"] == [(500, None)] * 3
+    assert main(["sim", "--state", state, "fault", "revoke-key"]) == 0
+    assert len(world.model.revoked) == 1
+    assert main(["sim", "--state", state, "fault", "ci-red"]) == 0
+    assert ctl.ci_red_flag.exists()
+    test_argv = dict(world.github.ci.commands)["test"]
+    assert test_argv[:2] == ("sh", "-c") and CI_RED_LINE in test_argv[2]
+    capsys.readouterr()
+    assert main(["sim", "--state", state, "status"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["ui_url"] == "u" and "model_calls_by_role" in status
+
+
+def test_sim_without_a_running_dev_says_how_to_start_one(tmp_path):
+    with pytest.raises(SystemExit, match="veranda dev"):
+        main(["sim", "--state", str(tmp_path / "none.json"), "status"])
+
+
+def test_a_bad_fault_is_refused_by_name(control):
+    _, ctl, _ = control
+    response = httpx.post(f"{ctl.base_url}/faults", json={"kind": "meteor"})
+    assert response.status_code == 400 and "model-5xx" in response.json()["error"]

@@ -1,0 +1,141 @@
+"""``veranda dev``: the newcomer's first command — the whole product in the Dagster UI.
+
+Starts the loopback world (fake Linear, Slack, GitHub over real bare repos, the scripted
+model server, or a real vendor CLI with ``--agent``) and ``dagster dev`` with its daemon on an
+embedded SQLite ``DAGSTER_HOME``, sensors on, wired to the fakes only through configuration
+(environment and workspace file). Files a sample ticket, prints the UI URL and how to file
+more (``veranda sim ticket``) or inject a fault (``veranda sim fault``), and runs until
+Ctrl-C; then it stops every process it started and, unless ``--workdir`` was given, removes
+its folder. Runs are launched by the real ``linear_tickets`` sensor through the daemon, so
+the UI shows "Launched by sensor", its ticks and cursor; re-execution from failure and
+backfills of any phase over one or many tickets work from the UI, because the fakes stay up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from veranda_dagster.sim.backends import AGENTS, AgentNotInstalledError, default_agent
+
+STATE_ENV = "VERANDA_DEV_STATE"
+"""Where ``veranda dev`` writes its addresses for ``veranda sim`` (default: the temp dir)."""
+DEV_MODEL_RETRY_DELAY_S = 5
+"""Model phases retry after 5 s here instead of minutes, so an injected 5xx is watchable."""
+
+
+def default_state_path() -> Path:
+    return Path(
+        os.environ.get(STATE_ENV) or Path(tempfile.gettempdir()) / f"veranda-dev-{os.getuid()}.json"
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--agent",
+        choices=AGENTS,
+        help="the coding CLI that does the turns (default: the first real one installed, "
+        "else sim, the stand-in)",
+    )
+    parser.add_argument("--port", type=int, help="the Dagster UI's port (default: a free one)")
+    parser.add_argument(
+        "--workdir", help="keep the world and DAGSTER_HOME here (default: a temp dir, removed)"
+    )
+    parser.add_argument("--no-sample", action="store_true", help="do not file the sample ticket")
+    parser.add_argument("--state", help=f"state file for veranda sim (default: ${STATE_ENV})")
+
+
+def dev_env(world_env: dict[str, str], ui_url: str) -> dict[str, str]:
+    return {
+        **world_env,
+        "VERANDA_SENSORS": "running",
+        "VERANDA_UI_URL": ui_url,
+        "VERANDA_MODEL_RETRY_DELAY_S": str(DEV_MODEL_RETRY_DELAY_S),
+    }
+
+
+def _say(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    from veranda_dagster.sim.control import SimControl
+    from veranda_dagster.sim.dagster_dev import DagsterDev, DagsterDevError, free_port
+    from veranda_dagster.sim.driver import kill_agents_in
+    from veranda_dagster.sim.sample_org import SAMPLE_TICKET_BODY, SAMPLE_TICKET_TITLE
+    from veranda_dagster.sim.world import SimWorld
+
+    root = Path(args.workdir or tempfile.mkdtemp(prefix="veranda-dev-"))
+    state_path = Path(args.state) if args.state else default_state_path()
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        world = SimWorld(root=root / "world", agent=args.agent or default_agent())
+    except AgentNotInstalledError as exc:
+        sys.stderr.write(f"dev: {exc}\n")
+        return 2
+    port = args.port or free_port()
+    ui = f"http://127.0.0.1:{port}"
+    try:
+        with world:
+            env = dev_env(world.env, ui)
+            world.env.update(env)
+            world.apply_env()
+            _say(
+                f"fakes up: linear {world.linear.base_url}, github {world.github.base_url}, "
+                f"model {world.model.base_url}; agent {world.agent}"
+            )
+            info: dict[str, Any] = {
+                "ui_url": ui,
+                "dagster_home": str(world.dagster_home),
+                "pid": os.getpid(),
+            }
+            with SimControl(world, info) as control:
+                info["control_url"] = control.base_url
+                state_path.write_text(json.dumps(info))
+                if not args.no_sample:  # before the daemon starts: its first tick takes it
+                    issue = control.file_ticket(
+                        {"title": SAMPLE_TICKET_TITLE, "body": SAMPLE_TICKET_BODY}
+                    )
+                    _say(f"filed {issue['identifier']} in the fake Linear: {SAMPLE_TICKET_TITLE}")
+                _say(f"starting dagster dev (DAGSTER_HOME={world.dagster_home}) ...")
+                try:
+                    dev = DagsterDev(world.dagster_home, env, port=port).start()
+                except DagsterDevError as exc:
+                    sys.stderr.write(f"dev: {exc}\n")
+                    return 1
+                try:
+                    _say(_banner(ui, world.dagster_home))
+                    stop.wait()
+                finally:
+                    _say("stopping dagster dev and the fakes ...")
+                    dev.stop()
+                    kill_agents_in(world.dagster_home / "workspaces")
+    finally:
+        if state_path.exists():
+            state_path.unlink()
+        if not args.workdir:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+def _banner(ui: str, home: Path) -> str:
+    return f"""
+Dagster UI: {ui}
+  The linear_tickets sensor (on) launches a ticket_run for every ticket filed; watch it under
+  Runs, the asset graph under Assets > Lineage (one partition per ticket). Re-execute a failed
+  run from failure, or backfill a phase and its downstream over tickets, from the UI.
+File another ticket:   veranda sim ticket "Fix the retry bug" --body "repo: acme/billing ..."
+Inject a fault:        veranda sim fault model-5xx | revoke-key | ci-red
+DAGSTER_HOME:          {home}
+Ctrl-C stops everything this command started."""

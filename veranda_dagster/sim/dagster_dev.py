@@ -1,0 +1,157 @@
+"""``dagster dev`` (webserver, daemon, code server) on a simulation's home, as a child we own.
+
+The product is wired to the fakes only through the environment (``SimWorld.env``) and an
+ordinary workspace file naming ``veranda_dagster.definitions``. ``dagster dev`` runs with its
+working directory at ``DAGSTER_HOME``, so the instance it uses is that home's ``dagster.yaml``
+and it has no stray one in the checkout to warn about. The child gets a session of its own, so
+``stop`` reaches the webserver, the daemon, the code server and every run worker they started,
+and nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+
+DEV_START_TIMEOUT_S = 180.0
+"""Webserver up and the code location loaded; two busy cores take a minute."""
+DEV_STOP_TIMEOUT_S = 30.0
+"""Graceful shutdown after SIGINT before the process group is killed."""
+READY_POLL_S = 0.5
+WORKSPACE_YAML = """\
+# Written by veranda dev: the product's one code location.
+load_from:
+  - python_module:
+      module_name: veranda_dagster.definitions
+      location_name: veranda
+"""
+LOCATION_QUERY = """
+{ workspaceOrError { __typename ... on Workspace { locationEntries {
+    name loadStatus locationOrLoadError { __typename ... on PythonError { message } } } } } }
+"""
+
+
+class DagsterDevError(RuntimeError):
+    """``dagster dev`` did not come up (its log tail says why)."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class DagsterDev:
+    """``with DagsterDev(home, env) as dev: dev.url``; ``dev.graphql(query, variables)``."""
+
+    def __init__(self, home: Path, env: dict[str, str], port: int | None = None) -> None:
+        self.home = Path(home)
+        self.env = dict(env)
+        self.port = port or free_port()
+        self.log_path = self.home / "dagster-dev.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = DEV_START_TIMEOUT_S) -> DagsterDev:
+        workspace = self.home / "workspace.yaml"
+        workspace.write_text(WORKSPACE_YAML)
+        self._log = self.log_path.open("ab")
+        argv = [sys.executable, "-m", "dagster", "dev", "-w", str(workspace)]
+        argv += ["-h", "127.0.0.1", "-p", str(self.port)]
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=self.home,
+            env={**os.environ, **self.env, "DAGSTER_HOME": str(self.home)},
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            self._wait_ready(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        last = "no answer yet"
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise DagsterDevError(
+                    f"dagster dev exited {self.proc.returncode}: {self.log_tail()}"
+                )
+            try:
+                data = self.graphql(LOCATION_QUERY, timeout=10)
+                entries = data["workspaceOrError"].get("locationEntries") or []
+                loaded = [e for e in entries if e["loadStatus"] == "LOADED"]
+                if loaded and all(
+                    e["locationOrLoadError"]["__typename"] == "RepositoryLocation" for e in loaded
+                ):
+                    return
+                if any(e["locationOrLoadError"]["__typename"] == "PythonError" for e in loaded):
+                    raise DagsterDevError(f"code location failed to load: {entries}")
+                last = str(entries)
+            except (httpx.HTTPError, KeyError, TypeError) as exc:
+                last = f"{type(exc).__name__}: {exc}"
+            time.sleep(READY_POLL_S)
+        raise DagsterDevError(f"not ready after {timeout:g} s ({last}): {self.log_tail()}")
+
+    def graphql(
+        self, query: str, variables: dict[str, Any] | None = None, timeout: float = 30
+    ) -> dict[str, Any]:
+        """One request to the webserver's GraphQL endpoint (the API the UI itself uses)."""
+        response = httpx.post(
+            f"{self.url}/graphql",
+            json={"query": query, "variables": variables or {}},
+            timeout=timeout,
+        )
+        response.raise_for_status()
+        body = response.json()
+        if body.get("errors"):
+            raise DagsterDevError(f"GraphQL errors: {body['errors']}")
+        return body["data"]
+
+    def log_tail(self, chars: int = 3000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        """SIGINT (dagster dev shuts its children down), then SIGKILL whatever of its session
+        is left: run workers mid-step included."""
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGINT)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(DEV_STOP_TIMEOUT_S)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(10)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __enter__(self) -> DagsterDev:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
