@@ -146,7 +146,9 @@ def expected_run_limits() -> list[dict]:
 def test_instance_yaml_files_state_the_limits_in_the_concurrency_form(tmp_path):
     for name in ("dagster.yaml", "dagster.postgres.yaml"):
         config = yaml.safe_load((ROOT / name).read_text())
-        assert "run_coordinator" not in config  # superseded by `concurrency: runs:`
+        # the limits are in `concurrency: runs:`; the coordinator block keeps only the queue's
+        # own polling interval (1 s, not Dagster's 5 s on every ticket's critical path)
+        assert config["run_coordinator"]["config"] == {"dequeue_interval_seconds": 1}
         assert config["concurrency"]["pools"] == {"default_limit": concurrency.POOL_DEFAULT_LIMIT}
         runs = config["concurrency"]["runs"]
         assert runs["max_concurrent_runs"] == concurrency.MAX_CONCURRENT_RUNS
@@ -161,6 +163,7 @@ def test_instance_yaml_files_state_the_limits_in_the_concurrency_form(tmp_path):
     shutil.copy(ROOT / "dagster.yaml", tmp_path / "dagster.yaml")
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(tmp_path))) as instance:
         assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
+        assert instance.run_coordinator.dequeue_interval_seconds == 1
         config = instance.get_concurrency_config()
         assert config.pool_config.default_pool_limit == concurrency.POOL_DEFAULT_LIMIT
         assert config.run_queue_config.max_concurrent_runs == concurrency.MAX_CONCURRENT_RUNS
