@@ -236,3 +236,10 @@ so past it is a pasted log, and regex work stays bounded whatever size arrives."
 
 MAX_LINT_MESSAGE_CHARS: Final = 1_000
 """Characters of one linter message searched for a complexity threshold: they are one line."""
+
+# --- vendor CLI invocation -------------------------------------------------------------------
+
+MAX_CLI_ARGV_BYTES: Final = 32_768
+"""Bytes of one vendor CLI's whole argv: the prompt goes by stdin or a file, never an argument
+(Linux refuses one argument over 128 KiB with ``E2BIG``), so flags, paths and ids fit in 32 KiB
+and inline images (Grok's ``--prompt-json``) are sent only while they fit beside them."""
