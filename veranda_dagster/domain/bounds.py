@@ -243,3 +243,7 @@ MAX_CLI_ARGV_BYTES: Final = 32_768
 """Bytes of one vendor CLI's whole argv: the prompt goes by stdin or a file, never an argument
 (Linux refuses one argument over 128 KiB with ``E2BIG``), so flags, paths and ids fit in 32 KiB
 and inline images (Grok's ``--prompt-json``) are sent only while they fit beside them."""
+
+MAX_TICKET_KEY_CHARS: Final = 64
+"""Characters of a ticket key (a partition key and a folder name): ``ENG-123`` or a Slack
+thread's ``slack-<channel>-<ts>`` (about 40), far under any file system's 255-byte name."""
