@@ -29,7 +29,7 @@ BAD = [
     "",
     "ENG-" + "1" * MAX_TICKET_KEY_CHARS,
     "slack-" + "C" * 60 + "-1712345678.0001",
-    "ＥＮＧ-1",  # fullwidth letters
+    "\uff25\uff2e\uff27-1",  # fullwidth letters
 ]
 
 
