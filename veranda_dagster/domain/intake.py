@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from veranda_dagster.domain.bounds import MAX_SLACK_BLOCK_DEPTH, MAX_SLACK_THREAD_MESSAGES
 from veranda_dagster.domain.errors import ConfigError, InputError
 from veranda_dagster.domain.models import Attachment, Ticket
+from veranda_dagster.domain.ticket_bounds import bound_ticket
 from veranda_dagster.domain.ticket_key import LINEAR_KEY as LINEAR_KEY_GRAMMAR
 from veranda_dagster.domain.ticket_key import require_ticket_key
 from veranda_dagster.domain.ticket_source import TicketSource
@@ -155,7 +156,7 @@ def _keyed(ticket: Ticket, key: str) -> Ticket:
     so a payload naming another thread (a hostile server's ``thread_ts``) is refused."""
     if ticket.id != key:
         raise InputError(f"ticket {key}: the source answered with another ticket {ticket.id!r}")
-    return ticket
+    return bound_ticket(ticket)
 
 
 def fetch_ticket(
