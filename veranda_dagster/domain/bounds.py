@@ -286,3 +286,14 @@ is five levels; ten thousand levels is an attack on the parser's recursion."""
 MAX_DOCUMENT_NODES: Final = 1_000_000
 """Values in one JSON/YAML document, counted with YAML aliases expanded: a 16 MB catalog holds
 far fewer, while nine nested aliases of nine ("billion laughs") expand past it at once."""
+
+OPS_TAIL_RETRY_INITIAL_S: Final = 1.0
+"""First wait after the ops tail fails to reach the instance (down at start, or a blip)."""
+
+OPS_TAIL_RETRY_MAX_S: Final = 60.0
+"""Backoff cap between the ops tail's reconnect attempts: a minute of flat metrics at most once
+the instance is back, and no tight loop against a database that is down."""
+
+OPS_SOCKET_TIMEOUT_S: Final = 10.0
+"""Seconds an ops-port connection may sit idle before it is closed: a probe or a scrape sends
+its request at once, and 500 idle connections no longer hold 500 threads."""
