@@ -58,7 +58,7 @@ def tickets_known(instance: dg.DagsterInstance, keys: Iterable[str]) -> set[str]
         return set()
     runs = instance.get_runs(filters=dg.RunsFilter(tags={TICKET_TAG: wanted}))
     known = {run.tags.get(TICKET_TAG) for run in runs} & set(wanted)
-    known |= {k for k in wanted if instance.has_dynamic_partition(TICKETS.name, k)}
+    known |= {k for k in wanted if instance.has_dynamic_partition(TICKETS_NAME, k)}
     return {k for k in known if k}
 
 

@@ -216,13 +216,13 @@ def _recorded_rounds(
         found.setdefault(recorded.index, recorded)
     trusted: dict[int, RecordedRound] = {}
     for index in range(MAX_REVIEW_ROUNDS + 1):
-        recorded = found.get(index)
-        if recorded is None or (index > 0 and recorded.round is None):
+        entry = found.get(index)
+        if entry is None or (index > 0 and entry.round is None):
             break
-        sha = recorded.round.commit_sha if recorded.round else None
+        sha = entry.round.commit_sha if entry.round else None
         if sha and not _on_branch(workspace, sha):
             break
-        trusted[index] = recorded
+        trusted[index] = entry
     return trusted
 
 
