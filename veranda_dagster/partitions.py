@@ -7,9 +7,9 @@ sensors add keys; nothing else does.
 
 from __future__ import annotations
 
-import re
-
 import dagster as dg
+
+from veranda_dagster.domain.ticket_key import is_ticket_key
 
 TICKETS_NAME = "tickets"
 TICKETS = dg.DynamicPartitionsDefinition(name=TICKETS_NAME)
@@ -20,15 +20,14 @@ TICKET_JOB = "ticket_run"
 TICKET_TAG = "veranda/ticket"
 """Run tag carrying the ticket key, which the dedup guard queries on the instance."""
 
-_LINEAR_KEY = re.compile(r"^[A-Z][A-Z0-9]{0,9}-\d{1,9}$")
-_SLACK_KEY = re.compile(r"^slack-[A-Z0-9]{5,20}-\d{6,12}\.\d{1,9}$")
-_QUALIFIED_KEY = re.compile(r"^jira-[A-Z][A-Z0-9_]{0,254}-\d{1,12}$")
-
-
-def is_ticket_key(key: str) -> bool:
-    """A syntactically valid partition key: ``ENG-123``, ``slack-C0123ABCD-1712345678.000100``
-    or ``jira-PAY-17``."""
-    return bool(_LINEAR_KEY.match(key) or _SLACK_KEY.match(key) or _QUALIFIED_KEY.match(key))
+__all__ = [
+    "TICKETS",
+    "TICKETS_NAME",
+    "TICKET_JOB",
+    "TICKET_TAG",
+    "is_ticket_key",
+    "parse_slack_key",
+]
 
 
 def slack_key(channel: str, ts: str) -> str:

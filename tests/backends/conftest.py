@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from veranda_dagster.backends.prompt_channel import prompt_file_path
 from veranda_dagster.backends.runner import NO_REAL_CLI_ENV, LoginStatus, RunOutput
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "backends"
@@ -56,6 +57,8 @@ class Call:
     env: dict[str, str]
     stdin: str | None
     timeout: float
+    prompt_file_text: str | None = None
+    """The staged prompt file's text at spawn time (a file-channel CLI), if one was staged."""
 
 
 @dataclass
@@ -74,7 +77,9 @@ class ScriptedRunner:
         stdin: str | None,
         timeout: float,
     ) -> RunOutput:
-        call = Call(list(argv), cwd, dict(env), stdin, timeout)
+        staged = prompt_file_path(cwd) if cwd else None
+        text = staged.read_text() if staged is not None and staged.is_file() else None
+        call = Call(list(argv), cwd, dict(env), stdin, timeout, text)
         self.calls.append(call)
         if self.respond is not None:
             return self.respond(call)

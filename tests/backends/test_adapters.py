@@ -12,7 +12,9 @@ from tests.backends.conftest import ALL_KEYS, FakeLogin, ScriptedRunner, fixture
 from veranda_dagster.backends import registry
 from veranda_dagster.backends.config import FamilyConfig
 from veranda_dagster.backends.port import Backend, BackendError, Turn
+from veranda_dagster.backends.prompt_channel import argv_bytes
 from veranda_dagster.backends.runner import RunOutput
+from veranda_dagster.domain.bounds import MAX_CLI_ARGV_BYTES
 
 FAMILY_MODES = [(f, m) for f in registry.families() for m in registry.get(f).modes]
 OK_FIXTURE = {
@@ -104,15 +106,20 @@ def test_turn_passes_model_and_effort_knob(family, mode, tmp_path):
         knob_in_argv = any(a == value or a.endswith(f'="{value}"') for a in call.argv)
         assert knob_in_argv or call.env.get("KIMI_MODEL_THINKING_EFFORT") == value
     assert call.cwd == str(tmp_path)
-    assert "do it" in " ".join(call.argv)
+    assert delivered_prompt(call) == "do it"
+
+
+def delivered_prompt(call) -> str | None:
+    """The prompt as the CLI got it: its stdin, or the file its argv names (read at spawn)."""
+    return call.stdin if call.stdin is not None else call.prompt_file_text
 
 
 EXPECTED_ARGV = {
-    "claude": ["claude", "-p", "do it", "--output-format", "stream-json", "--verbose"],
+    "claude": ["claude", "-p", "--output-format", "stream-json", "--verbose"],
     "codex": ["codex", "exec", "--json"],
-    "gemini": ["gemini", "-p", "do it", "-o", "stream-json", "--yolo"],
-    "kimi": ["kimi", "-p", "do it", "--output-format", "stream-json"],
-    "grok": ["grok", "-p", "do it", "--cwd"],
+    "gemini": ["gemini", "-o", "stream-json", "--yolo"],
+    "kimi": ["kimi", "-p"],
+    "grok": ["grok", "--prompt-file"],
     "cursor": ["cursor-agent", "-p", "--output-format", "stream-json"],
 }
 
@@ -212,11 +219,54 @@ def test_images_reach_each_vision_cli_its_own_way(tmp_path):
     img = tmp_path / "shot.png"
     img.write_bytes(b"\x89PNG")
     turn = Turn(prompt="look", workdir=str(tmp_path), images=[str(img)])
-    assert any(str(img) in a for a in make("claude", "api_key").build_argv(turn))
+    claude = make("claude", "api_key")
+    assert str(img) in claude.stdin_for(turn) and str(img) not in " ".join(claude.build_argv(turn))
     assert ["--image", str(img)] == make("codex", "api_key").build_argv(turn)[-4:-2]
     assert f"@{img}" in make("gemini", "api_key").build_argv(turn)[2]
     grok = make("grok", "api_key").build_argv(turn)
     assert grok[1] == "--prompt-json" and '"type": "image"' in grok[2]
+
+
+def test_grok_images_past_the_argv_bound_are_named_in_the_prompt_file(tmp_path):
+    img = tmp_path / "huge.png"
+    img.write_bytes(b"\x89PNG" + b"\0" * MAX_CLI_ARGV_BYTES)
+    turn = Turn(prompt="look", workdir=str(tmp_path), images=[str(img)])
+    grok = make("grok", "api_key")
+    argv = grok.build_argv(turn)
+    assert argv[1] == "--prompt-file" and argv_bytes(argv) < MAX_CLI_ARGV_BYTES
+    assert str(img) in grok.full_prompt(turn)
+
+
+MEGABYTE_TICKET = "Role: implementer\n" + ("A customer pasted this log line. " * 32_768)
+
+
+@pytest.mark.parametrize(("family", "mode"), FAMILY_MODES)
+def test_a_megabyte_prompt_never_rides_in_the_argv(family, mode, tmp_path):
+    """The kernel refuses one argument over 128 KiB (E2BIG): every CLI gets the prompt by
+    stdin or a staged file, and its argv stays inside the named bound."""
+    assert len(MEGABYTE_TICKET) > 1_000_000
+    ok = "glm_opencode_ok.jsonl" if mode == "opencode" else OK_FIXTURE[family]
+    runner = ScriptedRunner([RunOutput(exit_code=0, stdout=fixture_text(ok))])
+    b = make(family, mode, runner)
+    turn = Turn(prompt=MEGABYTE_TICKET, workdir=str(tmp_path), model="m-1")
+    assert argv_bytes(b.build_argv(turn)) < MAX_CLI_ARGV_BYTES
+    b.run(turn)
+    (call,) = runner.calls
+    assert argv_bytes(call.argv) < MAX_CLI_ARGV_BYTES
+    assert all(len(a) < 4_096 for a in call.argv)
+    assert delivered_prompt(call) == MEGABYTE_TICKET
+    if call.stdin is None:  # the pointer keeps the seat's Role line and names the file
+        pointer = next(a for a in call.argv if "Role: implementer" in a or a.endswith(".md"))
+        assert "Role: implementer" in pointer or pointer.endswith(".md")
+        assert list(tmp_path.iterdir()) == [], "the staged prompt file outlives the turn"
+
+
+def test_the_prompt_file_sits_in_the_clones_git_folder(tmp_path):
+    (tmp_path / ".git").mkdir()
+    kimi = make("kimi", "api_key")
+    turn = Turn(prompt="Role: reviewer\nlook", workdir=str(tmp_path))
+    pointer = kimi.build_argv(turn)[2]
+    assert pointer.startswith("Role: reviewer\n") and str(tmp_path / ".git") in pointer
 
 
 def test_codex_pins_the_shell_env_policy_so_keys_never_reach_tools():

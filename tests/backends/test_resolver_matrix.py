@@ -116,7 +116,11 @@ def test_first_mode_verdict_decides_same_vendor_fallback(
     assert reply.call.dropped_pin is None  # same vendor keeps the model
     vision = backends[[b.mode for b in backends].index(served_mode)].capabilities.vision
     turn_call = served.calls[-1]
-    image_sent = any(image in a for a in turn_call.argv) or "--prompt-json" in turn_call.argv
+    image_sent = (
+        any(image in a for a in turn_call.argv)
+        or "--prompt-json" in turn_call.argv
+        or image in (turn_call.stdin or "")
+    )
     if with_images and not vision:
         assert not image_sent
         assert any("stripped" in n for n in reply.notes)

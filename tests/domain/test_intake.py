@@ -97,8 +97,10 @@ def test_fetch_ticket_without_a_client_names_the_env_var_and_bad_keys_are_input_
         fetch_ticket("ENG-1", None, None)
     with pytest.raises(ConfigError, match="SLACK_BOT_TOKEN"):
         fetch_ticket("slack-C0ACME001-1712345670.000200", None, None)
-    with pytest.raises(InputError, match="neither"):
+    with pytest.raises(InputError, match="not a ticket key"):
         fetch_ticket("not a key", None, None)
+    with pytest.raises(InputError, match="not a ticket key"):
+        fetch_ticket("ENG-1\n", None, None)
 
 
 def test_fetch_ticket_with_malformed_issue_names_the_field():

@@ -160,6 +160,21 @@ def test_mention_of_a_linear_ticket_in_flight_starts_no_new_run(instance):
     assert keys_of(page2) == [PAGE2_KEY]  # mentions ENG-999, which has no run
 
 
+@pytest.mark.parametrize("race", ["partition_added_run_not_created", "first_run_failed"])
+def test_a_mention_racing_a_linear_tickets_first_run_starts_no_second_run(instance, race):
+    """The Linear sensor registered ENG-123 and its run is not created yet, or that run
+    failed (it is re-executed from its last good asset, never twinned from Slack)."""
+    if race == "partition_added_run_not_created":
+        instance.add_dynamic_partitions("tickets", ["ENG-123"])
+    else:
+        instance.create_run_for_job(
+            ticket_job, tags={TICKET_TAG: "ENG-123"}, status=dg.DagsterRunStatus.FAILURE
+        )
+    result = tick(instance, slack_script("history_in_flight_ref"))
+    assert keys_of(result) == []
+    assert runs_per_ticket(instance).get("ENG-123", 0) <= 1
+
+
 def test_restart_with_a_new_context_and_lost_cursor_yields_one_run_each(instance):
     first = tick(instance, slack_script("history_page1", "history_page2"))
     launch(instance, first)

@@ -7,16 +7,16 @@ rejects anything that does not look like a variable name, so a pasted key fails 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from veranda_dagster.backends import registry
+from veranda_dagster.domain.bounds import MAX_CONFIG_FILE_BYTES
 from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.domain.input_files import load_document
 
 CONFIG_ENV = "VERANDA_BACKENDS_CONFIG"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -105,15 +105,12 @@ class BackendsConfig(BaseModel):
         if path is None:
             return cls()
         p = Path(path)
-        try:
-            text = p.read_text()
-        except OSError as exc:
-            raise ConfigError(f"backends config {p}: cannot read ({exc.strerror})") from exc
-        try:
-            data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
-        except (json.JSONDecodeError, yaml.YAMLError) as exc:
-            raise ConfigError(f"backends config {p}: not valid JSON/YAML: {exc}") from exc
+        data = load_document(
+            p, what="backends config", max_bytes=MAX_CONFIG_FILE_BYTES, error=ConfigError
+        )
         try:
             return cls.model_validate(data or {})
         except ValidationError as exc:
-            raise ConfigError(f"backends config {p}: {exc}") from exc
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "(root)"
+            raise ConfigError(f"backends config {p}: field {where!r}: {first['msg']}") from None

@@ -1,14 +1,20 @@
 """The ``veranda`` command: a table of subcommands, each in its own module, imported lazily.
 
 A subcommand module exposes ``add_arguments(parser)`` and ``run(args) -> int``. Lazy import keeps
-``veranda detect-repo`` from paying for Dagster's import time.
+``veranda detect-repo`` from paying for Dagster's import time. Whatever a subcommand raises on
+bad input (a typed product error, an unreadable file, a bad ``DAGSTER_HOME``) is one line on
+stderr and exit 2, never a traceback; ``--debug`` (anywhere on the line, or ``VERANDA_DEBUG=1``)
+shows the traceback too.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
+from typing import NoReturn
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "dev": ("veranda_dagster.cli.dev", "the product in the Dagster UI against a loopback world"),
@@ -21,23 +27,66 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve-ops": ("veranda_dagster.cli.serve_ops", "serve /healthz, /readyz and /metrics"),
     "mcp-observability": ("veranda_dagster.cli.mcp_observability", "the agents' MCP server"),
 }
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 1
+DEBUG_FLAG = "--debug"
+DEBUG_ENV = "VERANDA_DEBUG"
+MAX_ERROR_LINE_CHARS = 500
+"""An error line is for a person: past this it is cut (a payload echoed back is not help)."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (argparse prints usage, then the error)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def one_line(text: str) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= MAX_ERROR_LINE_CHARS else line[: MAX_ERROR_LINE_CHARS - 1] + "…"
+
+
+def _is_bad_input(exc: BaseException) -> bool:
+    """Errors that mean the input (a file, a flag, the environment) is wrong, not the code."""
+    from veranda_dagster.domain.errors import VerandaError
+
+    if isinstance(exc, VerandaError | OSError | ValueError | RecursionError | UnicodeError):
+        return True
+    return type(exc).__module__.split(".")[0] in ("dagster", "yaml", "pydantic_core")
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="veranda", description=__doc__.splitlines()[0])
+    debug = DEBUG_FLAG in argv or os.environ.get(DEBUG_ENV) == "1"
+    argv = [a for a in argv if a != DEBUG_FLAG]
+    parser = OneLineParser(prog="veranda", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_, help_text) in COMMANDS.items():
         sub.add_parser(name, help=help_text, add_help=False)
     if not argv or argv[0] not in COMMANDS:
         parser.parse_args(argv or ["--help"])
-        return 2
+        return EXIT_BAD_INPUT
     name = argv[0]
     module = importlib.import_module(COMMANDS[name][0])
-    cmd_parser = argparse.ArgumentParser(prog=f"veranda {name}", description=COMMANDS[name][1])
+    cmd_parser = OneLineParser(prog=f"veranda {name}", description=COMMANDS[name][1])
     module.add_arguments(cmd_parser)
     args = cmd_parser.parse_args(argv[1:])
-    return int(module.run(args))
+    try:
+        return int(module.run(args))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # the CLI contract: one line, never a traceback unless asked
+        if debug:
+            traceback.print_exc()
+        bad = _is_bad_input(exc)
+        kind = "error" if bad else f"internal error ({type(exc).__name__})"
+        hint = "" if bad or debug else f"; rerun with {DEBUG_FLAG} for the traceback"
+        print(
+            f"veranda {name}: {kind}: {one_line(str(exc) or type(exc).__name__)}{hint}",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT if bad else EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from veranda_dagster.domain.errors import InputError
 from veranda_dagster.sim.backends import AGENTS, AgentNotInstalledError, default_agent
 
 DEMO_TIMEOUT_S = 110.0
@@ -56,6 +58,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def usable_workdir(path: Path) -> None:
+    """``--workdir``: a directory this user can write, or one that can be made; else one line."""
+    if path.exists() and not path.is_dir():
+        raise InputError(f"--workdir {path}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--workdir {path}: cannot create ({exc.strerror or exc})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise InputError(f"--workdir {path}: not writable")
+
+
 def _say(out: TextIO, text: str) -> None:
     out.write(text + "\n")
     out.flush()
@@ -72,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
     from veranda_dagster.sim.world import LINEAR_LABEL, SimWorld
 
     log = sys.stderr if args.json else sys.stdout
+    if args.workdir:
+        usable_workdir(Path(args.workdir))
     root = Path(args.workdir or tempfile.mkdtemp(prefix="veranda-demo-"))
     agent = args.agent or default_agent()
     started = time.monotonic()

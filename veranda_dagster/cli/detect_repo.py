@@ -13,14 +13,16 @@ import json
 import os
 import sys
 import tempfile
-from pathlib import Path
 
 from pydantic import ValidationError
 
+from veranda_dagster.domain.bounds import MAX_TICKET_FILE_BYTES
 from veranda_dagster.domain.catalog import load_catalog
 from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.input_files import load_document
 from veranda_dagster.domain.models import RepoGuess, Ticket
 from veranda_dagster.domain.repo_detection import confirm_repo_guess, detect_repo
+from veranda_dagster.domain.ticket_bounds import bound_ticket
 
 OUTPUT_KEYS = ("repo", "confidence", "signal", "decision", "candidates", "question")
 
@@ -33,19 +35,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_ticket(path: str) -> Ticket:
+def load_ticket(path: str, what: str = "ticket") -> Ticket:
+    """A ticket JSON file: a regular file within ``MAX_TICKET_FILE_BYTES`` and the JSON depth
+    bound, validated, then held to the ticket bounds like one read from Linear."""
+    data = load_document(path, what=what, max_bytes=MAX_TICKET_FILE_BYTES, as_json=True)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"ticket {path}: cannot read ({exc.strerror or exc})") from None
-    except ValueError as exc:
-        raise InputError(f"ticket {path}: not valid JSON ({exc})") from None
-    try:
-        return Ticket.model_validate(data)
+        return bound_ticket(Ticket.model_validate(data))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise InputError(f"ticket {path}: field {where!r}: {first['msg']}") from None
+        raise InputError(f"{what} {path}: field {where!r}: {first['msg']}") from None
 
 
 def _with_model(guess: RepoGuess, ticket: Ticket, catalog_path: str) -> RepoGuess:

@@ -14,9 +14,9 @@ import json
 import sys
 from pathlib import Path
 
-from pydantic import ValidationError
-
+from veranda_dagster.domain.bounds import MAX_DOSSIER_BYTES
 from veranda_dagster.domain.errors import VerandaError
+from veranda_dagster.domain.input_files import read_input_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,30 +34,20 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from veranda_dagster.cli.detect_repo import load_ticket
     from veranda_dagster.domain.context import build_local_pack
-    from veranda_dagster.domain.models import Ticket
 
     repo_dir = Path(args.repo_dir)
+    if not repo_dir.is_dir():
+        return _fail(f"--repo-dir {repo_dir} is not a directory")
     if not (repo_dir / ".git").exists() and not (repo_dir / "HEAD").is_file():
         return _fail(f"--repo-dir {repo_dir} is not a git repository")
     try:
-        raw = json.loads(Path(args.ticket).read_text(encoding="utf-8"))
-        ticket = Ticket.model_validate(raw)
-    except OSError as exc:
-        return _fail(f"cannot read --ticket {args.ticket}: {exc.strerror or exc}")
-    except ValueError as exc:
-        if isinstance(exc, ValidationError):
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "ticket"
-            return _fail(f"--ticket {args.ticket}: field {where!r}: {first['msg']}")
-        return _fail(f"--ticket {args.ticket} is not valid JSON: {exc}")
-    dossiers: list[str] = []
-    for path in args.dossier:
-        try:
-            dossiers.append(Path(path).read_text(encoding="utf-8", errors="replace"))
-        except OSError as exc:
-            return _fail(f"cannot read --dossier {path}: {exc.strerror or exc}")
-    try:
+        ticket = load_ticket(args.ticket, what="--ticket")
+        dossiers = [
+            read_input_text(path, what="--dossier", max_bytes=MAX_DOSSIER_BYTES)
+            for path in args.dossier
+        ]
         result = build_local_pack(repo_dir, ticket, dossiers)
     except VerandaError as exc:
         return _fail(str(exc))

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 
+from veranda_dagster.cli.instance_home import check_dagster_home
 from veranda_dagster.domain.errors import VerandaError
 
 
@@ -22,6 +23,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         since = parse_since(args.since)
+        check_dagster_home()
         with dg.DagsterInstance.get() as instance:
             report = report_from_instance(instance, since)
     except VerandaError as exc:

@@ -10,9 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import threading
 
-from veranda_dagster.domain.bounds import MAX_TAIL_EVENTS, OPS_TAIL_INTERVAL_S
 from veranda_dagster.settings import env_number
 
 DEFAULT_PORT = 9464
@@ -31,35 +29,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _tail_forever(stop: threading.Event) -> None:
+def _instance() -> object:
     import dagster as dg
 
-    from veranda_dagster.ops.materializations import MaterializationTail
-    from veranda_dagster.ops.metrics import default_metrics
-
-    instance = dg.DagsterInstance.get()
-    tail = MaterializationTail(instance, default_metrics())
-    tail.start_from_now()
-    while not stop.wait(OPS_TAIL_INTERVAL_S):
-        try:
-            tail.poll(MAX_TAIL_EVENTS)
-        except Exception as exc:  # storage blips must not kill the probe port
-            log.warning("metrics tail skipped a poll: %s", type(exc).__name__)
+    return dg.DagsterInstance.get()
 
 
 def run(args: argparse.Namespace) -> int:
-    from veranda_dagster.ops.server import OpsServer
+    from veranda_dagster.ops.metrics import default_metrics
+    from veranda_dagster.ops.server import InstanceReadiness, OpsServer
+    from veranda_dagster.ops.tail_runner import TailRunner, both
 
-    server = OpsServer(args.host, args.port)
-    stop = threading.Event()
-    if not args.no_tail:
-        threading.Thread(target=_tail_forever, args=(stop,), daemon=True).start()
+    readiness = InstanceReadiness()
+    tail = None
+    if not args.no_tail:  # reconnects with backoff; /readyz is 503 while it is down
+        tail = TailRunner(default_metrics(), _instance).start()
+        readiness = both(readiness, tail.check)  # type: ignore[assignment]
+    server = OpsServer(args.host, args.port, readiness=readiness)
     print(f"veranda ops on {server.url} (/healthz /readyz /metrics)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
-        stop.set()
+        if tail is not None:
+            tail.stop()
         server.httpd.server_close()
     return 0

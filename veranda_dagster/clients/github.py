@@ -27,6 +27,7 @@ from veranda_dagster.clients._http import (
 )
 from veranda_dagster.domain.bounds import MAX_RATE_LIMIT_RESET_WAIT_S, OUTPUT_TAIL_BYTES
 from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.ticket_bounds import bound_comment
 from veranda_dagster.domain.work.forge import CheckRun, Comment, ForgePR
 
 API_VERSION = "2022-11-28"
@@ -314,7 +315,7 @@ def _comment(data: dict[str, Any], kind: str) -> Comment:
         kind=kind,  # type: ignore[arg-type]
         author=str(user.get("login") or ""),
         author_type=str(user.get("type") or "User"),
-        body=str(data.get("body") or ""),
+        body=bound_comment(str(data.get("body") or "")),
         path=data.get("path"),
         line=data.get("line"),
         diff_hunk=data.get("diff_hunk"),

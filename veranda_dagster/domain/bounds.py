@@ -260,3 +260,64 @@ so past it is a pasted log, and regex work stays bounded whatever size arrives."
 
 MAX_LINT_MESSAGE_CHARS: Final = 1_000
 """Characters of one linter message searched for a complexity threshold: they are one line."""
+
+# --- vendor CLI invocation -------------------------------------------------------------------
+
+MAX_CLI_ARGV_BYTES: Final = 32_768
+"""Bytes of one vendor CLI's whole argv: the prompt goes by stdin or a file, never an argument
+(Linux refuses one argument over 128 KiB with ``E2BIG``), so flags, paths and ids fit in 32 KiB
+and inline images (Grok's ``--prompt-json``) are sent only while they fit beside them."""
+
+MAX_TICKET_KEY_CHARS: Final = 64
+"""Characters of a ticket key (a partition key and a folder name): ``ENG-123`` or a Slack
+thread's ``slack-<channel>-<ts>`` (about 40), far under any file system's 255-byte name."""
+
+# --- input sizes: everything read from outside has one --------------------------------------
+
+MAX_TICKET_TITLE_CHARS: Final = 256
+"""Characters of a ticket title (GitHub's issue-title limit); longer is cut with an ellipsis."""
+
+MAX_TICKET_DESCRIPTION_CHARS: Final = 65_536
+"""Characters of a ticket description kept (GitHub's issue-body limit); longer is cut with a
+visible note, never refused: the start of a pasted log still says what is wrong."""
+
+MAX_TICKET_ATTACHMENTS: Final = 20
+"""Attachments kept on a ticket; the rest are dropped with a note (screenshots are few)."""
+
+MAX_TICKET_LABELS: Final = 50
+"""Labels kept on a ticket: Linear teams use a handful; a thousand is a hostile payload."""
+
+MAX_COMMENT_CHARS: Final = 65_536
+"""Characters of one PR or ticket comment read as feedback (GitHub's comment-body limit)."""
+
+MAX_TICKET_FILE_BYTES: Final = 4_000_000
+"""Bytes of a ticket JSON file given to a CLI: a 65,536-character description and its
+attachments fit many times over; a 50 MB file is refused before it is parsed."""
+
+MAX_CATALOG_BYTES: Final = 16_000_000
+"""Bytes of a repository catalog file: ten thousand repositories with descriptions and aliases."""
+
+MAX_CONFIG_FILE_BYTES: Final = 1_000_000
+"""Bytes of a configuration file (backends file): a hand-written file is a few kilobytes."""
+
+MAX_DOSSIER_BYTES: Final = 1_000_000
+"""Bytes of one expert dossier given to ``veranda pack``."""
+
+MAX_JSON_DEPTH: Final = 32
+"""Nesting of any JSON/YAML document read from outside: the deepest real one (a backends file)
+is five levels; ten thousand levels is an attack on the parser's recursion."""
+
+MAX_DOCUMENT_NODES: Final = 1_000_000
+"""Values in one JSON/YAML document, counted with YAML aliases expanded: a 16 MB catalog holds
+far fewer, while nine nested aliases of nine ("billion laughs") expand past it at once."""
+
+OPS_TAIL_RETRY_INITIAL_S: Final = 1.0
+"""First wait after the ops tail fails to reach the instance (down at start, or a blip)."""
+
+OPS_TAIL_RETRY_MAX_S: Final = 60.0
+"""Backoff cap between the ops tail's reconnect attempts: a minute of flat metrics at most once
+the instance is back, and no tight loop against a database that is down."""
+
+OPS_SOCKET_TIMEOUT_S: Final = 10.0
+"""Seconds an ops-port connection may sit idle before it is closed: a probe or a scrape sends
+its request at once, and 500 idle connections no longer hold 500 threads."""

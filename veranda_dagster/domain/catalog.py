@@ -9,16 +9,16 @@ the hand-kept file adds aliases and service names. A catalog with only ``full_na
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import Field, ValidationError, field_validator
 
+from veranda_dagster.domain.bounds import MAX_CATALOG_BYTES
 from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.input_files import load_document
 from veranda_dagster.domain.models import Strict
 
 _FULL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9_.-]+$")
@@ -139,15 +139,7 @@ def parse_catalog(data: Any, source: str = "catalog") -> Catalog:
 def load_catalog(path: str | Path) -> Catalog:
     """Read a catalog from JSON or YAML (by extension; YAML also parses JSON)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"catalog {path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        reason = str(exc).splitlines()[0]
-        raise InputError(f"catalog {path}: not valid JSON/YAML ({reason})") from None
+    data = load_document(path, what="catalog", max_bytes=MAX_CATALOG_BYTES)
     return parse_catalog(data, f"catalog {path}")
 
 

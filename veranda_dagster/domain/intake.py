@@ -14,9 +14,12 @@ from typing import Any, Protocol
 from veranda_dagster.domain.bounds import MAX_SLACK_BLOCK_DEPTH, MAX_SLACK_THREAD_MESSAGES
 from veranda_dagster.domain.errors import ConfigError, InputError
 from veranda_dagster.domain.models import Attachment, Ticket
+from veranda_dagster.domain.ticket_bounds import bound_ticket
+from veranda_dagster.domain.ticket_key import LINEAR_KEY as LINEAR_KEY_GRAMMAR
+from veranda_dagster.domain.ticket_key import require_ticket_key
 from veranda_dagster.domain.ticket_source import TicketSource
 
-_LINEAR_KEY = re.compile(r"^[A-Z][A-Z0-9]{0,9}-\d{1,9}$")
+_LINEAR_KEY = LINEAR_KEY_GRAMMAR
 LINEAR_KEY_IN_TEXT = re.compile(r"(?<![A-Za-z0-9-])([A-Z][A-Z0-9]{0,9}-\d{1,9})(?![A-Za-z0-9-])")
 """A Linear identifier mentioned in prose (``ENG-123``)."""
 
@@ -59,7 +62,7 @@ def ticket_from_linear(node: dict[str, Any]) -> Ticket:
     if not isinstance(node, dict):
         raise InputError("linear payload: issue is not an object")
     identifier = _field(node, "identifier", "linear")
-    if not _LINEAR_KEY.match(identifier):
+    if not _LINEAR_KEY.fullmatch(identifier):
         raise InputError(f"linear payload: field 'identifier' {identifier!r} is not like ENG-123")
     labels = [str(n["name"]) for n in _nodes(node, "labels") if n.get("name")]
     attachments = [
@@ -148,17 +151,26 @@ def ticket_from_slack(
     )
 
 
+def _keyed(ticket: Ticket, key: str) -> Ticket:
+    """The ticket as read, under the key it was asked for: the id names folders and branches,
+    so a payload naming another thread (a hostile server's ``thread_ts``) is refused."""
+    if ticket.id != key:
+        raise InputError(f"ticket {key}: the source answered with another ticket {ticket.id!r}")
+    return bound_ticket(ticket)
+
+
 def fetch_ticket(
     key: str,
     linear: LinearIssues | None,
     slack: SlackThreads | None,
     sources: Sequence[TicketSource] = (),
 ) -> Ticket:
-    """Read the ticket behind a partition key from its source (a ported ``sources`` entry owns
-    its source-qualified keys)."""
+    """Read the ticket behind a partition key (a key in the one grammar) from its source (a
+    ported ``sources`` entry owns its source-qualified keys)."""
+    require_ticket_key(key)
     for source in sources:
         if source.owns(key):
-            return source.fetch(key)
+            return _keyed(source.fetch(key), key)
     if key.startswith("slack-"):
         if slack is None:
             raise ConfigError(f"ticket {key}: Slack is not configured (set SLACK_BOT_TOKEN)")
@@ -170,9 +182,10 @@ def fetch_ticket(
         if not thread:
             raise InputError(f"slack thread {key}: 'messages' is empty")
         root, rest = thread[0], thread[1:]
-        return ticket_from_slack(channel, root, bot_user_id=slack.bot_user_id, replies=rest)
-    if _LINEAR_KEY.match(key):
+        found = ticket_from_slack(channel, root, bot_user_id=slack.bot_user_id, replies=rest)
+        return _keyed(found, key)
+    if _LINEAR_KEY.fullmatch(key):
         if linear is None:
             raise ConfigError(f"ticket {key}: Linear is not configured (set LINEAR_API_KEY)")
-        return ticket_from_linear(linear.get_issue(key))
+        return _keyed(ticket_from_linear(linear.get_issue(key)), key)
     raise InputError(f"ticket key {key!r} is neither a Linear identifier nor slack-<channel>-<ts>")

@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 from veranda_dagster.domain.errors import VerandaError
 from veranda_dagster.domain.git_command import git_argv, git_askpass, git_env, token_allowed
+from veranda_dagster.domain.git_recovery import (
+    clear_partial_clones,
+    clear_stale_locks,
+    is_whole_clone,
+    partial_clone_dir,
+)
 from veranda_dagster.domain.redaction import environ_secrets
+from veranda_dagster.domain.ticket_key import ticket_dir
 
 GIT_TIMEOUT_S = 300.0
 """A clone or push of a large repository; anything slower is a hung network, not work."""
@@ -52,11 +60,14 @@ class Workspace:
         self.clone_url = clone_url
         self.branch = branch
         self._token = token or ""
+        self.recovered: list[str] = []
+        """What the last ``ensure`` recovered (stale locks, a half-made clone)."""
 
     @property
     def path(self) -> Path:
-        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in self.ticket_id)
-        return self.root / safe
+        """``root/<ticket key>``; a key outside the grammar (``..``, a slash, a control
+        character) is a typed error before any folder is made."""
+        return ticket_dir(self.root, self.ticket_id)
 
     # --- git plumbing ------------------------------------------------------------------------
 
@@ -90,10 +101,11 @@ class Workspace:
     # --- lifecycle ---------------------------------------------------------------------------
 
     def ensure(self) -> Path:
-        """Clone if absent, then check out the work branch (from the forge if it exists there)."""
+        """Recover what a killed git left, clone if absent, then check out the work branch
+        (from the forge if it exists there)."""
+        self.recovered = self.recover()
         if not (self.path / ".git").exists():
-            self.root.mkdir(parents=True, exist_ok=True)
-            self.git("clone", "--quiet", self.clone_url, str(self.path), cwd=self.root)
+            self.clone()
         self.pin_origin()
         self.git("fetch", "--quiet", "origin")
         if self.remote_branch_exists(self.branch):
@@ -101,6 +113,26 @@ class Workspace:
         elif self.current_branch() != self.branch:
             self.git("checkout", "--quiet", "-B", self.branch, f"origin/{self.default_branch()}")
         return self.path
+
+    def recover(self) -> list[str]:
+        """Start of every git phase: a killed clone's leftovers and a half-made clone are
+        removed (the forge holds the truth), and lock files no live git owns are deleted.
+        Returns what was done, for the phase's log."""
+        done = [f"removed partial clone {p.name}" for p in clear_partial_clones(self.path)]
+        if self.path.exists() and not is_whole_clone(self.path):
+            shutil.rmtree(self.path)
+            done.append(f"removed half-cloned {self.path.name}; cloning again")
+        done += [f"removed stale {lock.name}" for lock in clear_stale_locks(self.path)]
+        return done
+
+    def clone(self) -> None:
+        """Clone beside the final place and rename in when whole, so a kill mid-clone never
+        leaves something that looks like a clone."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        partial = partial_clone_dir(self.path)
+        shutil.rmtree(partial, ignore_errors=True)
+        self.git("clone", "--quiet", self.clone_url, str(partial), cwd=self.root)
+        os.rename(partial, self.path)
 
     def pin_origin(self) -> None:
         """``origin`` is the configured clone URL and nothing else: a clone whose config was

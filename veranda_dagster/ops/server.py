@@ -18,7 +18,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
-from veranda_dagster.domain.bounds import READINESS_TIMEOUT_S
+from veranda_dagster.domain.bounds import OPS_SOCKET_TIMEOUT_S, READINESS_TIMEOUT_S
 from veranda_dagster.ops.metrics import default_metrics
 
 ReadinessCheck = Callable[[], None]
@@ -70,16 +70,22 @@ def check_with_timeout(check: ReadinessCheck, timeout_s: float) -> str | None:
         return f"instance check exceeded {timeout_s:g} s"
     if "error" in box:
         exc = box["error"]
+        if getattr(exc, "safe_text", False):  # our own reason, written to be shown
+            return str(exc)
         # The type only: an exception text may carry a connection string with a password.
         return f"instance check failed: {type(exc).__name__}"
     return None
 
 
 def _handler(
-    registry: CollectorRegistry, readiness: ReadinessCheck, timeout_s: float
+    registry: CollectorRegistry,
+    readiness: ReadinessCheck,
+    timeout_s: float,
+    socket_timeout_s: float = OPS_SOCKET_TIMEOUT_S,
 ) -> type[BaseHTTPRequestHandler]:
     class OpsHandler(BaseHTTPRequestHandler):
         server_version = "veranda-ops"
+        timeout = socket_timeout_s  # an idle connection is closed, its thread freed
 
         def log_message(self, format: str, *args: object) -> None:  # probes every 10 s: quiet
             return
@@ -124,11 +130,13 @@ class OpsServer:
         registry: CollectorRegistry | None = None,
         readiness: ReadinessCheck | None = None,
         readiness_timeout_s: float = READINESS_TIMEOUT_S,
+        socket_timeout_s: float = OPS_SOCKET_TIMEOUT_S,
     ) -> None:
         reg = registry if registry is not None else default_metrics().registry
-        self.httpd = ThreadingHTTPServer(
-            (host, port), _handler(reg, readiness or InstanceReadiness(), readiness_timeout_s)
+        handler = _handler(
+            reg, readiness or InstanceReadiness(), readiness_timeout_s, socket_timeout_s
         )
+        self.httpd = ThreadingHTTPServer((host, port), handler)
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 

@@ -47,6 +47,7 @@ from veranda_dagster.domain.models import (
     ReviewRounds,
     Ticket,
 )
+from veranda_dagster.domain.ticket_key import ticket_dir
 from veranda_dagster.domain.work import ci as work_ci
 from veranda_dagster.domain.work import feedback as work_feedback
 from veranda_dagster.domain.work import patch as work_patch
@@ -178,7 +179,8 @@ class PipelineResource(dg.ConfigurableResource):
         return self.workspace(ticket.id, pack.repo, pack.clone_url, pack.branch)
 
     def scratch_dir(self, ticket_id: str) -> str:
-        path = Path(self.workspace_root or default_workspace_root()) / "_scratch" / ticket_id
+        root = Path(self.workspace_root or default_workspace_root()) / "_scratch"
+        path = ticket_dir(root, ticket_id)  # a hostile id never lands outside the root
         path.mkdir(parents=True, exist_ok=True)
         return str(path)
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import dagster as dg
 
-from veranda_dagster.partitions import TICKET_TAG, TICKETS
+from veranda_dagster.partitions import TICKET_TAG, TICKETS, TICKETS_NAME
 
 HELD_STATUSES = [
     dg.DagsterRunStatus.QUEUED,
@@ -49,6 +49,19 @@ def tickets_with_runs(
         )
         taken |= set(materialized) & rest
     return {k for k in taken if k}
+
+
+def tickets_known(instance: dg.DagsterInstance, keys: Iterable[str]) -> set[str]:
+    """The subset of ``keys`` the instance knows at all: a run in any status (a failed one is
+    re-executed, not twinned) or a registered partition (its sensor added it and its run is
+    about to be created). A Slack mention of such a ticket must not become a second run of it."""
+    wanted = list(dict.fromkeys(keys))
+    if not wanted:
+        return set()
+    runs = instance.get_runs(filters=dg.RunsFilter(tags={TICKET_TAG: wanted}))
+    known = {run.tags.get(TICKET_TAG) for run in runs} & set(wanted)
+    known |= {k for k in wanted if instance.has_dynamic_partition(TICKETS_NAME, k)}
+    return {k for k in known if k}
 
 
 def new_tickets(instance: dg.DagsterInstance, keys: Iterable[str]) -> list[str]:

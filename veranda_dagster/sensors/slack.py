@@ -29,7 +29,7 @@ from veranda_dagster.domain.bounds import (
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.domain.intake import LINEAR_KEY_IN_TEXT, mentions
 from veranda_dagster.partitions import TICKET_JOB, is_ticket_key, slack_key
-from veranda_dagster.sensors.dedup import new_tickets, sensor_result, tickets_with_runs
+from veranda_dagster.sensors.dedup import new_tickets, sensor_result, tickets_known
 from veranda_dagster.sensors.status import sensor_default_status
 
 INITIAL_LOOKBACK_S = 3600
@@ -169,11 +169,13 @@ def poll_slack(
         key: LINEAR_KEY_IN_TEXT.findall(str(message.get("text") or ""))
         for key, message in found.items()
     }
-    in_flight = tickets_with_runs(instance, [k for refs in referenced.values() for k in refs])
+    known = tickets_known(instance, [k for refs in referenced.values() for k in refs])
     for key, refs in referenced.items():
-        held = [r for r in refs if r in in_flight]
+        held = [r for r in refs if r in known]
         if held:
-            log.info(f"slack_mentions: {key} refers to {held[0]}, already in flight; no new run")
+            log.info(
+                f"slack_mentions: {key} refers to {held[0]}, which has its own run; no new run"
+            )
             del found[key]
     keys = new_tickets(instance, found)
     if errors:

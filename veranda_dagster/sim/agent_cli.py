@@ -393,7 +393,8 @@ def _result(
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="veranda-sim-agent", description=__doc__.splitlines()[0])
-    p.add_argument("-p", "--print", dest="prompt", required=True)
+    p.add_argument("-p", "--print", action="store_true", required=True)
+    p.add_argument("prompt", nargs="?", help="as Claude Code: read from stdin when absent")
     p.add_argument("--output-format", default="text", choices=["text", "json", "stream-json"])
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--model")
@@ -408,6 +409,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.output_format != "stream-json" or not args.verbose:
         sys.stderr.write("veranda-sim-agent only speaks --output-format stream-json --verbose\n")
         return 2
+    if args.prompt is None:
+        args.prompt = sys.stdin.read()
+    if not args.prompt.strip():
+        sys.stderr.write(
+            "Error: Input must be provided either through stdin or as a prompt "
+            "argument when using --print\n"
+        )
+        return 1
     return run(args)
 
 

@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from veranda_dagster.domain.bounds import POSTGRES_POOL_MAX, STALE_TEMP_VALUE_AGE_S
 from veranda_dagster.domain.errors import ConfigError, StoredValueError, TransientError
 from veranda_dagster.domain.redaction import mask_url_passwords, scrub, url_password
+from veranda_dagster.storage.faults import StorageFaultError
 
 TABLE = "veranda_asset_values"
 
@@ -128,6 +129,12 @@ class FilesystemValues:
 
     def write(self, asset: str, partition: str, text: str) -> str:
         target = self.path(asset, partition)
+        try:
+            return self._write(target, text)
+        except OSError as exc:
+            raise StorageFaultError("store", asset, partition, target, exc) from exc
+
+    def _write(self, target: Path, text: str) -> str:
         target.parent.mkdir(parents=True, exist_ok=True)
         self.sweep(target.parent)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -150,7 +157,9 @@ class FilesystemValues:
             raise StoredValueError(
                 f"no stored value for asset {asset!r} partition {partition!r} (looked in {target})"
             ) from None
-        except (OSError, UnicodeDecodeError) as exc:
+        except OSError as exc:
+            raise StorageFaultError("read", asset, partition, target, exc) from None
+        except UnicodeDecodeError as exc:
             raise StoredValueError(
                 f"stored value for asset {asset!r} partition {partition!r} is unreadable: {exc}"
             ) from None
@@ -166,6 +175,12 @@ class FilesystemValues:
         interleave inside a line, and a kill leaves at most a torn last line, which ``lines``
         skips and the next append starts after."""
         target = self.log_path(log, partition)
+        try:
+            self._append(target, line)
+        except OSError as exc:
+            raise StorageFaultError("append to", f"_{log}", partition, target, exc) from exc
+
+    def _append(self, target: Path, line: str) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:

@@ -77,3 +77,40 @@ def test_a_revision_that_breaks_the_checks_is_not_pushed(project):
     assert out.rounds[0].commit_sha is None
     assert "could not make that change pass" in forge.posted[-1][1]
     assert "def shout" in (project.repo / "app/text.py").read_text()
+
+
+class _Crash(Exception):
+    pass
+
+
+def test_a_round_that_crashed_after_its_push_is_never_redone(project):
+    """The step dies after the push and before any reply; the retry (no stored value: the
+    asset never materialized) finds the pushed round by its commit trailer, runs no turn,
+    pushes nothing, replies once; a second retry finds the reply's marker and does nothing."""
+    forge = FakeForge(issue_comments=[Comment(101, "issue", "alice", "rename it please")])
+    agent = ScriptedAgent({"implementer": [reply("Renamed it.", write("NOTES.md", "renamed\n"))]})
+
+    def crash(*args, **kwargs):
+        raise _Crash("pod evicted")
+
+    real_reply = forge.create_issue_comment
+    forge.create_issue_comment = crash  # type: ignore[method-assign]
+    try:
+        process_feedback(TICKET, project.pack, PR, project.workspace, agent, forge, None)
+    except _Crash:
+        pass
+    else:
+        raise AssertionError("the first attempt was meant to die after its push")
+    forge.create_issue_comment = real_reply  # type: ignore[method-assign]
+    pushed = project.remote_sha()
+    assert "Renamed" not in str(forge.posted)
+
+    retry = ScriptedAgent({})  # any turn would fail: unscripted
+    value = process_feedback(TICKET, project.pack, PR, project.workspace, retry, forge, None)
+    assert retry.requests == [] and project.remote_sha() == pushed
+    assert value.rounds[0].commit_sha == pushed and value.calls == []
+    assert value.processed_comment_ids == ["issue:101"]
+    assert len(forge.posted) == 1 and f"Pushed {pushed[:12]}" in forge.posted[0][1]
+
+    again = process_feedback(TICKET, project.pack, PR, project.workspace, retry, forge, None)
+    assert again.rounds[0].commit_sha == pushed and len(forge.posted) == 1

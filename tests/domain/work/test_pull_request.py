@@ -1,8 +1,12 @@
 """``open_pull_request``: exactly one PR per ticket branch even when re-executed, a body that
 says what ran and why with citations resolved or flagged, and the ticket told about fallbacks."""
 
+import pytest
+
 from tests.domain.work.conftest import TICKET, FakeForge
 from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
+from veranda_dagster.clients.ticket_channel import TicketChannel
+from veranda_dagster.domain.errors import TransientError
 from veranda_dagster.domain.models import CommandResult, ModelCall, Patch, RedTests, Usage
 from veranda_dagster.domain.work._common import commit_and_push
 from veranda_dagster.domain.work.pull_request import open_pull_request
@@ -61,16 +65,17 @@ def test_one_pr_per_branch_with_resolved_and_flagged_citations(project):
         attempts=1,
     )
 
-    def post(text: str) -> str:
-        posted.append(text)
-        return f"c{len(posted)}"
+    def post(text: str) -> str:  # idempotent like the ticket channel: found by its marker
+        if text not in posted:
+            posted.append(text)
+        return f"c{posted.index(text) + 1}"
 
     args = (TICKET, project.pack, patch, project.workspace, forge, post)
     pr = open_pull_request(*args, earlier=[red])
     again = open_pull_request(*args, earlier=[red])
     assert forge.created == 1 and len(forge.pulls) == 1
     assert (again.number, again.url) == (pr.number, pr.url) == (100, pr.url)
-    assert pr.ticket_comment_id == "c1" and again.ticket_comment_id is None
+    assert pr.ticket_comment_id == "c1" and again.ticket_comment_id == "c1"
     assert posted == [f"Opened a pull request: {pr.url}"]  # all preferred: no fallback note
     assert pr.title == "ENG-7: Add slugify to app/text.py" and pr.head_sha == patch.commit_sha
     assert pr.citations_resolved == ["[R1]", "app/text.py:4-5"]
@@ -94,3 +99,36 @@ def test_the_ticket_hears_about_fallbacks_and_dropped_pins(project):
     (comment,) = posted
     assert "implementer ran on codex/exec (model gpt-5.1-codex): fallback:claude:quota" in comment
     assert "pinned model `claude-opus-4-5` could not run there and was dropped" in comment
+
+
+def test_a_crash_between_opening_the_pr_and_posting_the_comment_loses_no_comment(project):
+    """The step dies after the PR exists and before the ticket hears of it; the retry finds
+    the PR, opens no second one, and posts the comment exactly once."""
+
+    forge = FakeForge()
+    comments: list[dict[str, str]] = []
+
+    class Linear:
+        def comments(self, issue_id: str) -> list[dict[str, str]]:
+            return list(comments)
+
+        def comment_create(self, issue_id: str, body: str) -> str:
+            comments.append({"id": f"lc{len(comments) + 1}", "body": body})
+            return comments[-1]["id"]
+
+    channel = TicketChannel(Linear(), None)  # type: ignore[arg-type]
+    ticket = TICKET.model_copy(update={"external_id": "issue-uuid"})
+    patch = _patch(project, [_call("implementer")])
+
+    def crash(text: str) -> str:
+        raise TransientError("pod evicted")
+
+    args = (ticket, project.pack, patch, project.workspace, forge)
+    with pytest.raises(TransientError):
+        open_pull_request(*args, crash)
+    assert forge.created == 1 and comments == []
+    pr = open_pull_request(*args, lambda text: channel.post(ticket, text))
+    again = open_pull_request(*args, lambda text: channel.post(ticket, text))
+    assert forge.created == 1 and len(comments) == 1
+    assert pr.ticket_comment_id == again.ticket_comment_id == "lc1"
+    assert pr.url in comments[0]["body"]

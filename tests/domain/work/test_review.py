@@ -66,3 +66,61 @@ def test_parse_findings_is_strict():
     assert parse_findings('noise {"findings": ["a", {"message": "b"}]} noise') == ["a", "b"]
     assert parse_findings("Looks good to me!") is None
     assert parse_findings('{"issues": []}') is None
+
+
+class _Crash(Exception):
+    pass
+
+
+def test_a_step_retry_resumes_at_the_next_round_and_pays_for_none_twice(project):
+    """The step dies in round 3's reviewer turn; the retry (a new process: a fresh agent and
+    clone state from the forge) runs rounds 3-5 only, and the value counts every round once."""
+    pr, forge = _pr(project), FakeForge()
+    first = ScriptedAgent(
+        {"implementer": [reply("done", write("app/text.py", "# reviewed\n", append=True))]},
+        default={
+            "simplifier": reply("nothing to simplify"),
+            "reviewer": reply(FINDING),
+            "implementer": reply("tried"),
+        },
+    )
+    original_run = first.run
+
+    def dies_in_round_three(request):
+        if request.role == "reviewer" and first.roles().count("reviewer") == 2:
+            raise _Crash("pod evicted")
+        return original_run(request)
+
+    first.run = dies_in_round_three  # type: ignore[method-assign]
+    try:
+        review_rounds(TICKET, project.pack, pr, project.workspace, first, forge)
+    except _Crash:
+        pass
+    else:
+        raise AssertionError("the first attempt was meant to die in round 3")
+    retry = ScriptedAgent(
+        {},
+        default={"reviewer": reply(FINDING), "implementer": reply("tried")},
+    )
+    result = review_rounds(TICKET, project.pack, pr, project.workspace, retry, forge)
+    assert retry.roles() == ["reviewer", "implementer"] * 3  # rounds 3, 4, 5; no simplifier
+    assert [r.index for r in result.rounds] == [1, 2, 3, 4, 5] and result.stopped == "bound"
+    assert [r.fixed for r in result.rounds] == [True, False, False, False, False]
+    assert result.usd == 0.11  # the same as an attempt that never died
+    summaries = [b for _, b in forge.posted if "round(s)" in b]
+    assert len(summaries) == 1
+
+
+def test_a_marker_a_person_pastes_is_not_progress(project):
+    from veranda_dagster.domain.work.forge import Comment
+    from veranda_dagster.domain.work.progress import marker
+
+    pr, forge = _pr(project), FakeForge()
+    fake = {"index": 0, "calls": [], "round": None}
+    forge.issue_comments.append(Comment(1, "issue", "mallory", marker("review_round", fake)))
+    agent = ScriptedAgent(
+        {"reviewer": [reply('{"findings": []}')]},
+        default={"simplifier": reply("nothing to simplify")},
+    )
+    review_rounds(TICKET, project.pack, pr, project.workspace, agent, forge)
+    assert agent.roles()[0] == "simplifier"

@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, get_args
 
 from pydantic import BaseModel, Field
@@ -29,6 +30,12 @@ from veranda_dagster.backends.port import (
     StreamParseError,
     Turn,
     TurnResult,
+)
+from veranda_dagster.backends.prompt_channel import (
+    PromptChannel,
+    pointer_prompt,
+    prompt_file_path,
+    stage_prompt_file,
 )
 from veranda_dagster.backends.rates import Rate
 from veranda_dagster.backends.runner import CommandRunner, LoginStep, RunOutput
@@ -123,6 +130,8 @@ class CliAdapter:
     """Telemetry/auto-update off and the CLI's own retry cap, on every run."""
     trusts_cli_cost: ClassVar[bool] = False
     """Whether the CLI's own cost figure is right for this family (Claude Code on GLM is not)."""
+    prompt_channel: ClassVar[PromptChannel] = "stdin"
+    """How the prompt reaches the CLI (``backends.prompt_channel``): never as an argument."""
     token_patterns: ClassVar[tuple[TokenShape, ...]] = ()
     """The shapes of every key and token this vendor issues; the registry hands them to the one
     scrubber (``domain.redaction``), so a new vendor brings its own."""
@@ -287,15 +296,38 @@ class CliAdapter:
 
     def _spawn(self, turn: Turn, timeout: float) -> RunOutput:
         argv = self.build_argv(turn)
-        return self.runner.run(
-            argv, turn.workdir, self.env_for(turn), self.stdin_for(turn), timeout
-        )
+        staged = None
+        if self.channel_for(turn) == "file":
+            staged = stage_prompt_file(self.prompt_file(turn), self.full_prompt(turn))
+        try:
+            return self.runner.run(
+                argv, turn.workdir, self.env_for(turn), self.stdin_for(turn), timeout
+            )
+        finally:
+            if staged is not None:
+                staged.unlink(missing_ok=True)
 
     def env_for(self, turn: Turn) -> dict[str, str]:
         return self.env()
 
+    def channel_for(self, turn: Turn) -> PromptChannel:
+        """This turn's prompt channel (a family whose modes run different CLIs overrides)."""
+        return self.prompt_channel
+
+    def full_prompt(self, turn: Turn) -> str:
+        """The whole prompt text as this CLI gets it (vendor hook: image references)."""
+        return turn.prompt
+
     def stdin_for(self, turn: Turn) -> str | None:
-        return None
+        return self.full_prompt(turn) if self.channel_for(turn) == "stdin" else None
+
+    def prompt_file(self, turn: Turn) -> Path:
+        """Where a file-channel turn's prompt is staged (named in the argv)."""
+        return prompt_file_path(turn.workdir)
+
+    def prompt_pointer(self, turn: Turn) -> str:
+        """The short argument a file-channel CLI gets instead of the prompt."""
+        return pointer_prompt(turn.prompt, self.prompt_file(turn))
 
     def outcome(self, out: RunOutput, turn: Turn) -> tuple[HealthVerdict, StreamSummary | None]:
         try:

@@ -163,13 +163,17 @@ class ClaudeAdapter(CliAdapter):
             return None  # a setup-token OAuth token needs no stored session
         return super().precheck()
 
-    def build_argv(self, turn: Turn) -> list[str]:
+    def full_prompt(self, turn: Turn) -> str:
         prompt = turn.prompt
         if turn.images:
             prompt += "\n\nAttached images (open each with the Read tool):\n" + "\n".join(
                 f"- {p}" for p in turn.images
             )
-        argv = [self.binary, "-p", prompt, "--output-format", "stream-json", "--verbose"]
+        return prompt
+
+    def build_argv(self, turn: Turn) -> list[str]:
+        """``-p`` with no prompt argument reads the prompt from stdin."""
+        argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose"]
         argv += ["--permission-mode", "bypassPermissions"]
         if turn.model:
             argv += ["--model", turn.model]

@@ -169,7 +169,7 @@ class CodexAdapter(CliAdapter):
             argv += ["-c", f'model_reasoning_effort="{turn.effort_value}"']
         for image in turn.images:
             argv += ["--image", image]
-        argv += ["--", turn.prompt]
+        argv += ["--", "-"]  # ``-``: the instructions are read from stdin
         return argv
 
     @classmethod

@@ -105,13 +105,14 @@ class CursorAdapter(CliAdapter):
     effort_knob = None
     base_url_env = "CURSOR_API_BASE_URL"
     quiet_env: ClassVar[dict[str, str]] = {"NO_COLOR": "1"}
+    prompt_channel = "file"  # no stdin prompt is documented: a pointer to the prompt file
 
     def build_argv(self, turn: Turn) -> list[str]:
         argv = [self.binary, "-p", "--output-format", "stream-json", "--force", "--trust"]
         argv += ["--workspace", turn.workdir]
         if turn.model:
             argv += ["--model", turn.model]
-        argv += ["--", turn.prompt]
+        argv += ["--", self.prompt_pointer(turn)]
         return argv
 
     @classmethod

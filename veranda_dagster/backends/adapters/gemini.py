@@ -164,10 +164,12 @@ class GeminiAdapter(CliAdapter):
         path.write_text(json.dumps(settings))
 
     def build_argv(self, turn: Turn) -> list[str]:
-        prompt = turn.prompt
+        """The prompt is piped: Gemini reads stdin (up to 8 MiB) when it is not a terminal and
+        puts ``-p``'s text after it, so ``-p`` carries only the ``@path`` image references."""
+        argv = [self.binary]
         if turn.images:
-            prompt += "\n\n" + " ".join(f"@{p}" for p in turn.images)
-        argv = [self.binary, "-p", prompt, "-o", "stream-json", "--yolo"]
+            argv += ["-p", " ".join(f"@{p}" for p in turn.images)]
+        argv += ["-o", "stream-json", "--yolo"]
         if turn.model:
             argv += ["--model", turn.model]
         return argv

@@ -181,8 +181,8 @@ class GlmAdapter(CliAdapter):
                 argv += ["-m", turn.model]
             if turn.effort_value:
                 argv += ["--variant", turn.effort_value]
-            return [*argv, turn.prompt]
-        argv = [self.binary, "-p", turn.prompt, "--output-format", "stream-json", "--verbose"]
+            return argv  # opencode reads the message from stdin when it is not a terminal
+        argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose"]
         argv += ["--permission-mode", "bypassPermissions"]
         if turn.model:
             argv += ["--model", turn.model]

@@ -29,6 +29,7 @@ from veranda_dagster.backends.adapters._base import (
 from veranda_dagster.backends.port import Turn
 from veranda_dagster.backends.rates import Rate, models_dev
 from veranda_dagster.backends.registry import AdapterInfo, register
+from veranda_dagster.domain.bounds import MAX_CLI_ARGV_BYTES
 from veranda_dagster.domain.models import Tier, Usage
 from veranda_dagster.domain.redaction import TokenShape
 
@@ -116,6 +117,7 @@ class GrokAdapter(CliAdapter):
         "GROK_MAX_RETRIES": "1",
     }
     trusts_cli_cost = True
+    prompt_channel = "file"  # ``--prompt-file``
 
     def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
         if self.config.home:
@@ -131,11 +133,14 @@ class GrokAdapter(CliAdapter):
         return env
 
     def build_argv(self, turn: Turn) -> list[str]:
-        argv = [self.binary]
-        if turn.images:
-            argv += ["--prompt-json", json.dumps(_acp_prompt(turn.prompt, turn.images))]
+        """The prompt goes by ``--prompt-file``. Images go inline as ACP blocks (the one
+        headless image input) beside a pointer to that file while they fit the argv bound;
+        past it the prompt file names their paths instead."""
+        inline = self._inline_images(turn)
+        if inline is not None:
+            argv = [self.binary, "--prompt-json", inline]
         else:
-            argv += ["-p", turn.prompt]
+            argv = [self.binary, "--prompt-file", str(self.prompt_file(turn))]
         argv += ["--cwd", turn.workdir, "--output-format", "streaming-json", "--always-approve"]
         if turn.model:
             argv += ["-m", turn.model]
@@ -143,9 +148,35 @@ class GrokAdapter(CliAdapter):
             argv += ["--reasoning-effort", turn.effort_value]
         return argv
 
+    def full_prompt(self, turn: Turn) -> str:
+        if not turn.images or self._inline_images(turn) is not None:
+            return turn.prompt
+        return (
+            turn.prompt
+            + "\n\nAttached images (too large to send inline; read each file):\n"
+            + ("\n".join(f"- {p}" for p in turn.images))
+        )
+
+    def _inline_images(self, turn: Turn) -> str | None:
+        """The ``--prompt-json`` argument (pointer text and image blocks), or None when the
+        turn has no images or they would not fit in ``MAX_CLI_ARGV_BYTES``."""
+        if not turn.images:
+            return None
+        total = sum(_size(p) for p in turn.images) * 4 // 3
+        if total > MAX_CLI_ARGV_BYTES // 2:
+            return None
+        return json.dumps(_acp_prompt(self.prompt_pointer(turn), turn.images))
+
     @classmethod
     def parse_stream(cls, stdout: str) -> StreamSummary:
         return parse_grok_stream(stdout)
+
+
+def _size(path: str) -> int:
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0
 
 
 def _acp_prompt(prompt: str, images: list[str]) -> dict[str, object]:

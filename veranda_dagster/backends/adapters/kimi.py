@@ -133,6 +133,7 @@ class KimiAdapter(CliAdapter):
         "KIMI_DISABLE_TELEMETRY": "1",
         "KIMI_LOOP_MAX_ATTEMPTS_PER_STEP": "2",
     }
+    prompt_channel = "file"  # ``-p`` is its only prompt input: a pointer to the prompt file
 
     def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
         if self.config.home:
@@ -157,7 +158,7 @@ class KimiAdapter(CliAdapter):
         return env
 
     def build_argv(self, turn: Turn) -> list[str]:
-        argv = [self.binary, "-p", turn.prompt, "--output-format", "stream-json"]
+        argv = [self.binary, "-p", self.prompt_pointer(turn), "--output-format", "stream-json"]
         if self.mode == "login" and turn.model:
             argv += ["-m", turn.model]
         return argv

@@ -19,6 +19,7 @@ from veranda_dagster.domain.models import (
     ContextPack,
     Feedback,
     FeedbackRound,
+    ModelCall,
     PullRequest,
     Ticket,
 )
@@ -31,11 +32,18 @@ from veranda_dagster.domain.work._common import (
     worktree_changes,
 )
 from veranda_dagster.domain.work.forge import BOT_MARKER, Comment, Forge, human_comments
+from veranda_dagster.domain.work.progress import (
+    FEEDBACK_TRAILER,
+    comments_digest,
+    marker,
+    read_markers,
+)
 from veranda_dagster.domain.work.prompts import feedback_prompt
 from veranda_dagster.domain.work.validation import failure_report, run_validation
-from veranda_dagster.domain.workspace import Workspace
+from veranda_dagster.domain.workspace import GitError, Workspace
 
 PHASE = "feedback"
+PROGRESS_KIND = "feedback_round"
 MAX_REPLY_CHARS = 2_000
 BOUND_NOTICE = (
     f"I have revised this pull request {MAX_FEEDBACK_ROUNDS} times, which is my limit; I will "
@@ -76,6 +84,10 @@ def process_feedback(
         return prior.model_copy(update={"bound_reached": True, "calls": []})
     repo = prepare(workspace, pack)
     index = len(prior.rounds) + 1
+    digest = comments_digest([c.key for c in fresh])
+    resumed = _resume(forge, pack, pr, workspace, prior, fresh, index, digest)
+    if resumed is not None:  # this round was pushed (or answered) before a crash: not redone
+        return resumed
     reply = turn(
         agent,
         "implementer",
@@ -89,7 +101,8 @@ def process_feedback(
     if changed:
         results = run_validation(pack.facts, repo, validation_timeout_s)
         if all(r.ok for r in results):
-            sha = commit_and_push(workspace, changed, f"fix({ticket.id}): review feedback", PHASE)
+            subject = f"fix({ticket.id}): review feedback\n\n{FEEDBACK_TRAILER}: {index} {digest}"
+            sha = commit_and_push(workspace, changed, subject, PHASE)
         else:
             revert(workspace, changed)
             note = (
@@ -98,10 +111,22 @@ def process_feedback(
             )
     text = scrub(reply.text.strip())[:MAX_REPLY_CHARS] + note
     bound = index >= MAX_FEEDBACK_ROUNDS
-    _reply(forge, pack.repo, pr.number, fresh, text, sha, bound)
+    _reply(forge, pack.repo, pr.number, fresh, text, sha, bound, digest)
+    return _next(prior, fresh, index, sha, text, [reply.call], workspace)
+
+
+def _next(
+    prior: Feedback,
+    fresh: list[Comment],
+    index: int,
+    sha: str | None,
+    text: str,
+    calls: list[ModelCall],
+    workspace: Workspace,
+) -> Feedback:
     return Feedback(
-        ticket_id=ticket.id,
-        calls=[reply.call],
+        ticket_id=prior.ticket_id,
+        calls=calls,
         rounds=[
             *prior.rounds,
             FeedbackRound(
@@ -109,9 +134,52 @@ def process_feedback(
             ),
         ],
         processed_comment_ids=[*prior.processed_comment_ids, *(c.key for c in fresh)],
-        bound_reached=bound,
+        bound_reached=index >= MAX_FEEDBACK_ROUNDS,
         head_sha=sha or prior.head_sha or workspace.head_sha(),
     )
+
+
+def _resume(
+    forge: Forge,
+    pack: ContextPack,
+    pr: PullRequest,
+    workspace: Workspace,
+    prior: Feedback,
+    fresh: list[Comment],
+    index: int,
+    digest: str,
+) -> Feedback | None:
+    """The round for these comments as an earlier attempt left it on the forge: answered (its
+    summary's marker names the batch) or pushed (its commit's trailer does). None if neither."""
+    for payload in read_markers(forge.list_issue_comments(pack.repo, pr.number), PROGRESS_KIND):
+        if payload.get("digest") == digest:
+            sha = payload.get("sha") if isinstance(payload.get("sha"), str) else None
+            text = str(payload.get("reply") or "")
+            return _next(prior, fresh, index, sha, text, [], workspace)
+    sha = _pushed_round(workspace, digest)
+    if sha is None:
+        return None
+    text = "I had already pushed the change for these comments before an interruption."
+    _reply(forge, pack.repo, pr.number, fresh, text, sha, index >= MAX_FEEDBACK_ROUNDS, digest)
+    return _next(prior, fresh, index, sha, text, [], workspace)
+
+
+def _pushed_round(workspace: Workspace, digest: str) -> str | None:
+    """The branch's commit (as fetched from the forge) whose trailer names this batch."""
+    try:
+        log = workspace.git(
+            "log", "--format=%H%x00%B%x01", f"refs/remotes/origin/{workspace.branch}"
+        )
+    except GitError:  # the branch is not on the forge: nothing was pushed
+        return None
+    for entry in log.split("\x01"):
+        sha, _, body = entry.strip().partition("\0")
+        if any(
+            line.startswith(f"{FEEDBACK_TRAILER}:") and line.split()[-1] == digest
+            for line in body.splitlines()
+        ):
+            return sha
+    return None
 
 
 def _reply(
@@ -122,6 +190,7 @@ def _reply(
     text: str,
     sha: str | None,
     bound: bool,
+    digest: str,
 ) -> None:
     pushed = f"Pushed {sha[:12]}." if sha else "No code change was pushed."
     for c in comments:
@@ -130,4 +199,5 @@ def _reply(
     summary = f"{text}\n\n{pushed}"
     if bound:
         summary += f"\n\n{BOUND_NOTICE}"
-    forge.create_issue_comment(repo, number, f"{summary}\n{BOT_MARKER}")
+    progress = marker(PROGRESS_KIND, {"digest": digest, "sha": sha, "reply": text[:500]})
+    forge.create_issue_comment(repo, number, f"{summary}\n{progress}\n{BOT_MARKER}")

@@ -120,7 +120,6 @@ def open_pull_request(
     title = scrub(f"{ticket.id}: {ticket.title}")[:MAX_TITLE_CHARS]
     body = scrub(render_body(ticket, pack, patch, summary, report.resolved, report.reasons, calls))
     existing = forge.find_pull_request(pack.repo, workspace.branch)
-    comment_id = None
     if existing is not None:
         number, url = existing.number, existing.url
         if existing.body != body:
@@ -129,7 +128,10 @@ def open_pull_request(
         number, url = forge.create_pull_request(
             pack.repo, workspace.branch, pack.default_branch, title, body
         )
-        comment_id = post_comment(scrub(ticket_comment(url, calls)))
+    # Posted whenever the PR exists, not only when this attempt opened it: a crash between
+    # opening and posting would otherwise lose the comment. ``post_comment`` is idempotent
+    # (the ticket channel finds its own earlier comment by its marker), so a retry posts once.
+    comment_id = post_comment(scrub(ticket_comment(url, calls)))
     return PullRequest(
         ticket_id=ticket.id,
         number=number,

@@ -26,6 +26,7 @@ from veranda_dagster.domain.models import (
     PullRequest,
     ReviewRound,
     ReviewRounds,
+    Strict,
     Ticket,
 )
 from veranda_dagster.domain.work._common import (
@@ -37,11 +38,13 @@ from veranda_dagster.domain.work._common import (
     worktree_changes,
 )
 from veranda_dagster.domain.work.forge import BOT_MARKER, Forge
+from veranda_dagster.domain.work.progress import bounded_findings, marker, read_markers
 from veranda_dagster.domain.work.prompts import fixer_prompt, reviewer_prompt, simplifier_prompt
 from veranda_dagster.domain.work.validation import run_validation
-from veranda_dagster.domain.workspace import Workspace
+from veranda_dagster.domain.workspace import GitError, Workspace
 
 PHASE = "review_rounds"
+PROGRESS_KIND = "review_round"
 _FENCE_OPEN = re.compile(r"```(?:json)?\s*(?=\{)")
 _FENCE_CLOSE = re.compile(r"\}\s*```")
 
@@ -118,14 +121,27 @@ def review_rounds(
     def diff() -> str:
         return workspace.git("diff", "--unified=3", f"{pack.base_sha}...HEAD")
 
-    simplify = turn(
-        agent, "simplifier", "standard", simplifier_prompt(ticket, diff()), repo, ticket
-    )
-    calls.append(simplify.call)
-    _apply(workspace, pack, str(repo), f"refactor({ticket.id}): simplify", validation_timeout_s)
+    done = _recorded_rounds(forge, pack, pr, workspace)
+    if 0 in done:  # a retried step: the simplifier's turn is not paid for again
+        calls += done[0].calls
+    else:
+        simplify = turn(
+            agent, "simplifier", "standard", simplifier_prompt(ticket, diff()), repo, ticket
+        )
+        calls.append(simplify.call)
+        _apply(workspace, pack, str(repo), f"refactor({ticket.id}): simplify", validation_timeout_s)
+        _record(forge, pack, pr, RecordedRound(index=0, calls=[simplify.call]))
     rounds: list[ReviewRound] = []
     raised: list[str] = []
     for index in range(1, MAX_REVIEW_ROUNDS + 1):
+        if index in done:  # resumed at the next round: this one finished before the retry
+            recorded = done[index]
+            calls += recorded.calls
+            rounds.append(recorded.round)  # type: ignore[arg-type]
+            if recorded.round is not None and not recorded.round.findings:
+                return _value(ticket, pack, pr, forge, calls, rounds, "clean", workspace)
+            raised += recorded.round.findings if recorded.round else []
+            continue
         prompt = reviewer_prompt(ticket, diff(), raised)
         review = turn(agent, "reviewer", "standard", prompt, repo, ticket)
         round_calls = [review.call]
@@ -135,7 +151,9 @@ def review_rounds(
             fixed, sha = False, None
         elif not findings:
             calls += round_calls
-            rounds.append(ReviewRound(index=index, findings=[], fixed=False, usd=review.call.usd))
+            clean = ReviewRound(index=index, findings=[], fixed=False, usd=review.call.usd)
+            rounds.append(clean)
+            _record(forge, pack, pr, RecordedRound(index=index, calls=round_calls, round=clean))
             return _value(ticket, pack, pr, forge, calls, rounds, "clean", workspace)
         else:
             fix = turn(agent, "implementer", "high", fixer_prompt(ticket, findings), repo, ticket)
@@ -149,16 +167,71 @@ def review_rounds(
             )
             raised += findings
         calls += round_calls
-        rounds.append(
-            ReviewRound(
-                index=index,
-                findings=findings,
-                fixed=fixed,
-                commit_sha=sha,
-                usd=calls_usd(round_calls),
-            )
+        finished = ReviewRound(
+            index=index,
+            findings=findings,
+            fixed=fixed,
+            commit_sha=sha,
+            usd=calls_usd(round_calls),
         )
+        rounds.append(finished)
+        _record(forge, pack, pr, RecordedRound(index=index, calls=round_calls, round=finished))
     return _value(ticket, pack, pr, forge, calls, rounds, "bound", workspace)
+
+
+class RecordedRound(Strict):
+    """One finished review round (index 0: the simplifier) as recorded on the PR."""
+
+    index: int
+    calls: list[ModelCall]
+    round: ReviewRound | None = None
+
+
+def _record(forge: Forge, pack: ContextPack, pr: PullRequest, done: RecordedRound) -> None:
+    """The round's progress marker, in a short bot comment on the PR."""
+    if done.round is not None:
+        done = done.model_copy(
+            update={
+                "round": done.round.model_copy(
+                    update={"findings": bounded_findings(done.round.findings)}
+                )
+            }
+        )
+    what = "simplify pass" if done.index == 0 else f"review round {done.index}"
+    body = f"Self-review: {what} done.\n{marker(PROGRESS_KIND, done.model_dump(mode='json'))}"
+    forge.create_issue_comment(pack.repo, pr.number, f"{body}\n{BOT_MARKER}")
+
+
+def _recorded_rounds(
+    forge: Forge, pack: ContextPack, pr: PullRequest, workspace: Workspace
+) -> dict[int, RecordedRound]:
+    """Rounds an earlier attempt finished, contiguous from 0; a round whose recorded commit is
+    not on the branch (a forged or stale marker) ends the run of trusted rounds."""
+    found: dict[int, RecordedRound] = {}
+    for payload in read_markers(forge.list_issue_comments(pack.repo, pr.number), PROGRESS_KIND):
+        try:
+            recorded = RecordedRound.model_validate(payload)
+        except ValueError:
+            continue
+        found.setdefault(recorded.index, recorded)
+    trusted: dict[int, RecordedRound] = {}
+    for index in range(MAX_REVIEW_ROUNDS + 1):
+        entry = found.get(index)
+        if entry is None or (index > 0 and entry.round is None):
+            break
+        sha = entry.round.commit_sha if entry.round else None
+        if sha and not _on_branch(workspace, sha):
+            break
+        trusted[index] = entry
+    return trusted
+
+
+def _on_branch(workspace: Workspace, sha: str) -> bool:
+    try:
+        workspace.git("merge-base", "--is-ancestor", sha, "HEAD")
+    except GitError:
+        return False
+    return True
 
 
 def _value(
@@ -173,12 +246,12 @@ def _value(
 ) -> ReviewRounds:
     findings = sum(len(r.findings) for r in rounds)
     why = "nothing left to fix" if stopped == "clean" else f"the bound of {MAX_REVIEW_ROUNDS}"
-    forge.create_issue_comment(
-        pack.repo,
-        pr.number,
+    summary = (
         f"Self-review: {len(rounds)} round(s), {findings} finding(s), "
-        f"{sum(r.fixed for r in rounds)} fixed; stopped at {why}.\n{BOT_MARKER}",
+        f"{sum(r.fixed for r in rounds)} fixed; stopped at {why}.\n{BOT_MARKER}"
     )
+    if all(c.body != summary for c in forge.list_issue_comments(pack.repo, pr.number)):
+        forge.create_issue_comment(pack.repo, pr.number, summary)  # once, even on a retry
     return ReviewRounds(
         ticket_id=ticket.id,
         calls=calls,
