@@ -17,18 +17,14 @@ from typing import Any
 
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Violation
-from veranda_dagster.domain.static_analysis import normalise_path, parse_report, threshold
+from veranda_dagster.domain.static_analysis import (
+    load_json_report,
+    normalise_path,
+    parse_report,
+    threshold,
+)
 
 ADVICE_SEVERITIES = frozenset({"info"})
-
-
-def _load(data: str | bytes | Any) -> Any:
-    if isinstance(data, (str, bytes)):
-        try:
-            return json.loads(data)
-        except ValueError as exc:
-            raise InputError(f"CI report is not JSON: {exc}") from None
-    return data
 
 
 def _line(value: Any) -> int:
@@ -40,7 +36,7 @@ def _line(value: Any) -> int:
 
 def parse_code_climate(data: str | bytes | list[Any], root: str | None = None) -> list[Violation]:
     """A Code Climate issue list (a JSON array; one issue per linter finding)."""
-    issues = _load(data)
+    issues = load_json_report(data, "CI report")
     if not isinstance(issues, list):
         raise InputError("Code Climate report is not a JSON list of issues")
     out: list[Violation] = []
@@ -76,7 +72,7 @@ def parse_code_climate(data: str | bytes | list[Any], root: str | None = None) -
 def parse_security_report(data: str | bytes | dict[str, Any], root: str | None = None):
     """A security report's ``vulnerabilities`` with a file location (SAST, not dependency
     scans, whose findings name a lock file rather than a line we wrote)."""
-    report = _load(data)
+    report = load_json_report(data, "CI report")
     if not isinstance(report, dict) or not isinstance(report.get("vulnerabilities"), list):
         raise InputError("security report has no 'vulnerabilities' list")
     scanner = ((report.get("scan") or {}).get("scanner") or {}).get("id") or "sast"

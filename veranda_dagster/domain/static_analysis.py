@@ -68,12 +68,13 @@ def normalise_path(path: str, root: str | None = None) -> str:
     return path
 
 
-def _load(data: str | bytes | Any) -> Any:
+def load_json_report(data: str | bytes | Any, what: str = "static analysis report") -> Any:
+    """The report's JSON value, parsed when given as text; ``what`` names it in the error."""
     if isinstance(data, (str, bytes)):
         try:
             return json.loads(data)
         except ValueError as exc:
-            raise InputError(f"static analysis report is not JSON: {exc}") from None
+            raise InputError(f"{what} is not JSON: {exc}") from None
     return data
 
 
@@ -90,7 +91,7 @@ def _violation(tool: str, rule: str, message: str, path: str, line: Any, end: An
 
 
 def parse_sarif(data: str | bytes | dict[str, Any], root: str | None = None) -> list[Violation]:
-    report = _load(data)
+    report = load_json_report(data)
     if not isinstance(report, dict) or not isinstance(report.get("runs"), list):
         raise InputError("SARIF report has no 'runs' list")
     out: list[Violation] = []
@@ -121,7 +122,7 @@ def parse_sarif(data: str | bytes | dict[str, Any], root: str | None = None) -> 
 
 
 def parse_ruff_json(data: str | bytes | list[Any], root: str | None = None) -> list[Violation]:
-    items = _load(data)
+    items = load_json_report(data)
     if not isinstance(items, list):
         raise InputError("ruff JSON report is not a list")
     return [
@@ -139,7 +140,7 @@ def parse_ruff_json(data: str | bytes | list[Any], root: str | None = None) -> l
 
 
 def parse_golangci_json(data: str | bytes | dict[str, Any], root: str | None = None):
-    report = _load(data)
+    report = load_json_report(data)
     if not isinstance(report, dict):
         raise InputError("golangci-lint JSON report is not an object")
     out: list[Violation] = []
@@ -161,7 +162,7 @@ def parse_golangci_json(data: str | bytes | dict[str, Any], root: str | None = N
 
 
 def parse_eslint_json(data: str | bytes | list[Any], root: str | None = None) -> list[Violation]:
-    files = _load(data)
+    files = load_json_report(data)
     if not isinstance(files, list):
         raise InputError("ESLint JSON report is not a list")
     out: list[Violation] = []
