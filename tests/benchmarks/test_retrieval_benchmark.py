@@ -8,7 +8,6 @@ from it, and the harness runs the real ``veranda pack`` CLI and both baselines o
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import json
 import subprocess
@@ -17,22 +16,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.benchmarks.scripts import load_script
 
-
-def _load(name: str):
-    """Load ``benchmarks/<name>.py`` (a script directory, not a package) under a private name."""
-    spec = importlib.util.spec_from_file_location(
-        f"_bench_{name}", ROOT / "benchmarks" / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load("retrieval")
-builder = _load("build_retrieval_cases")
+bench = load_script("retrieval")
+builder = load_script("build_retrieval_cases")
 
 
 def _git(repo: Path, *args: str) -> str:

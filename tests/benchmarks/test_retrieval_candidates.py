@@ -7,28 +7,14 @@ and line bounds, the opt-in squash-merged fix PRs) so a change to the rule shows
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.benchmarks.scripts import load_script
 
-
-def _load(name: str):
-    """Load ``benchmarks/<name>.py`` (a script directory, not a package) under a private name."""
-    spec = importlib.util.spec_from_file_location(
-        f"_bench_{name}", ROOT / "benchmarks" / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-lister = _load("retrieval_candidates")
+lister = load_script("retrieval_candidates")
 
 REPO = "acme/demo"
 
