@@ -124,9 +124,9 @@ def test_metadata_contract_from_the_last_call():
 
 def test_metrics_hook_is_called_and_only_its_absence_is_silent(monkeypatch):
     seen: list[tuple] = []
-    fake = types.ModuleType("veranda_dagster.ops.metrics")
+    fake = types.ModuleType("veranda_dagster.observability.metrics")
     fake.observe_phase = lambda phase, value, secs: seen.append((phase, value.ticket_id, secs))
-    monkeypatch.setitem(sys.modules, "veranda_dagster.ops.metrics", fake)
+    monkeypatch.setitem(sys.modules, "veranda_dagster.observability.metrics", fake)
     run_phase(_context(), PHASES["repo_guess"], _guess, _ok, _none)
     assert seen and seen[0][:2] == ("repo_guess", "ENG-1") and seen[0][2] >= 0
 
@@ -135,7 +135,9 @@ def test_metrics_hook_is_called_and_only_its_absence_is_silent(monkeypatch):
 
     fake.observe_phase = broken
     assert run_phase(_context(), PHASES["repo_guess"], _guess, _ok, _none).value == _guess()
-    monkeypatch.setitem(sys.modules, "veranda_dagster.ops.metrics", None)  # not importable
+    monkeypatch.setitem(
+        sys.modules, "veranda_dagster.observability.metrics", None
+    )  # not importable
     assert run_phase(_context(), PHASES["repo_guess"], _guess, _ok, _none).value == _guess()
 
 

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from tests.fixtures.context.gitrepo import commit, git, make_repo
-from veranda_dagster.backends.agent import AgentReply, AgentRequest
+from veranda_dagster.domain.agent import AgentReply, AgentRequest
 from veranda_dagster.domain.code_search import LocalGitGrep
 from veranda_dagster.domain.context import ContextConfig, build_context_pack, build_local_pack
 from veranda_dagster.domain.errors import AwaitingHumanError

@@ -6,7 +6,6 @@ import time
 
 import pytest
 
-from veranda_dagster.backends.config import BackendsConfig
 from veranda_dagster.clients.github import _comment
 from veranda_dagster.domain.bounds import (
     MAX_COMMENT_CHARS,
@@ -25,6 +24,7 @@ from veranda_dagster.domain.intake import ticket_from_linear
 from veranda_dagster.domain.models import Attachment, Ticket
 from veranda_dagster.domain.repo_detection import detect_repo
 from veranda_dagster.domain.ticket_bounds import bound_ticket
+from veranda_dagster.vendors.config import BackendsConfig
 
 
 def ticket(**fields) -> Ticket:

@@ -51,7 +51,7 @@ def test_context_pack_calls_no_model_so_gets_no_model_retry() -> None:
 def test_every_table_that_names_phases_is_the_registry() -> None:
     from veranda_dagster.assets import PHASE_ASSETS
     from veranda_dagster.assets._policy import PHASES as POLICIES
-    from veranda_dagster.ops import metrics
+    from veranda_dagster.observability import metrics
     from veranda_dagster.sim.summary import ASSETS
     from veranda_dagster.storage.types import VALUE_TYPES
 
@@ -67,8 +67,8 @@ def test_every_table_that_names_phases_is_the_registry() -> None:
 
 
 def test_every_metric_hook_is_implemented_live_and_replayed_from_declared_keys() -> None:
-    from veranda_dagster.ops.materializations import REPLAY_HOOKS, REPLAY_READS
-    from veranda_dagster.ops.metrics import LIVE_HOOKS
+    from veranda_dagster.observability.materializations import REPLAY_HOOKS, REPLAY_READS
+    from veranda_dagster.observability.metrics import LIVE_HOOKS
 
     hooks = set(get_args(MetricHook))
     assert set(LIVE_HOOKS) == set(REPLAY_HOOKS) == set(REPLAY_READS) == hooks

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.backends.agent import AgentReply, AgentRequest
-from veranda_dagster.backends.port import BackendError
+from veranda_dagster.domain.agent import AgentReply, AgentRequest
 from veranda_dagster.domain.bounds import MAX_REPO_CANDIDATES
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import ModelCall, Ticket
@@ -20,6 +19,7 @@ from veranda_dagster.domain.repo_detection import (
     load_catalog,
     refresh_catalog_from_github,
 )
+from veranda_dagster.vendors.port import BackendError
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "tests/fixtures/repo_detection/tickets.json"

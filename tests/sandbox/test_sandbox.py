@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.backends.runner import SubprocessRunner
 from veranda_dagster.domain.work.validation import run_command
 from veranda_dagster.sandbox import Sandbox, SandboxError
 from veranda_dagster.sandbox.policy import build_policy
+from veranda_dagster.vendors.runner import SubprocessRunner
 
 SECRET = "ghs_SANDBOX_canary_token_5d1f0e"
 

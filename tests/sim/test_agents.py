@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.backends.config import BackendsConfig
 from veranda_dagster.cli import demo
 from veranda_dagster.sim import backends
 from veranda_dagster.sim.backends import (
@@ -18,6 +17,7 @@ from veranda_dagster.sim.backends import (
     default_agent,
 )
 from veranda_dagster.sim.world import SimWorld
+from veranda_dagster.vendors.config import BackendsConfig
 
 
 @pytest.fixture()

@@ -8,12 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.backends.adapters._base import PROBE_PROMPT
-from veranda_dagster.backends.agent import AgentRequest
-from veranda_dagster.backends.config import BackendsConfig
-from veranda_dagster.backends.health import HealthCache
-from veranda_dagster.backends.port import BackendError
-from veranda_dagster.backends.resolver import build_agent
+from veranda_dagster.domain.agent import AgentRequest
 from veranda_dagster.domain.models import ContextPack, RepoFacts, RepoGuess, Ticket
 from veranda_dagster.domain.repo_confirmation import confirm_prompt
 from veranda_dagster.domain.work import prompts
@@ -28,6 +23,11 @@ from veranda_dagster.sim.backends import (
 from veranda_dagster.sim.model_server import ScriptedModelServer
 from veranda_dagster.sim.sample_org import BILLING, INVOICE_FIXED_LINE, SampleOrg
 from veranda_dagster.sim.scripted_agent import ROLE_ASSET, detect_role
+from veranda_dagster.vendors.adapters._base import PROBE_PROMPT
+from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.vendors.health import HealthCache
+from veranda_dagster.vendors.port import BackendError
+from veranda_dagster.vendors.resolver import build_agent
 
 TICKET = Ticket(
     id="ENG-1", source="linear", title="Invoice total", description="Repo: acme/billing"

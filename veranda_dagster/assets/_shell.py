@@ -152,7 +152,7 @@ def phase_metadata(
 def _observe(context: dg.AssetExecutionContext, phase: str, value: BaseModel, secs: float) -> None:
     """Feed the Prometheus side; metrics are optional, so only an absent module is skipped."""
     try:
-        from veranda_dagster.ops.metrics import observe_phase
+        from veranda_dagster.observability.metrics import observe_phase
     except ImportError:
         return
     try:

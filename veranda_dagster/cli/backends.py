@@ -11,8 +11,8 @@ import argparse
 import json
 from typing import TypedDict
 
-from veranda_dagster.backends.config import BackendsConfig
-from veranda_dagster.backends.resolver import build_agent
+from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.vendors.resolver import build_agent
 
 
 class BackendRow(TypedDict):

@@ -51,8 +51,8 @@ def _with_model(guess: RepoGuess, ticket: Ticket, catalog_path: str) -> RepoGues
     """Run the confirmation pass if a backend is available; never fail the command over it."""
     catalog = load_catalog(catalog_path)
     try:
-        from veranda_dagster.backends.config import BackendsConfig
-        from veranda_dagster.backends.resolver import build_agent
+        from veranda_dagster.vendors.config import BackendsConfig
+        from veranda_dagster.vendors.resolver import build_agent
 
         agent = build_agent(BackendsConfig.load(os.environ.get("VERANDA_BACKENDS_FILE")))
     except Exception as exc:  # any failure to build an agent degrades to the deterministic guess

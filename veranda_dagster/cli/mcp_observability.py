@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from veranda_dagster.ops.mcp_server import serve_stdio
+    from veranda_dagster.observability.mcp_server import serve_stdio
 
     serve_stdio()
     return 0

@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import dagster as dg
 
-    from veranda_dagster.ops.report import parse_since, render_text, report_from_instance
+    from veranda_dagster.observability.report import parse_since, render_text, report_from_instance
 
     try:
         since = parse_since(args.since)

@@ -36,9 +36,9 @@ def _instance() -> object:
 
 
 def run(args: argparse.Namespace) -> int:
-    from veranda_dagster.ops.metrics import default_metrics
-    from veranda_dagster.ops.server import InstanceReadiness, OpsServer
-    from veranda_dagster.ops.tail_runner import TailRunner, both
+    from veranda_dagster.observability.metrics import default_metrics
+    from veranda_dagster.observability.server import InstanceReadiness, OpsServer
+    from veranda_dagster.observability.tail_runner import TailRunner, both
 
     readiness = InstanceReadiness()
     tail = None

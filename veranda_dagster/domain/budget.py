@@ -21,7 +21,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from veranda_dagster.backends.agent import AgentPort, AgentReply, AgentRequest
+from veranda_dagster.domain.agent import AgentPort, AgentReply, AgentRequest
 from veranda_dagster.domain.errors import VerandaError
 from veranda_dagster.domain.models import ModelCall
 

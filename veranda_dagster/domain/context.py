@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from veranda_dagster.backends.agent import AgentPort
+from veranda_dagster.domain.agent import AgentPort
 from veranda_dagster.domain.bounds import MAX_SEARCHES, MIN_PACK_SEARCHES
 from veranda_dagster.domain.code_search import CodeSearch, LocalGitGrep
 from veranda_dagster.domain.errors import AwaitingHumanError

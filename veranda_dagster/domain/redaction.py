@@ -152,7 +152,7 @@ _NOT_A_VALUE = re.compile(r"_(?:FILE|PATH|DIR|ENV|NAME|URL_ENV)$")
 def vendor_token_shapes() -> tuple[TokenShape, ...]:
     """Every registered vendor's ``token_patterns`` (imported late: the registry loads the
     adapters, which import this module for ``TokenShape``)."""
-    from veranda_dagster.backends.registry import token_patterns
+    from veranda_dagster.vendors.registry import token_patterns
 
     return tuple(token_patterns())
 

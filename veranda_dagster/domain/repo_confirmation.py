@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from veranda_dagster.backends.agent import AgentPort, AgentRequest
+from veranda_dagster.domain.agent import AgentPort, AgentRequest
 from veranda_dagster.domain.budget import BudgetExceededError
 from veranda_dagster.domain.catalog import Catalog
 from veranda_dagster.domain.errors import VerandaError

@@ -18,8 +18,6 @@ from pathlib import Path
 
 import dagster as dg
 
-from veranda_dagster.backends.config import BackendsConfig
-from veranda_dagster.backends.resolver import build_agent
 from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.clients.github_code_search import GitHubCodeSearch
 from veranda_dagster.clients.linear import LinearClient
@@ -65,6 +63,8 @@ from veranda_dagster.storage.search_budget import (
     SearchBudget,
     budget_key,
 )
+from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.vendors.resolver import build_agent
 
 
 def branch_for(ticket_id: str) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 from tests.fixtures.context.gitrepo import git, make_repo
 from tests.fixtures.work.project import BASE_FILES
-from veranda_dagster.backends.agent import AgentReply, AgentRequest
+from veranda_dagster.domain.agent import AgentReply, AgentRequest
 from veranda_dagster.domain.facts import read_repo_facts
 from veranda_dagster.domain.models import (
     Citation,

@@ -8,7 +8,7 @@ import pytest
 
 from tests.domain.work.conftest import TICKET, ScriptedAgent, reply, write
 from tests.fixtures.work.project import PASSING_TEST, RED_TEST
-from veranda_dagster.backends.agent import AgentRequest
+from veranda_dagster.domain.agent import AgentRequest
 from veranda_dagster.domain.budget import BudgetedAgent, BudgetExceededError, SpendEntry
 from veranda_dagster.domain.work.red_tests import write_red_tests
 from veranda_dagster.resources.pipeline import PipelineResource

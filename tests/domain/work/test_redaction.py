@@ -37,13 +37,13 @@ def test_urls_headers_assignments_and_known_values():
 
 # --- every shape each service and vendor issues ------------------------------------------------
 
-from veranda_dagster.backends import registry  # noqa: E402
 from veranda_dagster.domain.redaction import (  # noqa: E402
     SERVICE_TOKENS,
     environ_secrets,
     token_shapes,
     url_password,
 )
+from veranda_dagster.vendors import registry  # noqa: E402
 
 SHAPES = token_shapes()
 

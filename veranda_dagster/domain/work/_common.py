@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
-from veranda_dagster.backends.agent import AgentPort, AgentReply, AgentRequest
+from veranda_dagster.domain.agent import AgentPort, AgentReply, AgentRequest
 from veranda_dagster.domain.layers import BEGIN, write_instruction_files
 from veranda_dagster.domain.models import ContextPack, ModelCall, Ticket, Tier
 from veranda_dagster.domain.phases import PHASES

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from veranda_dagster.backends.agent import AgentPort
+from veranda_dagster.domain.agent import AgentPort
 from veranda_dagster.domain.bounds import (
     CI_POLL_INITIAL_S,
     CI_POLL_MAX_S,

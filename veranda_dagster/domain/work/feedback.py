@@ -13,7 +13,7 @@ USD over the asset's materializations counts each round once.
 
 from __future__ import annotations
 
-from veranda_dagster.backends.agent import AgentPort
+from veranda_dagster.domain.agent import AgentPort
 from veranda_dagster.domain.bounds import MAX_FEEDBACK_ROUNDS, VALIDATION_TIMEOUT_S
 from veranda_dagster.domain.models import (
     ContextPack,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from veranda_dagster.backends.agent import AgentPort
+from veranda_dagster.domain.agent import AgentPort
 from veranda_dagster.domain.bounds import MAX_PATCH_ATTEMPTS, VALIDATION_TIMEOUT_S
 from veranda_dagster.domain.errors import InputError, VerandaError
 from veranda_dagster.domain.models import (

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from veranda_dagster.backends.agent import AgentPort
+from veranda_dagster.domain.agent import AgentPort
 from veranda_dagster.domain.bounds import MAX_RED_TEST_ATTEMPTS, VALIDATION_TIMEOUT_S
 from veranda_dagster.domain.errors import VerandaError
 from veranda_dagster.domain.models import CommandResult, ContextPack, ModelCall, RedTests, Ticket

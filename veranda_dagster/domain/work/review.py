@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from veranda_dagster.backends.agent import AgentPort
+from veranda_dagster.domain.agent import AgentPort
 from veranda_dagster.domain.bounds import (
     MAX_EXTRACT_TEXT_CHARS,
     MAX_REVIEW_ROUNDS,

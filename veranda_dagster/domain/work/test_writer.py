@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from veranda_dagster.backends.agent import AgentPort
+from veranda_dagster.domain.agent import AgentPort
 from veranda_dagster.domain.bounds import VALIDATION_TIMEOUT_S
 from veranda_dagster.domain.models import CommandResult, ContextPack, ModelCall, Ticket
 from veranda_dagster.domain.work._common import (

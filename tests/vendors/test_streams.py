@@ -1,0 +1,189 @@
+"""Each vendor's own stream format, parsed from recorded lines: text, usage, errors, and a
+typed ``StreamParseError`` (never a crash) for garbage and truncated streams."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.vendors.conftest import FakeLogin, ScriptedRunner, fixture_text
+from veranda_dagster.domain.models import Usage
+from veranda_dagster.vendors.adapters.claude import parse_claude_stream
+from veranda_dagster.vendors.adapters.codex import parse_codex_stream
+from veranda_dagster.vendors.adapters.cursor import parse_cursor_stream
+from veranda_dagster.vendors.adapters.gemini import parse_gemini_stream
+from veranda_dagster.vendors.adapters.glm import parse_opencode_stream
+from veranda_dagster.vendors.adapters.grok import parse_grok_stream
+from veranda_dagster.vendors.adapters.kimi import KimiAdapter, parse_kimi_stream, parse_kimi_wire
+from veranda_dagster.vendors.config import FamilyConfig
+from veranda_dagster.vendors.port import StreamParseError, Turn
+from veranda_dagster.vendors.runner import RunOutput
+
+PARSERS = {
+    "claude": parse_claude_stream,
+    "glm_claude": lambda s: parse_claude_stream(s, "glm"),
+    "codex": parse_codex_stream,
+    "gemini": parse_gemini_stream,
+    "kimi": parse_kimi_stream,
+    "grok": parse_grok_stream,
+    "glm_opencode": parse_opencode_stream,
+    "cursor": parse_cursor_stream,
+}
+
+OK = [
+    # parser, fixture, text, usage (input = uncached), model
+    (
+        "claude",
+        "claude_stream_ok.jsonl",
+        "PONG-SIM",
+        Usage(input=200, output=7, cached=1000),
+        "claude-sonnet-5-5",
+    ),
+    (
+        "glm_claude",
+        "glm_claude_stream_ok.jsonl",
+        "PONG-GLM",
+        Usage(input=200, output=7, cached=1000),
+        "glm-5.3",
+    ),
+    (
+        "codex",
+        "codex_exec_ok.jsonl",
+        "PONG-CODEX",
+        Usage(input=200, output=7, cached=1000, reasoning=3),
+        None,
+    ),
+    (
+        "gemini",
+        "gemini_stream_ok.jsonl",
+        "PONG-GEMINI",
+        Usage(input=200, output=7, cached=1000),
+        "gemini-3.8-flash",
+    ),
+    ("kimi", "kimi_stream_ok.jsonl", "PONG-FAKE-SERVER", Usage(), None),
+    (
+        "grok",
+        "grok_stream_ok.jsonl",
+        "PONG-FAKE-SERVER",
+        Usage(input=200, output=7, cached=1000),
+        "grok-4.5",
+    ),
+    (
+        "glm_opencode",
+        "glm_opencode_ok.jsonl",
+        "PONG-FAKE-SERVER",
+        Usage(input=300, output=17, cached=2000),
+        None,
+    ),
+    (
+        "cursor",
+        "cursor_stream_ok.jsonl",
+        "PONG-CURSOR",
+        Usage(input=200, output=7, cached=1000),
+        "Composer 2.5",
+    ),
+]
+
+OK += [
+    # real captures (Codex 0.171.0, Gemini CLI 0.61.0 against sim/vendor_api.py)
+    (
+        "codex",
+        "codex_exec_real_ok.jsonl",
+        "PONG-CODEX-REAL",
+        Usage(input=200, output=7, cached=1000),
+        None,
+    ),
+    (
+        "codex",
+        "codex_exec_reconnect_then_ok.jsonl",
+        "PONG-CODEX-REAL",
+        Usage(input=200, output=7, cached=1000),
+        None,
+    ),
+    # the router's flash-lite call is in the totals; the turn's model is the last one listed
+    (
+        "gemini",
+        "gemini_stream_real_ok.jsonl",
+        "PONG-GEMINI-REAL",
+        Usage(input=400, output=14, cached=2000),
+        "gemini-3.8-flash",
+    ),
+]
+
+
+@pytest.mark.parametrize(("parser", "name", "text", "usage", "model"), OK, ids=[o[1] for o in OK])
+def test_ok_stream_text_usage_model(parser, name, text, usage, model):
+    s = PARSERS[parser](fixture_text(name))
+    assert (s.text, s.usage, s.terminal, s.error) == (text, usage, True, None)
+    if model:
+        assert s.model == model
+
+
+def test_claude_stream_reports_its_own_cost_and_session():
+    s = parse_claude_stream(fixture_text("claude_stream_ok.jsonl"))
+    assert s.session_id and s.cost_usd and s.cost_usd > 0
+
+
+ERRORS = [
+    ("claude", "claude_stream_401.jsonl", "api_error_status: 401"),
+    ("claude", "claude_stream_429_credit.jsonl", "credit balance"),
+    ("codex", "codex_exec_quota_exceeded.jsonl", "Quota exceeded"),
+    ("codex", "codex_exec_401.jsonl", "401 Unauthorized"),
+    ("gemini", "gemini_stream_quota.jsonl", "exceeded your current quota"),
+    ("grok", "grok_stream_401.jsonl", "Unauthorized (401)"),
+    ("grok", "grok_stream_max_turns.jsonl", "max_turns_reached"),
+    ("glm_opencode", "glm_opencode_401.jsonl", "statusCode: 401"),
+    ("cursor", "cursor_stream_rate_limit.jsonl", "Rate limit exceeded"),
+]
+
+
+@pytest.mark.parametrize(("parser", "name", "needle"), ERRORS, ids=[e[1] for e in ERRORS])
+def test_error_events_are_surfaced_not_raised(parser, name, needle):
+    s = PARSERS[parser](fixture_text(name))
+    assert s.error is not None and needle in s.error
+
+
+BROKEN = [
+    ("claude", "claude_stream_truncated.jsonl", "truncated"),
+    ("claude", "claude_stream_garbage.jsonl", "line 2 is not JSON"),
+    ("codex", "codex_exec_truncated.jsonl", "no turn.completed"),
+    ("gemini", "gemini_stream_garbage.jsonl", "line 2 is not JSON"),
+    ("gemini", "gemini_stream_truncated.jsonl", "truncated"),
+    ("glm_opencode", "glm_opencode_truncated.jsonl", "step_finish(stop)"),
+]
+
+
+@pytest.mark.parametrize(("parser", "name", "needle"), BROKEN, ids=[b[1] for b in BROKEN])
+def test_garbage_and_truncated_streams_raise_typed_error(parser, name, needle):
+    with pytest.raises(StreamParseError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        PARSERS[parser](fixture_text(name))
+
+
+@pytest.mark.parametrize("parser", sorted(PARSERS))
+@pytest.mark.parametrize("junk", ["", "[1, 2]", "null", '{"type": "result"'], ids=repr)
+def test_every_parser_rejects_junk_with_a_typed_error(parser, junk):
+    with pytest.raises(StreamParseError):
+        PARSERS[parser](junk)
+
+
+def test_kimi_usage_comes_from_the_session_wire_log():
+    usage = parse_kimi_wire(fixture_text("kimi_wire_usage.jsonl"))
+    # two turn records summed; the session roll-up and the junk line are ignored
+    assert usage == Usage(input=260, output=10, cached=2200)
+
+
+def test_kimi_adapter_reads_wire_log_after_the_run(tmp_path):
+    session = "session_b893b63e-0c1d-4f0e-9d6f-1a2b3c4d5e6f"
+
+    def respond(call):
+        home = call.env["KIMI_CODE_HOME"]
+        wire = tmp_path / home / "sessions" / "wdkey" / session / "agents" / "main"
+        wire.mkdir(parents=True)
+        (wire / "wire.jsonl").write_text(fixture_text("kimi_wire_usage.jsonl"))
+        return RunOutput(exit_code=0, stdout=fixture_text("kimi_stream_ok.jsonl"))
+
+    runner = ScriptedRunner(respond=respond)
+    cfg = FamilyConfig(family="kimi", home=str(tmp_path / "home"))
+    adapter = KimiAdapter("api_key", cfg, runner, FakeLogin(), {"KIMI_MODEL_API_KEY": "k"})
+    result = adapter.run(Turn(prompt="hi", workdir=str(tmp_path), model="kimi-k3"))
+    assert result.usage == Usage(input=260, output=10, cached=2200)
+    assert runner.calls[0].env["KIMI_MODEL_NAME"] == "kimi-k3"

@@ -1,0 +1,149 @@
+"""Each vendor declares everything about itself on its adapter; the central tables are derived,
+a vendor missing a piece is refused loudly, and every vendor's secret variables reach the
+deployment (Helm's Vault templates) and the README's configuration table."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from tests.observability.render import load_values
+from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.vendors import cost, registry, runner, tiers
+from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters.claude import ClaudeAdapter
+from veranda_dagster.vendors.rates import models_dev
+
+ROOT = Path(__file__).resolve().parents[2]
+FAMILIES = registry.families()
+TEMPLATE_KEY = "vault.hashicorp.com/agent-inject-template-providers.env"
+
+
+class Acme(CliAdapter):
+    """A complete eighth vendor, declared the way a new adapter module would."""
+
+    family = "acme"
+    default_binary = "acme-code"
+    also_spawns = ("acme",)
+    modes: ClassVar[dict[str, ModeSpec]] = {
+        "api_key": ModeSpec("api_key", required_env=("ACME_API_KEY",))
+    }
+    instruction_file = "AGENTS.md"
+    mcp_format = "mcp_json"
+    vision = False
+    tiers: ClassVar[dict[str, str]] = {"cheap": "acme-1", "standard": "acme-2", "high": "acme-3"}
+    model_prefixes = ("acme-",)
+    rates: ClassVar[dict[str, Any]] = {"acme-3": models_dev(1, 2, 0.1)}
+    secret_env = ("ACME_API_KEY",)
+    token_patterns = ClaudeAdapter.token_patterns[:1]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_builtin_vendor_declares_every_piece(family: str) -> None:
+    assert registry.missing_pieces(registry.get(family).factory) == []
+
+
+@pytest.mark.parametrize(
+    ("drop", "expected"),
+    [
+        ("tiers", "tiers"),
+        ("model_prefixes", "model_prefixes"),
+        ("rates", "rates"),
+        ("secret_env", "secret_env"),
+        ("default_binary", "default_binary"),
+        ("instruction_file", "instruction_file"),
+        ("mcp_format", "mcp_format"),
+        ("token_patterns", "token_patterns"),
+    ],
+)
+def test_a_vendor_missing_a_piece_is_refused_at_registration(drop: str, expected: str) -> None:
+    incomplete = type("Incomplete", (Acme,), {drop: ()})
+    with pytest.raises(ConfigError, match=rf"'acme' is incomplete: .*\b{expected}\b"):
+        registry.register(registry.AdapterInfo("acme", ("api_key",), 99, incomplete))
+    assert "acme" not in registry.families()
+
+
+def test_a_tier_table_without_every_tier_and_a_secret_no_mode_reads_are_refused() -> None:
+    bad = type(
+        "Bad",
+        (Acme,),
+        {"tiers": {"cheap": "acme-1", "standard": "acme-2"}, "secret_env": ("ACME_TOKEN",)},
+    )
+    with pytest.raises(ConfigError) as err:
+        registry.register(registry.AdapterInfo("acme", ("api_key",), 99, bad))
+    assert "tiers must map exactly cheap, standard, high" in str(err.value)
+    assert "secret_env ACME_TOKEN is read by no mode" in str(err.value)
+
+
+def test_the_no_real_cli_guard_blocks_what_a_new_vendor_declares(monkeypatch) -> None:
+    assert registry.missing_pieces(Acme) == []
+    monkeypatch.setitem(registry._REGISTRY, "acme", registry.AdapterInfo("acme", (), 99, Acme))
+    for name in ("acme-code", "/opt/bin/acme"):
+        with pytest.raises(runner.RealCliBlockedError, match="acme"):
+            runner.guard_real_cli([name, "-p", "x"])
+    runner.guard_real_cli(["acme-sim", "-p", "x"])  # a scripted stand-in is not blocked
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_central_tables_are_the_adapters_own_declarations(family: str) -> None:
+    adapter = registry.get(family).factory
+    assert tiers.TIERS[family] == adapter.tiers
+    assert tiers.MODEL_PREFIXES[family] == adapter.model_prefixes
+    for mode, table in adapter.mode_tiers.items():
+        assert tiers.MODE_TIERS[(family, mode)] == table
+    for model, rate in adapter.rates.items():
+        assert cost.RATES[model] is rate
+    assert {adapter.default_binary, *adapter.also_spawns} <= runner.vendor_binaries()
+
+
+def test_no_central_table_holds_a_family_no_adapter_declares() -> None:
+    declared_rates = {m for a in registry.adapters() for m in a.rates}
+    assert set(tiers.TIERS) == set(tiers.MODEL_PREFIXES) == set(FAMILIES)
+    assert {fam for fam, _mode in tiers.MODE_TIERS} <= set(FAMILIES)
+    assert set(cost.RATES) == declared_rates
+    assert runner.vendor_binaries() == registry.binaries()
+
+
+def _provider_templates(node: object) -> list[str]:
+    """Every Vault providers.env template in the Helm values (code server and run pods)."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == TEMPLATE_KEY and isinstance(value, str):
+                found.append(value)
+            else:
+                found += _provider_templates(value)
+    elif isinstance(node, list):
+        for item in node:
+            found += _provider_templates(item)
+    return found
+
+
+def _readme_secret_rows() -> str:
+    """The README configuration table's rows that name a secret."""
+    text = (ROOT / "README.md").read_text()
+    return "\n".join(
+        line for line in text.splitlines() if line.startswith("|") and "(secret" in line
+    )
+
+
+SECRETS = [(fam, name) for fam, names in registry.secret_env().items() for name in names]
+
+
+@pytest.mark.parametrize(("family", "name"), SECRETS)
+def test_every_vendor_secret_is_exported_by_every_helm_secret_template(family, name) -> None:
+    templates = _provider_templates(load_values())
+    assert len(templates) == 2, "the code server's and the run pods' providers.env"
+    for template in templates:
+        assert re.search(rf"^\s*export {name}=", template, re.M), (
+            f"{family}'s {name} is not exported by a deploy/helm providers.env template"
+        )
+
+
+@pytest.mark.parametrize(("family", "name"), SECRETS)
+def test_every_vendor_secret_is_in_the_readme_configuration_table(family, name) -> None:
+    rows = _readme_secret_rows()
+    assert f"`{name}`" in rows, f"{family}'s {name} has no (secret) row in the README table"

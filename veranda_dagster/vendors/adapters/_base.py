@@ -1,0 +1,365 @@
+"""What every CLI adapter shares: env assembly, credential pre-checks, probe and run.
+
+A vendor module subclasses ``CliAdapter`` and supplies its tables (modes, env vars, files,
+knobs, and everything the core derives its central tables from: tier ids, model prefixes,
+binaries, rates, secret variables, token shapes) plus two functions only it knows:
+``build_argv`` and ``parse_stream``; ``registry.register`` refuses a vendor missing a piece.
+The run itself (spawn through the runner seam, parse, classify, raise ``BackendError``) is
+written once here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, get_args
+
+from pydantic import BaseModel, Field
+
+from veranda_dagster.domain.bounds import PROBE_TIMEOUT_S
+from veranda_dagster.domain.models import Effort, Tier, Usage
+from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.vendors import health
+from veranda_dagster.vendors.config import FamilyConfig
+from veranda_dagster.vendors.port import (
+    BackendError,
+    Capabilities,
+    HealthVerdict,
+    StreamParseError,
+    Turn,
+    TurnResult,
+)
+from veranda_dagster.vendors.prompt_channel import (
+    PromptChannel,
+    pointer_prompt,
+    prompt_file_path,
+    stage_prompt_file,
+)
+from veranda_dagster.vendors.rates import Rate
+from veranda_dagster.vendors.runner import CommandRunner, LoginStep, RunOutput
+
+BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "TERM", "SHELL", "TZ")
+"""Passed to every CLI; nothing else leaks from our environment unless a mode names it."""
+
+PROBE_PROMPT = "Role: probe\nReply with the single word OK."
+"""A cheap turn; its ``Role:`` line names the seat as every product prompt does."""
+
+SAME_EFFORT: Mapping[str, str] = {e: e for e in get_args(Effort)}
+"""``effort_values`` for a CLI whose knob takes our own low/medium/high words as they are."""
+
+
+@dataclass(frozen=True)
+class ModeSpec:
+    name: str
+    required_env: tuple[str, ...] = ()
+    """All must be set (after the config's name mapping) or the mode is ``auth`` unprobed."""
+    any_env: tuple[str, ...] = ()
+    """At least one must be set (e.g. an AWS key pair or a profile)."""
+    optional_env: tuple[str, ...] = ()
+    """Passed when set (regions, profiles, project ids)."""
+    fixed_env: Mapping[str, str] = field(default_factory=dict)
+    """Set by the adapter, e.g. ``CLAUDE_CODE_USE_BEDROCK=1``."""
+    login: bool = False
+    """A login/OAuth mode: the login step must report a stored session."""
+    credential_paths: tuple[str, ...] = ()
+    base_url_env: str | None = None
+    """Overrides the family's base-URL variable for this mode (e.g. Bedrock's own)."""
+
+
+class StreamSummary(BaseModel):
+    """What a vendor stream said, normalized (``usage.input`` = uncached input)."""
+
+    text: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    model: str | None = None
+    terminal: bool = False
+    error: str | None = None
+    session_id: str | None = None
+    cost_usd: float | None = None
+    events: int = 0
+
+
+def json_lines(stdout: str, family: str) -> Iterator[dict[str, Any]]:
+    """Each non-blank line as a JSON object; anything else is a typed ``StreamParseError``."""
+    for n, raw in enumerate(stdout.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise StreamParseError(
+                f"{family} stream line {n} is not JSON ({exc.msg}): {line[:80]!r}"
+            ) from exc
+        if not isinstance(obj, dict):
+            raise StreamParseError(f"{family} stream line {n} is not an object: {line[:80]!r}")
+        yield obj
+
+
+def as_int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def require_terminal(summary: StreamSummary, family: str, terminal_name: str) -> StreamSummary:
+    if not summary.terminal and summary.error is None:
+        raise StreamParseError(
+            f"{family} stream truncated: {summary.events} event(s), no {terminal_name} event"
+        )
+    return summary
+
+
+class CliAdapter:
+    """One vendor CLI in one auth mode; implements the ``Backend`` port."""
+
+    family: ClassVar[str]
+    default_binary: ClassVar[str]
+    modes: ClassVar[dict[str, ModeSpec]]
+    instruction_file: ClassVar[str]
+    mcp_format: ClassVar[str]
+    vision: ClassVar[bool]
+    effort_knob: ClassVar[str | None] = None
+    effort_values: ClassVar[Mapping[str, str]] = {}
+    model_flag: ClassVar[str | None] = "--model"
+    base_url_env: ClassVar[str | None] = None
+    quiet_env: ClassVar[dict[str, str]] = {}
+    """Telemetry/auto-update off and the CLI's own retry cap, on every run."""
+    trusts_cli_cost: ClassVar[bool] = False
+    """Whether the CLI's own cost figure is right for this family (Claude Code on GLM is not)."""
+    prompt_channel: ClassVar[PromptChannel] = "stdin"
+    """How the prompt reaches the CLI (``backends.prompt_channel``): never as an argument."""
+    token_patterns: ClassVar[tuple[TokenShape, ...]] = ()
+    """The shapes of every key and token this vendor issues; the registry hands them to the one
+    scrubber (``domain.redaction``), so a new vendor brings its own."""
+
+    # --- what the core's tables are derived from (``registry.missing_pieces`` checks them) ---
+    tiers: ClassVar[Mapping[Tier, str]]
+    """cheap/standard/high -> this vendor's model id (``tiers.TIERS`` is derived from these)."""
+    mode_tiers: ClassVar[Mapping[str, Mapping[Tier, str]]] = {}
+    """A mode whose CLI names the models differently (plan aliases, ``provider/model``)."""
+    model_prefixes: ClassVar[tuple[str, ...]]
+    """Which pinned ids this family owns, checked after the exact tier tables: a pin survives
+    only on its own family, so a missing prefix would move a pinned model elsewhere."""
+    rates: ClassVar[Mapping[str, Rate]]
+    """USD per 1M tokens of the ids this vendor serves, each with source and date (``cost``)."""
+    rate_aliases: ClassVar[Mapping[str, str]] = {}
+    """A CLI alias -> the id it resolved to when the rates were taken (Claude's ``opus``)."""
+    rate_prefixes: ClassVar[tuple[str, ...]] = ()
+    """Provider prefixes (``zai/``) under which a rate row's id may arrive."""
+    plan_prefixes: ClassVar[tuple[str, ...]] = ()
+    """Ids served on a flat-fee subscription plan, priced per turn at 0."""
+    also_spawns: ClassVar[tuple[str, ...]] = ()
+    """Executables besides ``default_binary`` a mode may start (the no-real-CLI guard's list)."""
+    secret_env: ClassVar[tuple[str, ...]]
+    """The variables a deployment provides this vendor's own keys in: each is exported by the
+    Helm secret templates and listed in the README. Cloud-provider credentials (Bedrock,
+    Vertex, Azure) come from the cluster's workload identity and are not listed."""
+
+    def __init__(
+        self,
+        mode: str,
+        config: FamilyConfig,
+        runner: CommandRunner,
+        login: LoginStep,
+        environ: Mapping[str, str] | None = None,
+        probe_timeout_s: float = PROBE_TIMEOUT_S,
+    ) -> None:
+        if mode not in self.modes:
+            raise ValueError(f"{self.family} has no mode {mode!r}")
+        self.mode = mode
+        self.spec = self.modes[mode]
+        self.config = config
+        self.runner = runner
+        self.login = login
+        self.environ = dict(os.environ if environ is None else environ)
+        self.probe_timeout_s = probe_timeout_s
+
+    # --- the port ---------------------------------------------------------------------------
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            vision=self.vision,
+            instruction_file=self.instruction_file,
+            mcp_format=self.mcp_format,
+            effort_knob=self.effort_knob,
+            model_flag=self.model_flag,
+            effort_values=dict(self.effort_values),
+        )
+
+    @property
+    def binary(self) -> str:
+        return self.config.binary or self.default_binary
+
+    @property
+    def health_key(self) -> tuple[str, ...]:
+        return (self.family, self.mode, self.binary, self.config.base_url or "")
+
+    def probe(self) -> HealthVerdict:
+        """A real cheap turn that names no model, in a scratch directory."""
+        missing = self.precheck()
+        if missing is not None:
+            return missing
+        scratch = tempfile.mkdtemp(prefix=f"veranda-probe-{self.family}-")
+        try:
+            turn = Turn(prompt=PROBE_PROMPT, workdir=scratch, model=None, effort="low")
+            out = self._spawn(turn, self.probe_timeout_s)
+            verdict, _ = self.outcome(out, turn)
+            return verdict
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def run(self, turn: Turn) -> TurnResult:
+        missing = self.precheck()
+        if missing is not None:
+            raise BackendError(missing.verdict, missing.detail)
+        timeout = min(turn.timeout_s, self.config.timeout_s or turn.timeout_s)
+        out = self._spawn(turn, timeout)
+        verdict, summary = self.outcome(out, turn)
+        if verdict.verdict != "ok" or summary is None:
+            raise BackendError(verdict.verdict, verdict.detail)
+        return TurnResult(
+            text=summary.text,
+            usage=summary.usage,
+            model=summary.model or turn.model,
+            events=summary.events,
+            cost_usd=summary.cost_usd if self.trusts_cli_cost else None,
+        )
+
+    # --- shared machinery -------------------------------------------------------------------
+
+    def precheck(self) -> HealthVerdict | None:
+        """Missing credentials are ``auth`` without spawning anything."""
+        env = self.credential_env()
+        missing = [v for v in self.spec.required_env if not env.get(v)]
+        if missing:
+            return HealthVerdict(
+                verdict="auth",
+                detail=f"{self.family}/{self.mode}: {', '.join(missing)} not set",
+                rule="precheck_env",
+            )
+        if self.spec.any_env and not any(env.get(v) for v in self.spec.any_env):
+            return HealthVerdict(
+                verdict="auth",
+                detail=f"{self.family}/{self.mode}: none of {', '.join(self.spec.any_env)} set",
+                rule="precheck_env",
+            )
+        if self.spec.login:
+            status = self.login.ensure(self.family, self.mode, self.credential_paths())
+            if not status.ok:
+                return HealthVerdict(verdict="auth", detail=status.detail, rule="precheck_login")
+        return None
+
+    def credential_paths(self) -> list[str]:
+        home = self.config.home
+        paths = self.spec.credential_paths
+        return [p.replace("~", home, 1) if home and p.startswith("~") else p for p in paths]
+
+    def _lookup(self, name: str) -> str | None:
+        source = self.config.env.get(name, name)
+        return self.environ.get(source) or None
+
+    def credential_env(self) -> dict[str, str]:
+        """This mode's variables as found (through the config's name mapping), unadjusted."""
+        env: dict[str, str] = {}
+        names = (
+            *self.spec.required_env,
+            *self.spec.any_env,
+            *self.spec.optional_env,
+            *self.config.passthrough_env,
+        )
+        for name in names:
+            value = self._lookup(name)
+            if value:
+                env[name] = value
+        return env
+
+    def env(self) -> dict[str, str]:
+        env = {k: self.environ[k] for k in BASE_ENV if self.environ.get(k)}
+        env.update(self.credential_env())
+        env.update(self.spec.fixed_env)
+        env.update(self.quiet_env)
+        url_var = self.spec.base_url_env or self.base_url_env
+        if self.config.base_url and url_var:
+            env[url_var] = self.config.base_url
+        if self.config.home:
+            env["HOME"] = self.config.home
+        return self.adjust_env(env)
+
+    def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
+        """Vendor hook for env that depends on other env (e.g. an isolated home)."""
+        return env
+
+    def _spawn(self, turn: Turn, timeout: float) -> RunOutput:
+        argv = self.build_argv(turn)
+        staged = None
+        if self.channel_for(turn) == "file":
+            staged = stage_prompt_file(self.prompt_file(turn), self.full_prompt(turn))
+        try:
+            return self.runner.run(
+                argv, turn.workdir, self.env_for(turn), self.stdin_for(turn), timeout
+            )
+        finally:
+            if staged is not None:
+                staged.unlink(missing_ok=True)
+
+    def env_for(self, turn: Turn) -> dict[str, str]:
+        return self.env()
+
+    def channel_for(self, turn: Turn) -> PromptChannel:
+        """This turn's prompt channel (a family whose modes run different CLIs overrides)."""
+        return self.prompt_channel
+
+    def full_prompt(self, turn: Turn) -> str:
+        """The whole prompt text as this CLI gets it (vendor hook: image references)."""
+        return turn.prompt
+
+    def stdin_for(self, turn: Turn) -> str | None:
+        return self.full_prompt(turn) if self.channel_for(turn) == "stdin" else None
+
+    def prompt_file(self, turn: Turn) -> Path:
+        """Where a file-channel turn's prompt is staged (named in the argv)."""
+        return prompt_file_path(turn.workdir)
+
+    def prompt_pointer(self, turn: Turn) -> str:
+        """The short argument a file-channel CLI gets instead of the prompt."""
+        return pointer_prompt(turn.prompt, self.prompt_file(turn))
+
+    def outcome(self, out: RunOutput, turn: Turn) -> tuple[HealthVerdict, StreamSummary | None]:
+        try:
+            summary: StreamSummary | None = self.parse(out.stdout)
+            parse_error = None
+        except StreamParseError as exc:
+            summary, parse_error = None, str(exc)
+        if summary is not None:
+            summary = self.enrich(summary, turn)
+        verdict = health.classify(
+            self.family,
+            out,
+            parsed=summary is not None,
+            terminal=bool(summary and summary.terminal),
+            stream_error=summary.error if summary else None,
+            parse_error=parse_error,
+        )
+        return verdict, summary
+
+    def enrich(self, summary: StreamSummary, turn: Turn) -> StreamSummary:
+        """Vendor hook to add what is not on stdout (Kimi keeps usage in a session file)."""
+        return summary
+
+    # --- per vendor ---------------------------------------------------------------------------
+
+    def parse(self, stdout: str) -> StreamSummary:
+        """This mode's stream parser (a family may run different CLIs per mode)."""
+        return self.parse_stream(stdout)
+
+    def build_argv(self, turn: Turn) -> list[str]:
+        raise NotImplementedError
+
+    @classmethod
+    def parse_stream(cls, stdout: str) -> StreamSummary:
+        raise NotImplementedError

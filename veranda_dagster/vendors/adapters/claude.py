@@ -1,0 +1,189 @@
+"""Claude Code: ``claude -p --output-format stream-json --verbose``.
+
+Modes: an Anthropic API key, a Claude login (``claude setup-token`` OAuth token or a stored
+session), Amazon Bedrock and Google Vertex. Tier ids are Claude Code's own aliases
+(haiku/sonnet/opus), which it resolves per provider, so moving between modes keeps the model.
+Reads CLAUDE.md (not AGENTS.md), MCP from ``.mcp.json``. Stream facts were checked against
+2.1.332 on a loopback Anthropic Messages server (tests/vendors/test_real_cli.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from veranda_dagster.domain.models import Tier, Usage
+from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.vendors.adapters._base import (
+    SAME_EFFORT,
+    CliAdapter,
+    ModeSpec,
+    StreamSummary,
+    as_int,
+    json_lines,
+    require_terminal,
+)
+from veranda_dagster.vendors.port import HealthVerdict, Turn
+from veranda_dagster.vendors.rates import Rate, models_dev
+from veranda_dagster.vendors.registry import AdapterInfo, register
+
+OAUTH_TOKEN_ENV = "CLAUDE_CODE_OAUTH_TOKEN"
+
+
+def claude_usage(usage: dict[str, Any]) -> Usage:
+    """Anthropic usage: ``input_tokens`` is already uncached; cache writes bill like input."""
+    return Usage(
+        input=as_int(usage.get("input_tokens")) + as_int(usage.get("cache_creation_input_tokens")),
+        output=as_int(usage.get("output_tokens")),
+        cached=as_int(usage.get("cache_read_input_tokens")),
+        reasoning=as_int((usage.get("output_tokens_details") or {}).get("thinking_tokens")),
+    )
+
+
+def parse_claude_stream(stdout: str, family: str = "claude") -> StreamSummary:
+    s = StreamSummary()
+    last_text = ""
+    for ev in json_lines(stdout, family):
+        s.events += 1
+        kind = ev.get("type")
+        if kind == "system" and ev.get("subtype") == "init":
+            s.model = ev.get("model") or s.model
+            s.session_id = ev.get("session_id")
+        elif kind == "assistant":
+            msg = ev.get("message") or {}
+            parts = [c.get("text", "") for c in msg.get("content") or [] if c.get("type") == "text"]
+            if parts:
+                last_text = "".join(parts)
+        elif kind == "result":
+            s.terminal = True
+            result = ev.get("result")
+            s.text = result if isinstance(result, str) else last_text
+            s.usage = claude_usage(ev.get("usage") or {})
+            s.cost_usd = ev.get("total_cost_usd")
+            models = list((ev.get("modelUsage") or {}).keys())
+            s.model = s.model or (models[0] if models else None)
+            if ev.get("is_error") or str(ev.get("subtype", "")).startswith("error"):
+                status = ev.get("api_error_status")
+                s.error = f"{ev.get('subtype')}: {s.text} (api_error_status: {status})"
+    if not s.text:
+        s.text = last_text
+    return require_terminal(s, family, "result")
+
+
+class ClaudeAdapter(CliAdapter):
+    family = "claude"
+    default_binary = "claude"
+    token_patterns: ClassVar[tuple[TokenShape, ...]] = (
+        TokenShape(
+            "anthropic_api_key",
+            r"sk-ant-api03-[A-Za-z0-9_-]{20,}",
+            "sk-ant-api03-" + "Ab3_dE-9" * 11 + "xAA",
+            "gitleaks rules/anthropic.go: sk-ant-api03-[a-zA-Z0-9_-]{93}AA",
+        ),
+        TokenShape(
+            "anthropic_admin_key",
+            r"sk-ant-admin01-[A-Za-z0-9_-]{20,}",
+            "sk-ant-admin01-" + "Zx8_kQ-2" * 11 + "xAA",
+            "gitleaks rules/anthropic.go: sk-ant-admin01-[a-zA-Z0-9_-]{93}AA",
+        ),
+        TokenShape(
+            "claude_oauth_token",
+            r"sk-ant-oat01-[A-Za-z0-9_-]{20,}",
+            "sk-ant-oat01-" + "Qw7-Er_5" * 11 + "xZQ",
+            "gitleaks rules/claude_code.go: sk-ant-oat01- + 95 (CLAUDE_CODE_OAUTH_TOKEN)",
+        ),
+        TokenShape(
+            "claude_oauth_refresh",
+            r"sk-ant-ort01-[A-Za-z0-9_-]{20,}",
+            "sk-ant-ort01-" + "Rt4_Yu-6" * 11,
+            "gitleaks rules/anthropic.go: sk-ant-ort01-[a-zA-Z0-9_-]{40,}",
+        ),
+    )
+    modes: ClassVar[dict[str, ModeSpec]] = {
+        "api_key": ModeSpec("api_key", required_env=("ANTHROPIC_API_KEY",)),
+        "login": ModeSpec(
+            "login",
+            optional_env=(OAUTH_TOKEN_ENV,),
+            login=True,
+            credential_paths=("~/.claude/.credentials.json",),
+        ),
+        "bedrock": ModeSpec(
+            "bedrock",
+            required_env=("AWS_REGION",),
+            any_env=("AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK"),
+            optional_env=("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"),
+            fixed_env={"CLAUDE_CODE_USE_BEDROCK": "1"},
+            base_url_env="ANTHROPIC_BEDROCK_BASE_URL",
+        ),
+        "vertex": ModeSpec(
+            "vertex",
+            required_env=("ANTHROPIC_VERTEX_PROJECT_ID", "CLOUD_ML_REGION"),
+            optional_env=("GOOGLE_APPLICATION_CREDENTIALS",),
+            fixed_env={"CLAUDE_CODE_USE_VERTEX": "1"},
+            base_url_env="ANTHROPIC_VERTEX_BASE_URL",
+        ),
+    }
+    instruction_file = "CLAUDE.md"
+    mcp_format = "mcp_json"
+    # Claude Code aliases resolve per provider (API, Bedrock, Vertex), so a mode switch keeps
+    # the model without a per-cloud id table.
+    tiers: ClassVar[Mapping[Tier, str]] = {"cheap": "haiku", "standard": "sonnet", "high": "opus"}
+    model_prefixes = ("claude-", "anthropic.", "us.anthropic.", "opus", "sonnet", "haiku")
+    rates: ClassVar[Mapping[str, Rate]] = {
+        "claude-opus-5-5": models_dev(4, 20, 0.2),
+        "claude-opus-5": models_dev(5, 25, 0.5),
+        "claude-opus-4-8": models_dev(5, 25, 0.5),
+        "claude-opus-4-7": models_dev(5, 25, 0.5),
+        "claude-sonnet-5": models_dev(2, 10, 0.2),
+        "claude-sonnet-4-6": models_dev(3, 15, 0.3),
+        "claude-haiku-4-5": models_dev(1, 5, 0.1),
+    }
+    rate_aliases: ClassVar[Mapping[str, str]] = {
+        "opus": "claude-opus-5-5",  # seen: Claude Code 2.1.332 default and ``--model opus``
+        "haiku": "claude-haiku-4-5",
+    }
+    rate_prefixes = ("anthropic/",)
+    secret_env = ("ANTHROPIC_API_KEY", OAUTH_TOKEN_ENV)
+    vision = True  # reads image files named in the prompt with its Read tool
+    effort_knob = "--effort"
+    effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
+    base_url_env = "ANTHROPIC_BASE_URL"
+    trusts_cli_cost = True
+    quiet_env: ClassVar[dict[str, str]] = {
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "1",
+        "IS_SANDBOX": "1",  # the pod is the sandbox; lets bypassPermissions run as root
+    }
+
+    def precheck(self) -> HealthVerdict | None:
+        if self.mode == "login" and self._lookup(OAUTH_TOKEN_ENV):
+            return None  # a setup-token OAuth token needs no stored session
+        return super().precheck()
+
+    def full_prompt(self, turn: Turn) -> str:
+        prompt = turn.prompt
+        if turn.images:
+            prompt += "\n\nAttached images (open each with the Read tool):\n" + "\n".join(
+                f"- {p}" for p in turn.images
+            )
+        return prompt
+
+    def build_argv(self, turn: Turn) -> list[str]:
+        """``-p`` with no prompt argument reads the prompt from stdin."""
+        argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose"]
+        argv += ["--permission-mode", "bypassPermissions"]
+        if turn.model:
+            argv += ["--model", turn.model]
+        if turn.effort_value:
+            argv += ["--effort", turn.effort_value]
+        return argv
+
+    @classmethod
+    def parse_stream(cls, stdout: str) -> StreamSummary:
+        return parse_claude_stream(stdout, cls.family)
+
+
+register(AdapterInfo("claude", tuple(ClaudeAdapter.modes), rank=10, factory=ClaudeAdapter))

@@ -1,0 +1,193 @@
+"""OpenAI Codex CLI: ``codex exec --json``.
+
+Modes: an OpenAI API key (``CODEX_API_KEY``/``OPENAI_API_KEY``), a ChatGPT login stored in
+``~/.codex/auth.json``, and Azure OpenAI. Reads AGENTS.md; MCP in ``.codex/config.toml``.
+Effort is the ``model_reasoning_effort`` config key; images go by ``--image``. Inside the pod
+the container is the sandbox, so the CLI's own sandbox is bypassed (codex platform-sandboxing
+docs), and the shell env policy is pinned so our keys never reach tool subprocesses and the
+agent's commands run on the worker's ``PATH`` (no login shell; see ``ENV_POLICY``).
+Stream shape (verified on 0.171.0 against the loopback Responses API): ``thread.started`` /
+``turn.started`` / ``item.*`` / ``turn.completed`` with ``usage`` (input includes cached) or
+``turn.failed``; ``error`` events are retries unless the turn fails. ``OPENAI_BASE_URL`` is not
+honoured by 0.171.0, so a base-URL override becomes a custom ``model_provider`` (HTTPS
+Responses, no WebSocket attempt, one retry).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import ClassVar
+
+from veranda_dagster.domain.models import Tier, Usage
+from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.vendors.adapters._base import (
+    SAME_EFFORT,
+    CliAdapter,
+    ModeSpec,
+    StreamSummary,
+    as_int,
+    json_lines,
+    require_terminal,
+)
+from veranda_dagster.vendors.port import Turn
+from veranda_dagster.vendors.rates import Rate, models_dev
+from veranda_dagster.vendors.registry import AdapterInfo, register
+
+ENV_POLICY = (
+    "-c",
+    'shell_environment_policy.inherit="core"',
+    "-c",
+    "shell_environment_policy.ignore_default_excludes=false",
+    "-c",
+    "allow_login_shell=false",
+)
+"""What the agent's own commands see: the worker's core variables (never our keys), with the
+worker's ``PATH`` as given. Codex 0.171.0 otherwise runs each command in a login shell
+(``bash -lc``), whose ``/etc/profile`` resets ``PATH``: the agent's ``make test`` then ran the
+system Python without the project's tools (``No module named pytest``), so the model saw other
+test results than the ones the pipeline's own validation (the worker's ``PATH``) acts on."""
+
+
+def parse_codex_stream(stdout: str) -> StreamSummary:
+    """``error`` events are progress ("Reconnecting... 2/5", the WebSocket-to-HTTPS fallback,
+    seen on 0.171.0) unless the turn then fails or never completes."""
+    s = StreamSummary()
+    messages: list[str] = []
+    last_error: str | None = None
+    for ev in json_lines(stdout, "codex"):
+        s.events += 1
+        kind = ev.get("type")
+        if kind == "thread.started":
+            s.session_id = ev.get("thread_id")
+        elif kind == "item.completed":
+            item = ev.get("item") or {}
+            if item.get("type") in ("agent_message", "assistant_message") and item.get("text"):
+                messages.append(item["text"])
+        elif kind == "turn.completed":
+            s.terminal = True
+            u = ev.get("usage") or {}
+            total_in = as_int(u.get("input_tokens"))
+            cached = as_int(u.get("cached_input_tokens"))
+            s.usage = Usage(
+                input=max(total_in - cached, 0) + as_int(u.get("cache_write_input_tokens")),
+                cached=cached,
+                output=as_int(u.get("output_tokens")),
+                reasoning=as_int(u.get("reasoning_output_tokens")),
+            )
+        elif kind == "turn.failed":
+            s.error = ((ev.get("error") or {}).get("message")) or last_error or "turn.failed"
+        elif kind == "error":
+            last_error = ev.get("message") or "error"
+    if not s.terminal and s.error is None:
+        s.error = last_error
+    s.text = messages[-1] if messages else ""
+    return require_terminal(s, "codex", "turn.completed")
+
+
+class CodexAdapter(CliAdapter):
+    family = "codex"
+    default_binary = "codex"
+    token_patterns: ClassVar[tuple[TokenShape, ...]] = (
+        TokenShape(
+            "openai_project_key",
+            r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}",
+            "sk-proj-" + "Sevz_WEV-Nm" * 7 + "T3BlbkFJ" + "dD9Fq-O9Z_3B" * 6,
+            "gitleaks rules/openai.go: sk-(proj|svcacct|admin)-…T3BlbkFJ…",
+        ),
+        TokenShape(
+            "openai_legacy_key",
+            r"sk-[A-Za-z0-9]{20,}",
+            "sk-" + "a1B2c3D4e5F6g7H8i9J0" + "T3BlbkFJ" + "k1L2m3N4o5P6q7R8s9T0",
+            "gitleaks rules/openai.go: sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20}",
+        ),
+    )
+    modes: ClassVar[dict[str, ModeSpec]] = {
+        "api_key": ModeSpec("api_key", any_env=("CODEX_API_KEY", "OPENAI_API_KEY")),
+        "login": ModeSpec("login", login=True, credential_paths=("~/.codex/auth.json",)),
+        "azure": ModeSpec(
+            "azure",
+            required_env=("AZURE_OPENAI_API_KEY", "AZURE_OPENAI_BASE_URL"),
+        ),
+    }
+    instruction_file = "AGENTS.md"
+    mcp_format = "codex_toml"
+    tiers: ClassVar[Mapping[Tier, str]] = {
+        "cheap": "gpt-6-luna",  # [?] judgement, not from the reference notes
+        "standard": "gpt-5.3-codex",
+        "high": "gpt-5.5",
+    }
+    model_prefixes = ("gpt-", "o3", "o4", "codex-")
+    rates: ClassVar[Mapping[str, Rate]] = {
+        "gpt-6-sol": models_dev(2, 10, 0.2),
+        "gpt-6-luna": models_dev(0.1, 0.5, 0.01),
+        "gpt-6-astra": models_dev(10, 50, 1),
+        "gpt-5.5": models_dev(5, 30, 0.5),
+        "gpt-5.3-codex": models_dev(1.75, 14, 0.175),
+    }
+    rate_prefixes = ("openai/",)
+    secret_env = ("OPENAI_API_KEY",)
+    vision = True
+    effort_knob = "-c model_reasoning_effort"
+    effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
+    model_flag = "--model"
+    base_url_env = "OPENAI_BASE_URL"
+    quiet_env: ClassVar[dict[str, str]] = {"CODEX_DISABLE_UPDATE_CHECK": "1", "NO_COLOR": "1"}
+
+    def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
+        if self.config.home:
+            env["CODEX_HOME"] = str(Path(self.config.home) / ".codex")
+        return env
+
+    def env_for(self, turn: Turn) -> dict[str, str]:
+        env = self.env()
+        if "CODEX_HOME" in env:  # codex refuses a CODEX_HOME that does not exist
+            Path(env["CODEX_HOME"]).mkdir(parents=True, exist_ok=True)
+        return env
+
+    def build_argv(self, turn: Turn) -> list[str]:
+        argv = [self.binary, "exec", "--json", "--skip-git-repo-check", "-C", turn.workdir]
+        argv += ["--dangerously-bypass-approvals-and-sandbox", *ENV_POLICY]
+        argv += ["-c", "analytics.enabled=false"]
+        if self.mode == "azure":
+            argv += [
+                "-c",
+                'model_provider="azure"',
+                "-c",
+                'model_providers.azure.env_key="AZURE_OPENAI_API_KEY"',
+                "-c",
+                'model_providers.azure.name="Azure"',
+            ]
+            base = self.config.base_url or self.env().get("AZURE_OPENAI_BASE_URL")
+            if base:
+                argv += ["-c", f'model_providers.azure.base_url="{base}"']
+        elif self.config.base_url:
+            argv += _provider_override(self.config.base_url)
+        if turn.model:
+            argv += ["--model", turn.model]
+        if turn.effort_value:
+            argv += ["-c", f'model_reasoning_effort="{turn.effort_value}"']
+        for image in turn.images:
+            argv += ["--image", image]
+        argv += ["--", "-"]  # ``-``: the instructions are read from stdin
+        return argv
+
+    @classmethod
+    def parse_stream(cls, stdout: str) -> StreamSummary:
+        return parse_codex_stream(stdout)
+
+
+def _provider_override(base_url: str) -> list[str]:
+    pairs = {
+        "model_provider": '"veranda"',
+        "model_providers.veranda.name": '"veranda"',
+        "model_providers.veranda.base_url": f'"{base_url}"',
+        "model_providers.veranda.env_key": '"OPENAI_API_KEY"',
+        "model_providers.veranda.wire_api": '"responses"',
+        "model_providers.veranda.request_max_retries": "1",
+        "model_providers.veranda.stream_max_retries": "1",
+    }
+    return [arg for key, value in pairs.items() for arg in ("-c", f"{key}={value}")]
+
+
+register(AdapterInfo("codex", tuple(CodexAdapter.modes), rank=20, factory=CodexAdapter))

@@ -1,0 +1,199 @@
+"""GLM (Z.ai / Zhipu) through the CLIs Z.ai documents; it has no headless CLI of its own.
+
+Modes: ``api_key`` runs Claude Code against Z.ai's Anthropic-compatible endpoint
+(``ANTHROPIC_AUTH_TOKEN`` = ``ZAI_API_KEY``, the default Opus/Sonnet/Haiku ids pointed at
+GLM), so it reads CLAUDE.md and ``.mcp.json``; ``opencode`` runs ``opencode run --format json``
+with ``ZHIPU_API_KEY`` (``ZAI_API_KEY`` does nothing there), reading AGENTS.md and MCP from
+``opencode.json`` (format id ``opencode_json``). Claude Code's ``total_cost_usd`` prices GLM
+as Claude, so cost comes from our own table. Facts: reference §3, verified against loopback.
+A family ``binary`` override applies to the mode whose CLI it names (``opencode`` or not).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import ClassVar
+
+from veranda_dagster.domain.models import Tier, Usage
+from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.vendors.adapters._base import (
+    SAME_EFFORT,
+    CliAdapter,
+    ModeSpec,
+    StreamSummary,
+    as_int,
+    json_lines,
+    require_terminal,
+)
+from veranda_dagster.vendors.adapters.claude import ClaudeAdapter, parse_claude_stream
+from veranda_dagster.vendors.port import Capabilities, Turn
+from veranda_dagster.vendors.rates import Rate, models_dev
+from veranda_dagster.vendors.registry import AdapterInfo, register
+
+ZAI_ANTHROPIC_URL = "https://api.z.ai/api/anthropic"
+
+
+def parse_opencode_stream(stdout: str) -> StreamSummary:
+    s = StreamSummary()
+    texts: list[str] = []
+    total = Usage()
+    for ev in json_lines(stdout, "glm"):
+        s.events += 1
+        kind = ev.get("type")
+        part = ev.get("part") or {}
+        s.session_id = ev.get("sessionID") or s.session_id
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif kind == "step_finish":
+            tok = part.get("tokens") or {}
+            cache = tok.get("cache") or {}
+            total = total + Usage(
+                input=as_int(tok.get("input")) + as_int(cache.get("write")),
+                output=as_int(tok.get("output")),
+                cached=as_int(cache.get("read")),
+                reasoning=as_int(tok.get("reasoning")),
+            )
+            if part.get("reason") == "stop":
+                s.terminal = True
+        elif kind == "error":
+            err = ev.get("error") or {}
+            data = err.get("data") or {}
+            s.error = (
+                f"{err.get('name', 'error')}: {data.get('message', '')} "
+                f"statusCode: {data.get('statusCode')}"
+            )
+    s.text = "".join(texts)
+    s.usage = total
+    return require_terminal(s, "glm", "step_finish(stop)")
+
+
+OPENCODE_ZAI_PROVIDERS = ("zai-coding-plan", "zai", "zhipuai-coding-plan", "zhipuai")
+"""opencode's GLM providers (all unlocked by ``ZHIPU_API_KEY``); the tier ids name the first."""
+
+
+def opencode_provider_config(base_url: str) -> str:
+    """The config layer opencode reads from ``OPENCODE_CONFIG_CONTENT``: a base-URL override
+    for every GLM provider (opencode has no base-URL variable; without this a turn goes to
+    Z.ai, or hangs offline), merged over the clone's own ``opencode.json`` (MCP servers)."""
+    providers = {name: {"options": {"baseURL": base_url}} for name in OPENCODE_ZAI_PROVIDERS}
+    return json.dumps({"provider": providers, "autoupdate": False, "share": "disabled"})
+
+
+class GlmAdapter(CliAdapter):
+    family = "glm"
+    default_binary = "claude"
+    token_patterns: ClassVar[tuple[TokenShape, ...]] = (
+        TokenShape(
+            "zhipu_api_key",
+            r"[0-9a-f]{32}\.[A-Za-z0-9]{16}",
+            "5371d5ed2fa84618852eee0459455c57.dgquQksHDfyLekKX",
+            "Zhipu/Z.ai keys are '<32 hex id>.<16 alphanumeric secret>' (open.bigmodel.cn SDK "
+            "docs; seen in public client code)",
+        ),
+    )
+    modes: ClassVar[dict[str, ModeSpec]] = {
+        "api_key": ModeSpec("api_key", required_env=("ZAI_API_KEY",)),
+        "opencode": ModeSpec("opencode", required_env=("ZHIPU_API_KEY",)),
+    }
+    instruction_file = "CLAUDE.md"
+    mcp_format = "mcp_json"
+    tiers: ClassVar[Mapping[Tier, str]] = {
+        "cheap": "glm-5.3-flash",
+        "standard": "glm-5.3",
+        "high": "glm-5.3",
+    }
+    mode_tiers: ClassVar[Mapping[str, Mapping[Tier, str]]] = {
+        # opencode names provider/model.
+        "opencode": {
+            "cheap": "zai-coding-plan/glm-5.3-flash",
+            "standard": "zai-coding-plan/glm-5.3",
+            "high": "zai-coding-plan/glm-5.3",
+        },
+    }
+    model_prefixes = ("glm-", "zai-coding-plan/", "zai/")
+    rates: ClassVar[Mapping[str, Rate]] = {
+        "glm-5.3": models_dev(1.4, 4.4, 0.26),
+        "glm-5.3-flashx": models_dev(0.37, 1.25, 0.075),
+        "glm-5.3-flash": models_dev(0.15, 0.5, 0.03),
+        "glm-4.7": models_dev(0.6, 2.2, 0.11),
+        "glm-4.5-air": models_dev(0.2, 1.1, 0.03),
+    }
+    rate_prefixes = ("zai/",)
+    plan_prefixes = ("zai-coding-plan/",)
+    also_spawns = ("opencode",)
+    secret_env = ("ZAI_API_KEY", "ZHIPU_API_KEY")
+    vision = False  # glm-5.3 text; only -flash is listed with images, and unverified headless
+    effort_knob = "--effort"
+    effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
+    base_url_env = "ANTHROPIC_BASE_URL"
+    quiet_env: ClassVar[dict[str, str]] = dict(ClaudeAdapter.quiet_env)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        if self.mode != "opencode":
+            return super().capabilities
+        return Capabilities(
+            vision=False,
+            instruction_file="AGENTS.md",
+            mcp_format="opencode_json",
+            effort_knob="--variant",
+            model_flag="-m",
+            effort_values={"low": "low", "medium": "high", "high": "max"},
+        )
+
+    @property
+    def binary(self) -> str:
+        """A family ``binary`` runs the mode whose CLI it names: one called ``opencode`` runs
+        the opencode mode, any other the Claude Code mode; each mode's default is on PATH."""
+        named = self.config.binary
+        names_opencode = bool(named) and Path(str(named)).name == "opencode"
+        if self.mode == "opencode":
+            return str(named) if names_opencode else "opencode"
+        return str(named) if named and not names_opencode else self.default_binary
+
+    def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
+        if self.mode == "api_key":
+            env.setdefault("ANTHROPIC_BASE_URL", ZAI_ANTHROPIC_URL)
+            env["ANTHROPIC_AUTH_TOKEN"] = env.pop("ZAI_API_KEY", "")
+        else:
+            env.pop("ANTHROPIC_BASE_URL", None)
+            for k in ClaudeAdapter.quiet_env:
+                env.pop(k, None)
+            env["OPENCODE_DISABLE_AUTOUPDATE"] = "1"
+            env["OPENCODE_DISABLE_MODELS_FETCH"] = "1"  # its bundled models.dev snapshot
+            if self.config.base_url:
+                env["OPENCODE_CONFIG_CONTENT"] = opencode_provider_config(self.config.base_url)
+        return env
+
+    def env_for(self, turn: Turn) -> dict[str, str]:
+        env = self.env()
+        if self.mode == "api_key" and turn.model:
+            for tier in ("OPUS", "SONNET", "HAIKU"):
+                env[f"ANTHROPIC_DEFAULT_{tier}_MODEL"] = turn.model
+        return env
+
+    def build_argv(self, turn: Turn) -> list[str]:
+        if self.mode == "opencode":
+            argv = [self.binary, "run", "--format", "json", "--auto"]
+            if turn.model:
+                argv += ["-m", turn.model]
+            if turn.effort_value:
+                argv += ["--variant", turn.effort_value]
+            return argv  # opencode reads the message from stdin when it is not a terminal
+        argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose"]
+        argv += ["--permission-mode", "bypassPermissions"]
+        if turn.model:
+            argv += ["--model", turn.model]
+        if turn.effort_value:
+            argv += ["--effort", turn.effort_value]
+        return argv
+
+    def parse(self, stdout: str) -> StreamSummary:
+        if self.mode == "opencode":
+            return parse_opencode_stream(stdout)
+        return parse_claude_stream(stdout, "glm")
+
+
+register(AdapterInfo("glm", tuple(GlmAdapter.modes), rank=60, factory=GlmAdapter))

@@ -1,0 +1,191 @@
+"""Grok Build CLI (xAI): ``grok -p --output-format streaming-json``.
+
+Modes: ``grok login`` OAuth (``~/.grok/auth.json``) and ``XAI_API_KEY``. Reads AGENTS.md and
+CLAUDE.md; MCP is TOML ``[mcp_servers.x]`` in ``.grok/config.toml`` (format id ``grok_toml``).
+Effort is ``--reasoning-effort``; images go headless through ``--prompt-json`` ACP blocks.
+Base URL: ``GROK_MODELS_BASE_URL`` (``XAI_API_BASE_URL`` is not honoured by ``-p``). Stream:
+``text``/``thought``/``end``/``error``; ``end.usage.input_tokens`` is uncached only; tool calls
+are not in the stream. Facts: reference §2, verified on 0.2.111 against a loopback server.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import mimetypes
+from collections.abc import Mapping
+from pathlib import Path
+from typing import ClassVar
+
+from veranda_dagster.domain.bounds import MAX_CLI_ARGV_BYTES
+from veranda_dagster.domain.models import Tier, Usage
+from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.vendors.adapters._base import (
+    SAME_EFFORT,
+    CliAdapter,
+    ModeSpec,
+    StreamSummary,
+    as_int,
+    json_lines,
+    require_terminal,
+)
+from veranda_dagster.vendors.port import Turn
+from veranda_dagster.vendors.rates import Rate, models_dev
+from veranda_dagster.vendors.registry import AdapterInfo, register
+
+AGENT_PATH_ENV = "VERANDA_AGENT_PATH"
+SHELL_PROFILE = (
+    "# Written by veranda: the agent's commands see the PATH the worker gave this CLI.\n"
+    f'if [ -n "${{{AGENT_PATH_ENV}:-}}" ]; then PATH="${AGENT_PATH_ENV}"; export PATH; fi\n'
+)
+"""Grok 0.2.111 runs each command in the environment of an interactive login shell, so
+``/etc/profile`` puts the system's directories before the worker's (the agent's ``make test``
+ran the system Python, without the project's tools) and it has no switch to stop that. In a
+home the adapter owns (``home`` in the config), the shell's own profile restores the worker's
+``PATH``; with the real home the image's ``/usr/local/bin`` leads both, so they agree."""
+
+
+def parse_grok_stream(stdout: str) -> StreamSummary:
+    s = StreamSummary()
+    chunks: list[str] = []
+    for ev in json_lines(stdout, "grok"):
+        s.events += 1
+        kind = ev.get("type")
+        if kind == "text" and isinstance(ev.get("data"), str):
+            chunks.append(ev["data"])
+        elif kind == "error":
+            s.error = ev.get("message") or "error"
+        elif kind == "max_turns_reached":
+            s.error = "max_turns_reached"
+        elif kind == "end":
+            s.terminal = True
+            s.session_id = ev.get("sessionId")
+            u = ev.get("usage") or {}
+            s.usage = Usage(
+                input=as_int(u.get("input_tokens")),
+                cached=as_int(u.get("cache_read_input_tokens")),
+                output=as_int(u.get("output_tokens")),
+                reasoning=as_int(u.get("reasoning_tokens")),
+            )
+            s.cost_usd = ev.get("total_cost_usd")
+            models = list((ev.get("modelUsage") or {}).keys())
+            s.model = models[0] if models else None
+    s.text = "".join(chunks)
+    return require_terminal(s, "grok", "end")
+
+
+class GrokAdapter(CliAdapter):
+    family = "grok"
+    default_binary = "grok"
+    token_patterns: ClassVar[tuple[TokenShape, ...]] = (
+        TokenShape(
+            "xai_api_key",
+            r"xai-[A-Za-z0-9_]{20,}",
+            "xai-" + "Gk3_Lm8Np2Qr7St" * 5 + "Uv9Wx",
+            "trufflehog detectors/xai: xai-[0-9a-zA-Z_]{80}",
+        ),
+    )
+    modes: ClassVar[dict[str, ModeSpec]] = {
+        "api_key": ModeSpec("api_key", any_env=("XAI_API_KEY", "GROK_CODE_XAI_API_KEY")),
+        "login": ModeSpec("login", login=True, credential_paths=("~/.grok/auth.json",)),
+    }
+    instruction_file = "AGENTS.md"
+    mcp_format = "grok_toml"
+    tiers: ClassVar[Mapping[Tier, str]] = {
+        "cheap": "grok-4.3",  # [?] judgement, not from the reference notes
+        "standard": "grok-4.5",
+        "high": "grok-4.7",
+    }
+    model_prefixes = ("grok-",)
+    rates: ClassVar[Mapping[str, Rate]] = {
+        "grok-4.7": models_dev(2, 6, 0.5),
+        "grok-4.6": models_dev(2, 6, 0.5),
+        "grok-4.5": models_dev(2, 6, 0.3),
+        "grok-4.3": models_dev(1.25, 2.5, 0.2),
+        "grok-build-0.1": models_dev(1, 2, 0.2),
+    }
+    rate_prefixes = ("xai/",)
+    secret_env = ("XAI_API_KEY",)
+    vision = True
+    effort_knob = "--reasoning-effort"
+    effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
+    model_flag = "-m"
+    base_url_env = "GROK_MODELS_BASE_URL"
+    quiet_env: ClassVar[dict[str, str]] = {
+        "GROK_TELEMETRY_ENABLED": "0",
+        "GROK_DISABLE_AUTOUPDATER": "1",
+        "GROK_MAX_RETRIES": "1",
+    }
+    trusts_cli_cost = True
+    prompt_channel = "file"  # ``--prompt-file``
+
+    def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
+        if self.config.home:
+            env["GROK_HOME"] = str(Path(self.config.home) / ".grok")
+        return env
+
+    def env_for(self, turn: Turn) -> dict[str, str]:
+        env = self.env()
+        if self.config.home and env.get("PATH"):
+            env[AGENT_PATH_ENV] = env["PATH"]
+            for name in (".bash_profile", ".bashrc"):
+                (Path(self.config.home) / name).write_text(SHELL_PROFILE)
+        return env
+
+    def build_argv(self, turn: Turn) -> list[str]:
+        """The prompt goes by ``--prompt-file``. Images go inline as ACP blocks (the one
+        headless image input) beside a pointer to that file while they fit the argv bound;
+        past it the prompt file names their paths instead."""
+        inline = self._inline_images(turn)
+        if inline is not None:
+            argv = [self.binary, "--prompt-json", inline]
+        else:
+            argv = [self.binary, "--prompt-file", str(self.prompt_file(turn))]
+        argv += ["--cwd", turn.workdir, "--output-format", "streaming-json", "--always-approve"]
+        if turn.model:
+            argv += ["-m", turn.model]
+        if turn.effort_value:
+            argv += ["--reasoning-effort", turn.effort_value]
+        return argv
+
+    def full_prompt(self, turn: Turn) -> str:
+        if not turn.images or self._inline_images(turn) is not None:
+            return turn.prompt
+        return (
+            turn.prompt
+            + "\n\nAttached images (too large to send inline; read each file):\n"
+            + ("\n".join(f"- {p}" for p in turn.images))
+        )
+
+    def _inline_images(self, turn: Turn) -> str | None:
+        """The ``--prompt-json`` argument (pointer text and image blocks), or None when the
+        turn has no images or they would not fit in ``MAX_CLI_ARGV_BYTES``."""
+        if not turn.images:
+            return None
+        total = sum(_size(p) for p in turn.images) * 4 // 3
+        if total > MAX_CLI_ARGV_BYTES // 2:
+            return None
+        return json.dumps(_acp_prompt(self.prompt_pointer(turn), turn.images))
+
+    @classmethod
+    def parse_stream(cls, stdout: str) -> StreamSummary:
+        return parse_grok_stream(stdout)
+
+
+def _size(path: str) -> int:
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0
+
+
+def _acp_prompt(prompt: str, images: list[str]) -> dict[str, object]:
+    content: list[dict[str, str]] = [{"type": "text", "text": prompt}]
+    for path in images:
+        data = base64.b64encode(Path(path).read_bytes()).decode()
+        mime = mimetypes.guess_type(path)[0] or "image/png"
+        content.append({"type": "image", "mimeType": mime, "data": data})
+    return {"type": "acp", "content": content}
+
+
+register(AdapterInfo("grok", tuple(GrokAdapter.modes), rank=50, factory=GrokAdapter))

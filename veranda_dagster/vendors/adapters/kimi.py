@@ -1,0 +1,186 @@
+"""Kimi Code CLI: ``kimi -p --output-format stream-json`` (npm ``@moonshot-ai/kimi-code``).
+
+Modes: Kimi Code OAuth (``kimi login``, session in ``~/.kimi-code/credentials/``, plan model
+aliases) and the env-synthesised model (``KIMI_MODEL_NAME`` + ``KIMI_MODEL_API_KEY``; the only
+channel that reads the shell environment: ``KIMI_API_KEY`` alone does nothing). Reads AGENTS.md
+(not CLAUDE.md); MCP in ``.kimi-code/mcp.json`` (``mcpServers``), format id ``kimi_json``.
+Effort is ``KIMI_MODEL_THINKING_EFFORT``. Token usage is not on stdout: it is in the session's
+``wire.jsonl`` under the CLI home, read after the run. Image input via ``-p`` is unverified,
+so vision is declared False. Facts: reference §1, verified on 2.1.0 against a loopback server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import ClassVar
+
+from veranda_dagster.domain.models import Tier, Usage
+from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.vendors.adapters._base import (
+    SAME_EFFORT,
+    CliAdapter,
+    ModeSpec,
+    StreamSummary,
+    as_int,
+    json_lines,
+    require_terminal,
+)
+from veranda_dagster.vendors.port import Turn
+from veranda_dagster.vendors.rates import Rate, models_dev
+from veranda_dagster.vendors.registry import AdapterInfo, register
+
+
+def parse_kimi_stream(stdout: str) -> StreamSummary:
+    s = StreamSummary()
+    answer = ""
+    for ev in json_lines(stdout, "kimi"):
+        s.events += 1
+        role, kind = ev.get("role"), ev.get("type")
+        if role == "assistant" and isinstance(ev.get("content"), str):
+            answer = ev["content"]
+        elif role == "meta" and kind == "session.resume_hint":
+            s.terminal = True
+            s.session_id = ev.get("session_id")
+        elif role == "meta" and kind and "error" in str(kind):
+            s.error = ev.get("error_message") or ev.get("message") or str(kind)
+    s.text = answer
+    return require_terminal(s, "kimi", "session.resume_hint")
+
+
+def parse_kimi_wire(text: str) -> Usage:
+    """Sum the per-turn ``usage.record`` entries of a session wire log (``inputOther`` is the
+    uncached input). Lines that are not JSON are skipped: the wire log is the CLI's own file,
+    not the stream contract."""
+    total = Usage()
+    for line in text.splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(rec, dict) or "usage.record" not in (rec.get("type"), rec.get("event")):
+            continue
+        if rec.get("usageScope", "turn") != "turn":
+            continue
+        u = rec.get("usage") or {}
+        total = total + Usage(
+            input=as_int(u.get("inputOther")) + as_int(u.get("inputCacheCreation")),
+            output=as_int(u.get("output")),
+            cached=as_int(u.get("inputCacheRead")),
+        )
+    return total
+
+
+class KimiAdapter(CliAdapter):
+    family = "kimi"
+    default_binary = "kimi"
+    token_patterns: ClassVar[tuple[TokenShape, ...]] = (
+        TokenShape(
+            "moonshot_api_key",
+            r"sk-[A-Za-z0-9]{20,}",
+            "sk-" + "Mk7pQ2rS9tU4vW1x" * 3,
+            "unverified: Moonshot Open Platform keys are sk- + alphanumerics (OpenAI-style, "
+            "platform.moonshot.ai docs); the exact length was not checked",
+        ),
+    )
+    modes: ClassVar[dict[str, ModeSpec]] = {
+        "login": ModeSpec(
+            "login",
+            login=True,
+            credential_paths=("~/.kimi-code/credentials",),
+            base_url_env="KIMI_CODE_BASE_URL",
+        ),
+        "api_key": ModeSpec(
+            "api_key",
+            required_env=("KIMI_MODEL_API_KEY",),
+            optional_env=("KIMI_MODEL_NAME", "KIMI_MODEL_PROVIDER_TYPE"),
+            base_url_env="KIMI_MODEL_BASE_URL",
+        ),
+    }
+    instruction_file = "AGENTS.md"
+    mcp_format = "kimi_json"
+    tiers: ClassVar[Mapping[Tier, str]] = {
+        "cheap": "kimi-k2.6",
+        "standard": "kimi-k2.7-code",
+        "high": "kimi-k3",
+    }
+    mode_tiers: ClassVar[Mapping[str, Mapping[Tier, str]]] = {
+        # Kimi Code OAuth serves plan aliases, not the open-platform ids.
+        "login": {
+            "cheap": "kimi-code/kimi-for-coding-highspeed",
+            "standard": "kimi-code/kimi-for-coding",
+            "high": "kimi-code/k3",
+        },
+    }
+    model_prefixes = ("kimi-", "kimi-code/", "moonshot")
+    rates: ClassVar[Mapping[str, Rate]] = {
+        "kimi-k3": models_dev(3, 15, 0.3),
+        "kimi-k2.7-code": models_dev(0.95, 4, 0.19),
+        "kimi-k2.7-code-highspeed": models_dev(1.9, 8, 0.38),
+        "kimi-k2.6": models_dev(0.95, 4, 0.16),
+    }
+    rate_prefixes = ("moonshotai/",)
+    plan_prefixes = ("kimi-code/",)
+    secret_env = ("KIMI_MODEL_API_KEY",)
+    vision = False
+    effort_knob = "KIMI_MODEL_THINKING_EFFORT"
+    effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
+    model_flag = "-m"
+    base_url_env = "KIMI_MODEL_BASE_URL"
+    quiet_env: ClassVar[dict[str, str]] = {
+        "KIMI_DISABLE_TELEMETRY": "1",
+        "KIMI_LOOP_MAX_ATTEMPTS_PER_STEP": "2",
+    }
+    prompt_channel = "file"  # ``-p`` is its only prompt input: a pointer to the prompt file
+
+    def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
+        if self.config.home:
+            env["KIMI_CODE_HOME"] = str(Path(self.config.home) / ".kimi-code")
+        if self.mode == "api_key" and "KIMI_MODEL_BASE_URL" not in env:
+            env["KIMI_MODEL_BASE_URL"] = "https://api.moonshot.ai/v1"
+        return env
+
+    def env_for(self, turn: Turn) -> dict[str, str]:
+        env = self.env()
+        if self.mode == "api_key":
+            # The env-synthesised model is named here, and it must be named: Kimi Code has no
+            # default in this mode ("No model configured", exit 1), so a probe (no model) asks
+            # for the configured KIMI_MODEL_NAME, else the cheap tier.
+            env["KIMI_MODEL_NAME"] = (
+                turn.model
+                or env.get("KIMI_MODEL_NAME")
+                or (self.mode_tiers.get(self.mode) or self.tiers)["cheap"]
+            )
+        if turn.effort_value:
+            env["KIMI_MODEL_THINKING_EFFORT"] = turn.effort_value
+        return env
+
+    def build_argv(self, turn: Turn) -> list[str]:
+        argv = [self.binary, "-p", self.prompt_pointer(turn), "--output-format", "stream-json"]
+        if self.mode == "login" and turn.model:
+            argv += ["-m", turn.model]
+        return argv
+
+    def kimi_home(self) -> Path:
+        env = self.env()
+        if env.get("KIMI_CODE_HOME"):
+            return Path(env["KIMI_CODE_HOME"])
+        return Path(env.get("HOME", os.path.expanduser("~"))) / ".kimi-code"
+
+    def enrich(self, summary: StreamSummary, turn: Turn) -> StreamSummary:
+        if not summary.session_id:
+            return summary
+        pattern = f"sessions/*/{summary.session_id}/agents/main/wire.jsonl"
+        for wire in self.kimi_home().glob(pattern):
+            summary.usage = parse_kimi_wire(wire.read_text(errors="replace"))
+            break
+        return summary
+
+    @classmethod
+    def parse_stream(cls, stdout: str) -> StreamSummary:
+        return parse_kimi_stream(stdout)
+
+
+register(AdapterInfo("kimi", tuple(KimiAdapter.modes), rank=40, factory=KimiAdapter))

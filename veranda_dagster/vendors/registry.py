@@ -1,0 +1,166 @@
+"""Family name -> adapter factory. Adapters register themselves; the core never names a vendor.
+
+``load_builtin()`` imports every module in ``backends/adapters`` (each calls ``register`` at
+import), so adding a vendor is one new file there. The adapter class declares everything about
+its vendor (tier ids, model prefixes, binaries, rates, secret variables, token shapes,
+instruction file, MCP format); the central tables (``tiers.TIERS``/``MODEL_PREFIXES``,
+``cost.RATES``, the no-real-CLI guard's binaries) are derived from those declarations, and
+``register`` refuses an adapter missing a piece, since each omission used to fail silently (a
+pin re-routed, a turn recorded at $0, a real CLI spawned in a test).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, get_args
+
+from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.domain.models import Tier
+
+if TYPE_CHECKING:
+    from veranda_dagster.domain.redaction import TokenShape
+    from veranda_dagster.vendors.adapters._base import CliAdapter
+
+
+@dataclass(frozen=True)
+class AdapterInfo:
+    family: str
+    modes: tuple[str, ...]
+    """Auth modes in this vendor's default preference order."""
+    rank: int
+    """Position in the default family order (lower first)."""
+    factory: type[CliAdapter]
+    """The adapter class: ``factory(mode, family_config, runner, login, environ)`` is the
+    Backend for that mode, and its class attributes are the vendor's declarations."""
+
+
+REQUIRED_PIECES = (
+    "default_binary",
+    "modes",
+    "instruction_file",
+    "mcp_format",
+    "vision",
+    "tiers",
+    "model_prefixes",
+    "rates",
+    "secret_env",
+    "token_patterns",
+)
+"""What every vendor adapter must declare (non-empty); the core derives its tables from them."""
+
+
+def missing_pieces(adapter: type[CliAdapter]) -> list[str]:
+    """What ``adapter`` fails to declare, in words a reader can act on; empty when complete."""
+    missing = [
+        name
+        for name in REQUIRED_PIECES
+        if getattr(adapter, name, None) is None or (name != "vision" and not getattr(adapter, name))
+    ]
+    tiers = getattr(adapter, "tiers", None) or {}
+    tables = {"tiers": tiers} | {
+        f"mode_tiers[{mode}]": t for mode, t in (getattr(adapter, "mode_tiers", None) or {}).items()
+    }
+    for label, table in tables.items():
+        if tiers and set(table) != set(get_args(Tier)):
+            missing.append(f"{label} must map exactly {', '.join(get_args(Tier))}")
+    modes = getattr(adapter, "modes", None) or {}
+    for mode in getattr(adapter, "mode_tiers", None) or {}:
+        if mode not in modes:
+            missing.append(f"mode_tiers names unknown mode {mode!r}")
+    read = {
+        name
+        for spec in modes.values()
+        for name in (*spec.required_env, *spec.any_env, *spec.optional_env)
+    }
+    for name in getattr(adapter, "secret_env", None) or ():
+        if name not in read:
+            missing.append(f"secret_env {name} is read by no mode")
+    for model, rate in (getattr(adapter, "rates", None) or {}).items():
+        if not (rate.source and rate.date):
+            missing.append(f"rate {model} names no source and date")
+    return missing
+
+
+_REGISTRY: dict[str, AdapterInfo] = {}
+_LOADED = False
+
+
+def register(info: AdapterInfo) -> AdapterInfo:
+    """Add a vendor; one missing a declaration is refused at import, never skipped."""
+    missing = missing_pieces(info.factory)
+    if missing:
+        raise ConfigError(f"vendor adapter {info.family!r} is incomplete: {'; '.join(missing)}")
+    _REGISTRY[info.family] = info
+    return info
+
+
+_LOADING = False
+
+
+def load_builtin() -> None:
+    """Import every adapter module once so each registers itself.
+
+    An adapter module that imports a derived table (``tiers``, ``cost``) while the adapters are
+    still loading would derive it from half the vendors; that is refused, not tolerated.
+    """
+    global _LOADED, _LOADING
+    if _LOADED:
+        return
+    if _LOADING:
+        raise ConfigError(
+            "a vendor adapter module reads the registry while the adapters load (it imports "
+            "a derived table such as backends.tiers or backends.cost); read its own class "
+            "attributes instead"
+        )
+    from veranda_dagster.vendors import adapters
+
+    _LOADING = True
+    try:
+        for mod in pkgutil.iter_modules(adapters.__path__):
+            if not mod.name.startswith("_"):
+                importlib.import_module(f"{adapters.__name__}.{mod.name}")
+    finally:
+        _LOADING = False
+    _LOADED = True
+
+
+def families() -> list[str]:
+    """Registered families in default order."""
+    load_builtin()
+    return [i.family for i in sorted(_REGISTRY.values(), key=lambda i: (i.rank, i.family))]
+
+
+def get(family: str) -> AdapterInfo:
+    load_builtin()
+    try:
+        return _REGISTRY[family]
+    except KeyError:
+        known = ", ".join(families())
+        raise ConfigError(f"unknown backend family {family!r} (known: {known})") from None
+
+
+def adapters() -> list[type[CliAdapter]]:
+    """Every registered adapter class in default family order: the source of the tables."""
+    load_builtin()
+    return [i.factory for i in sorted(_REGISTRY.values(), key=lambda i: (i.rank, i.family))]
+
+
+def token_patterns() -> list[TokenShape]:
+    """Every registered vendor's token shapes (the ``token_patterns`` table on its adapter
+    class), for the one scrubber: a vendor that registers brings the shapes of its keys."""
+    shapes: list[TokenShape] = []
+    for adapter in adapters():
+        shapes += getattr(adapter, "token_patterns", ())
+    return shapes
+
+
+def binaries() -> frozenset[str]:
+    """Basenames of every vendor CLI a registered adapter may start (the no-real-CLI guard)."""
+    return frozenset(b for a in adapters() for b in (a.default_binary, *a.also_spawns))
+
+
+def secret_env() -> dict[str, tuple[str, ...]]:
+    """family -> the variables its keys arrive in, for the deployment and docs checks."""
+    return {a.family: tuple(a.secret_env) for a in adapters()}

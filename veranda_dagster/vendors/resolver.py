@@ -1,0 +1,282 @@
+"""Pick a healthy backend for each turn, run it, and say why that one ran.
+
+Order: the family owning a pinned model first (if any), then the configured family order; in
+each family its modes in order. A backend is skipped when its measured health is not ``ok``
+(probe cached per process, see ``HealthCache``), or when a turn on it fails with ``auth``,
+``quota`` or ``unreachable``: then another mode of the same vendor is tried first, because
+staying with the vendor keeps the model, then the other families. A tier resolves to a model
+id only for the family that runs; a pin survives only on its own family and is otherwise
+dropped and recorded. Every resolution carries its reason into ``ModelCall.reason`` and to the
+resolution hooks (ops metrics count them by a low-cardinality label).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from veranda_dagster.domain.agent import AgentReply, AgentRequest
+from veranda_dagster.domain.models import ModelCall
+from veranda_dagster.vendors import cost, registry, tiers
+from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.vendors.health import PROCESS_HEALTH, HealthCache
+from veranda_dagster.vendors.negotiate import negotiate
+from veranda_dagster.vendors.port import (
+    Backend,
+    BackendError,
+    HealthVerdict,
+    NoHealthyBackendError,
+    Verdict,
+)
+from veranda_dagster.vendors.runner import (
+    CommandRunner,
+    CredentialFileLogin,
+    LoginStep,
+    SubprocessRunner,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_PARALLEL_PROBES = 8
+"""Probes run at once by ``probe_all``: each is a CLI process, so bound the fan-out."""
+
+FALLBACK_VERDICTS: frozenset[Verdict] = frozenset({"auth", "quota", "unreachable"})
+"""A turn failing this way moves to the next backend; ``upstream``/``turn_failed`` propagate
+(the phase's own retry decides), since another vendor cannot fix a bad turn. ``timeout``
+propagates too: a CLI still working at its bound was served by a healthy backend, and the next
+backend would spend another whole bound (a looping real Claude Code did exactly that twice)."""
+
+REASON_LABELS = (
+    "preferred",
+    "pinned",
+    "fallback_auth",
+    "fallback_quota",
+    "fallback_turn_failed",
+    "fallback_upstream",
+    "fallback_unreachable",
+)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    family: str
+    mode: str
+    verdict: Verdict
+    detail: str
+    stage: str  # "probe" or "turn"
+
+    def __str__(self) -> str:
+        return f"{self.family}/{self.mode} {self.stage}: {self.verdict} ({self.detail})"
+
+
+class ResolutionEvent(BaseModel):
+    """One resolution, for metrics (``label`` is low-cardinality) and audit (``reason``)."""
+
+    role: str
+    family: str
+    mode: str
+    tier: str
+    model: str | None
+    reason: str
+    label: str
+    dropped_pin: str | None = None
+    attempts: list[str] = Field(default_factory=list)
+
+
+ResolutionHook = Callable[[ResolutionEvent], None]
+
+
+def reason_label(reason: str) -> str:
+    """``fallback:auth:claude/api_key`` -> ``fallback_auth``; ``preferred``/``pinned`` as is."""
+    if reason.startswith("fallback:"):
+        return "fallback_" + reason.split(":", 2)[1]
+    return reason
+
+
+class ResolvingAgent:
+    """The ``AgentPort`` phases call: health-checked, fallback-aware, cost-accounted."""
+
+    def __init__(
+        self,
+        config: BackendsConfig,
+        backends: list[Backend],
+        health: HealthCache | None = None,
+        hooks: list[ResolutionHook] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config
+        self.backends = backends
+        self.health = health or PROCESS_HEALTH
+        self.hooks = list(hooks or [])
+        self.clock = clock
+
+    def add_hook(self, hook: ResolutionHook) -> None:
+        self.hooks.append(hook)
+
+    # --- AgentPort ----------------------------------------------------------------------------
+
+    def instruction_files(self) -> list[str]:
+        return _unique(b.capabilities.instruction_file for b in self.backends)
+
+    def mcp_formats(self) -> list[str]:
+        return _unique(b.capabilities.mcp_format for b in self.backends)
+
+    def run(self, request: AgentRequest) -> AgentReply:
+        pin = request.pinned_model
+        pin_family = self.pin_family(pin)
+        attempts: list[Attempt] = []
+        for backend in self.order(pin_family):
+            verdict = self.health.verdict(backend)
+            if verdict.verdict != "ok":
+                attempts.append(_attempt(backend, verdict, "probe"))
+                continue
+            choice = tiers.choose_model(backend.family, backend.mode, request.tier, pin, pin_family)
+            turn, notes = negotiate(
+                family=backend.family,
+                caps=backend.capabilities,
+                prompt=request.prompt,
+                workdir=request.workdir,
+                model=choice.model,
+                effort=request.effort,
+                images=request.images,
+                timeout_s=request.timeout_s,
+            )
+            started = self.clock()
+            try:
+                result = backend.run(turn)
+            except BackendError as exc:
+                if exc.verdict not in FALLBACK_VERDICTS:
+                    raise
+                failed = HealthVerdict(verdict=exc.verdict, detail=exc.detail)
+                self.health.mark(backend, failed)
+                attempts.append(_attempt(backend, failed, "turn"))
+                continue
+            duration = round(self.clock() - started, 3)
+            reason = _reason(attempts, pinned=choice.note == "pinned")
+            model = result.model or choice.model
+            usd = cost.turn_usd(model, result.usage)
+            if usd is None and result.cost_usd is not None:
+                usd = round(result.cost_usd, 6)
+                notes.append(f"no USD rate for model {model!r}; used the CLI's own cost")
+            elif usd is None:
+                notes.append(f"no USD rate for model {model!r}; cost recorded as 0")
+            if choice.dropped_pin:
+                notes.append(str(choice.note))
+            notes += [f"skipped {a}" for a in attempts] + result.notes
+            call = ModelCall(
+                role=request.role,
+                family=backend.family,
+                mode=backend.mode,
+                tier=request.tier,
+                model=model,
+                reason=reason,
+                dropped_pin=choice.dropped_pin,
+                usage=result.usage,
+                usd=usd or 0.0,
+                duration_s=duration,
+            )
+            self._emit(request, call, attempts)
+            return AgentReply(text=result.text, call=call, notes=notes)
+        tried = "; ".join(str(a) for a in attempts) or "no backends configured"
+        raise NoHealthyBackendError(f"no backend could serve {request.role}: {tried}")
+
+    # --- resolution order ---------------------------------------------------------------------
+
+    def pin_family(self, pin: str | None) -> str | None:
+        """The family owning a pin; an id no family claims is tried on the preferred family."""
+        if not pin:
+            return None
+        owner = tiers.family_of_model(pin)
+        if owner is None and self.backends:
+            owner = self.backends[0].family
+        return owner
+
+    def order(self, pin_family: str | None = None) -> list[Backend]:
+        if pin_family is None:
+            return list(self.backends)
+        first = [b for b in self.backends if b.family == pin_family]
+        return first + [b for b in self.backends if b.family != pin_family]
+
+    def probe_all(self, parallel: int = MAX_PARALLEL_PROBES) -> list[HealthVerdict]:
+        """A fresh probe of every backend, in parallel, recorded in the health cache (the
+        ``veranda backends`` command and readiness checks)."""
+        with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+            verdicts = list(pool.map(lambda b: b.probe(), self.backends))
+        for backend, verdict in zip(self.backends, verdicts, strict=True):
+            self.health.mark(backend, verdict)
+        return verdicts
+
+    def _emit(self, request: AgentRequest, call: ModelCall, attempts: list[Attempt]) -> None:
+        event = ResolutionEvent(
+            role=request.role,
+            family=call.family,
+            mode=call.mode,
+            tier=call.tier,
+            model=call.model,
+            reason=call.reason,
+            label=reason_label(call.reason),
+            dropped_pin=call.dropped_pin,
+            attempts=[str(a) for a in attempts],
+        )
+        for hook in self.hooks:
+            try:
+                hook(event)
+            except Exception:  # a metrics hook must never fail a paid turn
+                log.exception("resolution hook failed")
+
+
+def _attempt(backend: Backend, verdict: HealthVerdict, stage: str) -> Attempt:
+    return Attempt(backend.family, backend.mode, verdict.verdict, verdict.detail, stage)
+
+
+def _reason(attempts: list[Attempt], *, pinned: bool) -> str:
+    if attempts:
+        first = attempts[0]
+        return f"fallback:{first.verdict}:{first.family}/{first.mode}"
+    return "pinned" if pinned else "preferred"
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    """First occurrence of each, in order."""
+    return list(dict.fromkeys(items))
+
+
+def build_backends(
+    config: BackendsConfig,
+    runner: CommandRunner,
+    login: LoginStep,
+    environ: Mapping[str, str] | None = None,
+) -> list[Backend]:
+    """One backend per (family, mode) in resolution order."""
+    backends: list[Backend] = []
+    for fam in config.families:
+        info = registry.get(fam.family)
+        for mode in config.modes_of(fam):
+            backend = info.factory(mode, fam, runner, login, environ)
+            if hasattr(backend, "probe_timeout_s"):
+                backend.probe_timeout_s = config.probe_timeout_s
+            backends.append(backend)
+    return backends
+
+
+def build_agent(
+    config: BackendsConfig,
+    runner: CommandRunner | None = None,
+    login: LoginStep | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    health: HealthCache | None = None,
+    on_resolution: ResolutionHook | None = None,
+) -> ResolvingAgent:
+    """The agent phases use. ``runner``/``login`` are the seams (real ones by default);
+    ``environ`` is where key variables are read from (``os.environ`` by default)."""
+    backends = build_backends(
+        config, runner or SubprocessRunner(), login or CredentialFileLogin(), environ
+    )
+    hooks = [on_resolution] if on_resolution else []
+    return ResolvingAgent(config, backends, health=health, hooks=hooks)

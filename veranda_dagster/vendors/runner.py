@@ -1,0 +1,204 @@
+"""The command-runner and login-step seams every adapter is built on.
+
+An adapter never calls ``subprocess`` itself: it hands an argv, a working directory and an
+explicit environment to a ``CommandRunner``. Tests inject a scripted runner and so exercise the
+real argv building, env assembly, stream parsing and classification without spawning a vendor
+CLI. The real runner refuses known vendor binaries while ``VERANDA_NO_REAL_CLI=1`` (set by the
+backend tests' conftest), so a test that forgot to inject a runner fails loudly instead of
+spending money.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from veranda_dagster.domain.errors import VerandaError
+from veranda_dagster.sandbox import Sandbox
+
+NO_REAL_CLI_ENV = "VERANDA_NO_REAL_CLI"
+
+
+def vendor_binaries() -> frozenset[str]:
+    """Basenames of vendor CLIs, as each adapter declares them (``default_binary`` and
+    ``also_spawns``); the guard blocks these, not scripted stand-ins with other names."""
+    from veranda_dagster.vendors import registry  # the adapters import this module
+
+    return registry.binaries()
+
+
+class RunOutput(BaseModel):
+    exit_code: int | None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    duration_s: float = 0.0
+
+
+class RealCliBlockedError(VerandaError):
+    """A real vendor CLI was about to be spawned while the no-real-CLI guard is on."""
+
+
+@runtime_checkable
+class CommandRunner(Protocol):
+    def run(
+        self,
+        argv: Sequence[str],
+        cwd: str | None,
+        env: Mapping[str, str],
+        stdin: str | None,
+        timeout: float,
+    ) -> RunOutput: ...
+
+
+def guard_real_cli(argv: Sequence[str]) -> None:
+    """Raise if the guard is on and ``argv`` would start a vendor CLI."""
+    if os.environ.get(NO_REAL_CLI_ENV) != "1" or not argv:
+        return
+    if Path(argv[0]).name in vendor_binaries():
+        raise RealCliBlockedError(
+            f"refusing to spawn vendor CLI {Path(argv[0]).name!r} while {NO_REAL_CLI_ENV}=1; "
+            "inject a scripted CommandRunner"
+        )
+
+
+class SubprocessRunner:
+    """Runs a command in its own process group and kills the whole group at the timeout.
+
+    A vendor CLI spawns tools (shells, node workers); killing only the parent would leave them
+    running, so the group goes. The CLI runs in the sandbox (``veranda_dagster.sandbox``): it
+    sees its working directory (the clone, ``.git`` read-only) and the ``HOME`` its adapter
+    chose, the toolchains, a private ``/proc``, and exactly the environment the adapter built
+    (its own vendor's key, nothing else); it keeps the network, which it needs for the model.
+    """
+
+    def __init__(self, sandbox: Sandbox | None = None) -> None:
+        self.sandbox = sandbox
+
+    def run(
+        self,
+        argv: Sequence[str],
+        cwd: str | None,
+        env: Mapping[str, str],
+        stdin: str | None,
+        timeout: float,
+    ) -> RunOutput:
+        guard_real_cli(argv)
+        missing = _unrunnable(argv, env)
+        if missing is not None:
+            return missing
+        if cwd is None:  # never the worker's own directory: an empty one of its own
+            with tempfile.TemporaryDirectory(prefix="veranda-cli-") as scratch:
+                return self._run(argv, scratch, env, stdin, timeout)
+        return self._run(argv, cwd, env, stdin, timeout)
+
+    def _run(
+        self,
+        argv: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str],
+        stdin: str | None,
+        timeout: float,
+    ) -> RunOutput:
+        started = time.monotonic()
+        home = env.get("HOME", "")
+        writable = [home] if home and Path(home).is_dir() and _own_home(home) else []
+        prepared = (self.sandbox or Sandbox()).prepare(
+            list(argv), cwd, env, network="host", writable=writable
+        )
+        try:
+            proc = subprocess.Popen(
+                prepared.argv,
+                cwd=cwd,
+                env=prepared.env,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            return RunOutput(exit_code=127, stderr=f"binary not found: {exc.filename}")
+        except PermissionError as exc:
+            return RunOutput(exit_code=126, stderr=f"binary not executable: {exc.filename}")
+        try:
+            out, err = proc.communicate(stdin, timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            out, err = proc.communicate()
+            timed_out = True
+        return RunOutput(
+            exit_code=None if timed_out else proc.returncode,
+            stdout=out or "",
+            stderr=err or "",
+            timed_out=timed_out,
+            duration_s=round(time.monotonic() - started, 3),
+        )
+
+
+def _unrunnable(argv: Sequence[str], env: Mapping[str, str]) -> RunOutput | None:
+    """A missing or non-executable binary, reported the way a shell would (127/126) before the
+    sandbox is built around it, so health classification sees the same verdict either way."""
+    if not argv:
+        return RunOutput(exit_code=127, stderr="binary not found: (empty argv)")
+    if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
+        if os.path.exists(argv[0]) and not os.access(argv[0], os.X_OK):
+            return RunOutput(exit_code=126, stderr=f"binary not executable: {argv[0]}")
+        return RunOutput(exit_code=127, stderr=f"binary not found: {argv[0]}")
+    return None
+
+
+def _own_home(home: str) -> bool:
+    """A ``HOME`` the adapter chose for the CLI (a per-family throwaway home) is the CLI's to
+    write; the worker's own home is never visible in the sandbox."""
+    return os.path.realpath(home) != os.path.realpath(Path.home())
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError):  # already gone
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+class LoginStatus(BaseModel):
+    ok: bool
+    detail: str = ""
+
+
+@runtime_checkable
+class LoginStep(Protocol):
+    """Whether a login/OAuth mode has a usable session, without an interactive login.
+
+    ``credential_paths`` are where the vendor CLI keeps its session (the adapter knows them).
+    Tests inject a scripted step to simulate a logged-in, logged-out or expired seat.
+    """
+
+    def ensure(self, family: str, mode: str, credential_paths: Sequence[str]) -> LoginStatus: ...
+
+
+class CredentialFileLogin:
+    """The real step: a login mode is usable when the CLI's stored session exists.
+
+    It never runs an interactive login (a service has no browser); it only reports, so the
+    probe can classify a missing session as ``auth`` without spawning anything.
+    """
+
+    def ensure(self, family: str, mode: str, credential_paths: Sequence[str]) -> LoginStatus:
+        for raw in credential_paths:
+            path = Path(os.path.expandvars(os.path.expanduser(raw)))
+            if path.is_file() and path.stat().st_size > 0:
+                return LoginStatus(ok=True, detail=f"session at {path}")
+            if path.is_dir() and any(path.iterdir()):
+                return LoginStatus(ok=True, detail=f"session in {path}")
+        wanted = ", ".join(credential_paths) or "(none known)"
+        return LoginStatus(ok=False, detail=f"{family}/{mode}: no stored login session ({wanted})")
