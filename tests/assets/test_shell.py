@@ -1,5 +1,5 @@
 """The shared phase shell and the resource seam: timeouts, typed failures, metadata, metrics,
-and the lazy binding that refuses to fake a missing capability."""
+and the phase methods' plain calls into the domain entry points."""
 
 from __future__ import annotations
 

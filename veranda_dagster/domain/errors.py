@@ -18,14 +18,6 @@ class InputError(VerandaError):
     """A ticket, payload, file or CLI output failed validation at the edge."""
 
 
-class MissingCapabilityError(VerandaError):
-    """A phase was asked to run but the capability it needs is not configured or built."""
-
-    def __init__(self, capability: str, hint: str = "") -> None:
-        self.capability = capability
-        super().__init__(f"missing capability: {capability}" + (f" ({hint})" if hint else ""))
-
-
 class TransientError(VerandaError):
     """A failure worth retrying: a 5xx, a timeout, a rate limit past its wait."""
 
