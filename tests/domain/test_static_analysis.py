@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from veranda_dagster.domain.code_quality import parse_code_climate, parse_security_report
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.static_analysis import (
     filter_to_commit,
@@ -16,6 +17,8 @@ from veranda_dagster.domain.static_analysis import (
     parse_sarif,
     python_function_span,
     render,
+    report_end_line,
+    report_line,
     threshold,
 )
 
@@ -132,3 +135,84 @@ def test_filter_keeps_commit_lines_and_function_spans():
 )
 def test_threshold_messages(message, expected):
     assert threshold(message) == expected
+
+
+LINES_READ = [(12, 12), ("12", 12), (12.7, 12), (None, 1), ("", 1), ("12a", 1), (-3, 1), (0, 1)]
+LINES_READ += [([5], 1), ({"line": 5}, 1), (float("nan"), 1), (float("inf"), 1)]
+
+
+@pytest.mark.parametrize(("value", "expected"), LINES_READ)
+def test_a_report_line_is_at_least_one_and_bad_values_read_as_one(value, expected):
+    assert report_line(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(14, 14), ("14", 14), (10, 10), (9, None), (0, None), (None, None), ("x", None)],
+)
+def test_a_report_end_line_is_dropped_when_absent_unreadable_or_before_the_start(value, expected):
+    assert report_end_line(value, 10) == expected
+
+
+HOSTILE_LINES = [
+    ("12", "14", 12, 14),
+    (None, None, 1, None),
+    ("12a", "oops", 1, None),
+    (-3, 0, 1, None),
+    (20, 5, 20, None),
+]
+
+
+@pytest.mark.parametrize(("start", "end", "line", "end_line"), HOSTILE_LINES)
+def test_every_report_format_reads_line_numbers_the_same_way(start, end, line, end_line):
+    """The four readers that take a line from a report (SARIF, ruff, Code Climate, SAST) agree,
+    and a bad number in one finding never aborts reading the report."""
+    sarif = {
+        "runs": [
+            {
+                "tool": {"driver": {"name": "t"}},
+                "results": [
+                    {
+                        "ruleId": "R1",
+                        "message": {"text": "m"},
+                        "locations": [
+                            {
+                                "physicalLocation": {
+                                    "artifactLocation": {"uri": "a.py"},
+                                    "region": {"startLine": start, "endLine": end},
+                                }
+                            }
+                        ],
+                    }
+                ],
+            }
+        ]
+    }
+    ruff = [
+        {
+            "code": "R1",
+            "message": "m",
+            "filename": "a.py",
+            "location": {"row": start},
+            "end_location": {"row": end},
+        }
+    ]
+    climate = [
+        {"check_name": "R1", "location": {"path": "a.py", "lines": {"begin": start, "end": end}}}
+    ]
+    sast = {
+        "vulnerabilities": [
+            {
+                "name": "m",
+                "identifiers": [{"value": "R1"}],
+                "location": {"file": "a.py", "start_line": start, "end_line": end},
+            }
+        ]
+    }
+    found = [
+        parse_sarif(sarif)[0],
+        parse_ruff_json(ruff)[0],
+        parse_code_climate(climate)[0],
+        parse_security_report(sast)[0],
+    ]
+    assert [(v.line, v.end_line) for v in found] == [(line, end_line)] * 4

@@ -21,17 +21,12 @@ from veranda_dagster.domain.static_analysis import (
     load_json_report,
     normalise_path,
     parse_report,
+    report_end_line,
+    report_line,
     threshold,
 )
 
 ADVICE_SEVERITIES = frozenset({"info"})
-
-
-def _line(value: Any) -> int:
-    try:
-        return max(1, int(value))
-    except (TypeError, ValueError):
-        return 1
 
 
 def parse_code_climate(data: str | bytes | list[Any], root: str | None = None) -> list[Violation]:
@@ -55,14 +50,15 @@ def parse_code_climate(data: str | bytes | list[Any], root: str | None = None) -
         start = lines.get("begin") if isinstance(lines, dict) and lines else begin.get("line")
         stop = lines.get("end") if isinstance(lines, dict) and lines else end.get("line")
         message = str(issue.get("description") or issue.get("check_name") or "").strip()
+        first = report_line(start)
         out.append(
             Violation(
                 tool=str(issue.get("engine_name") or "code-quality"),
                 rule=str(issue.get("check_name") or "unknown"),
                 message=message,
                 path=normalise_path(path, root),
-                line=_line(start),
-                end_line=_line(stop) if stop else None,
+                line=first,
+                end_line=report_end_line(stop, first),
                 threshold=threshold(message),
             )
         )
@@ -90,14 +86,15 @@ def parse_security_report(data: str | bytes | dict[str, Any], root: str | None =
         rule = next((str(i.get("value") or i.get("name")) for i in identifiers), "") or "unknown"
         message = str(vuln.get("name") or vuln.get("message") or vuln.get("description") or rule)
         severity = str(vuln.get("severity") or "")
+        first = report_line(location.get("start_line"))
         out.append(
             Violation(
                 tool=str(scanner),
                 rule=rule,
                 message=f"{message.strip()} ({severity})" if severity else message.strip(),
                 path=normalise_path(path, root),
-                line=_line(location.get("start_line")),
-                end_line=_line(location["end_line"]) if location.get("end_line") else None,
+                line=first,
+                end_line=report_end_line(location.get("end_line"), first),
             )
         )
     return out

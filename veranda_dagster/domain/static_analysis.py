@@ -78,14 +78,36 @@ def load_json_report(data: str | bytes | Any, what: str = "static analysis repor
     return data
 
 
+def report_line(value: Any) -> int:
+    """A finding's line as a report gives it: at least 1, and 1 when absent or unreadable.
+
+    Reports come from the repository's own tools and are hostile input; a ``null``, ``"12a"``
+    or ``-3`` must not abort reading the other findings."""
+    try:
+        return max(1, int(value))
+    except (TypeError, ValueError, OverflowError):
+        return 1
+
+
+def report_end_line(value: Any, line: int) -> int | None:
+    """A finding's last line, or ``None`` (a single line) when absent, unreadable or before
+    ``line``: a range that ends before it starts would cover no line of the commit."""
+    try:
+        end = int(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return end if end >= line else None
+
+
 def _violation(tool: str, rule: str, message: str, path: str, line: Any, end: Any = None):
+    first = report_line(line)
     return Violation(
         tool=tool,
         rule=rule or "unknown",
         message=message.strip(),
         path=path,
-        line=int(line or 1),
-        end_line=int(end) if end else None,
+        line=first,
+        end_line=report_end_line(end, first),
         threshold=threshold(message),
     )
 
