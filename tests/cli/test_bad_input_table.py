@@ -1,23 +1,35 @@
 """Every ``veranda`` subcommand fed each bad input: one line on stderr, exit 2, in a bound.
 
-Each row runs the real command as a subprocess (the way an operator or a script runs it). The
-bad inputs are what a careless operator or a broken machine hands over: a missing path, a
+The bad inputs are what a careless operator or a broken machine hands over: a missing path, a
 directory, a FIFO (which used to hang), ``/dev/zero``, an empty file, binary bytes, JSON nested
 ten thousand deep, and a file past its named size bound (sparse, so it costs no disk).
+
+The whole table runs the CLI's ``main()`` in this process: file descriptor 2 captured (so a
+logging handler or a stray print to the real stderr counts as a line), every warning counted
+as a line, SIGALRM ending a hang, the environment and working directory restored. One row per
+subcommand also runs as a real ``python`` process (the way an operator or a script runs it),
+which proves the exit code through ``sys.exit``, that importing the subcommand prints nothing,
+and that the in-process run shows exactly what the process shows. A subprocess costs a fresh
+interpreter and Dagster import (seconds on a loaded box); in process the table takes seconds.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from veranda_dagster.cli import main
 from veranda_dagster.domain.bounds import (
     MAX_CATALOG_BYTES,
     MAX_CONFIG_FILE_BYTES,
@@ -156,7 +168,66 @@ def _home_with(d: Path, bad: Path) -> Path:
     return home
 
 
-def veranda(args: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float]:
+@dataclass(frozen=True)
+class Outcome:
+    """What one ``veranda`` invocation left behind: its exit code, its stderr, its wall time."""
+
+    returncode: int
+    stderr: str
+    elapsed: float
+
+
+class HungError(BaseException):
+    """Raised by SIGALRM in a refusal that did not end in its bound (a ``BaseException``, so
+    the CLI's catch-all cannot turn a hang into a one-line refusal)."""
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise HungError(f"no refusal within {CLI_BOUND_S * 2:.0f} s")
+
+
+@contextmanager
+def _restored_process_state() -> Iterator[None]:
+    """The environment and working directory as they were, whatever the command changed."""
+    env, cwd = dict(os.environ), os.getcwd()
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(cwd)
+
+
+def veranda_in_process(
+    args: list[str], env: dict[str, str], capfd: pytest.CaptureFixture[str]
+) -> Outcome:
+    """``main(args)`` here, with what a subprocess would see: the same environment overlay, and
+    every byte written to fd 2 and every warning (a process prints each) on its stderr."""
+    capfd.readouterr()
+    started = time.monotonic()
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, CLI_BOUND_S * 2)
+    try:
+        with _restored_process_state(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            os.environ.update({"VERANDA_BACKENDS_CONFIG": "", **env})
+            try:
+                returncode = main(list(args))
+            except SystemExit as exc:  # argparse's refusal, as in the console script
+                returncode = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    elapsed = time.monotonic() - started
+    stderr = capfd.readouterr().err
+    stderr += "".join(
+        f"{w.filename}:{w.lineno}: {w.category.__name__}: {w.message}\n" for w in caught
+    )
+    return Outcome(returncode, stderr, elapsed)
+
+
+def veranda_process(args: list[str], env: dict[str, str]) -> Outcome:
+    """The command as an operator runs it: a fresh interpreter, stdin closed."""
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-c", ENTRY, *args],
@@ -166,27 +237,15 @@ def veranda(args: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedP
         timeout=CLI_BOUND_S * 2,
         stdin=subprocess.DEVNULL,
     )
-    return done, time.monotonic() - started
+    return Outcome(done.returncode, done.stderr, time.monotonic() - started)
 
 
-def assert_one_line_refusal(done: subprocess.CompletedProcess[str], elapsed: float) -> None:
+def assert_one_line_refusal(done: Outcome) -> None:
     lines = done.stderr.splitlines()
     assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
     assert len(lines) == 1, done.stderr[-2000:]
     assert "Traceback" not in done.stderr and lines[0].strip()
-    assert elapsed < CLI_BOUND_S
-
-
-@pytest.mark.parametrize("bad", list(BAD_FILES))
-@pytest.mark.parametrize("slot", list(FILE_SLOTS))
-def test_every_file_argument_refuses_each_bad_input_in_one_line(slot, bad, tmp_path):
-    if slot.startswith("report") and bad in ("missing", "empty"):
-        pytest.skip("no or an empty dagster.yaml is Dagster's default instance, not bad input")
-    build, bound = FILE_SLOTS[slot]
-    bad_path = BAD_FILES[bad](tmp_path, bound)
-    args, env = build(tmp_path, bad_path)
-    done, elapsed = veranda(args, env)
-    assert_one_line_refusal(done, elapsed)
+    assert done.elapsed < CLI_BOUND_S
 
 
 def _a_file(d: Path) -> str:
@@ -218,25 +277,116 @@ DIR_SLOTS: dict[str, Callable[[Path], tuple[list[str], dict[str, str]]]] = {
     "report DAGSTER_HOME missing": lambda d: (["report"], {"DAGSTER_HOME": str(d / "nope")}),
     "report DAGSTER_HOME a file": lambda d: (["report"], {"DAGSTER_HOME": _a_file(d)}),
     "report DAGSTER_HOME relative": lambda d: (["report"], {"DAGSTER_HOME": "relative/home"}),
-    "report --since garbage": lambda d: (["report", "--since", "yesterday-ish"], {}),
+    "report --since garbage": lambda d: (
+        ["report", "--since", "yesterday-ish"],
+        {"DAGSTER_HOME": str(_empty_home(d))},
+    ),
     "serve-ops --port not a number": lambda d: (["serve-ops", "--port", "eighty"], {}),
     "detect-repo no --ticket": lambda d: (["detect-repo", "--catalog", str(CATALOG)], {}),
     "unknown flag": lambda d: (["backends", "--frobnicate"], {}),
 }
 
 
-@pytest.mark.parametrize("slot", list(DIR_SLOTS))
-def test_every_directory_and_environment_argument_refuses_in_one_line(slot, tmp_path):
-    args, env = DIR_SLOTS[slot](tmp_path)
-    if slot == "report --since garbage":
-        home = tmp_path / "home"
-        home.mkdir()
-        env = {"DAGSTER_HOME": str(home)}
-    done, elapsed = veranda(args, env)
-    assert_one_line_refusal(done, elapsed)
+def _empty_home(d: Path) -> Path:
+    (d / "home").mkdir()
+    return d / "home"
+
+
+DEFAULT_INSTANCE = {
+    ("report $DAGSTER_HOME/dagster.yaml", "missing"),
+    ("report $DAGSTER_HOME/dagster.yaml", "empty"),
+}
+"""No or an empty ``dagster.yaml`` is Dagster's default instance, not bad input."""
+CASES = [
+    f"{slot} <- {bad}"
+    for slot in FILE_SLOTS
+    for bad in BAD_FILES
+    if (slot, bad) not in DEFAULT_INSTANCE
+]
+CASES += list(DIR_SLOTS)
+
+
+def build_case(case: str, d: Path) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment overlay of one table row, its files made under ``d``."""
+    if case in DIR_SLOTS:
+        return DIR_SLOTS[case](d)
+    slot, bad = case.split(" <- ")
+    build, bound = FILE_SLOTS[slot]
+    return build(d, BAD_FILES[bad](d, bound))
+
+
+PROCESS_CASES = [
+    "backends --config <- fifo",
+    "detect-repo --ticket <- oversize",
+    "pack --dossier <- deep_json",
+    "report $DAGSTER_HOME/dagster.yaml <- binary",
+    "demo --workdir unwritable",
+    "serve-ops --port not a number",
+]
+"""One row per subcommand as a real process: the exit code through ``sys.exit``, nothing printed
+by importing the subcommand, and the in-process run's outcome shown equal to the process's."""
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_argument_refuses_each_bad_input_in_one_line(case, tmp_path, capfd):
+    args, env = build_case(case, tmp_path)
+    assert_one_line_refusal(veranda_in_process(args, env, capfd))
+
+
+@pytest.mark.parametrize("case", PROCESS_CASES)
+def test_a_real_process_refuses_in_the_same_one_line(case, tmp_path, capfd):
+    assert case in CASES
+    outcomes = []
+    for run in ("process", "in-process"):
+        (tmp_path / run).mkdir()
+        args, env = build_case(case, tmp_path / run)
+        if run == "process":
+            done = veranda_process(args, env)
+        else:
+            done = veranda_in_process(args, env, capfd)
+        assert_one_line_refusal(done)
+        outcomes.append((done.returncode, done.stderr.replace(str(tmp_path / run), "<dir>")))
+    assert outcomes[0] == outcomes[1]
 
 
 def test_debug_shows_the_traceback(tmp_path):
-    done, _ = veranda(["backends", "--config", str(tmp_path / "nope.yaml"), "--debug"], {})
+    done = veranda_process(["backends", "--config", str(tmp_path / "nope.yaml"), "--debug"], {})
     assert done.returncode == 2 and "Traceback" in done.stderr
     assert done.stderr.splitlines()[-1].startswith("veranda backends: error:")
+
+
+def _noisy_main(noise: Callable[[], object]) -> Callable[[list[str]], int]:
+    real_main = main
+
+    def noisy(argv: list[str]) -> int:
+        noise()
+        return real_main(argv)
+
+    return noisy
+
+
+@pytest.mark.parametrize(
+    "noise",
+    [
+        lambda: os.write(2, b"a stray write to fd 2\n"),
+        lambda: print("a stray print", file=sys.__stderr__, flush=True),
+        lambda: warnings.warn("a warning a process would print", UserWarning, stacklevel=1),
+    ],
+    ids=["fd 2", "sys.__stderr__", "warning"],
+)
+def test_the_in_process_run_counts_what_a_process_would_print(noise, monkeypatch, tmp_path, capfd):
+    """The harness is not blinder than a subprocess: a second line on stderr is seen."""
+    monkeypatch.setattr(sys.modules[__name__], "main", _noisy_main(noise))
+    args, env = build_case("backends --config <- missing", tmp_path)
+    done = veranda_in_process(args, env, capfd)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 2, done
+
+
+def test_a_hang_in_process_ends_at_the_bound_and_is_not_a_refusal(monkeypatch, tmp_path, capfd):
+    os.mkfifo(tmp_path / "never-written")
+    monkeypatch.setattr(sys.modules[__name__], "CLI_BOUND_S", 0.5)
+    monkeypatch.setattr(
+        sys.modules[__name__], "main", lambda argv: open(tmp_path / "never-written").close()
+    )
+    with pytest.raises(HungError):
+        veranda_in_process([], {}, capfd)
