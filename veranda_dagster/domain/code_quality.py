@@ -12,15 +12,15 @@ Findings of ``info`` severity are advice, as a check annotation's ``notice`` is,
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Violation
 from veranda_dagster.domain.static_analysis import (
+    json_in_text,
     load_json_report,
     normalise_path,
-    parse_report,
+    parse_report_value,
     report_end_line,
     report_line,
     threshold,
@@ -104,13 +104,7 @@ def parse_any_report(text: str, root: str | None = None) -> list[Violation]:
     """Whichever known report ``text`` holds: these two formats, then every format
     ``static_analysis.parse_report`` reads (SARIF, ruff, golangci-lint, ESLint); ``[]`` for
     none."""
-    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
-    if start < 0:
-        return []
-    try:
-        data = json.loads(text[start:])
-    except ValueError:
-        return []
+    data = json_in_text(text)
     if isinstance(data, dict) and isinstance(data.get("vulnerabilities"), list):
         return parse_security_report(data, root)
     if (
@@ -121,4 +115,4 @@ def parse_any_report(text: str, root: str | None = None) -> list[Violation]:
         and "location" in data[0]
     ):
         return parse_code_climate(data, root)
-    return parse_report(text, root)
+    return parse_report_value(data, root)

@@ -218,16 +218,26 @@ def from_annotations(annotations: Iterable[dict[str, Any]], tool: str = "check-r
     return out
 
 
+def json_in_text(text: str) -> Any:
+    """The JSON value that starts at the first ``{`` or ``[`` of ``text`` and runs to its end
+    (a tool's report after its log lines), or ``None`` when there is none."""
+    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
+    if start < 0:
+        return None
+    try:
+        return json.loads(text[start:])
+    except ValueError:
+        return None
+
+
 def parse_report(text: str, root: str | None = None) -> list[Violation]:
     """Whichever known report ``text`` holds (SARIF, ruff, golangci-lint, ESLint); ``[]`` when
     it holds none, so a check's free-text output can be tried without knowing the tool."""
-    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
-    if start < 0:
-        return []
-    try:
-        data = json.loads(text[start:])
-    except ValueError:
-        return []
+    return parse_report_value(json_in_text(text), root)
+
+
+def parse_report_value(data: Any, root: str | None = None) -> list[Violation]:
+    """``parse_report`` on a JSON value already parsed."""
     if isinstance(data, dict) and "runs" in data:
         return parse_sarif(data, root)
     if isinstance(data, dict) and "Issues" in data:
