@@ -139,6 +139,29 @@ def _current_guess(prompt: str) -> str | None:
     return match.group(1) if match else None
 
 
+def confirm_repo(prompt: str, *, needs_visual_verification: bool = False) -> ScriptedReply:
+    """The repo confirmer's JSON answer: the prompt's current guess, confirmed."""
+    answer = {
+        "repo": _current_guess(prompt),
+        "needs_proto": False,
+        "needs_migration": False,
+        "needs_visual_verification": needs_visual_verification,
+    }
+    return ScriptedReply(json.dumps(answer))
+
+
+def then_test(text: str, *actions: Action, command: str = TEST_COMMAND) -> ScriptedReply:
+    """A seat that changes the code and then runs the repository's own tests, as a careful
+    engineer does before answering ``text``."""
+    return ScriptedReply(text, [*actions, RunCommand(command)])
+
+
+def review(finding: dict[str, Any], round_no: int) -> ScriptedReply:
+    """The reviewer's JSON answer: ``finding`` in its first round, nothing after (so the review
+    loop ends with one fix, well inside its bound)."""
+    return ScriptedReply(json.dumps({"findings": [finding] if round_no == 1 else []}))
+
+
 _INJECTION = re.compile(r"ignore (all )?previous instructions", re.I)
 MAX_ECHO_CHARS = 6_000
 
@@ -190,38 +213,28 @@ def _scripted(role: str, prompt: str, round_no: int) -> ScriptedReply:
         if frontend is not None:
             return frontend
     if role == "repo_confirmer":
-        answer = {
-            "repo": _current_guess(prompt),
-            "needs_proto": False,
-            "needs_migration": False,
-            "needs_visual_verification": False,
-        }
-        return ScriptedReply(json.dumps(answer))
+        return confirm_repo(prompt)
     if role == "test_writer":
-        return ScriptedReply(
+        return then_test(
             "Added tests/test_quantity.py: a line with quantity 3 must cost three times its "
             "unit price.",
-            [WriteFile("tests/test_quantity.py", RED_TEST), RunCommand(TEST_COMMAND)],
+            WriteFile("tests/test_quantity.py", RED_TEST),
         )
     if role == "implementer":
-        return ScriptedReply(
+        return then_test(
             f"`invoice_total_cents` now multiplies each line's unit price by its quantity "
             f"before the discount ({INVOICE}:15).",
-            [EditFile(INVOICE, INVOICE_BUGGY_LINE, INVOICE_FIXED_LINE), RunCommand(TEST_COMMAND)],
+            EditFile(INVOICE, INVOICE_BUGGY_LINE, INVOICE_FIXED_LINE),
         )
     if role == "second_test_writer":
-        return ScriptedReply(
+        return then_test(
             "Added edge cases: zero quantity, and a discount over mixed quantities.",
-            [WriteFile("tests/test_quantity_edges.py", EDGE_TESTS), RunCommand(TEST_COMMAND)],
+            WriteFile("tests/test_quantity_edges.py", EDGE_TESTS),
         )
     if role == "reviewer":
-        findings = [REVIEW_FINDING] if round_no == 1 else []
-        return ScriptedReply(json.dumps({"findings": findings}))
+        return review(REVIEW_FINDING, round_no)
     if role == "review_fixer":
-        return ScriptedReply(
-            "Clarified the docstring.",
-            [EditFile(INVOICE, OLD_DOC, NEW_DOC), RunCommand(TEST_COMMAND)],
-        )
+        return then_test("Clarified the docstring.", EditFile(INVOICE, OLD_DOC, NEW_DOC))
     if role == "simplifier":
         return ScriptedReply("The change is already minimal; nothing to simplify.")
     if role == "ci_repairer":

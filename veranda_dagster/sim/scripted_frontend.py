@@ -15,7 +15,6 @@ tool never showed it, the text says ``(not seen)`` rather than inventing it.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 
@@ -31,6 +30,9 @@ from veranda_dagster.sim.scripted_agent import (
     RunCommand,
     ScriptedReply,
     WriteFile,
+    confirm_repo,
+    review,
+    then_test,
 )
 
 CART_JS = "public/cart.js"
@@ -152,30 +154,21 @@ def _look() -> list[BrowserCall]:
 def storefront_reply(role: str, prompt: str, round_no: int) -> ScriptedReply | None:
     """The seat's reply for the storefront ticket, or None where the generic one serves."""
     if role == "repo_confirmer":
-        match = re.search(r"Current guess:\s*([\w.-]+/[\w.-]+)", prompt)
-        answer = {
-            "repo": match.group(1) if match else None,
-            "needs_proto": False,
-            "needs_migration": False,
-            "needs_visual_verification": True,
-        }
-        return ScriptedReply(json.dumps(answer))
+        return confirm_repo(prompt, needs_visual_verification=True)
     if role == "test_writer":
-        return ScriptedReply(
+        return then_test(
             "Added tests/test_cart_total.py: the cart total must read $41.00 and the page must "
             "raise no error. In the browser (Playwright MCP, headless Chromium, {{dev_url}}) the "
             'accessibility snapshot showed `status "Cart total": {{total_first}}` and the '
             "console `{{console_error}}`.",
-            [
-                LoadBrowserTools(BROWSER_TOOLS),
-                RunCommand(DEV_START),
-                *_look(),
-                WriteFile("tests/test_cart_total.py", RED_TEST),
-                RunCommand(TEST_COMMAND),
-            ],
+            LoadBrowserTools(BROWSER_TOOLS),
+            RunCommand(DEV_START),
+            *_look(),
+            WriteFile("tests/test_cart_total.py", RED_TEST),
+            command=TEST_COMMAND,
         )
     if role == "implementer":
-        return ScriptedReply(
+        return then_test(
             f"`renderCart` wrote the total into `#total`, an id the page does not have "
             f'(`<output id="cart-total">`), so it threw and the total stayed on Loading… '
             f"({CART_JS}:21). It now writes into `#cart-total`.\n\n"
@@ -187,27 +180,27 @@ def storefront_reply(role: str, prompt: str, round_no: int) -> ScriptedReply | N
             "`{{console_last}}`\n"
             "- backend stubbed by an ephemeral Playwright script (`page.route`, not committed; "
             "the MCP browser cannot stub requests): `{{stub_result}}`",
-            [
-                LoadBrowserTools(BROWSER_TOOLS),
-                RunCommand(DEV_START),
-                *_look(),
-                EditFile(CART_JS, CART_BUGGY_LINE, CART_FIXED_LINE),
-                *_look(),
-                RunCommand(STUB_CHECK),
-                RunCommand(TEST_COMMAND),
-            ],
+            LoadBrowserTools(BROWSER_TOOLS),
+            RunCommand(DEV_START),
+            *_look(),
+            EditFile(CART_JS, CART_BUGGY_LINE, CART_FIXED_LINE),
+            *_look(),
+            RunCommand(STUB_CHECK),
+            command=TEST_COMMAND,
         )
     if role == "second_test_writer":
-        return ScriptedReply(
+        return then_test(
             "Added tests/test_cart_total_edges.py: an empty cart (the backend stubbed with "
             "page.route in the test) totals $0.00.",
-            [WriteFile("tests/test_cart_total_edges.py", EDGE_TESTS), RunCommand(TEST_COMMAND)],
+            WriteFile("tests/test_cart_total_edges.py", EDGE_TESTS),
+            command=TEST_COMMAND,
         )
     if role == "reviewer":
-        return ScriptedReply(json.dumps({"findings": [REVIEW_FINDING] if round_no == 1 else []}))
+        return review(REVIEW_FINDING, round_no)
     if role == "review_fixer":
-        return ScriptedReply(
+        return then_test(
             "Said at the top of cart.js where the total goes.",
-            [EditFile(CART_JS, OLD_COMMENT, NEW_COMMENT), RunCommand(TEST_COMMAND)],
+            EditFile(CART_JS, OLD_COMMENT, NEW_COMMENT),
+            command=TEST_COMMAND,
         )
     return None
