@@ -20,11 +20,16 @@ TICKET_JOB = "ticket_run"
 TICKET_TAG = "veranda/ticket"
 """Run tag carrying the ticket key, which the dedup guard queries on the instance."""
 
+TICKET_TAKEN_TAG = "veranda/ticket-materialized"
+"""Run tag ``ticket``'s success hook sets: this run materialized the ticket, so the ticket is
+taken even if the run fails later (the dedup guard reads it in its one runs query)."""
+
 __all__ = [
     "TICKETS",
     "TICKETS_NAME",
     "TICKET_JOB",
     "TICKET_TAG",
+    "TICKET_TAKEN_TAG",
     "is_ticket_key",
     "parse_slack_key",
 ]

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.domain.work.conftest import FakeForge
+from tests.sensors.test_linear_sensor import ticket_job
 from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.domain.bounds import MAX_FEEDBACK_PRS_PER_TICK
 from veranda_dagster.domain.work.forge import BOT_MARKER, Comment
@@ -70,6 +71,26 @@ def test_a_new_human_comment_requests_one_feedback_run():
     forge.issue_comments.append(Comment(50, "issue", "alice", "again?"))
     done = poll_pr_feedback(instance, forge, third.cursor, Log())
     assert done.run_requests == [] and "no ticket pull requests" in done.skip_reason.skip_message
+
+
+def test_a_pr_whose_ticket_run_is_still_going_waits_and_keeps_its_comments():
+    """A feedback run beside the ticket's own run would be refused as a twin, and its
+    comments marked seen; the PR is passed over until that run has ended."""
+    instance = dg.DagsterInstance.ephemeral()
+    materialize(
+        instance, "pull_request", "ENG-9",
+        pr_url=dg.MetadataValue.url("https://github.com/acme/app/pull/102"), pr_number=102,
+    )  # fmt: skip
+    run = instance.create_run_for_job(
+        ticket_job, tags={TICKET_TAG: "ENG-9"}, status=dg.DagsterRunStatus.STARTED
+    )
+    forge = FakeForge(issue_comments=[Comment(5, "issue", "alice", "please rename")])
+    busy = poll_pr_feedback(instance, forge, None, Log())
+    assert busy.run_requests == []
+    assert FeedbackCursor.parse(busy.cursor).prs["ENG-9"].seen == [0, 0]
+    instance.report_run_failed(run)  # ended (how does not matter): the comment is asked for
+    after = poll_pr_feedback(instance, forge, busy.cursor, Log())
+    assert [r.run_key for r in after.run_requests] == ["ENG-9:feedback:5"]
 
 
 def test_skips_with_a_reason_when_github_is_not_configured():

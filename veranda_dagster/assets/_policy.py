@@ -107,7 +107,9 @@ class PhaseSpec:
 PHASES: dict[str, PhaseSpec] = {name: PhaseSpec.of(p) for name, p in phases.PHASES.items()}
 
 
-def phase_asset(spec: PhaseSpec, description: str) -> Callable[[Callable[..., Any]], Any]:
+def phase_asset(
+    spec: PhaseSpec, description: str, hooks: set[dg.HookDefinition] | None = None
+) -> Callable[[Callable[..., Any]], Any]:
     """``@dg.asset`` with everything a phase shares: the tickets partitions, its group, kinds,
     owner, tags, timeout and retry policy, so each asset module states only what differs."""
     from veranda_dagster.partitions import TICKETS
@@ -122,4 +124,5 @@ def phase_asset(spec: PhaseSpec, description: str) -> Callable[[Callable[..., An
         retry_policy=spec.retry,
         pool=spec.pool,
         description=description,
+        hooks=hooks,
     )

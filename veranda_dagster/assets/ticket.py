@@ -8,6 +8,7 @@ from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Ticket
 from veranda_dagster.partitions import is_ticket_key
 from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.sensors.dedup import mark_taken
 
 SPEC = PHASES["ticket"]
 
@@ -20,7 +21,11 @@ def _fetch(pipeline: PipelineResource, key: str) -> Ticket:
     return pipeline.fetch_ticket(key)
 
 
-@phase_asset(SPEC, "The ticket (Linear issue or Slack thread) behind this partition key.")
+@phase_asset(
+    SPEC,
+    "The ticket (Linear issue or Slack thread) behind this partition key.",
+    hooks={mark_taken},  # the dedup guard reads "this run took the ticket" from the run
+)
 def ticket(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.Output[Ticket]:
     return run_phase(
         context,

@@ -37,8 +37,8 @@ from veranda_dagster.clients.jira import JiraClient
 from veranda_dagster.clients.jira_ticket import PREFIX
 from veranda_dagster.domain.bounds import MAX_CURSOR_RECENT
 from veranda_dagster.domain.errors import InputError, TransientError
-from veranda_dagster.partitions import TICKET_JOB, TICKETS, is_ticket_key
-from veranda_dagster.sensors.dedup import new_tickets, sensor_result
+from veranda_dagster.partitions import TICKET_JOB, is_ticket_key
+from veranda_dagster.sensors.dedup import sensor_result, ticket_holds
 
 POLL_INTERVAL_S = 60
 """Seconds between Jira polls: one search per minute is far inside Jira Cloud's cost budget."""
@@ -181,9 +181,11 @@ def poll_jira(
     except (TransientError, InputError, HttpStatusError) as exc:
         error = exc
     keys: list[str] = []
-    for pk in new_tickets(instance, [jira_partition_key(k) for k in found]):
+    wanted = [jira_partition_key(k) for k in found]
+    holds = ticket_holds(instance, wanted, registered=True)  # taken, and seen at all
+    for pk in (k for k in wanted if k not in holds.taken):
         issue_key = pk.removeprefix(PREFIX)
-        held_before = instance.has_dynamic_partition(str(TICKETS.name), pk)
+        held_before = pk in holds.known
         if held_before and _ours(client, cursor, issue_key, found[issue_key]):
             log.info(f"jira_tickets: {issue_key} changed only by our own comment; not new work")
             continue

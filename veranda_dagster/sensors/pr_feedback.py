@@ -6,7 +6,9 @@ each known PR the sensor lists review and issue comments, keeps the human ones (
 own: our marker, a Bot author, a ``[bot]`` login) and, when one is newer than the PR's
 high-water mark in the cursor, requests one run of ``feedback`` for that partition with
 ``run_key = <ticket>:feedback:<newest comment id>``, so a batch is asked for once even across
-restarts. A PR whose ``feedback`` reported ``bound_reached`` is forgotten (no longer polled).
+restarts. A PR whose ``feedback`` reported ``bound_reached`` is forgotten (no longer polled). A
+PR whose ticket still has a run in flight is passed over that tick (one dedup query for all the
+tick's PRs), so its comments are not marked seen by a feedback run the twin guard would refuse.
 
 Polling is fair: a tick polls at most ``MAX_FEEDBACK_PRS_PER_TICK`` PRs, taking them round-robin
 in the tickets' natural order (``ENG-5`` before ``ENG-30``) from where the last tick stopped, so
@@ -35,6 +37,7 @@ from veranda_dagster.domain.bounds import (
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.domain.work.forge import Forge, human_comments
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
+from veranda_dagster.sensors.dedup import ticket_holds
 from veranda_dagster.sensors.status import sensor_default_status
 
 PULL_REQUEST = dg.AssetKey("pull_request")
@@ -180,7 +183,10 @@ def poll_pr_feedback(
         )
     requests: list[dg.RunRequest] = []
     cursor.next_after = watched[-1]
+    busy = ticket_holds(instance, watched).in_flight  # one query for the tick's PRs
     for key in watched:
+        if key in busy:  # its run is still going: a feedback run now would be refused as a
+            continue  # twin and its comments marked seen; they are asked for next round
         pr = cursor.prs[key]
         try:
             comments = human_comments(forge, pr.repo, pr.number)

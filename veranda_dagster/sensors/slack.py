@@ -29,7 +29,7 @@ from veranda_dagster.domain.bounds import (
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.domain.intake import LINEAR_KEY_IN_TEXT, mentions
 from veranda_dagster.partitions import TICKET_JOB, is_ticket_key, slack_key
-from veranda_dagster.sensors.dedup import new_tickets, sensor_result, tickets_known
+from veranda_dagster.sensors.dedup import sensor_result, ticket_holds
 from veranda_dagster.sensors.status import sensor_default_status
 
 INITIAL_LOOKBACK_S = 3600
@@ -169,7 +169,9 @@ def poll_slack(
         key: LINEAR_KEY_IN_TEXT.findall(str(message.get("text") or ""))
         for key, message in found.items()
     }
-    known = tickets_known(instance, [k for refs in referenced.values() for k in refs])
+    referred = [k for refs in referenced.values() for k in refs]
+    holds = ticket_holds(instance, [*found, *referred], registered=True)  # batched, not per key
+    known = holds.known
     for key, refs in referenced.items():
         held = [r for r in refs if r in known]
         if held:
@@ -177,7 +179,7 @@ def poll_slack(
                 f"slack_mentions: {key} refers to {held[0]}, which has its own run; no new run"
             )
             del found[key]
-    keys = new_tickets(instance, found)
+    keys = [k for k in found if k not in holds.taken]
     if errors:
         log.warning(f"slack_mentions: {'; '.join(errors)}; those channels keep their cursor")
         if not keys:
