@@ -32,7 +32,7 @@ MODULES = {
     "seeds": "veranda_dagster/domain/seeds.py",
     "citations": "veranda_dagster/domain/citations.py",
     "redaction": "veranda_dagster/domain/redaction.py",
-    "intake": "veranda_dagster/domain/intake.py",
+    "intake": "veranda_dagster/clients/slack_ticket.py",
     "review": "veranda_dagster/domain/work/review.py",
 }
 

@@ -8,6 +8,7 @@ import pytest
 from veranda_dagster.clients.jira import JiraClient
 from veranda_dagster.clients.jira_ticket import JiraTicketSource
 from veranda_dagster.clients.ticket_channel import TicketChannel
+from veranda_dagster.clients.ticket_sources import ticket_sources
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.intake import fetch_ticket
 from veranda_dagster.domain.ticket_source import TicketSource
@@ -29,7 +30,7 @@ def test_intake_and_channel_route_qualified_keys_to_jira():
         client = JiraClient(fake.base_url, TOKEN, email=fake.email, label="veranda")
         source = JiraTicketSource(client)
         assert isinstance(source, TicketSource)
-        ticket = fetch_ticket("jira-PAY-17", None, None, sources=[source])
+        ticket = fetch_ticket("jira-PAY-17", ticket_sources(None, None, [source]))
         assert (ticket.id, ticket.source, ticket.external_id) == ("jira-PAY-17", "jira", "PAY-17")
         assert ticket.description == "Retries charge twice."
         assert ticket.attachments[0].title == "trace.log"
@@ -41,7 +42,9 @@ def test_intake_and_channel_route_qualified_keys_to_jira():
         assert first == again and len(fake.comment_texts("PAY-17")) == 1
 
         with pytest.raises(ConfigError, match="Linear is not configured"):
-            fetch_ticket("PAY-17", None, None, sources=[source])  # a Linear key stays Linear
+            fetch_ticket(
+                "PAY-17", ticket_sources(None, None, [source])
+            )  # a Linear key stays Linear
         with pytest.raises(ConfigError, match="not configured"):
             TicketChannel(None, None).post(ticket, "x")
 

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from veranda_dagster.clients.github import _comment
+from veranda_dagster.clients.linear_ticket import ticket_from_linear
 from veranda_dagster.domain.bounds import (
     MAX_COMMENT_CHARS,
     MAX_CONFIG_FILE_BYTES,
@@ -20,7 +21,6 @@ from veranda_dagster.domain.bounds import (
 from veranda_dagster.domain.catalog import load_catalog
 from veranda_dagster.domain.errors import ConfigError, InputError
 from veranda_dagster.domain.input_files import parse_document, read_input_text
-from veranda_dagster.domain.intake import ticket_from_linear
 from veranda_dagster.domain.models import Attachment, Ticket
 from veranda_dagster.domain.repo_detection import detect_repo
 from veranda_dagster.domain.ticket_bounds import bound_ticket

@@ -6,15 +6,12 @@ import pytest
 
 from tests.clients.test_linear_client import Script, fixture, reply
 from veranda_dagster.clients.linear import LinearClient
+from veranda_dagster.clients.linear_ticket import ticket_from_linear
 from veranda_dagster.clients.slack import SlackClient
+from veranda_dagster.clients.slack_ticket import mentions, strip_mentions, ticket_from_slack
+from veranda_dagster.clients.ticket_sources import ticket_sources
 from veranda_dagster.domain.errors import ConfigError, InputError
-from veranda_dagster.domain.intake import (
-    fetch_ticket,
-    mentions,
-    strip_mentions,
-    ticket_from_linear,
-    ticket_from_slack,
-)
+from veranda_dagster.domain.intake import fetch_ticket
 
 
 def test_linear_node_maps_labels_attachments_and_uuid():
@@ -82,25 +79,25 @@ def test_fetch_ticket_routes_by_key_shape():
         "lin_api_x",
         transport=Script({"GetIssue": [reply("linear/get_issue_eng_123.json")]}).transport(),
     )
-    assert fetch_ticket("ENG-123", linear, None).external_id.startswith("9cfb482a")
+    assert fetch_ticket("ENG-123", ticket_sources(linear, None)).external_id.startswith("9cfb482a")
     slack_script = Script({"conversations.replies": [reply("slack/replies_thread.json")]})
     slack = SlackClient(
         "https://slack.test/api", "xoxb-x", transport=slack_script.transport(), bot_user_id="U111"
     )
-    ticket = fetch_ticket("slack-C0ACME001-1712345670.000200", None, slack)
+    ticket = fetch_ticket("slack-C0ACME001-1712345670.000200", ticket_sources(None, slack))
     assert ticket.source == "slack" and ticket.thread_ts == "1712345670.000200"
     assert slack_script.requests[0].url.params["ts"] == "1712345670.000200"
 
 
 def test_fetch_ticket_without_a_client_names_the_env_var_and_bad_keys_are_input_errors():
     with pytest.raises(ConfigError, match="LINEAR_API_KEY"):
-        fetch_ticket("ENG-1", None, None)
+        fetch_ticket("ENG-1", ticket_sources(None, None))
     with pytest.raises(ConfigError, match="SLACK_BOT_TOKEN"):
-        fetch_ticket("slack-C0ACME001-1712345670.000200", None, None)
+        fetch_ticket("slack-C0ACME001-1712345670.000200", ticket_sources(None, None))
     with pytest.raises(InputError, match="not a ticket key"):
-        fetch_ticket("not a key", None, None)
+        fetch_ticket("not a key", ticket_sources(None, None))
     with pytest.raises(InputError, match="not a ticket key"):
-        fetch_ticket("ENG-1\n", None, None)
+        fetch_ticket("ENG-1\n", ticket_sources(None, None))
 
 
 def test_fetch_ticket_with_malformed_issue_names_the_field():
@@ -110,7 +107,7 @@ def test_fetch_ticket_with_malformed_issue_names_the_field():
         transport=Script({"GetIssue": [reply("linear/get_issue_missing_title.json")]}).transport(),
     )
     with pytest.raises(InputError, match="'title'"):
-        fetch_ticket("ENG-123", linear, None)
+        fetch_ticket("ENG-123", ticket_sources(linear, None))
 
 
 def _nested_mention(levels: int, user_id: str) -> list[dict]:
@@ -123,9 +120,29 @@ def _nested_mention(levels: int, user_id: str) -> list[dict]:
 
 def test_block_mentions_are_found_down_to_the_depth_bound_and_not_past_it():
     from veranda_dagster.domain.bounds import MAX_SLACK_BLOCK_DEPTH
-    from veranda_dagster.domain.intake import mentions
 
     deepest = {"text": "", "blocks": _nested_mention(MAX_SLACK_BLOCK_DEPTH + 1, "U1")}
     too_deep = {"text": "", "blocks": _nested_mention(MAX_SLACK_BLOCK_DEPTH + 2, "U1")}
     assert mentions(deepest, "U1")
     assert not mentions(too_deep, "U1")
+
+
+def test_fetch_ticket_routes_over_the_sources_and_a_key_nobody_owns_names_them():
+    from veranda_dagster.domain.models import Ticket
+
+    class Acme:
+        name = "acme"
+
+        def owns(self, key: str) -> bool:
+            return key.startswith("acme-")
+
+        def fetch(self, key: str) -> Ticket:
+            return Ticket(id=key, source="acme", title="t")
+
+        def post(self, ticket: Ticket, text: str, marker: str) -> str:
+            return marker
+
+    sources = [Acme(), *ticket_sources(None, None)]
+    assert fetch_ticket("acme-PAY-17", sources).source == "acme"
+    with pytest.raises(ConfigError, match=r"no configured ticket source .*acme, linear, slack"):
+        fetch_ticket("other-PAY-17", sources)

@@ -22,6 +22,8 @@ from collections.abc import Callable
 
 import pytest
 
+from veranda_dagster.clients.linear_ticket import KEY_IN_TEXT as LINEAR_KEY_IN_TEXT
+from veranda_dagster.clients.slack_ticket import mentions, strip_mentions
 from veranda_dagster.domain import citations, repo_detection, repo_evidence, seeds
 from veranda_dagster.domain.bounds import (
     MAX_DETECT_TEXT_CHARS,
@@ -29,7 +31,6 @@ from veranda_dagster.domain.bounds import (
     MAX_LINT_MESSAGE_CHARS,
 )
 from veranda_dagster.domain.catalog import Catalog, CatalogRepo
-from veranda_dagster.domain.intake import LINEAR_KEY_IN_TEXT, mentions, strip_mentions
 from veranda_dagster.domain.models import Ticket
 from veranda_dagster.domain.redaction import scrub
 from veranda_dagster.domain.repo_confirmation import parse_confirmation

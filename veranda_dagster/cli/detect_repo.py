@@ -16,6 +16,7 @@ import tempfile
 
 from pydantic import ValidationError
 
+from veranda_dagster.clients.ticket_sources import SOURCE_NAMES
 from veranda_dagster.domain.bounds import MAX_TICKET_FILE_BYTES
 from veranda_dagster.domain.catalog import load_catalog
 from veranda_dagster.domain.errors import InputError
@@ -40,11 +41,15 @@ def load_ticket(path: str, what: str = "ticket") -> Ticket:
     bound, validated, then held to the ticket bounds like one read from Linear."""
     data = load_document(path, what=what, max_bytes=MAX_TICKET_FILE_BYTES, as_json=True)
     try:
-        return bound_ticket(Ticket.model_validate(data))
+        ticket = Ticket.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
         raise InputError(f"{what} {path}: field {where!r}: {first['msg']}") from None
+    if ticket.source not in SOURCE_NAMES:
+        known = ", ".join(SOURCE_NAMES)
+        raise InputError(f"{what} {path}: field 'source': {ticket.source!r} is not one of {known}")
+    return bound_ticket(ticket)
 
 
 def _with_model(guess: RepoGuess, ticket: Ticket, catalog_path: str) -> RepoGuess:

@@ -12,13 +12,14 @@ from veranda_dagster.clients.jira import JiraClient, JiraIssue
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Attachment, Ticket
 
-PREFIX = "jira-"
+NAME = "jira"
+PREFIX = NAME + "-"
 
 
 def ticket_from_jira(issue: JiraIssue) -> Ticket:
     return Ticket(
         id=PREFIX + issue.key,
-        source="jira",
+        source=NAME,
         title=issue.summary or issue.key,
         description=issue.description,
         labels=issue.labels,
@@ -30,7 +31,7 @@ def ticket_from_jira(issue: JiraIssue) -> Ticket:
 
 
 class JiraTicketSource:
-    name = "jira"
+    name = NAME
 
     def __init__(self, client: JiraClient) -> None:
         self.client = client

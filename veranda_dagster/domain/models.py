@@ -8,13 +8,24 @@ and fallbacks are data, not log lines.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    computed_field,
+    model_validator,
+)
 
 Tier = Literal["cheap", "standard", "high"]
 Effort = Literal["low", "medium", "high"]
-Source = Literal["linear", "slack", "jira"]
+SOURCE_NAME_PATTERN = r"[a-z][a-z0-9]{1,15}"
+"""A ticket source's name (``TicketSource.name``): lowercase, so a key it qualifies never looks
+like an unqualified one."""
+Source = Annotated[str, StringConstraints(pattern=rf"^{SOURCE_NAME_PATTERN}$")]
+"""Which ticket source a ticket came from: the name of the source that owns its key."""
 
 
 class Strict(BaseModel):
@@ -104,7 +115,7 @@ class Attachment(Lenient):
 
 
 class Ticket(Lenient):
-    """A unit of work from Linear or Slack. ``id`` is the partition key."""
+    """A unit of work from a ticket source. ``id`` is the partition key."""
 
     id: str
     source: Source
@@ -114,9 +125,9 @@ class Ticket(Lenient):
     attachments: list[Attachment] = Field(default_factory=list)
     url: str | None = None
     external_id: str | None = None
-    """Linear issue UUID (for ``commentCreate``) or Slack channel id."""
+    """The source's own id for posting back: an issue's id, or a chat thread's channel."""
     thread_ts: str | None = None
-    """Slack thread timestamp; replies go in this thread."""
+    """A chat thread's timestamp; replies go in this thread."""
     updated_at: str | None = None
     repo: str | None = None
     """A repository declared in a structured field (``org/name``), if the source has one."""

@@ -9,8 +9,10 @@ provider module that implements this, not a new branch in either.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.models import Ticket
 
 
@@ -28,3 +30,29 @@ class TicketSource(Protocol):
     def post(self, ticket: Ticket, text: str, marker: str) -> str:
         """Post ``text`` once per ``marker``; a repeat returns the first post's id."""
         ...
+
+
+class UnconfiguredSource:
+    """A source that owns its keys but has no credentials: reading or posting names the setting
+    to make, instead of a key falling through to "no source owns it"."""
+
+    def __init__(
+        self, name: str, owns: Callable[[str], bool], hint: str, title: str | None = None
+    ) -> None:
+        self.name = name
+        self._owns = owns
+        self.hint = hint
+        self.title = title or name
+        """How people name the source in an error (``Name`` by default)."""
+
+    def owns(self, key: str) -> bool:
+        return self._owns(key)
+
+    def _refuse(self, what: str) -> ConfigError:
+        return ConfigError(f"ticket {what}: {self.title} is not configured ({self.hint})")
+
+    def fetch(self, key: str) -> Ticket:
+        raise self._refuse(key)
+
+    def post(self, ticket: Ticket, text: str, marker: str) -> str:
+        raise self._refuse(ticket.id)

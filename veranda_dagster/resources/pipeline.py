@@ -23,6 +23,7 @@ from veranda_dagster.clients.github_code_search import GitHubCodeSearch
 from veranda_dagster.clients.linear import LinearClient
 from veranda_dagster.clients.slack import SlackClient
 from veranda_dagster.clients.ticket_channel import TicketChannel
+from veranda_dagster.clients.ticket_sources import ticket_sources
 from veranda_dagster.domain import context, intake, repo_confirmation, repo_detection
 from veranda_dagster.domain.bounds import (
     CI_WAIT_TIMEOUT_S,
@@ -187,7 +188,7 @@ class PipelineResource(dg.ConfigurableResource):
     # --- phases ------------------------------------------------------------------------------
 
     def fetch_ticket(self, key: str) -> Ticket:
-        return intake.fetch_ticket(key, self.linear_client(), self.slack_client())
+        return intake.fetch_ticket(key, ticket_sources(self.linear_client(), self.slack_client()))
 
     def guess_repo(self, ticket: Ticket) -> RepoGuess:
         if not self.catalog_path:
