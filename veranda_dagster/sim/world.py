@@ -41,6 +41,7 @@ from veranda_dagster.sim.backends import (
     model_credentials,
     require_binary,
 )
+from veranda_dagster.sim.choices import FORGES, SENSORS, TICKET_SOURCES
 from veranda_dagster.sim.fake_ci import CiMode, FakeCI
 from veranda_dagster.sim.github_fake import GitHubFake
 from veranda_dagster.sim.gitlab_fake import GitLabFake
@@ -57,10 +58,6 @@ SLACK_CHANNEL = "C0SIMBILL"
 LINEAR_LABEL = "veranda"
 JIRA_LABEL = "veranda"
 JIRA_PROJECT = "PAY"
-TICKET_SOURCES = ("linear", "slack", "jira")
-FORGES = ("github", "gitlab")
-SENSORS = {"linear": "linear_tickets", "slack": "slack_mentions", "jira": "jira_tickets"}
-"""The intake sensor that turns a ticket of each source into a run."""
 CODE_SEARCH_PER_MINUTE = 120
 """The fake forge's code-search rate (GitHub.com allows 10/min; a pack's 12 searches would
 otherwise spend a minute of the demo waiting on a limit the fake does not have)."""
