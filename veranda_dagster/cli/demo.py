@@ -1,5 +1,5 @@
-"""``veranda demo [--agent NAME] [--json]``: the whole pipeline, end to end, with no keys and
-no network.
+"""``veranda demo [--agent NAME] [--tickets SOURCE] [--forge FORGE] [--ci-repair] [--json]``:
+the whole pipeline, end to end, with no keys and no network.
 
 Starts the loopback fakes (Linear, Slack, GitHub over real bare repos, a scripted model server
 speaking every vendor's wire format), creates the sample organisation, files a ticket in the
@@ -18,6 +18,13 @@ browser tool call with what the browser answered, and the evidence the PR cites.
 ``codex``, ``gemini``, ``kimi``, ``grok``, ``glm`` through opencode) as ``.ci/run`` installs
 it, or ``sim``, the ``veranda-sim-agent`` stand-in for Claude Code that needs nothing
 installed. The default is the first real CLI found, else ``sim``.
+
+``--tickets linear|slack|jira`` picks where the ticket is filed (the fake Linear, a mention in
+the fake Slack, or the fake Jira Cloud, each read by its own real sensor) and ``--forge
+github|gitlab`` where the code lives (the GitHub fake over local bare repositories, or the
+GitLab fake serving the same repositories over git's smart HTTP with a token), in any
+combination. ``--ci-repair`` adds a Code Quality job to the forge's CI that the first push
+fails, so the run spends its one grounded CI repair; the summary says what it was fed.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from typing import Any, TextIO
 
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.sim.backends import AGENTS, AgentNotInstalledError, default_agent
+from veranda_dagster.sim.choices import FORGES, TICKET_SOURCES
 
 DEMO_TIMEOUT_S = 110.0
 """The demo's own budget (the issue asks for under two minutes on two cores)."""
@@ -51,6 +59,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run the frontend ticket (acme/storefront: a bug seen in a real browser through "
         "the Playwright MCP server; the real claude CLI looks at the page, the stand-in cannot)",
+    )
+    parser.add_argument(
+        "--tickets",
+        choices=TICKET_SOURCES,
+        default="linear",
+        help="where the ticket is filed (default: linear)",
+    )
+    parser.add_argument(
+        "--forge", choices=FORGES, default="github", help="where the code lives (default: github)"
+    )
+    parser.add_argument(
+        "--ci-repair",
+        action="store_true",
+        help="the forge's CI also runs a Code Quality job that the first push fails on findings "
+        "half of which were already on main, so the run spends its one grounded repair",
     )
     parser.add_argument(
         "--workdir",
@@ -83,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         STOREFRONT_TICKET_TITLE,
     )
     from veranda_dagster.sim.summary import run_summary
-    from veranda_dagster.sim.world import LINEAR_LABEL, SimWorld
+    from veranda_dagster.sim.world import SimWorld
 
     log = sys.stderr if args.json else sys.stdout
     if args.workdir:
@@ -92,16 +115,23 @@ def run(args: argparse.Namespace) -> int:
     agent = args.agent or default_agent()
     started = time.monotonic()
     try:
-        world = SimWorld(root=root, agent=agent)
+        world = SimWorld(
+            root=root,
+            agent=agent,
+            tickets=args.tickets,
+            forge=args.forge,
+            code_quality=args.ci_repair,
+        )
     except AgentNotInstalledError as exc:
         _say(sys.stderr, f"demo: {exc}")
         return 2
     with world:
         world.apply_env()
+        source = {"linear": world.linear, "slack": world.slack, "jira": world.jira}
         _say(
             log,
-            f"fakes up: linear {world.linear.base_url}, slack {world.slack.base_url}, "
-            f"github {world.github.base_url}, model {world.model.base_url}",
+            f"fakes up: tickets {args.tickets} {source[args.tickets].base_url}, "
+            f"forge {args.forge} {world.forge_fake.base_url}, model {world.model.base_url}",
         )
         real = f" (the real CLI at {world.agent_path})" if world.agent_path else " (stand-in)"
         _say(log, f"agent: {agent}{real}")
@@ -110,20 +140,21 @@ def run(args: argparse.Namespace) -> int:
             if args.frontend
             else (SAMPLE_TICKET_TITLE, SAMPLE_TICKET_BODY)
         )
-        issue = world.linear.file_ticket(title, body, labels=[LINEAR_LABEL])
-        _say(log, f"filed {issue['identifier']} in the fake Linear: {issue['title']}")
+        filed = world.file_ticket(title, body)
+        _say(log, f"filed {filed} in the fake {args.tickets}: {title}")
         with instance_for(str(world.dagster_home)) as instance:
-            requests = SensorDriver().tick(instance, "linear_tickets")
+            requests = SensorDriver().tick(instance, world.sensor)
             if len(requests) != 1:
                 _say(sys.stderr, f"demo: the sensor asked for {len(requests)} runs, expected 1")
                 return 1
             key = requests[0].partition_key or ""
-            _say(log, f"sensor linear_tickets -> partition {key}, one run; running every asset")
+            _say(log, f"sensor {world.sensor} -> partition {key}, one run; running every asset")
             run_id, ok = execute_ticket(instance, run_tags(requests[0]))
-            summary = run_summary(instance, key, world.linear.bot_comments(key))
-        world.github.ci.wait_idle(timeout=5)
+            summary = run_summary(instance, key, world.bot_comments(key))
+        world.forge_ci.wait_idle(timeout=5)
         browser = browser_calls(world.model.calls) if args.frontend else []
-        pulls = world.github.all_pulls()
+        pulls = world.pull_requests()
+        repair = ci_repair(summary)
     elapsed = time.monotonic() - started
     if args.json:
         home = world.dagster_home
@@ -133,13 +164,16 @@ def run(args: argparse.Namespace) -> int:
             "run_id": run_id,
             "ui_command": ui_command(home),
             "rerun_hint": RERUN_HINT,
+            "tickets": args.tickets,
+            "forge": args.forge,
+            "ci_repair": repair,
         }
         if args.frontend:
             doc["browser_calls"] = browser
             doc["pr_body"] = pulls[0]["body"] if pulls else ""
         sys.stdout.write(json.dumps(doc) + "\n")
     else:
-        _print_summary(summary, run_id, elapsed, root)
+        _print_summary(summary, run_id, elapsed, root, repair)
         if args.frontend:
             _print_browser(browser, pulls[0]["body"] if pulls else "")
     return 0 if ok and summary.ci == "success" else 1
@@ -186,7 +220,20 @@ def _print_browser(browser: list[dict[str, str]], pr_body: str) -> None:
         _say(out, "\nthe pull request cites what the browser showed" + cited.rstrip())
 
 
-def _print_summary(summary: object, run_id: str, elapsed: float, root: Path) -> None:
+def ci_repair(summary: Any) -> dict[str, Any]:
+    """What ``ci_outcome`` recorded of its one repair: how many, grounded in what, and how
+    many of the commit's own findings reached the prompt."""
+    meta = summary.assets["ci_outcome"].meta
+    return {
+        "repairs": int(meta.get("repairs", 0) or 0),
+        "grounding": str(meta.get("repair_grounding", "none")),
+        "violations": int(meta.get("violations", 0) or 0),
+    }
+
+
+def _print_summary(
+    summary: object, run_id: str, elapsed: float, root: Path, repair: dict[str, Any]
+) -> None:
     from veranda_dagster.sim.summary import RunSummary
 
     assert isinstance(summary, RunSummary)
@@ -206,6 +253,12 @@ def _print_summary(summary: object, run_id: str, elapsed: float, root: Path) -> 
         )
     _say(out, f"\nmodel calls: {summary.model_calls_total}, total ${summary.usd_total:.4f}")
     _say(out, f"pull request: {summary.pr_url or '(none)'}   CI: {summary.ci}")
+    if repair["repairs"]:
+        _say(
+            out,
+            f"CI repair: {repair['repairs']}, grounded in {repair['grounding']} "
+            f"({repair['violations']} finding(s) of this change)",
+        )
     for comment in summary.comments:
         _say(out, "ticket comment:\n  " + comment.strip().replace("\n", "\n  "))
     home = root / "dagster_home"

@@ -18,8 +18,10 @@ from pathlib import Path
 
 import dagster as dg
 
-from veranda_dagster.clients.github import GitHubClient
+from veranda_dagster.clients.forges import ForgeProvider, forge_provider
 from veranda_dagster.clients.github_code_search import GitHubCodeSearch
+from veranda_dagster.clients.jira import JiraClient
+from veranda_dagster.clients.jira_ticket import JiraTicketSource
 from veranda_dagster.clients.linear import LinearClient
 from veranda_dagster.clients.slack import SlackClient
 from veranda_dagster.clients.ticket_channel import TicketChannel
@@ -53,6 +55,7 @@ from veranda_dagster.domain.work import patch as work_patch
 from veranda_dagster.domain.work import pull_request as work_pull_request
 from veranda_dagster.domain.work import red_tests as work_red_tests
 from veranda_dagster.domain.work import review as work_review
+from veranda_dagster.domain.work.forge import Forge
 from veranda_dagster.domain.workspace import Workspace
 from veranda_dagster.storage import ValueStore
 from veranda_dagster.storage.io_manager import default_values_dir
@@ -89,6 +92,20 @@ class PipelineResource(dg.ConfigurableResource):
     github_git_base: str = "https://github.com"
     """Where clones come from: ``<github_git_base>/<org>/<name>.git`` (a local dir in the sim)."""
     github_token: str = ""
+    forge_name: str = "github"
+    """The forge row of ``clients.forges`` (``VERANDA_FORGE``: ``github`` or ``gitlab``)."""
+    gitlab_api_url: str = ""
+    gitlab_git_base: str = ""
+    gitlab_token: str = ""
+    sources: str = "linear,slack"
+    """Enabled ticket sources (``VERANDA_SOURCES``); ``jira`` adds the Jira source."""
+    jira_base_url: str = ""
+    jira_email: str = ""
+    jira_token: str = ""
+    jira_api_version: str = ""
+    jira_label: str = "veranda"
+    jira_assignee: str = ""
+    jira_project: str = ""
     catalog_path: str = ""
     workspace_root: str = ""
     """Parent of the per-ticket clones; empty = ``$DAGSTER_HOME/workspaces``."""
@@ -122,11 +139,37 @@ class PipelineResource(dg.ConfigurableResource):
             return None
         return SlackClient(self.slack_url, self.slack_token)
 
-    def channel(self) -> TicketChannel:
-        return TicketChannel(self.linear_client(), self.slack_client())
+    def ticket_sources(self) -> list[JiraTicketSource]:
+        """The ported sources enabled in ``sources`` and configured (Jira: a URL and token)."""
+        enabled = {s.strip().lower() for s in self.sources.split(",") if s.strip()}
+        if "jira" not in enabled or not (self.jira_base_url and self.jira_token):
+            return []
+        client = JiraClient(
+            self.jira_base_url,
+            self.jira_token,
+            email=self.jira_email or None,
+            api_version=(self.jira_api_version or None),  # type: ignore[arg-type]
+            label=self.jira_label or None,
+            assignee=self.jira_assignee or None,
+            project=self.jira_project or None,
+        )
+        return [JiraTicketSource(client)]
 
-    def forge(self) -> GitHubClient:
-        return GitHubClient(self.github_api_url, self.github_token or None)
+    def channel(self) -> TicketChannel:
+        return TicketChannel(self.linear_client(), self.slack_client(), self.ticket_sources())
+
+    def forge_row(self) -> ForgeProvider:
+        return forge_provider(self.forge_name or "github")
+
+    def _forge_settings(self) -> tuple[str, str, str]:
+        """``(api url, git base, token)`` of the chosen forge."""
+        if self.forge_row().name == "gitlab":
+            return self.gitlab_api_url, self.gitlab_git_base, self.gitlab_token
+        return self.github_api_url, self.github_git_base, self.github_token
+
+    def forge(self) -> Forge:
+        api_url, _, token = self._forge_settings()
+        return self.forge_row().client(api_url, token or None)
 
     def agent(self, ticket: Ticket) -> BudgetedAgent:
         """The resolving agent, held to the ticket's budget: every phase's turns go through
@@ -159,22 +202,20 @@ class PipelineResource(dg.ConfigurableResource):
             state = PostgresBudgetState(self.ledger_postgres_url)
         else:
             state = FileBudgetState(self.ledger_dir or default_values_dir())
-        key = budget_key(self.github_api_url, self.github_token)
+        api_url, _, token = self._forge_settings()
+        key = budget_key(api_url, token)
         return SearchBudget(state, key, self.code_search_per_minute)
 
     def workspace(
         self, ticket_id: str, repo: str | None, clone_url: str = "", branch: str = ""
     ) -> Workspace:
+        _, git_base, token = self._forge_settings()
         if not clone_url:
             if not repo or "/" not in repo:
                 raise InputError(f"ticket {ticket_id}: repository {repo!r} is not <org>/<name>")
-            if not self.github_git_base:
-                raise ConfigError("github_git_base is empty: set GITHUB_GIT_BASE")
-            clone_url = f"{self.github_git_base.rstrip('/')}/{repo}.git"
+            clone_url = self.forge_row().clone_url(git_base, repo)
         root = self.workspace_root or default_workspace_root()
-        return Workspace(
-            root, ticket_id, clone_url, branch or branch_for(ticket_id), self.github_token or None
-        )
+        return Workspace(root, ticket_id, clone_url, branch or branch_for(ticket_id), token or None)
 
     def pack_workspace(self, ticket: Ticket, pack: ContextPack) -> Workspace:
         return self.workspace(ticket.id, pack.repo, pack.clone_url, pack.branch)
@@ -188,7 +229,9 @@ class PipelineResource(dg.ConfigurableResource):
     # --- phases ------------------------------------------------------------------------------
 
     def fetch_ticket(self, key: str) -> Ticket:
-        return intake.fetch_ticket(key, ticket_sources(self.linear_client(), self.slack_client()))
+        return intake.fetch_ticket(
+            key, ticket_sources(self.linear_client(), self.slack_client(), self.ticket_sources())
+        )
 
     def guess_repo(self, ticket: Ticket) -> RepoGuess:
         if not self.catalog_path:
@@ -210,7 +253,12 @@ class PipelineResource(dg.ConfigurableResource):
             raise InputError(f"ticket {ticket.id}: no repository was decided to pack")
         workspace = self.workspace(ticket.id, guess.repo)
         search: CodeSearch
-        if self.github_token:
+        api_url, _, token = self._forge_settings()
+        if token and self.forge_row().name != "github":
+            search = self.forge_row().code_search(
+                api_url, token, guess.repo, per_minute=self.code_search_per_minute
+            )
+        elif self.github_token:
             search = GitHubCodeSearch(
                 self.github_api_url,
                 self.github_token,

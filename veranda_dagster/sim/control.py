@@ -57,7 +57,7 @@ class SimControl(FakeHttpServer):
         self.world = world
         self.info = dict(info or {})
         self.ci_red_flag = world.root / "ci-red.flag"
-        ci = world.github.ci
+        ci = world.forge_ci
         ci.commands = tuple(
             (name, red_once_test_command(self.ci_red_flag) if name == "test" else argv)
             for name, argv in ci.commands

@@ -6,6 +6,13 @@ with its process group at ``command_timeout_s`` (conclusion ``timed_out``). A fa
 run with ``RUFF_FORMAT=json`` so ruff's JSON findings become check-run annotations, as the
 ruff GitHub integration reports them. ``mode="never"`` leaves every run ``in_progress``
 forever, for the bounded-wait test.
+
+``code_quality=True`` adds a third job, ``code_quality``: ruff's docstring rule ``D103`` over
+the whole checkout, as a Code Quality job reports every finding of the tree. Like GitLab's
+merge-request Code Quality comparison it fails only on findings the target branch does not
+already have (matched by path, rule and the line's text at the merge base), so a change is
+held to its own findings while the report still lists the old ones beside them: the grounding
+case of the one CI repair.
 """
 
 from __future__ import annotations
@@ -41,6 +48,18 @@ DEFAULT_COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("lint", ("make", "lint", "RUFF_FORMAT=json")),
     ("test", ("make", "test")),
 )
+
+CODE_QUALITY_JOB = "code_quality"
+CODE_QUALITY_RULE = "D103"
+"""Missing docstring in a public function: the sample repository's own tests already break
+it on ``main``, and every test function an agent adds breaks it again."""
+CODE_QUALITY_COMMAND: tuple[str, tuple[str, ...]] = (
+    CODE_QUALITY_JOB,
+    ("python3", "-m", "ruff", "check", "--no-cache", "--select", CODE_QUALITY_RULE,
+     "--output-format", "json", "."),
+)  # fmt: skip
+GATED_ON_NEW_FINDINGS = frozenset({CODE_QUALITY_JOB})
+"""Jobs that fail only on findings new against the target branch (the MR comparison)."""
 
 CiMode = Literal["run", "never"]
 
@@ -93,10 +112,14 @@ class FakeCI:
         mode: CiMode = "run",
         command_timeout_s: float = CI_COMMAND_TIMEOUT_S,
         commands: tuple[tuple[str, tuple[str, ...]], ...] = DEFAULT_COMMANDS,
+        *,
+        code_quality: bool = False,
     ) -> None:
         self.mode: CiMode = mode
         self.command_timeout_s = command_timeout_s
-        self.commands = commands
+        self.commands = (*commands, CODE_QUALITY_COMMAND) if code_quality else commands
+        self._baselines: dict[str, set[tuple[str, str, str]]] = {}
+        """merge-base sha -> fingerprints of a gated job's findings there."""
         self.runs: dict[int, CheckRun] = {}
         self.by_sha: dict[str, list[int]] = {}
         self._ids = itertools.count(41)
@@ -158,6 +181,8 @@ class FakeCI:
             )
             for run, (_, argv) in zip(runs, self.commands, strict=True):
                 self._run_one(run, list(argv), checkout)
+                if run.name in GATED_ON_NEW_FINDINGS and run.conclusion != "timed_out":
+                    self._gate_on_new_findings(run, list(argv), checkout, sha)
         except (subprocess.SubprocessError, OSError) as exc:
             for run in runs:
                 if run.status != "completed":
@@ -166,8 +191,8 @@ class FakeCI:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def _run_one(self, run: CheckRun, argv: list[str], cwd: Path) -> None:
-        run.status, run.started_at = "in_progress", _now()
+    def _command(self, argv: list[str], cwd: Path, name: str) -> tuple[str, str]:
+        """``(output, conclusion)`` of one command, killed with its group at the bound."""
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
         proc = subprocess.Popen(
             argv,
@@ -180,16 +205,61 @@ class FakeCI:
         )
         try:
             out, _ = proc.communicate(timeout=self.command_timeout_s)
-            conclusion = "success" if proc.returncode == 0 else "failure"
+            return out or "", "success" if proc.returncode == 0 else "failure"
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, _ = proc.communicate()
-            out = (out or "") + f"\n{run.name} exceeded {self.command_timeout_s:g}s and was killed"
-            conclusion = "timed_out"
-        if conclusion == "failure" and run.name == "lint":
-            run.annotations = ruff_annotations(out or "", cwd)
-        run.summary = (out or "")[-OUTPUT_SUMMARY_BYTES:]
+            killed = f"\n{name} exceeded {self.command_timeout_s:g}s and was killed"
+            return (out or "") + killed, "timed_out"
+
+    def _run_one(self, run: CheckRun, argv: list[str], cwd: Path) -> None:
+        run.status, run.started_at = "in_progress", _now()
+        out, conclusion = self._command(argv, cwd, run.name)
+        gated = run.name in GATED_ON_NEW_FINDINGS
+        if (conclusion == "failure" and run.name == "lint") or gated:
+            run.annotations = ruff_annotations(out, cwd)
+        run.summary = out[-OUTPUT_SUMMARY_BYTES:]
+        if gated and conclusion == "failure":
+            return  # still running: _gate_on_new_findings compares with the merge base
         run.conclusion, run.completed_at, run.status = conclusion, _now(), "completed"
+
+    def _gate_on_new_findings(self, run: CheckRun, argv: list[str], cwd: Path, sha: str) -> None:
+        """Complete a gated run: failed only if it has a finding the merge base lacks."""
+        try:
+            if run.status != "completed":
+                base = _git_out(cwd, "merge-base", sha, "origin/HEAD") or sha
+                if base not in self._baselines:
+                    subprocess.run(["git", "-C", str(cwd), "checkout", "--quiet", base],
+                                   check=True, capture_output=True, timeout=60)  # fmt: skip
+                    out, _ = self._command(argv, cwd, run.name)
+                    found = ruff_annotations(out, cwd)
+                    self._baselines[base] = {_fingerprint(a, cwd) for a in found}
+                    subprocess.run(["git", "-C", str(cwd), "checkout", "--quiet", sha],
+                                   check=True, capture_output=True, timeout=60)  # fmt: skip
+                mine = {_fingerprint(a, cwd) for a in run.annotations}
+                new = mine - self._baselines[base]
+                run.conclusion = "failure" if new else "success"
+                run.summary += f"\n{len(new)} new finding(s) against {base[:12]}"
+        finally:
+            run.conclusion = run.conclusion or "failure"
+            run.completed_at, run.status = _now(), "completed"
+
+
+def _git_out(cwd: Path, *args: str) -> str:
+    proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
+                          timeout=60, check=False)  # fmt: skip
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def _fingerprint(annotation: dict[str, Any], root: Path) -> tuple[str, str, str]:
+    """``(path, rule, the line's text)``: a finding that only moved is the same finding."""
+    path = str(annotation.get("path") or "")
+    try:
+        lines = (root / path).read_text(errors="replace").splitlines()
+        text = lines[int(annotation.get("start_line") or 1) - 1].strip()
+    except (OSError, IndexError, ValueError):
+        text = ""
+    return path, str(annotation.get("title") or ""), text
 
 
 def ruff_annotations(output: str, root: Path) -> list[dict[str, Any]]:

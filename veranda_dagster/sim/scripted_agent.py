@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from veranda_dagster.sim.sample_org import INVOICE_BUGGY_LINE, INVOICE_FIXED_LINE
+from veranda_dagster.sim.sample_org import INVOICE_BUGGY_LINE, INVOICE_FIXED_LINE, TEST_INVOICE_PY
 
 INVOICE = "billing/invoice.py"
 TEST_COMMAND = "make test"
@@ -76,6 +76,43 @@ ROLE_ASSET = {
     "feedback_implementer": "feedback",
 }
 """Which asset's phase sends each seat's prompt (the probe belongs to none)."""
+
+
+MISSING_DOCSTRING = "D103"
+GROUNDED_FINDING = re.compile(
+    r"^- (?P<path>[\w./-]+):(?P<line>\d+)(?:-\d+)? \S+ (?P<rule>[A-Z]+\d+):", re.M
+)
+"""A violation line of the repair prompt (``static_analysis.render``)."""
+
+
+def known_sources() -> dict[str, str]:
+    """The files whose text this model knows: the sample's own test file and those its seats
+    write (so it can repair a finding on any of them by line number, without a shell)."""
+    return {
+        "tests/test_invoice.py": TEST_INVOICE_PY,
+        "tests/test_quantity.py": RED_TEST,
+        "tests/test_quantity_edges.py": EDGE_TESTS,
+    }
+
+
+def docstring_repairs(prompt: str) -> list[EditFile]:
+    """One edit per missing-docstring finding the prompt lists, on exactly the file and line it
+    names: a docstring under that ``def``. It fixes whatever it is told to, so a grounding that
+    let another change's finding through would show up as an edit of that file."""
+    sources = known_sources()
+    edits: list[EditFile] = []
+    for match in GROUNDED_FINDING.finditer(prompt):
+        text = sources.get(match.group("path"))
+        if match.group("rule") != MISSING_DOCSTRING or text is None:
+            continue
+        lines = text.splitlines(keepends=True)
+        index = int(match.group("line")) - 1
+        if not 0 <= index < len(lines) or not lines[index].startswith("def "):
+            continue
+        name = lines[index][4:].split("(", 1)[0].removeprefix("test_").replace("_", " ")
+        doc = f'    """{name[:1].upper()}{name[1:]}."""\n'
+        edits.append(EditFile(match.group("path"), lines[index], lines[index] + doc))
+    return edits
 
 
 def detect_role(*texts: str) -> str:
@@ -238,6 +275,14 @@ def _scripted(role: str, prompt: str, round_no: int) -> ScriptedReply:
     if role == "simplifier":
         return ScriptedReply("The change is already minimal; nothing to simplify.")
     if role == "ci_repairer":
+        edits = docstring_repairs(prompt)
+        if edits:
+            files = sorted({e.path for e in edits})
+            return ScriptedReply(
+                f"Added a docstring to the {len(edits)} test function(s) the Code Quality gate "
+                f"flagged in this change ({', '.join(files)}).",
+                [*edits, RunCommand(TEST_COMMAND)],
+            )
         return ScriptedReply("Looked at the failing checks; no change in scope to make.")
     if role == "feedback_implementer":
         return ScriptedReply("Thanks for the review; the change already covers this.")

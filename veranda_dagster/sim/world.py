@@ -1,7 +1,7 @@
 """A whole simulated world: the fakes running, the sample org on disk, the product configured.
 
-``SimWorld`` starts the Linear, Slack and GitHub fakes and the scripted model server on
-127.0.0.1, creates the sample organisation, writes a temporary ``DAGSTER_HOME`` (embedded
+``SimWorld`` starts the Linear, Slack, Jira, GitHub and GitLab fakes and the scripted model
+server on 127.0.0.1, creates the sample organisation, writes a temporary ``DAGSTER_HOME`` (embedded
 SQLite, the shipped ``dagster.yaml`` settings) and the backends file, and produces the
 environment the product reads (``env``). ``agent`` picks the CLI that does the turns: the
 ``veranda-sim-agent`` stand-in (``sim``, the default) or a real vendor CLI (``claude``,
@@ -10,6 +10,14 @@ of its own, answered by the same server in its own wire format. The product is p
 fakes only through that configuration — base URLs, dummy tokens and the backends file — never
 through a code path of its own. ``secrets`` lists every fake credential, so tests can scan
 every output for them.
+
+``tickets`` picks where the ticket is filed (``linear``, ``slack`` or ``jira``: Jira Cloud, its
+source enabled through ``VERANDA_SOURCES``) and ``forge`` where the code lives (``github``, the
+bare repositories as a local git base; ``gitlab``, the same repositories served over smart HTTP
+with a token, selected by ``VERANDA_FORGE``). ``file_ticket``, ``sensor``, ``bot_comments`` and
+``pull_requests`` answer for the chosen pair, so a test or the demo reads the same either way.
+``code_quality`` adds the forge CI's Code Quality job (``fake_ci.CODE_QUALITY_JOB``), which the
+first push of the sample fix fails with findings half of which were on ``main`` already.
 """
 
 from __future__ import annotations
@@ -33,8 +41,12 @@ from veranda_dagster.sim.backends import (
     model_credentials,
     require_binary,
 )
-from veranda_dagster.sim.fake_ci import CiMode
+from veranda_dagster.sim.choices import FORGES, SENSORS, TICKET_SOURCES
+from veranda_dagster.sim.fake_ci import CiMode, FakeCI
 from veranda_dagster.sim.github_fake import GitHubFake
+from veranda_dagster.sim.gitlab_fake import GitLabFake
+from veranda_dagster.sim.jira_fake import BOT_ACCOUNT_ID as JIRA_BOT
+from veranda_dagster.sim.jira_fake import JiraFake
 from veranda_dagster.sim.linear_fake import BOT_USER_ID as LINEAR_BOT
 from veranda_dagster.sim.linear_fake import LinearFake
 from veranda_dagster.sim.model_server import ScriptedModelServer
@@ -44,6 +56,8 @@ from veranda_dagster.sim.slack_fake import SlackFake
 
 SLACK_CHANNEL = "C0SIMBILL"
 LINEAR_LABEL = "veranda"
+JIRA_LABEL = "veranda"
+JIRA_PROJECT = "PAY"
 CODE_SEARCH_PER_MINUTE = 120
 """The fake forge's code-search rate (GitHub.com allows 10/min; a pack's 12 searches would
 otherwise spend a minute of the demo waiting on a limit the fake does not have)."""
@@ -52,6 +66,8 @@ FAKE_TOKENS = {
     "LINEAR_API_KEY": "lin_api_SIMULATED_linear_key_5b1e",
     "SLACK_BOT_TOKEN": "xoxb-SIMULATED-slack-bot-token-2c7d",
     "GITHUB_TOKEN": "ghs_SIMULATED_github_token_8a4f",
+    "GITLAB_TOKEN": "glpat-SIMULATED-gitlab-token-3e9c",
+    "JIRA_API_TOKEN": "ATATT3xSIMULATED-jira-token-6d2a",
 }
 
 
@@ -101,7 +117,17 @@ class SimWorld:
         agent_timeout_s: float = 300.0,
         agent: str = "sim",
         pool_limit: int = POOL_DEFAULT_LIMIT,
+        tickets: str = "linear",
+        forge: str = "github",
+        code_quality: bool = False,
     ) -> None:
+        if tickets not in TICKET_SOURCES:
+            raise ValueError(f"tickets={tickets!r}: choose one of {', '.join(TICKET_SOURCES)}")
+        if forge not in FORGES:
+            raise ValueError(f"forge={forge!r}: choose one of {', '.join(FORGES)}")
+        self.tickets = tickets
+        self.forge = forge
+        self.code_quality = code_quality
         self._own_root = root is None
         self.root = Path(root or tempfile.mkdtemp(prefix="veranda-sim-"))
         self.ci_mode: CiMode = ci_mode
@@ -119,6 +145,8 @@ class SimWorld:
         self.linear: LinearFake
         self.slack: SlackFake
         self.github: GitHubFake
+        self.gitlab: GitLabFake
+        self.jira: JiraFake
         self.model: ScriptedModelServer
         self.env: dict[str, str] = {}
 
@@ -144,6 +172,15 @@ class SimWorld:
                 ci_command_timeout_s=self.ci_command_timeout_s,
             )
         )
+        self.gitlab = self._stack.enter_context(
+            GitLabFake(self.org.git_base, token=FAKE_TOKENS["GITLAB_TOKEN"], ci_mode=self.ci_mode)
+        )
+        if self.ci_command_timeout_s is not None:
+            self.gitlab.ci.command_timeout_s = self.ci_command_timeout_s
+        if self.code_quality:
+            for fake in (self.github, self.gitlab):
+                fake.ci = FakeCI(fake.ci.mode, fake.ci.command_timeout_s, code_quality=True)
+        self.jira = self._stack.enter_context(JiraFake(FAKE_TOKENS["JIRA_API_TOKEN"]))
         keys, tokens = model_credentials()
         self.model = self._stack.enter_context(ScriptedModelServer(keys, tokens))
         self.dagster_home.mkdir(parents=True)
@@ -161,6 +198,28 @@ class SimWorld:
         return self
 
     def _product_env(self, backends: Path) -> dict[str, str]:
+        return {**self._base_env(backends), **self._choice_env()}
+
+    def _choice_env(self) -> dict[str, str]:
+        """The forge row and the ticket sources the product is configured with."""
+        env = {
+            "VERANDA_FORGE": self.forge,
+            "GITLAB_API_URL": self.gitlab.base_url,
+            "GITLAB_GIT_BASE": self.gitlab.base_url,
+        }
+        if self.tickets == "jira":
+            env |= {
+                "VERANDA_SOURCES": "linear,slack,jira",
+                "VERANDA_JIRA_INTAKE": "1",
+                "JIRA_BASE_URL": self.jira.base_url,
+                "JIRA_EMAIL": self.jira.email,
+                "JIRA_API_VERSION": self.jira.version,
+                "JIRA_LABEL": JIRA_LABEL,
+                "JIRA_PROJECT": JIRA_PROJECT,
+            }
+        return env
+
+    def _base_env(self, backends: Path) -> dict[str, str]:
         return {
             "DAGSTER_HOME": str(self.dagster_home),
             "LINEAR_API_URL": self.linear.graphql_url,
@@ -187,6 +246,77 @@ class SimWorld:
             **FAKE_TOKENS,
             **SIM_KEYS,
         }
+
+    # --- the chosen ticket source and forge --------------------------------------------------
+
+    @property
+    def sensor(self) -> str:
+        """The intake sensor of the chosen source."""
+        return SENSORS[self.tickets]
+
+    @property
+    def forge_fake(self) -> GitHubFake | GitLabFake:
+        return self.gitlab if self.forge == "gitlab" else self.github
+
+    @property
+    def forge_ci(self) -> FakeCI:
+        return self.forge_fake.ci
+
+    def file_ticket(self, title: str, body: str, labels: list[str] | None = None) -> str:
+        """File a ticket in the chosen source; returns the partition key its sensor asks for."""
+        if self.tickets == "jira":
+            key = f"{JIRA_PROJECT}-{101 + len(self.jira.issues)}"
+            self.jira.file_issue(key, title, body, labels=labels or [JIRA_LABEL])
+            return f"jira-{key}"
+        if self.tickets == "slack":
+            ts = self.slack.post_user_message(SLACK_CHANNEL, f"{title}\n\n{body}", mention_bot=True)
+            return f"slack-{SLACK_CHANNEL}-{ts}"
+        return str(
+            self.linear.file_ticket(title, body, labels=labels or [LINEAR_LABEL])["identifier"]
+        )
+
+    def bot_comments(self, key: str) -> list[str]:
+        """What the product said on the ticket, in order."""
+        if self.tickets == "jira":
+            issue = key.removeprefix("jira-")
+            return [
+                text
+                for text, c in zip(
+                    self.jira.comment_texts(issue), self.jira.comments[issue], strict=True
+                )
+                if c["author"] == JIRA_BOT
+            ]
+        if self.tickets == "slack":
+            return self.slack.bot_replies(SLACK_CHANNEL)
+        return self.linear.bot_comments(key)
+
+    def pull_requests(self) -> list[dict[str, str]]:
+        """Every pull/merge request on the chosen forge: ``repo``, ``url``, ``title``, ``body``,
+        ``branch``."""
+        if self.forge == "gitlab":
+            return [
+                {
+                    "repo": repo,
+                    "url": f"{self.gitlab.base_url}/{repo}/-/merge_requests/{iid}",
+                    "title": mr["title"],
+                    "body": mr["description"],
+                    "branch": mr["source_branch"],
+                }
+                for repo, mrs in self.gitlab.mrs.items()
+                for iid, mr in mrs.items()
+            ]
+        with self.github.lock:
+            return [
+                {
+                    "repo": repo,
+                    "url": pr["html_url"],
+                    "title": pr["title"],
+                    "body": pr["body"],
+                    "branch": pr["head"]["ref"],
+                }
+                for repo, pulls in self.github.pulls.items()
+                for pr in pulls.values()
+            ]
 
     def apply_env(self) -> None:
         """Put ``env`` into this process's environment (restored by ``stop``), so the product's
