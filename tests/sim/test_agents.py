@@ -51,7 +51,15 @@ def test_the_default_is_the_first_real_cli_installed_else_the_stand_in(tools: Pa
 def test_a_missing_cli_is_a_clear_error_and_the_demo_exits_2(tools: Path, tmp_path, capsys):
     with pytest.raises(AgentNotInstalledError, match=r"@google/gemini-cli@0\.61\.0.*\.ci/run"):
         SimWorld(root=tmp_path / "w", agent="gemini")
-    args = argparse.Namespace(agent="gemini", json=True, workdir=str(tmp_path / "demo"))
+    args = argparse.Namespace(
+        agent="gemini",
+        json=True,
+        workdir=str(tmp_path / "demo"),
+        tickets="linear",
+        forge="github",
+        ci_repair=False,
+        frontend=False,
+    )
     assert demo.run(args) == 2
     assert "VERANDA_GEMINI_BIN" in capsys.readouterr().err
 
