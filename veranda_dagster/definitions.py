@@ -12,12 +12,8 @@ from typing import Any
 import dagster as dg
 
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
-from veranda_dagster.domain.bounds import (
-    CI_WAIT_TIMEOUT_S,
-    GITHUB_CODE_SEARCH_PER_MINUTE,
-    TICKET_BUDGET_USD,
-    VALIDATION_TIMEOUT_S,
-)
+from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE
+from veranda_dagster.domain.bounds import CI_WAIT_TIMEOUT_S, TICKET_BUDGET_USD, VALIDATION_TIMEOUT_S
 from veranda_dagster.executor import phase_executor
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.resources.pipeline import PipelineResource

@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from veranda_dagster.clients.github_code_search import TEXT_MATCH, GitHubCodeSearch
-from veranda_dagster.domain.bounds import GITHUB_CODE_SEARCH_PER_MINUTE
+from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.domain.code_search import CodeSearch
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.retrieval import build_pack

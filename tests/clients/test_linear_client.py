@@ -15,14 +15,11 @@ import httpx
 import pytest
 
 from veranda_dagster.clients._http import HttpAuthError
+from veranda_dagster.clients.limits import MAX_LINEAR_PAGES_PER_TICK, MAX_LINEAR_RATELIMIT_RETRIES
 from veranda_dagster.clients.linear import (
     LinearApiError,
     LinearClient,
     LinearRateLimitError,
-)
-from veranda_dagster.domain.bounds import (
-    MAX_LINEAR_PAGES_PER_TICK,
-    MAX_LINEAR_RATELIMIT_RETRIES,
 )
 from veranda_dagster.domain.errors import InputError, TransientError
 

@@ -119,7 +119,7 @@ def _nested_mention(levels: int, user_id: str) -> list[dict]:
 
 
 def test_block_mentions_are_found_down_to_the_depth_bound_and_not_past_it():
-    from veranda_dagster.domain.bounds import MAX_SLACK_BLOCK_DEPTH
+    from veranda_dagster.clients.limits import MAX_SLACK_BLOCK_DEPTH
 
     deepest = {"text": "", "blocks": _nested_mention(MAX_SLACK_BLOCK_DEPTH + 1, "U1")}
     too_deep = {"text": "", "blocks": _nested_mention(MAX_SLACK_BLOCK_DEPTH + 2, "U1")}

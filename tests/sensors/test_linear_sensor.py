@@ -17,8 +17,8 @@ import pytest
 
 from tests.clients.test_linear_client import Script, reply, variables
 from veranda_dagster.clients._http import HttpAuthError
+from veranda_dagster.clients.limits import MAX_LINEAR_PAGES_PER_TICK
 from veranda_dagster.clients.linear import LinearClient
-from veranda_dagster.domain.bounds import MAX_LINEAR_PAGES_PER_TICK
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG, TICKETS
 from veranda_dagster.sensors.linear import LinearResource, linear_tickets
 

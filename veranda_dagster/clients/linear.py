@@ -23,12 +23,12 @@ from veranda_dagster.clients._http import (
     Sleep,
     retry_after_seconds,
 )
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.clients.limits import (
     LINEAR_PAGE_SIZE,
     MAX_LINEAR_PAGES_PER_TICK,
     MAX_LINEAR_RATELIMIT_RETRIES,
-    MAX_RATE_LIMIT_RESET_WAIT_S,
 )
+from veranda_dagster.domain.bounds import MAX_RATE_LIMIT_RESET_WAIT_S
 from veranda_dagster.domain.errors import InputError, TransientError, VerandaError
 
 LINEAR_API_URL = "https://api.linear.app/graphql"

@@ -23,7 +23,7 @@ from veranda_dagster.clients._http import (
     Sleep,
     retry_after_seconds,
 )
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.clients.limits import (
     MAX_SLACK_PAGES_PER_TICK,
     MAX_SLACK_THREAD_MESSAGES,
     SLACK_HISTORY_LIMIT,

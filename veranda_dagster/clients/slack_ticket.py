@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from veranda_dagster.domain.bounds import MAX_SLACK_BLOCK_DEPTH, MAX_SLACK_THREAD_MESSAGES
+from veranda_dagster.clients.limits import MAX_SLACK_BLOCK_DEPTH, MAX_SLACK_THREAD_MESSAGES
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Ticket
 

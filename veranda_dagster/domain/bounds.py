@@ -9,7 +9,8 @@ MAX_SEEDS: Final = 8
 """Retrieval seeds per ticket: more identifiers dilute the searches instead of sharpening them."""
 
 MAX_SEARCHES: Final = 12
-"""Code searches per context pack: GitHub code search allows 10/minute; 12 fits one pack's wait."""
+"""Code searches per context pack: a hosted code index allows about 10 a minute; 12 fits one
+pack's wait for the budget (``clients.limits`` has each forge's own rate)."""
 
 MAX_PACK_FILES: Final = 6
 """Files in a context pack: past six, a model skims rather than reads."""
@@ -48,46 +49,16 @@ TICKET_BUDGET_USD: Final = 10.0
 """Default USD one ticket may spend on model turns (``VERANDA_TICKET_BUDGET_USD``): a typical
 ticket costs well under a dollar to a few dollars; ten stops a runaway loop well before a bill."""
 
-# --- intake: Linear and Slack polling, repository detection ---------------------------------
-
-LINEAR_PAGE_SIZE: Final = 50
-"""Issues per Linear page: Linear's own default; a bigger page costs more query complexity."""
-
-MAX_LINEAR_PAGES_PER_TICK: Final = 10
-"""Linear pages walked in one sensor tick; the rest resumes from the stored page cursor."""
-
-MAX_LINEAR_RATELIMIT_RETRIES: Final = 3
-"""GraphQL-level ``RATELIMITED`` answers retried in-line before the tick gives up and skips."""
+# --- intake: ticket polling, repository detection -----------------------------------------
 
 MAX_RATE_LIMIT_RESET_WAIT_S: Final = 60.0
 """Longest wait for a rate-limit window to reset in-line; longer surfaces as a TransientError."""
 
-SLACK_HISTORY_LIMIT: Final = 15
-"""Messages per conversations.history call: new non-Marketplace Slack apps are capped at 15."""
-
-MAX_SLACK_PAGES_PER_TICK: Final = 5
-"""History pages per channel per tick; the rest resumes from the stored page cursor."""
-
-MAX_SLACK_CHANNELS: Final = 20
-"""Channels one Slack sensor polls: each costs a rate-limited history call per tick."""
-
-MAX_SLACK_THREADS_PER_TICK: Final = 10
-"""Threads opened with conversations.replies per channel per tick to find mentions in replies."""
-
-MAX_SLACK_THREAD_MESSAGES: Final = 20
-"""Thread replies folded into a Slack ticket's description; past that it is a conversation."""
-
 CURSOR_OVERLAP_S: Final = 5
-"""Seconds the Linear high-water mark is moved back, so same-second updates are not skipped."""
+"""Seconds a tracker's high-water mark is moved back, so same-second updates are not skipped."""
 
 MAX_CURSOR_RECENT: Final = 200
 """(ticket, updatedAt) pairs a sensor cursor remembers to skip re-seen items cheaply."""
-
-LINEAR_POLL_INTERVAL_S: Final = 60
-"""Seconds between Linear polls: Linear discourages polling; once a minute is well inside it."""
-
-SLACK_POLL_INTERVAL_S: Final = 60
-"""Seconds between Slack polls: new internal apps get 1 history request per minute."""
 
 MAX_REPO_CANDIDATES: Final = 5
 """Repositories listed in an 'which repository?' question: more is a catalog, not a question."""
@@ -100,7 +71,7 @@ PROBE_TIMEOUT_S: Final = 60.0
 """Wall-clock cap of one health probe: the CLIs' own retries ran past 60 s on a dead upstream."""
 
 MAX_HTTP_REDIRECTS: Final = 3
-"""Redirects one API request follows, each only to the client's own origin: GitHub's moved-
+"""Redirects one API request follows, each only to the client's own origin: a forge's moved-
 repository redirect is one hop, and a loop must not spin."""
 
 TICKET_SEARCH_PAGE_SIZE: Final = 50
@@ -141,9 +112,6 @@ MAX_HITS_PER_SEARCH: Final = 200
 
 MAX_HITS_PER_FILE: Final = 8
 """Hit lines kept per file per search: enough to place windows, not a file's every mention."""
-
-GITHUB_CODE_SEARCH_PER_MINUTE: Final = 10
-"""GitHub's own ``code_search`` limit (requests per rolling minute); the client waits, not 403s."""
 
 MIN_PACK_SEARCHES: Final = 4
 """Searches a pack waits for when the token's code-search budget has fewer free: below this the
@@ -214,8 +182,8 @@ second or two, not after a fixed first sleep."""
 
 CI_POLL_MAX_S: Final = 20.0
 """Backoff cap between polls, so a long CI is seen at most this late. Cheap because the polls are
-conditional (``If-None-Match``): an unchanged answer is a 304, which GitHub does not count
-against the 5,000 requests/hour every ticket shares."""
+conditional (``If-None-Match``): an unchanged answer is a 304, which the forge does not
+count against the hourly request budget every ticket shares."""
 
 MAX_VIOLATIONS_IN_PROMPT: Final = 50
 """Violations listed in the one CI repair prompt; past that the change needs a rethink."""
@@ -232,9 +200,6 @@ MAX_WATCHED_PRS: Final = 2_000
 
 MATERIALIZATIONS_PER_TICK: Final = 100
 """Pull-request / feedback materializations the feedback sensor reads per tick, from its cursor."""
-
-MAX_SLACK_BLOCK_DEPTH: Final = 6
-"""Nesting walked in a Slack message's blocks looking for a mention; rich text nests 3-4 deep."""
 
 READINESS_TIMEOUT_S: Final = 2.0
 """Bound on ``/readyz``'s instance query; the kubelet's own probe timeout must be above it."""
@@ -255,8 +220,8 @@ MAX_RENAME_LOOKUPS: Final = 50
 
 MAX_EXTRACT_TEXT_CHARS: Final = 65_536
 """Characters of one text (ticket title or description, dossier, comment, model reply) that seed,
-keyword, citation and reply extraction read: GitHub's own issue/PR-body limit (Slack's is 40,000),
-so past it is a pasted log, and regex work stays bounded whatever size arrives."""
+keyword, citation and reply extraction read: the largest issue or pull-request body the
+forges accept, so past it is a pasted log, and regex work stays bounded whatever size arrives."""
 
 MAX_LINT_MESSAGE_CHARS: Final = 1_000
 """Characters of one linter message searched for a complexity threshold: they are one line."""
@@ -269,26 +234,26 @@ MAX_CLI_ARGV_BYTES: Final = 32_768
 and inline images (Grok's ``--prompt-json``) are sent only while they fit beside them."""
 
 MAX_TICKET_KEY_CHARS: Final = 64
-"""Characters of a ticket key (a partition key and a folder name): ``ENG-123`` or a Slack
-thread's ``slack-<channel>-<ts>`` (about 40), far under any file system's 255-byte name."""
+"""Characters of a ticket key (a partition key and a folder name): ``ENG-123`` or a chat
+thread's ``<source>-<channel>-<ts>`` (about 40), far under any file system's 255-byte name."""
 
 # --- input sizes: everything read from outside has one --------------------------------------
 
 MAX_TICKET_TITLE_CHARS: Final = 256
-"""Characters of a ticket title (GitHub's issue-title limit); longer is cut with an ellipsis."""
+"""Characters of a ticket title (the forges' issue-title limit); longer is cut with an ellipsis."""
 
 MAX_TICKET_DESCRIPTION_CHARS: Final = 65_536
-"""Characters of a ticket description kept (GitHub's issue-body limit); longer is cut with a
+"""Characters of a ticket description kept (the forges' issue-body limit); longer is cut with a
 visible note, never refused: the start of a pasted log still says what is wrong."""
 
 MAX_TICKET_ATTACHMENTS: Final = 20
 """Attachments kept on a ticket; the rest are dropped with a note (screenshots are few)."""
 
 MAX_TICKET_LABELS: Final = 50
-"""Labels kept on a ticket: Linear teams use a handful; a thousand is a hostile payload."""
+"""Labels kept on a ticket: a team uses a handful; a thousand is a hostile payload."""
 
 MAX_COMMENT_CHARS: Final = 65_536
-"""Characters of one PR or ticket comment read as feedback (GitHub's comment-body limit)."""
+"""Characters of one PR or ticket comment read as feedback (the forges' comment-body limit)."""
 
 MAX_TICKET_FILE_BYTES: Final = 4_000_000
 """Bytes of a ticket JSON file given to a CLI: a 65,536-character description and its

@@ -11,10 +11,11 @@ stall the step that scrubs it):
 2. **Connection URLs, parsed**: in ``scheme://user:password@host`` the password runs from the
    user's ``:`` to the *last* ``@`` of the URL, so a raw ``%``, ``@``, ``:`` or ``/`` inside it is
    masked with the rest (a regex over "password characters" is what leaked them).
-3. **Token shapes**: the services' (GitHub, Slack, Linear, AWS, JWTs, private keys) below, and
-   every model vendor's from the ``token_patterns`` table beside its adapter, collected by the
-   backend registry, so a new vendor brings its shapes with it.
-4. **Assignments and headers**: ``GITHUB_TOKEN=...``, ``password=...``, ``Authorization: Bearer``.
+3. **Token shapes**: the generic ones below (cloud access keys, JWTs, private keys) and every
+   provider's, registered from outside the domain (``register_shape_source``): each tracker's
+   and forge's beside its client, each model vendor's beside its adapter, so a new provider
+   brings its shapes with it.
+4. **Assignments and headers**: ``<NAME>_TOKEN=...``, ``password=...``, ``Authorization: Bearer``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
@@ -50,56 +51,7 @@ class TokenShape:
     """Where the shape comes from; starts with ``unverified:`` when it could not be checked."""
 
 
-SERVICE_TOKENS: tuple[TokenShape, ...] = (
-    TokenShape(
-        "github",
-        r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{16,}",
-        "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
-        "GitHub docs, 'About authentication to GitHub: GitHub's token formats'",
-    ),
-    TokenShape(
-        "github_fine_grained",
-        r"github_pat_[A-Za-z0-9_]{20,}",
-        "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
-        "GitHub docs, token formats (fine-grained personal access tokens)",
-    ),
-    TokenShape(
-        "slack",
-        r"xox[a-z](?:\.xox[a-z])?-[A-Za-z0-9-]{10,}",
-        "xoxb-1234567890-1234567890-abcdefghijklmnopqrstuvwx",
-        "api.slack.com/authentication/token-types (xoxb, xoxp, xoxe.xoxp config tokens)",
-    ),
-    TokenShape(
-        "slack_app",
-        r"xapp-[0-9]-[A-Za-z0-9-]{10,}",
-        "xapp-1-A052FGTS2DL-5171572773297-610b6a11f4b7eb819e87b767d80e6575",
-        "api.slack.com/authentication/token-types#app",
-    ),
-    TokenShape(
-        "slack_webhook",
-        r"hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}",
-        "hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
-        "api.slack.com/messaging/webhooks (the path is the credential)",
-    ),
-    TokenShape(
-        "linear",
-        r"lin_(?:api|oauth)_[A-Za-z0-9]{16,}",
-        "lin_api_abcdefghijklmnop1234",
-        "Linear API docs: personal API keys (lin_api_) and OAuth tokens (lin_oauth_)",
-    ),
-    TokenShape(
-        "gitlab",
-        r"gl(?:pat|dt|oas|rt|ptt|cbt|ft)-[A-Za-z0-9_.-]{20,}",
-        "glpat-z_sxgtrfAxKr8q1TPY8Y.01.0abc12",
-        "GitLab docs, 'Token prefixes' (glpat- personal, gldt- deploy, gloas- OAuth secret, "
-        "glrt- runner, glptt- trigger, glcbt- CI job, glft- feed); newer PATs carry '.' parts",
-    ),
-    TokenShape(
-        "atlassian_api_token",
-        r"ATATT[A-Za-z0-9_=-]{20,}",
-        "ATATT3xFfGF0T4nJ8x2kq9Zr1sVb6yU0wH3eL5pD7mC_Ng=A1B2C3D4",
-        "unverified: Atlassian API tokens seen in the wild start with ATATT; no published format",
-    ),
+GENERIC_TOKENS: tuple[TokenShape, ...] = (
     TokenShape(
         "aws_access_key",
         r"(?:AKIA|ASIA)[0-9A-Z]{16}",
@@ -137,7 +89,7 @@ _ASSIGNED = re.compile(
     r"\b(?=[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|API_KEY|APIKEY))(?P<name>[A-Z0-9_]++)"
     r"(?P<sep>\s*+[=:]\s*+)(?P<q>['\"]?)(?!\*\*\*)[^\s'\"]{6,}"
 )
-"""``GITHUB_TOKEN=...`` / ``API_KEY: ...``: environment-style names only, so prose such as
+"""``FORGE_TOKEN=...`` / ``API_KEY: ...``: environment-style names only, so prose such as
 "nothing secret: app/x.py:12" is left alone; lowercase keys count only with ``=``."""
 _ASSIGNED_LOWER = re.compile(
     r"(?i)\b(?P<name>[a-z0-9_]*(?:token|secret|password|api_key|apikey))"
@@ -146,20 +98,33 @@ _ASSIGNED_LOWER = re.compile(
 _URL_DELIMITERS = re.compile(r"[@:/?#]")
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|_KEY$")
 _NOT_A_VALUE = re.compile(r"_(?:FILE|PATH|DIR|ENV|NAME|URL_ENV)$")
-"""``GITHUB_TOKEN_FILE=/run/secrets/x`` names where a secret is, not the secret."""
+"""``FORGE_TOKEN_FILE=/run/secrets/x`` names where a secret is, not the secret."""
 
 
-def vendor_token_shapes() -> tuple[TokenShape, ...]:
-    """Every registered vendor's ``token_patterns`` (imported late: the registry loads the
-    adapters, which import this module for ``TokenShape``)."""
-    from veranda_dagster.vendors.registry import token_patterns
+ShapeSource = Callable[[], Iterable[TokenShape]]
+"""Something outside the domain that knows token shapes: the trackers' and forges' clients,
+the vendor registry. Called late, at the first scrub, so its modules may import this one."""
 
-    return tuple(token_patterns())
+_SHAPE_SOURCES: list[ShapeSource] = []
+
+
+def register_shape_source(source: ShapeSource) -> None:
+    """Add the shapes a provider layer declares. The package's ``__init__`` registers the
+    providers' source, so every process that can import this module has it registered first."""
+    if source not in _SHAPE_SOURCES:
+        _SHAPE_SOURCES.append(source)
+
+
+def _provided() -> tuple[TokenShape, ...]:
+    """Asked afresh on every scrub (a few dozen shapes), so a vendor registered later counts;
+    the compiled alternation is cached per distinct tuple."""
+    return tuple(shape for source in _SHAPE_SOURCES for shape in source())
 
 
 def token_shapes() -> tuple[TokenShape, ...]:
-    """Everything the scrubber recognises by shape: services first, then every vendor."""
-    return SERVICE_TOKENS + vendor_token_shapes()
+    """Everything the scrubber recognises by shape: every registered provider's (trackers,
+    forges, model vendors), then the generic ones (cloud keys, JWTs, private keys)."""
+    return _provided() + GENERIC_TOKENS
 
 
 @functools.lru_cache(maxsize=4)

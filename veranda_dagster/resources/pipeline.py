@@ -22,17 +22,13 @@ from veranda_dagster.clients.forges import ForgeProvider, forge_provider
 from veranda_dagster.clients.github_code_search import GitHubCodeSearch
 from veranda_dagster.clients.jira import JiraClient
 from veranda_dagster.clients.jira_ticket import JiraTicketSource
+from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.clients.linear import LinearClient
 from veranda_dagster.clients.slack import SlackClient
 from veranda_dagster.clients.ticket_channel import TicketChannel
 from veranda_dagster.clients.ticket_sources import ticket_sources
 from veranda_dagster.domain import context, intake, repo_confirmation, repo_detection
-from veranda_dagster.domain.bounds import (
-    CI_WAIT_TIMEOUT_S,
-    GITHUB_CODE_SEARCH_PER_MINUTE,
-    TICKET_BUDGET_USD,
-    VALIDATION_TIMEOUT_S,
-)
+from veranda_dagster.domain.bounds import CI_WAIT_TIMEOUT_S, TICKET_BUDGET_USD, VALIDATION_TIMEOUT_S
 from veranda_dagster.domain.budget import BudgetedAgent
 from veranda_dagster.domain.code_search import CodeSearch, LocalGitGrep
 from veranda_dagster.domain.errors import ConfigError, InputError

@@ -19,12 +19,9 @@ import dagster as dg
 from pydantic import BaseModel, Field, ValidationError
 
 from veranda_dagster.clients._http import HttpAuthError
+from veranda_dagster.clients.limits import LINEAR_POLL_INTERVAL_S
 from veranda_dagster.clients.linear import LINEAR_API_URL, LinearApiError, LinearClient
-from veranda_dagster.domain.bounds import (
-    CURSOR_OVERLAP_S,
-    LINEAR_POLL_INTERVAL_S,
-    MAX_CURSOR_RECENT,
-)
+from veranda_dagster.domain.bounds import CURSOR_OVERLAP_S, MAX_CURSOR_RECENT
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.partitions import TICKET_JOB, is_ticket_key
 from veranda_dagster.sensors.dedup import new_tickets, sensor_result

@@ -20,14 +20,14 @@ from typing import Any
 import dagster as dg
 from pydantic import BaseModel, Field, ValidationError
 
-from veranda_dagster.clients.linear_ticket import KEY_IN_TEXT as LINEAR_KEY_IN_TEXT
-from veranda_dagster.clients.slack import SLACK_API_URL, SlackApiError, SlackClient
-from veranda_dagster.clients.slack_ticket import mentions
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.clients.limits import (
     MAX_SLACK_CHANNELS,
     MAX_SLACK_THREADS_PER_TICK,
     SLACK_POLL_INTERVAL_S,
 )
+from veranda_dagster.clients.linear_ticket import KEY_IN_TEXT as LINEAR_KEY_IN_TEXT
+from veranda_dagster.clients.slack import SLACK_API_URL, SlackApiError, SlackClient
+from veranda_dagster.clients.slack_ticket import mentions
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.partitions import TICKET_JOB, is_ticket_key, slack_key
 from veranda_dagster.sensors.dedup import sensor_result, ticket_holds

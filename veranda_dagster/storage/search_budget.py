@@ -28,11 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from veranda_dagster.domain.bounds import (
-    GITHUB_CODE_SEARCH_PER_MINUTE,
-    MAX_BUDGET_WAITS,
-    SEARCH_CLAIM_TTL_S,
-)
+from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE
+from veranda_dagster.domain.bounds import MAX_BUDGET_WAITS, SEARCH_CLAIM_TTL_S
 from veranda_dagster.domain.errors import TransientError
 
 RATE_WINDOW_S = 60.0

@@ -37,8 +37,9 @@ def test_urls_headers_assignments_and_known_values():
 
 # --- every shape each service and vendor issues ------------------------------------------------
 
+from veranda_dagster.clients.token_shapes import SERVICE_TOKENS  # noqa: E402
 from veranda_dagster.domain.redaction import (  # noqa: E402
-    SERVICE_TOKENS,
+    GENERIC_TOKENS,
     environ_secrets,
     token_shapes,
     url_password,
@@ -68,7 +69,7 @@ def test_each_vendor_adapter_brings_its_own_table_and_the_registry_collects_it()
         names = {s.name for s in adapter.token_patterns}
         assert names, f"{family} has no token_patterns table"
         assert names <= collected
-    assert collected | {s.name for s in SERVICE_TOKENS} == {s.name for s in SHAPES}
+    assert collected | {s.name for s in SERVICE_TOKENS + GENERIC_TOKENS} == {s.name for s in SHAPES}
     expected = {
         "anthropic_api_key", "claude_oauth_token", "openai_project_key", "openai_legacy_key",
         "google_api_key", "moonshot_api_key", "xai_api_key", "zhipu_api_key",
@@ -131,3 +132,32 @@ def test_the_process_environment_supplies_secrets_no_shape_knows():
     assert "/home/veranda-user" not in found
     text = "vault said hvs-custom-0123456789; db pw p@ss%word! (encoded p%40ss%25word%21); 1 + 1"
     assert scrub(text, environ=environ) == "vault said ***; db pw *** (encoded ***); 1 + 1"
+
+
+def test_a_fresh_interpreter_scrubs_provider_shapes_having_imported_only_the_domain_module():
+    """The package registers the providers' shapes before any of its modules runs, so code
+    that imports nothing but the scrubber still masks a forge's and a vendor's tokens."""
+    import subprocess
+    import sys
+
+    code = (
+        "from veranda_dagster.domain.redaction import scrub;"
+        "print(scrub('a ghp_16C7e42F292c6912E7710c838347Ae178B4a b sk-ant-api03-'"
+        " + 'x' * 90 + ' c', environ={}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["a", "***", "b", "***", "c"]
+
+
+def test_the_domain_scrubber_imports_no_provider_and_knows_only_generic_shapes_itself():
+    import ast
+    from pathlib import Path
+
+    import veranda_dagster.domain.redaction as redaction
+
+    tree = ast.parse(Path(redaction.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not {m for m in imported if m.startswith("veranda_dagster.")}
+    assert {s.name for s in GENERIC_TOKENS} == {"aws_access_key", "jwt", "private_key"}

@@ -1,0 +1,70 @@
+"""The token shapes the trackers and forges issue, declared beside their clients.
+
+The domain's scrubber (``domain.redaction``) knows only generic shapes; these reach it through
+``provider_token_shapes``, which the package registers at import, together with every model
+vendor's own ``token_patterns`` from the vendor registry.
+"""
+
+from __future__ import annotations
+
+from veranda_dagster.domain.redaction import TokenShape
+
+SERVICE_TOKENS: tuple[TokenShape, ...] = (
+    TokenShape(
+        "github",
+        r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{16,}",
+        "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+        "GitHub docs, 'About authentication to GitHub: GitHub's token formats'",
+    ),
+    TokenShape(
+        "github_fine_grained",
+        r"github_pat_[A-Za-z0-9_]{20,}",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+        "GitHub docs, token formats (fine-grained personal access tokens)",
+    ),
+    TokenShape(
+        "slack",
+        r"xox[a-z](?:\.xox[a-z])?-[A-Za-z0-9-]{10,}",
+        "xoxb-1234567890-1234567890-abcdefghijklmnopqrstuvwx",
+        "api.slack.com/authentication/token-types (xoxb, xoxp, xoxe.xoxp config tokens)",
+    ),
+    TokenShape(
+        "slack_app",
+        r"xapp-[0-9]-[A-Za-z0-9-]{10,}",
+        "xapp-1-A052FGTS2DL-5171572773297-610b6a11f4b7eb819e87b767d80e6575",
+        "api.slack.com/authentication/token-types#app",
+    ),
+    TokenShape(
+        "slack_webhook",
+        r"hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}",
+        "hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "api.slack.com/messaging/webhooks (the path is the credential)",
+    ),
+    TokenShape(
+        "linear",
+        r"lin_(?:api|oauth)_[A-Za-z0-9]{16,}",
+        "lin_api_abcdefghijklmnop1234",
+        "Linear API docs: personal API keys (lin_api_) and OAuth tokens (lin_oauth_)",
+    ),
+    TokenShape(
+        "gitlab",
+        r"gl(?:pat|dt|oas|rt|ptt|cbt|ft)-[A-Za-z0-9_.-]{20,}",
+        "glpat-z_sxgtrfAxKr8q1TPY8Y.01.0abc12",
+        "GitLab docs, 'Token prefixes' (glpat- personal, gldt- deploy, gloas- OAuth secret, "
+        "glrt- runner, glptt- trigger, glcbt- CI job, glft- feed); newer PATs carry '.' parts",
+    ),
+    TokenShape(
+        "atlassian_api_token",
+        r"ATATT[A-Za-z0-9_=-]{20,}",
+        "ATATT3xFfGF0T4nJ8x2kq9Zr1sVb6yU0wH3eL5pD7mC_Ng=A1B2C3D4",
+        "unverified: Atlassian API tokens seen in the wild start with ATATT; no published format",
+    ),
+)
+"""GitHub, Slack, Linear, GitLab and Atlassian (Jira) tokens."""
+
+
+def provider_token_shapes() -> tuple[TokenShape, ...]:
+    """The trackers' and forges' shapes, then every registered model vendor's."""
+    from veranda_dagster.vendors.registry import token_patterns
+
+    return SERVICE_TOKENS + tuple(token_patterns())
