@@ -5,12 +5,16 @@ Layers, outermost first: ``definitions``/``assets``/``sensors``/``resources`` (t
 port), ``domain`` (pure logic and pydantic models, no Dagster import, no vendor named), ``sim``
 (what ``veranda demo``/``veranda dev`` run) and ``observability``.
 
-The one thing done at import: the providers' token shapes are registered with the domain's
-scrubber, here, because every module of the package is imported after this file, so no process
-can scrub a text before the scrubber knows every shape. The shapes themselves load lazily.
+The one thing done at import: what the providers know is registered with the domain (their
+token shapes with the scrubber, the forges' URL grammars with repository detection), here,
+because every module of the package is imported after this file, so no process can scrub a
+text or read a ticket's links before the domain knows them. The providers load lazily.
 """
 
+from collections.abc import Sequence
+
 from veranda_dagster.domain import redaction as _redaction
+from veranda_dagster.domain import repo_evidence as _repo_evidence
 
 
 def _provider_shapes() -> tuple[_redaction.TokenShape, ...]:
@@ -20,3 +24,12 @@ def _provider_shapes() -> tuple[_redaction.TokenShape, ...]:
 
 
 _redaction.register_shape_source(_provider_shapes)
+
+
+def _forge_link_readers() -> Sequence[_repo_evidence.RepoLinkReader]:
+    from veranda_dagster.clients.forge_links import LINK_READERS
+
+    return LINK_READERS
+
+
+_repo_evidence.register_link_readers(_forge_link_readers)

@@ -220,3 +220,24 @@ def test_the_ticket_budget_and_its_ledger_follow_the_value_store(monkeypatch, tm
     resource = definitions.pipeline_resource()
     assert resource.ticket_budget_usd == 2.5
     assert resource.ledger_dir == "VERANDA_VALUES_DIR"  # bound as an EnvVar, like the store
+
+
+def test_kind_icons_name_the_configured_tracker_and_forge_not_a_fixed_vendor(monkeypatch):
+    from veranda_dagster.assets._policy import configured_names, shown_kinds
+    from veranda_dagster.domain import phases
+
+    intake = phases.PHASES["ticket"].kinds
+    pr = phases.PHASES["pull_request"].kinds
+    assert intake == {phases.TRACKER} and pr == {phases.FORGE}
+    gitlab_jira = {phases.TRACKER: frozenset({"jira"}), phases.FORGE: frozenset({"gitlab"})}
+    assert shown_kinds(intake, gitlab_jira) == {"jira"}
+    assert shown_kinds(pr | {"git"}, gitlab_jira) == {"gitlab", "git"}
+    for name in ("VERANDA_SOURCES", "VERANDA_FORGE", "VERANDA_JIRA_INTAKE"):
+        monkeypatch.delenv(name, raising=False)
+    assert configured_names() == {
+        phases.TRACKER: frozenset({"linear", "slack"}),
+        phases.FORGE: frozenset({"github"}),
+    }
+    monkeypatch.setenv("VERANDA_SOURCES", "jira, linear")
+    monkeypatch.setenv("VERANDA_FORGE", "GitLab")
+    assert configured_names() == gitlab_jira | {phases.TRACKER: frozenset({"jira", "linear"})}

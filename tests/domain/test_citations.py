@@ -111,3 +111,9 @@ def test_git_file_lines_counts_a_final_line_without_newline(repo):
     assert lines("src") is None
     assert lines("missing.txt") is None
     assert count_lines(b"") == 0
+
+
+def test_a_blob_link_with_a_group_path_and_the_dash_separator_is_a_reference_too():
+    text = "see https://gitlab.example/acme/payments/api/-/blob/abc123/src/y.py#L3-9 please"
+    refs = [(r.kind, r.path, r.start, r.end) for r in scrape_references(text)]
+    assert refs == [("path", "src/y.py", 3, 9)]

@@ -17,7 +17,7 @@ from veranda_dagster.domain.repo_detection import (
     confirm_repo_guess,
     detect_repo,
     load_catalog,
-    refresh_catalog_from_github,
+    refresh_catalog_from_forge,
 )
 from veranda_dagster.vendors.port import BackendError
 
@@ -101,7 +101,7 @@ def test_bad_catalog_is_an_input_error_naming_the_problem(tmp_path, text, match)
         load_catalog(tmp_path / "missing.json")
 
 
-def test_refresh_from_github_keeps_aliases_adds_new_and_drops_archived():
+def test_refresh_from_the_forge_keeps_aliases_adds_new_and_drops_archived():
     listing = [
         {"full_name": "acme/billing-api", "description": "from github"},
         {"full_name": "acme/new-service", "description": "fresh"},
@@ -116,7 +116,7 @@ def test_refresh_from_github_keeps_aliases_adds_new_and_drops_archived():
             ],
         }
     )
-    refreshed = refresh_catalog_from_github(small, lambda org: listing if org == "acme" else [])
+    refreshed = refresh_catalog_from_forge(small, lambda org: listing if org == "acme" else [])
     assert refreshed.names() == ["acme/billing-api", "acme/new-service"]
     assert refreshed.repositories[0].aliases == ["payments"]
     assert refreshed.repositories[0].description == "ours"

@@ -19,6 +19,7 @@ Each timeout (from the spec) is the wall-clock bound of one attempt, enforced by
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,7 +87,7 @@ class PhaseSpec:
             group=phase.stage,
             timeout_s=phase.timeout_s,
             retry=retry_policy(phase.retry, phase.calls_model),
-            kinds=phase.kinds,
+            kinds=shown_kinds(phase.kinds),
             model=phase.calls_model,
             forge=phase.name in FORGE_WRITING_PHASES,
         )
@@ -102,6 +103,27 @@ class PhaseSpec:
     @property
     def tags(self) -> dict[str, str]:
         return {"veranda/stage": self.group, "veranda/model": "true" if self.model else "false"}
+
+
+def configured_names() -> dict[str, frozenset[str]]:
+    """The registry's placeholder kinds, named as this deployment configures them
+    (``VERANDA_SOURCES``, ``VERANDA_JIRA_INTAKE``, ``VERANDA_FORGE``), read once at import."""
+    sources = {
+        s.strip().lower() for s in os.environ.get("VERANDA_SOURCES", "linear,slack").split(",")
+    }
+    if os.environ.get("VERANDA_JIRA_INTAKE") == "1":
+        sources.add("jira")
+    forge = os.environ.get("VERANDA_FORGE", "github").strip().lower() or "github"
+    return {phases.TRACKER: frozenset(sources - {""}), phases.FORGE: frozenset({forge})}
+
+
+def shown_kinds(
+    kinds: frozenset[str], names: dict[str, frozenset[str]] | None = None
+) -> frozenset[str]:
+    """``kinds`` with ``tracker``/``forge`` replaced by the configured systems' names, so the
+    UI's kind icons say GitLab on a GitLab deployment and the domain never names either."""
+    names = configured_names() if names is None else names
+    return frozenset(k for kind in kinds for k in names.get(kind, {kind}))
 
 
 PHASES: dict[str, PhaseSpec] = {name: PhaseSpec.of(p) for name, p in phases.PHASES.items()}

@@ -22,9 +22,8 @@ from urllib.parse import quote
 import httpx
 
 from veranda_dagster.clients._http import HttpService, HttpStatusError, Sleep
-from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE
+from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE, GITHUB_SEARCH_PER_PAGE
 from veranda_dagster.domain.bounds import (
-    GITHUB_SEARCH_PER_PAGE,
     MAX_HITS_PER_FILE,
     MAX_HITS_PER_SEARCH,
 )

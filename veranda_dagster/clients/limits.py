@@ -42,3 +42,6 @@ GITHUB_CODE_SEARCH_PER_MINUTE: Final = 10
 
 MAX_SLACK_BLOCK_DEPTH: Final = 6
 """Nesting walked in a Slack message's blocks looking for a mention; rich text nests 3-4 deep."""
+
+GITHUB_SEARCH_PER_PAGE: Final = 30
+"""Results asked per code search: each needs its file's text to place line numbers."""

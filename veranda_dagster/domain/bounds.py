@@ -126,9 +126,6 @@ MAX_BUDGET_WAITS: Final = 30
 """Waits one reservation makes for a shared code-search budget before it fails as transient: each
 wait lasts until a slot frees, so 30 of them means other runs keep outbidding this one."""
 
-GITHUB_SEARCH_PER_PAGE: Final = 30
-"""Results asked per code search: each needs its file's text to place line numbers."""
-
 MAX_RUNBOOKS: Final = 3
 """Org runbooks written into a clone: only those the ticket touches, and few of those."""
 

@@ -1,7 +1,7 @@
 """The org's repository catalog: the closed set a ticket's repository is chosen from.
 
 It comes from config (JSON or YAML) because the names people type ("payments", "the dashboard",
-the ``mailman`` service) are aliases only the org knows. GitHub fills what it can (the list,
+the ``mailman`` service) are aliases only the org knows. The forge fills what it can (the list,
 descriptions, topics, languages, and which old names redirect where; see ``catalog_builder``);
 the hand-kept file adds aliases and service names. A catalog with only ``full_name``,
 ``description`` and ``aliases`` (the first format) still loads unchanged.
@@ -35,8 +35,8 @@ class CatalogRepo(Strict):
     service: list[str] = Field(default_factory=list)
     """Services built from it (``gatekeeper``): what ``service:<name>`` labels say."""
     former_names: list[str] = Field(default_factory=list)
-    """Names it had before a rename or transfer (``old-name`` or ``owner/old-name``); GitHub
-    still redirects links that use them."""
+    """Names it had before a rename or transfer (``old-name`` or ``owner/old-name``); the
+    forge still redirects links that use them."""
     topics: list[str] = Field(default_factory=list)
     languages: list[str] = Field(default_factory=list)
 
@@ -143,7 +143,7 @@ def load_catalog(path: str | Path) -> Catalog:
     return parse_catalog(data, f"catalog {path}")
 
 
-def refresh_catalog_from_github(
+def refresh_catalog_from_forge(
     catalog: Catalog,
     list_org_repos: Callable[[str], Iterable[dict[str, Any]]],
     *,
@@ -151,9 +151,9 @@ def refresh_catalog_from_github(
 ) -> Catalog:
     """Merge the org's live repository list into the catalog.
 
-    Configured aliases and descriptions win (people wrote them); repositories GitHub lists that
-    the catalog lacks are added with GitHub's description; archived ones are dropped, so a stale
-    URL to an archived repo is not a candidate.
+    Configured aliases and descriptions win (people wrote them); repositories the forge lists
+    that the catalog lacks are added with the forge's description; archived ones are dropped,
+    so a stale URL to an archived repo is not a candidate.
     """
     live: dict[str, dict[str, Any]] = {}
     for item in list_org_repos(catalog.org):

@@ -1,9 +1,9 @@
-"""Build the repo-detection catalog from GitHub and the hand-kept file.
+"""Build the repo-detection catalog from the forge's listing and the hand-kept file.
 
-GitHub knows the repository list, descriptions, topics and languages, and which old names
+The forge knows the repository list, descriptions, topics and languages, and which old names
 redirect where (``GET /repos/{owner}/{old}`` answers with the renamed repository). Only people
 know aliases and service names, so those come from the hand-kept file, whose entries also win
-over GitHub's description. A former name the file lists is kept only if GitHub confirms it
+over the forge's description. A former name the file lists is kept only if the forge confirms it
 still points at that repository (or when no lookup is available); at most
 ``MAX_RENAME_LOOKUPS`` names are checked per build, the rest are kept unconfirmed with a note.
 """
@@ -17,10 +17,10 @@ from veranda_dagster.domain.bounds import MAX_RENAME_LOOKUPS
 from veranda_dagster.domain.catalog import Catalog, CatalogRepo
 
 ResolveRepo = Callable[[str, str], dict[str, Any] | None]
-"""``(owner, name) -> the repository GitHub serves for it (after a rename), or None``."""
+"""``(owner, name) -> the repository the forge serves for it (after a rename), or None``."""
 
 
-def _from_github(item: dict[str, Any]) -> CatalogRepo:
+def _from_listing(item: dict[str, Any]) -> CatalogRepo:
     language = item.get("language")
     return CatalogRepo(
         full_name=str(item["full_name"]),
@@ -60,7 +60,9 @@ def _confirmed_former_names(
             kept.append(old)
         else:
             target = (served or {}).get("full_name") or "nothing"
-            notes.append(f"dropped former name {old} of {repo.full_name}: GitHub serves {target}")
+            notes.append(
+                f"dropped former name {old} of {repo.full_name}: the forge serves {target}"
+            )
     return kept
 
 
@@ -72,7 +74,7 @@ def build_catalog(
     *,
     include_archived: bool = False,
 ) -> tuple[Catalog, list[str]]:
-    """GitHub's listing merged with the hand-kept file; returns the catalog and build notes."""
+    """The forge's listing merged with the hand-kept file; returns the catalog and build notes."""
     notes: list[str] = []
     kept = {r.full_name.lower(): r for r in (hand_kept.repositories if hand_kept else [])}
     repos: list[CatalogRepo] = []
@@ -83,9 +85,9 @@ def build_catalog(
         if item.get("archived") and not include_archived:
             notes.append(f"left out archived {full}")
             continue
-        repos.append(_merge(_from_github(item), kept.pop(full.lower(), None)))
+        repos.append(_merge(_from_listing(item), kept.pop(full.lower(), None)))
     for missing in kept.values():
-        notes.append(f"kept {missing.full_name} from the hand-kept file; GitHub did not list it")
+        notes.append(f"kept {missing.full_name} from the hand-kept file; the forge did not list it")
         repos.append(missing)
     budget = [MAX_RENAME_LOOKUPS]
     repos = [

@@ -2,7 +2,7 @@
 
 The retrieval tool creates every ``[Rn]`` the agent may cite, so the citable set is closed by
 construction. Whatever the draft cites anyway (an id not in the set, a ``path:line``, a
-``path#L10-L20``, a GitHub blob link) is scraped out and checked: the path must exist on the
+``path#L10-L20``, a forge's blob link) is scraped out and checked: the path must exist on the
 default branch and the lines must be inside the file. Anything else is flagged and marked in
 the text, so a confident wrong line number never ships as if it were checked.
 """
@@ -33,9 +33,12 @@ _LINE_REF = re.compile(
 """A path starts only where its run of path characters does (the guard holds every character
 the path may contain), so no run is rescanned from each position inside it."""
 _BLOB_URL = re.compile(
-    r"https?://[^\s/]+/[^\s/]+/[^\s/]+/blob/[^\s/]+/(?P<path>[^\s#?)\]>]+)"
-    r"#L(?P<h1>\d+)(?:-L(?P<h2>\d+))?"
+    r"https?://[^\s/]+/(?:[^\s/]+/){2,8}?blob/[^\s/]+/(?P<path>[^\s#?)\]>]+)"
+    r"#L(?P<h1>\d+)(?:-L?(?P<h2>\d+))?"
 )
+"""A forge's blob link with a line anchor: ``<host>/<owner>/<name>/blob/<ref>/<path>#L1-L9``,
+or with a group path and the ``/-/`` separator, ``<host>/<group>/<sub>/<name>/-/blob/<ref>/
+<path>#L1-9``: owner segments are bounded, and none holds a ``/``, so no split is retried."""
 _BLOB_URL_START = re.compile(r"https?://")
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]{0,31}://\S+")
 """The scheme is bounded (real ones are short), so a long dotted word is not rescanned."""
@@ -78,7 +81,7 @@ def _path_ref(m: re.Match[str], first: str, last: str | None) -> Reference:
 
 
 def _blob_links(text: str) -> list[re.Match[str]]:
-    """GitHub blob links with a line anchor. Each is matched only up to the next ``http(s)://``
+    """Forge blob links with a line anchor. Each is matched only up to the next ``http(s)://``
     (a link never contains another), so chained links cannot make one attempt rescan the rest."""
     starts = [m.start() for m in _BLOB_URL_START.finditer(text)]
     ends = [*starts[1:], len(text)]
@@ -87,7 +90,7 @@ def _blob_links(text: str) -> list[re.Match[str]]:
 
 
 def scrape_references(text: str) -> list[Reference]:
-    """Every ``[Rn]`` and every ``path:line`` / ``path:L10-L20`` / ``path#L10`` / GitHub blob
+    """Every ``[Rn]`` and every ``path:line`` / ``path:L10-L20`` / ``path#L10`` / forge blob
     link with a line anchor in ``text``, in order of appearance. Only the first
     ``MAX_EXTRACT_TEXT_CHARS`` are read (the drafts scraped are bounded well below it)."""
     text = text[:MAX_EXTRACT_TEXT_CHARS]

@@ -41,7 +41,7 @@ COMPOSE_FILES = (
     "docker-compose.test.yml", "docker-compose.test.yaml", "docker-compose.ci.yml",
 )  # fmt: skip
 _TESTCONTAINERS = re.compile(
-    r"^\s*(?:from\s+testcontainers|import\s+testcontainers|.*[\"']github\.com/testcontainers/"
+    r"^\s*(?:from\s+testcontainers|import\s+testcontainers|.*[\"'][\w.-]+/testcontainers/testcontainers-"
     r"|.*require\([\"']testcontainers|.*from\s+[\"']testcontainers|import\s+org\.testcontainers)",
     re.MULTILINE,
 )

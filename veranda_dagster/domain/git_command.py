@@ -43,7 +43,7 @@ GIT_ENV_ALLOWLIST = (
 
 TOKEN_FILE_ENV = "VERANDA_GIT_TOKEN_FILE"
 GIT_USERNAME = "x-access-token"
-"""The username GitHub (and GitLab, for ``oauth2``-less tokens) accepts beside a token."""
+"""The username the forges accept beside a personal token (a forge row may name its own)."""
 
 _ASKPASS = f"""#!/bin/sh
 case "$1" in

@@ -252,8 +252,8 @@ class ContextPack(PhaseValue):
     files: list[PackFile] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
     unavailable_signals: list[str] = Field(default_factory=list)
-    """Ticket signals the code-search backend could not provide (GitHub's index with no clone:
-    ``traceback_frames``, ``full_text_bm25``): the ranking ran without them."""
+    """Ticket signals the code-search backend could not provide (a forge's hosted index with no
+    clone: ``traceback_frames``, ``full_text_bm25``): the ranking ran without them."""
     layers: list[ContextLayer] = Field(default_factory=list)
     facts: RepoFacts = Field(default_factory=RepoFacts)
     instruction_files: list[str] = Field(default_factory=list)

@@ -67,6 +67,13 @@ STORAGE_METADATA = ("stored_in", "stored_at")
 """Keys the value store's IO manager adds where it kept the value (``storage.io_manager``)."""
 
 
+TRACKER = "tracker"
+"""A phase's kind for "the ticket sources": the shell shows the configured ones."""
+
+FORGE = "forge"
+"""A phase's kind for "the forge": the shell shows the configured one."""
+
+
 @dataclass(frozen=True)
 class Retry:
     """How many times a failed attempt is retried and after how long (exponential, jittered)."""
@@ -96,6 +103,8 @@ class Phase:
     calls_model: bool = False
     """Whether the phase pays for model turns (tagged, so a UI filter finds the costly steps)."""
     kinds: frozenset[str] = field(default_factory=frozenset)
+    """What the phase touches, as the UI shows it: ``TRACKER`` and ``FORGE`` stand for whichever
+    ticket sources and forge a deployment configures (the Dagster shell names them)."""
     metadata: tuple[str, ...] = ()
     """The phase-specific metadata keys it reports, besides ``SHARED_METADATA``."""
     optional_metadata: tuple[str, ...] = ()
@@ -123,7 +132,7 @@ _PHASES = (
         "intake",
         120.0,
         API_RETRY,
-        kinds=frozenset({"linear", "slack"}),
+        kinds=frozenset({TRACKER}),
         metadata=("source", "title", "labels", "url"),
         optional_metadata=("url",),
     ),
@@ -153,7 +162,7 @@ _PHASES = (
         "context",
         GIT_AND_API_S + 900.0 + AGENT_TURN_S,
         API_RETRY,  # clone, code search and files: no model turn
-        kinds=frozenset({"github", "git"}),
+        kinds=frozenset({FORGE, "git"}),
         metadata=(
             "repo",
             "base_sha",
@@ -218,7 +227,7 @@ _PHASES = (
         "deliver",
         GIT_AND_API_S,
         API_RETRY,
-        kinds=frozenset({"github"}),
+        kinds=frozenset({FORGE}),
         metadata=(
             "pr_url",
             "pr_number",
@@ -237,7 +246,7 @@ _PHASES = (
         GIT_AND_API_S + MAX_REVIEW_ROUNDS * 2 * AGENT_TURN_S,
         model_retry(),
         calls_model=True,
-        kinds=frozenset({"github"}),
+        kinds=frozenset({FORGE}),
         metric="review_iterations",
         old_trailers=("review",),
         metadata=("review_rounds", "findings", "head_sha", "verdicts"),
@@ -249,7 +258,7 @@ _PHASES = (
         CI_WAIT_TIMEOUT_S * (1 + MAX_CI_REPAIRS) + MAX_CI_REPAIRS * WORK_ATTEMPT_S,
         model_retry(60),
         calls_model=True,
-        kinds=frozenset({"github"}),
+        kinds=frozenset({FORGE}),
         metadata=(
             "ci_status",
             "head_sha",
@@ -269,7 +278,7 @@ _PHASES = (
         GIT_AND_API_S + 2 * WORK_ATTEMPT_S,
         model_retry(),
         calls_model=True,
-        kinds=frozenset({"github"}),
+        kinds=frozenset({FORGE}),
         metadata=("feedback_rounds", "comments_processed", "head_sha"),
     ),
 )

@@ -1,7 +1,7 @@
 """The one scrubber: anything that is or looks like a credential is masked before text reaches a
 PR, a comment, a prompt, an error message or an observability tool's answer.
 
-Four passes, each linear in the length of the text (a hostile ticket or a chatty log must not
+Four passes, each proportional to the length of the text (a hostile ticket or a chatty log must not
 stall the step that scrubs it):
 
 1. **Known values**: the caller's ``known`` (an HTTP client passes its own token) and, from the
@@ -38,8 +38,8 @@ turn every ``1`` in a PR body into ``***``."""
 class TokenShape:
     """One kind of token a service issues, as the scrubber recognises it.
 
-    ``pattern`` must be linear by construction: a literal prefix and runs of single character
-    classes, each ending where the next class cannot continue it (no nested or overlapping
+    ``pattern`` must match in one pass by construction: a literal prefix and runs of single
+    character classes, each ending where the next class cannot continue it (no nested or overlapping
     quantifiers). The scrubber only lets a match start where a run of token characters does.
     """
 

@@ -23,7 +23,7 @@ from veranda_dagster.domain.catalog import (
     Catalog,
     CatalogRepo,
     load_catalog,
-    refresh_catalog_from_github,
+    refresh_catalog_from_forge,
 )
 from veranda_dagster.domain.models import RepoEvidence, RepoGuess, RepoSignal, Ticket
 from veranda_dagster.domain.repo_confirmation import confirm_repo_guess
@@ -36,7 +36,7 @@ __all__ = [
     "detect_repo",
     "gather_evidence",
     "load_catalog",
-    "refresh_catalog_from_github",
+    "refresh_catalog_from_forge",
 ]
 
 PROCEED_MIN: Final = 0.2

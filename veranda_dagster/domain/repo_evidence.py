@@ -16,6 +16,7 @@ import functools
 import itertools
 import re
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import urlsplit
@@ -89,9 +90,6 @@ _DECLARATION = re.compile(
     r"(?im)(?:^|[\s\[(])repo(?:sitory)?[ \t]*[:=][ \t]*`?([A-Za-z0-9][\w.-]*(?:/[\w.-]+)?)`?"
 )
 _ANY_URL = re.compile(r"https?://[^\s<>()\[\]\"'`]+")
-_GITHUB_HOSTS = frozenset({"github.com", "www.github.com"})
-_CODE_KINDS = frozenset({"", "blob", "tree", "commit", "commits", "compare", "raw", "blame"})
-_NOT_OWNERS = frozenset({"orgs", "settings", "apps", "marketplace", "features", "topics", "search"})
 _REPO_LABEL = re.compile(r"^repo(?:sitory)?[ \t]*[:/=][ \t]*", re.I)
 _SERVICE_LABEL = re.compile(r"^(?:service|svc)[ \t]*[:/=][ \t]*", re.I)
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
@@ -102,7 +100,6 @@ _OWNER_BEFORE = re.compile(
     r"[ \t]+(?:in|into|to)|(?:bug|regression)[ \t]+in)[ \t]+(?:the[ \t]+)?$",
     re.I,
 )
-_COMMENT_ANCHORS = ("issuecomment", "discussion_r", "pullrequestreview", "discussioncomment")
 
 
 @dataclass
@@ -175,20 +172,39 @@ def _declarations(ticket: Ticket, text: str, catalog: Catalog, ev: Evidence) -> 
             ev.notes.append(f"declared repository {value!r} is not in the {catalog.org} catalog")
 
 
-def _github_link(url: str, text: str, catalog: Catalog, ev: Evidence) -> None:
-    parts = urlsplit(url)
-    host = parts.netloc.lower()
-    segments = [s for s in parts.path.split("/") if s]
-    if host == "raw.githubusercontent.com":
-        segments = [*segments[:2], "raw"]
-    elif host not in _GITHUB_HOSTS:
+@dataclass(frozen=True)
+class RepoLink:
+    """What a forge URL says: the repository's owner (a group path on forges with subgroups),
+    its name, and what the link points at (``url_code``, ``url_ref`` or ``url_comment``)."""
+
+    owner: str
+    name: str
+    kind: str
+
+
+RepoLinkReader = Callable[[str], "RepoLink | None"]
+"""Reads one forge's URL grammar; ``None`` for a URL that is not that forge's repository link.
+Each forge's reader lives beside its client and is registered from outside the domain."""
+
+_LINK_READERS: list[Callable[[], Sequence[RepoLinkReader]]] = []
+
+
+def register_link_readers(source: Callable[[], Sequence[RepoLinkReader]]) -> None:
+    """Add the forges' URL readers (called late, at the first ticket read). The package's
+    ``__init__`` registers them, so every process that reads a ticket has them."""
+    if source not in _LINK_READERS:
+        _LINK_READERS.append(source)
+
+
+def link_readers() -> list[RepoLinkReader]:
+    return [reader for source in _LINK_READERS for reader in source()]
+
+
+def _forge_link(url: str, text: str, catalog: Catalog, ev: Evidence) -> None:
+    link = next((r for r in (read(url) for read in link_readers()) if r), None)
+    if link is None:
         return
-    if len(segments) < 2 or segments[0].lower() in _NOT_OWNERS:
-        return
-    owner, name = segments[0], segments[1].removesuffix(".git").rstrip(".")
-    kind = "url_code" if (segments[2:3] or [""])[0] in _CODE_KINDS else "url_ref"
-    if parts.fragment.startswith(_COMMENT_ANCHORS):
-        kind = "url_comment"
+    owner, name, kind = link.owner, link.name, link.kind
     shown = scrub(url)[:120]
     live = catalog.by_name(name) if owner.lower() == catalog.org.lower() else None
     if live:
@@ -241,7 +257,7 @@ def _links(ticket: Ticket, text: str, catalog: Catalog, ev: Evidence) -> None:
     urls = [m.group() for m in _ANY_URL.finditer(text)] + [a.url for a in ticket.attachments]
     for url in urls:
         url = url.rstrip(".,;:")
-        _github_link(url, text, catalog, ev)
+        _forge_link(url, text, catalog, ev)
         _docs_link(url, terms, ev)
 
 

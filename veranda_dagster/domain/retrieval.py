@@ -104,7 +104,7 @@ class RetrievalResult(BaseModel):
     seeds: list[str] = Field(default_factory=list)
     """The seeds that hit, at most ``MAX_SEEDS``, in rank order: what the pack was built from."""
     unavailable: list[str] = Field(default_factory=list)
-    """Ticket signals the backend could not provide (GitHub's index with no clone: the
+    """Ticket signals the backend could not provide (a forge's hosted index with no clone: the
     full-text ranking and traceback frames), so a reader knows what the ranking lacked."""
 
 

@@ -34,7 +34,7 @@ class RunFailure(BaseModel):
 
 
 def failure_note(failure: RunFailure) -> str:
-    """The Markdown comment posted on the ticket's channel (Linear comment or Slack thread)."""
+    """The Markdown comment posted on the ticket's channel (a tracker comment or a thread reply)."""
     where = f"phase `{failure.phase}`" if failure.phase else "the run itself (no phase failed)"
     line = scrub(failure.error_line.strip().splitlines()[0] if failure.error_line.strip() else "")
     line = line[:MAX_ERROR_LINE_CHARS]

@@ -55,7 +55,11 @@ only where its run does, with RFC 5321's 64-character local part."""
 _HOST_SUFFIXES_TEXT = "com org net io dev ai co uk de fr cloud app edu gov info me us"
 _HOST_SUFFIXES = frozenset(_HOST_SUFFIXES_TEXT.split())
 """A dotted token ending like this is a host name (``example.com``), not an identifier."""
-_SITE_PREFIX = re.compile(r"^.*?/(?:site-packages|dist-packages|node_modules|src/github\.com)/")
+_SITE_PREFIX = re.compile(
+    r"^.*?/(?:site-packages|dist-packages|node_modules|src/(?:[a-z0-9-]+\.)+[a-z]{2,})/"
+)
+"""Where installed code starts: a Python site, ``node_modules``, or a Go source tree's
+``src/<host>/`` (any host: a module path begins with the forge's host name)."""
 
 _STOPWORDS_TEXT = """
     about above after again against also among another because been before being below between

@@ -3,7 +3,7 @@
 A CI repair prompt grounded in a log tail says *that* something failed; grounded in the gate's
 own findings it says which rule broke, where, and by how much (``complexity 21 > 15``). The
 parsers read the shapes the tools really emit (SARIF 2.1.0, ``ruff --output-format json``,
-golangci-lint v2 JSON, ESLint ``-f json``, GitHub check-run annotations); paths are normalised
+golangci-lint v2 JSON, ESLint ``-f json``, forge check-run annotations); paths are normalised
 to repo-relative so they can be matched against this commit's diff hunks. Function-level rules
 report only the ``def`` line, so they count as ours when any added line falls inside the
 function's span.

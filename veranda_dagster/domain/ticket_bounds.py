@@ -2,7 +2,7 @@
 
 A 50 MB description took ``detect-repo`` five minutes and 1.3 GB, and a NUL in a title failed
 ``repo_guess`` with an untyped ``ValueError`` (a NUL cannot ride in any argv or path). So every
-ticket, from Linear, Slack or a file, passes ``bound_ticket``: control characters other than
+ticket, from any source or a file, passes ``bound_ticket``: control characters other than
 newline and tab are removed (a title also loses its newlines), the title is cut with an
 ellipsis, the description is cut with a visible note naming how much was dropped (truncation is
 safe there: the start of a pasted log still says what is wrong), and attachments and labels are

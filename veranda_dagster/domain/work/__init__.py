@@ -2,6 +2,6 @@
 
 ``red_tests`` → ``patch`` (with the separate ``test_writer`` seat) → ``pull_request`` →
 ``review`` → ``ci``, and ``feedback`` downstream of the PR. Phases talk to the model only
-through ``AgentPort`` (a role and a tier, never a vendor), to GitHub only through ``Forge``,
+through ``AgentPort`` (a role and a tier, never a vendor), to the forge only through ``Forge``,
 and to the repository through ``Workspace`` and ``validation``; none imports dagster or httpx.
 """

@@ -1,8 +1,9 @@
 """What the work phases need from the forge, as a Protocol, and the values it returns.
 
-The phases never see HTTP: ``clients.github.GitHubClient`` implements this against the REST
-API, and phase tests pass an in-memory forge. Comments carry enough to tell a person from the
-bot (``author_type``, the ``[bot]`` suffix, our marker) and to reply in the right thread.
+The phases never see HTTP: each forge's client (``clients.forges`` lists them) implements this
+against its REST API, and phase tests pass an in-memory forge. Comments carry enough to tell a
+person from the bot (``author_type``, the ``[bot]`` suffix, our marker) and to reply in the
+right thread.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ class Forge(Protocol):
         ...
 
     def get_check_run_log(self, repo: str, check_run_id: int) -> str | None:
-        """The job log behind a GitHub Actions check run, if the forge has one."""
+        """The job log behind a check run (a CI job), if the forge has one."""
         ...
 
     def list_review_comments(self, repo: str, number: int) -> list[Comment]: ...

@@ -1,0 +1,69 @@
+"""Each forge's URL grammar, read for repository detection: which repository a link in a
+ticket points at, and whether it points at code, a reference or a comment.
+
+The domain (``repo_evidence``) weighs the evidence; what a forge's URLs look like is the
+forge's business, so the readers live here and reach the domain through
+``register_link_readers`` (the package ``__init__`` registers ``LINK_READERS``).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from veranda_dagster.domain.repo_evidence import RepoLink, RepoLinkReader
+
+GITHUB_HOSTS = frozenset({"github.com", "www.github.com"})
+GITHUB_CODE_KINDS = frozenset({"", "blob", "tree", "commit", "commits", "compare", "raw", "blame"})
+GITHUB_NOT_OWNERS = frozenset(
+    {"orgs", "settings", "apps", "marketplace", "features", "topics", "search"}
+)
+GITHUB_COMMENT_ANCHORS = (
+    "issuecomment",
+    "discussion_r",
+    "pullrequestreview",
+    "discussioncomment",
+)
+
+GITLAB_HOSTS = frozenset({"gitlab.com", "www.gitlab.com"})
+GITLAB_CODE_KINDS = frozenset({"", "blob", "tree", "commit", "commits", "compare", "raw", "blame"})
+GITLAB_NOT_OWNERS = frozenset({"explore", "dashboard", "help", "users", "groups", "search", "-"})
+GITLAB_COMMENT_ANCHORS = ("note_",)
+
+
+def github_link(url: str) -> RepoLink | None:
+    """``github.com/<owner>/<name>[/blob|tree|pull|issues/...]`` and raw file links."""
+    parts = urlsplit(url)
+    host = parts.netloc.lower()
+    segments = [s for s in parts.path.split("/") if s]
+    if host == "raw.githubusercontent.com":
+        segments = [*segments[:2], "raw"]
+    elif host not in GITHUB_HOSTS:
+        return None
+    if len(segments) < 2 or segments[0].lower() in GITHUB_NOT_OWNERS:
+        return None
+    owner, name = segments[0], segments[1].removesuffix(".git").rstrip(".")
+    kind = "url_code" if (segments[2:3] or [""])[0] in GITHUB_CODE_KINDS else "url_ref"
+    if parts.fragment.startswith(GITHUB_COMMENT_ANCHORS):
+        kind = "url_comment"
+    return RepoLink(owner, name, kind)
+
+
+def gitlab_link(url: str) -> RepoLink | None:
+    """``gitlab.com/<group>[/<subgroup>...]/<name>[/-/blob|tree|merge_requests|issues/...]``:
+    the project path runs up to GitLab's ``/-/`` separator, so subgroups stay in the owner."""
+    parts = urlsplit(url)
+    if parts.netloc.lower() not in GITLAB_HOSTS:
+        return None
+    path, _, rest = parts.path.strip("/").partition("/-/")
+    segments = [s for s in path.split("/") if s]
+    if len(segments) < 2 or segments[0].lower() in GITLAB_NOT_OWNERS:
+        return None
+    owner, name = "/".join(segments[:-1]), segments[-1].removesuffix(".git").rstrip(".")
+    what = rest.split("/", 1)[0] if rest else ""
+    kind = "url_code" if what in GITLAB_CODE_KINDS else "url_ref"
+    if parts.fragment.startswith(GITLAB_COMMENT_ANCHORS):
+        kind = "url_comment"
+    return RepoLink(owner, name, kind)
+
+
+LINK_READERS: tuple[RepoLinkReader, ...] = (github_link, gitlab_link)
