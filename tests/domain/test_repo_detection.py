@@ -264,3 +264,52 @@ def test_model_may_correct_a_medium_former_name_guess_but_not_a_high_link(tmp_pa
     high = detect_repo(_row_ticket("url_blob"), CATALOG)
     kept = confirm_repo_guess(high, ticket, CATALOG, FakeAgent(_reply(None)), str(tmp_path))
     assert kept.decision == "proceed" and kept.repo == high.repo
+
+
+def test_a_catalog_holds_subgroup_paths_and_resolves_them_whole_or_inside_the_org():
+    from veranda_dagster.domain.catalog import parse_catalog
+
+    catalog = parse_catalog(
+        {
+            "org": "acme",
+            "repositories": [
+                {"full_name": "acme/payments/ledger", "aliases": ["books"]},
+                {"full_name": "acme/billing"},
+                {"full_name": "acme/platform/infra/deploy"},
+            ],
+        }
+    )
+    ledger = catalog.by_full_name("acme/payments/ledger")
+    assert ledger and ledger.name == "ledger" and ledger.namespace == "acme/payments"
+    assert catalog.resolve("acme/payments/ledger") == [ledger]
+    assert catalog.resolve("payments/ledger") == [ledger]  # a path inside the org
+    assert catalog.resolve("ledger") == [ledger] and catalog.resolve("books") == [ledger]
+    assert [r.full_name for r in catalog.resolve("platform/infra/deploy")] == [
+        "acme/platform/infra/deploy"
+    ]
+    with pytest.raises(InputError, match="not in org"):
+        parse_catalog({"org": "acme", "repositories": [{"full_name": "acmex/payments/ledger"}]})
+    too_deep = "acme/" + "g/" * 21 + "name"
+    with pytest.raises(InputError, match="org/group/name"):
+        parse_catalog({"org": "acme", "repositories": [{"full_name": too_deep}]})
+    at_bound = "acme/" + "g/" * 20 + "name"
+    assert parse_catalog({"org": "acme", "repositories": [{"full_name": at_bound}]})
+
+
+def test_a_gitlab_link_into_a_subgroup_project_is_code_evidence_for_it():
+    from veranda_dagster.domain.catalog import parse_catalog
+
+    catalog = parse_catalog(
+        {
+            "org": "acme",
+            "repositories": [{"full_name": "acme/payments/ledger"}, {"full_name": "acme/billing"}],
+        }
+    )
+    ticket = Ticket(
+        id="ENG-1",
+        source="linear",
+        title="Rounding is off",
+        description="See https://gitlab.com/acme/payments/ledger/-/blob/main/app/round.py#L10",
+    )
+    guess = detect_repo(ticket, catalog)
+    assert guess.repo == "acme/payments/ledger" and guess.decision == "proceed"

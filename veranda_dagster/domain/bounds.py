@@ -256,6 +256,10 @@ MAX_TICKET_FILE_BYTES: Final = 4_000_000
 """Bytes of a ticket JSON file given to a CLI: a 65,536-character description and its
 attachments fit many times over; a 50 MB file is refused before it is parsed."""
 
+MAX_GROUP_DEPTH: Final = 20
+"""Groups between an org and a repository name in a catalog path (``acme/payments/ledger``):
+the deepest subgroup nesting a forge allows (twenty levels)."""
+
 MAX_CATALOG_BYTES: Final = 16_000_000
 """Bytes of a repository catalog file: ten thousand repositories with descriptions and aliases."""
 

@@ -16,12 +16,16 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator
 
-from veranda_dagster.domain.bounds import MAX_CATALOG_BYTES
+from veranda_dagster.domain.bounds import MAX_CATALOG_BYTES, MAX_GROUP_DEPTH
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.input_files import load_document
 from veranda_dagster.domain.models import Strict
 
-_FULL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9_.-]+$")
+_FULL_NAME = re.compile(
+    rf"^[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9_.-]+){{0,{MAX_GROUP_DEPTH}}}/[A-Za-z0-9_.-]+$"
+)
+"""``org/name``, or ``org/group/.../name`` on a forge with subgroups (at most
+``MAX_GROUP_DEPTH`` groups between the org and the name)."""
 
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -44,7 +48,7 @@ class CatalogRepo(Strict):
     @classmethod
     def _org_slash_name(cls, value: str) -> str:
         if not _FULL_NAME.match(value):
-            raise ValueError(f"{value!r} is not 'org/name'")
+            raise ValueError(f"{value!r} is not 'org/name' or 'org/group/name'")
         return value
 
     @field_validator("former_names")
@@ -57,7 +61,13 @@ class CatalogRepo(Strict):
 
     @property
     def name(self) -> str:
-        return self.full_name.split("/", 1)[1]
+        """The last path segment: ``ledger`` of ``acme/payments/ledger``."""
+        return self.full_name.rsplit("/", 1)[1]
+
+    @property
+    def namespace(self) -> str:
+        """Everything before the name: ``acme`` or ``acme/payments``."""
+        return self.full_name.rsplit("/", 1)[0]
 
 
 class Catalog(Strict):
@@ -68,8 +78,14 @@ class Catalog(Strict):
         wanted = full_name.lower().removesuffix(".git")
         return next((r for r in self.repositories if r.full_name.lower() == wanted), None)
 
+    def in_org(self, namespace: str) -> bool:
+        """``acme`` and ``acme/payments`` are this org's (org ``acme``); ``other`` is not."""
+        lowered, org = namespace.lower(), self.org.lower()
+        return lowered == org or lowered.startswith(org + "/")
+
     def by_name(self, name: str) -> CatalogRepo | None:
-        """A repository by its short name (``billing-api``) in this org."""
+        """A repository by its short name (``billing-api``) in this org: the first listed when
+        two subgroups hold the same name (a full path names either one)."""
         wanted = name.lower().removesuffix(".git")
         return next((r for r in self.repositories if r.name.lower() == wanted), None)
 
@@ -90,7 +106,7 @@ class Catalog(Strict):
         """Repositories once called ``owner/name`` (or ``name`` inside this org)."""
         full = f"{owner}/{name}".lower().removesuffix(".git")
         short = name.lower().removesuffix(".git")
-        in_org = owner.lower() == self.org.lower()
+        in_org = self.in_org(owner)
         hits = []
         for repo in self.repositories:
             olds = {f.lower() for f in repo.former_names}
@@ -99,14 +115,18 @@ class Catalog(Strict):
         return hits
 
     def resolve(self, value: str) -> list[CatalogRepo]:
-        """``org/name``, a short name, or an alias -> matching repositories (empty if none)."""
+        """``org/name``, ``org/group/name`` or ``group/name`` (a path inside the org), a short
+        name, or an alias -> matching repositories (empty if none)."""
         value = value.strip().strip("`'\".,;:()[]").removesuffix(".git")
         if not value:
             return []
         if "/" in value:
-            org, _, name = value.partition("/")
-            hit = self.by_name(name) if org.lower() == self.org.lower() else None
-            return [hit] if hit else self.by_former_name(org, name)
+            exact = self.by_full_name(value) or self.by_full_name(f"{self.org}/{value}")
+            if exact:
+                return [exact]
+            owner, _, name = value.rpartition("/")
+            hit = self.by_name(name) if owner.lower() == self.org.lower() else None
+            return [hit] if hit else self.by_former_name(owner, name)
         hit = self.by_name(value)
         if hit:
             return [hit]
@@ -131,7 +151,7 @@ def parse_catalog(data: Any, source: str = "catalog") -> Catalog:
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
         raise InputError(f"{source}: field {where!r}: {first['msg']}") from None
     for repo in catalog.repositories:
-        if repo.full_name.split("/", 1)[0].lower() != catalog.org.lower():
+        if not catalog.in_org(repo.namespace):
             raise InputError(f"{source}: {repo.full_name!r} is not in org {catalog.org!r}")
     return catalog
 

@@ -206,7 +206,9 @@ def _forge_link(url: str, text: str, catalog: Catalog, ev: Evidence) -> None:
         return
     owner, name, kind = link.owner, link.name, link.kind
     shown = scrub(url)[:120]
-    live = catalog.by_name(name) if owner.lower() == catalog.org.lower() else None
+    live = catalog.by_full_name(f"{owner}/{name}") or (
+        catalog.by_name(name) if owner.lower() == catalog.org.lower() else None
+    )
     if live:
         ev.add(live.full_name, kind, shown)
         return
@@ -216,7 +218,7 @@ def _forge_link(url: str, text: str, catalog: Catalog, ev: Evidence) -> None:
             ev.add(repo.full_name, f"former_name:{kind}", shown)
         return
     same_name = catalog.by_name(name)
-    if owner.lower() == catalog.org.lower():
+    if catalog.in_org(owner):
         ev.notes.append(f"ignored stale URL to {owner}/{name} (not in the catalog)")
     elif same_name and re.search(r"\bfork", text, re.I):
         ev.add(same_name.full_name, "fork_url", shown)
