@@ -15,8 +15,13 @@ For each N in ``--n`` (default 1, 4, 16), in one run of this script:
 Reported per N: wall of all N tickets (request to last run end), per-ticket wall (request to
 its run's end, and run start to end), CPU seconds per ticket (every descendant process,
 collected as a child subreaper), and the ratios the issue asks for: solo ticket wall over its
-floor, and throughput at the largest N over the solo rate. Run it with ``nice``; N=16 takes a
-few minutes on 2 cores.
+floor, and throughput at the largest N over the solo rate.
+
+The phase work is model-like by default (``--work model``): a little CPU, then a wait, because
+a real phase's time is the model's, spent on a remote server, and a benchmark whose phases
+burn CPU measures the two cores' contention instead of the orchestration (its own floor could
+not reach 3x at N=16 with 4 slots on 2 cores). ``--work cpu`` keeps the CPU-bound variant.
+Run it with ``nice``; N=16 takes a few minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.orchestration_defs import (  # noqa: E402
     BENCH_DIR_ENV,
+    MODEL_CPU_S,
+    MODEL_WAIT_S,
+    WAIT_S_ENV,
     WORK_S_ENV,
     run_work,
 )
@@ -90,13 +98,13 @@ class Reaper:
         self.reap()
 
 
-def floor(n: int, slots: int, work_s: float) -> dict[str, float]:
+def floor(n: int, slots: int, work_s: float, wait_s: float) -> dict[str, float]:
     """N tickets' subprocess work, ``slots`` tickets at a time, phases in order."""
     cpu0, t0 = _children_cpu(), time.perf_counter()
 
     def ticket(_: int) -> None:
         for _ in range(PHASES_WITH_WORK):
-            run_work(work_s)
+            run_work(work_s, wait_s)
 
     with ThreadPoolExecutor(max_workers=slots) as pool:
         list(pool.map(ticket, range(n)))
@@ -148,7 +156,7 @@ def _create_storage(home: Path) -> None:
         instance.get_runs(limit=1)
 
 
-def through_daemon(n: int, work_s: float, keep: bool) -> dict[str, float]:
+def through_daemon(n: int, work_s: float, wait_s: float, keep: bool) -> dict[str, float]:
     home = Path(tempfile.mkdtemp(prefix="veranda-bench-"))
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")  # the shipped instance config
     bench = home / "bench"
@@ -158,6 +166,7 @@ def through_daemon(n: int, work_s: float, keep: bool) -> dict[str, float]:
         "DAGSTER_HOME": str(home),
         BENCH_DIR_ENV: str(bench),
         WORK_S_ENV: str(work_s),
+        WAIT_S_ENV: str(wait_s),
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
     _create_storage(home)  # before the daemon and its code server race to create it
@@ -208,17 +217,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", default="1,4,16", help="ticket counts, comma-separated")
     parser.add_argument("--slots", type=int, default=4, help="ticket-run limit (dagster.yaml)")
-    parser.add_argument("--work-s", type=float, default=0.5, help="CPU seconds per phase")
+    parser.add_argument(
+        "--work",
+        choices=("model", "cpu"),
+        default="model",
+        help="model: each phase burns MODEL_CPU_S and waits MODEL_WAIT_S, as a phase waiting on "
+        "a model API does (the default); cpu: each phase burns --work-s CPU seconds",
+    )
+    parser.add_argument("--work-s", type=float, default=0.5, help="CPU seconds per phase (cpu)")
     parser.add_argument("--keep", action="store_true", help="keep each DAGSTER_HOME")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
+    work_s, wait_s = (MODEL_CPU_S, MODEL_WAIT_S) if args.work == "model" else (args.work_s, 0.0)
+    print(f"phase work: {work_s} CPU-s then {wait_s} s waiting, x{PHASES_WITH_WORK} phases")
     reaper = Reaper()
     results: dict[str, dict[str, dict[str, float]]] = {}
     try:
         for n in [int(x) for x in args.n.split(",")]:
             results[str(n)] = {
-                "floor": floor(n, args.slots, args.work_s),
-                "daemon": through_daemon(n, args.work_s, args.keep),
+                "floor": floor(n, args.slots, work_s, wait_s),
+                "daemon": through_daemon(n, work_s, wait_s, args.keep),
             }
             print(f"N={n}: {json.dumps(results[str(n)])}", flush=True)
     finally:

@@ -26,31 +26,43 @@ from veranda_dagster.storage import ValueStore, VerandaIOManager
 
 BENCH_DIR_ENV = "VERANDA_BENCH_DIR"
 WORK_S_ENV = "VERANDA_BENCH_WORK_S"
+WAIT_S_ENV = "VERANDA_BENCH_WAIT_S"
+
+MODEL_WAIT_S = 3.0
+"""Seconds a phase's work waits, as a phase waits on a remote model API: a real turn takes
+10-60 s of which this machine spends almost no CPU. Kept short so N=16 finishes in minutes;
+the orchestration overhead per ticket does not depend on it, only the ratios' denominator."""
+
+MODEL_CPU_S = 0.2
+"""CPU seconds a model-like phase spends locally (spawning the CLI, git, parsing its stream)."""
 
 _BUSY = (
     "import time\n"
     "end = time.process_time() + {seconds}\n"
     "while time.process_time() < end:\n"
     "    sum(range(1000))\n"
+    "time.sleep({wait})\n"
 )
 
 
-def work_argv(seconds: float) -> list[str]:
+def work_argv(seconds: float, wait_s: float = 0.0) -> list[str]:
     """One phase's subprocess work: a fresh interpreter burning ``seconds`` of CPU (a stand-in
-    for the git, agent CLI and test commands a phase runs)."""
-    return [sys.executable, "-S", "-c", _BUSY.format(seconds=seconds)]
+    for the git, agent CLI and test commands a phase runs), then waiting ``wait_s`` (a stand-in
+    for the model's answer arriving over the network)."""
+    return [sys.executable, "-S", "-c", _BUSY.format(seconds=seconds, wait=wait_s)]
 
 
-def run_work(seconds: float) -> None:
-    subprocess.run(work_argv(seconds), check=True)
+def run_work(seconds: float, wait_s: float = 0.0) -> None:
+    subprocess.run(work_argv(seconds, wait_s), check=True)
 
 
 class BenchPipeline(CountingPipeline):
     work_s: float = 0.5
+    wait_s: float = 0.0
 
     def _record(self, phase: str) -> None:
         super()._record(phase)
-        run_work(self.work_s)
+        run_work(self.work_s, self.wait_s)
 
 
 def _bench_dir() -> Path:
@@ -78,7 +90,9 @@ def build() -> dg.Definitions:
     root = _bench_dir()
     store = ValueStore(backend="filesystem", base_dir=str(root / "values"))
     pipeline = BenchPipeline(
-        counter_dir=str(root / "calls"), work_s=float(os.environ.get(WORK_S_ENV, "0.5"))
+        counter_dir=str(root / "calls"),
+        work_s=float(os.environ.get(WORK_S_ENV, "0.5")),
+        wait_s=float(os.environ.get(WAIT_S_ENV, "0")),
     )
     (root / "calls").mkdir(parents=True, exist_ok=True)
     return dg.Definitions(
