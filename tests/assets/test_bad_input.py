@@ -8,9 +8,10 @@ import dagster as dg
 import pytest
 
 from tests.assets.fakes import read_calls, resources
+from tests.support.resources import pipeline as make_pipeline
 from veranda_dagster.assets import PHASE_ASSETS, context_pack, repo_guess, ticket
 from veranda_dagster.domain.errors import ConfigError, InputError, StoredValueError
-from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.storage import ValueStore, VerandaIOManager
 from veranda_dagster.storage.types import VALUE_TYPES
 
@@ -142,7 +143,8 @@ def test_missing_config_is_named_and_not_retried(tmp_path, instance):
     assert dg.materialize(
         [ticket], partition_key="ENG-10", instance=instance, resources=res
     ).success
-    real = {**res, "pipeline": PipelineResource(catalog_path="", workspace_root=str(tmp_path))}
+    workspace = WorkspaceResource(root=str(tmp_path))
+    real = {**res, "pipeline": make_pipeline(catalog_path="", workspace=workspace)}
     result = dg.materialize(
         [ticket, repo_guess],
         selection="repo_guess",
