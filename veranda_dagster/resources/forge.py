@@ -16,7 +16,7 @@ from collections.abc import Mapping
 import dagster as dg
 from pydantic import Field
 
-from veranda_dagster.clients.forges import ForgeClient, ForgeProvider, forge_provider
+from veranda_dagster.clients.forges import FORGES, ForgeClient, ForgeProvider, forge_provider
 from veranda_dagster.domain.code_search import CodeSearch
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.resources._env import secret, setting
@@ -25,6 +25,8 @@ from veranda_dagster.storage.search_budget import BudgetState, SearchBudget, bud
 
 FORGE_ENV = "VERANDA_FORGE"
 DEFAULT_FORGE = "github"
+SECRET_ENV = tuple(name for row in FORGES.values() for name in row.secret_env)
+"""Every forge row's token variable: a deployment exports all, ``VERANDA_FORGE`` picks one."""
 
 
 class ForgeResource(dg.ConfigurableResource):

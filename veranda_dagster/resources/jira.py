@@ -19,6 +19,8 @@ from veranda_dagster.resources._env import secret, setting
 
 TOKEN_ENV = "JIRA_API_TOKEN"
 EMAIL_ENV = "JIRA_EMAIL"
+SECRET_ENV = (TOKEN_ENV, EMAIL_ENV)
+"""The secrets this resource binds (the email too: it names the bot account)."""
 
 
 class JiraResource(dg.ConfigurableResource):

@@ -11,6 +11,9 @@ from pydantic import Field
 from veranda_dagster.clients.linear import LINEAR_API_URL, LinearClient
 from veranda_dagster.resources._env import secret, setting
 
+SECRET_ENV = ("LINEAR_API_KEY",)
+"""The secrets this resource binds (the Helm services template and README list each)."""
+
 
 class LinearResource(dg.ConfigurableResource):
     """Linear connection settings; the key arrives through ``dg.EnvVar("LINEAR_API_KEY")``."""
@@ -25,7 +28,7 @@ class LinearResource(dg.ConfigurableResource):
         """Unset ``LINEAR_API_KEY`` means "not configured" (the sensor skips, a Linear ticket
         fails with a ``ConfigError`` naming the variable), never a code-location load error."""
         return cls(
-            api_key=secret("LINEAR_API_KEY", environ),
+            api_key=secret(SECRET_ENV[0], environ),
             base_url=setting("LINEAR_API_URL", LINEAR_API_URL, environ),
             bot_user_id=setting("LINEAR_BOT_USER_ID", "", environ) or None,
             label=setting("LINEAR_LABEL", "veranda", environ) or None,

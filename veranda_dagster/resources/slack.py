@@ -11,6 +11,9 @@ from pydantic import Field
 from veranda_dagster.clients.slack import SLACK_API_URL, SlackClient
 from veranda_dagster.resources._env import listing, secret, setting
 
+SECRET_ENV = ("SLACK_BOT_TOKEN",)
+"""The secrets this resource binds (the Helm services template and README list each)."""
+
 
 class SlackResource(dg.ConfigurableResource):
     """Slack connection settings; the token arrives through ``dg.EnvVar("SLACK_BOT_TOKEN")``."""
@@ -24,7 +27,7 @@ class SlackResource(dg.ConfigurableResource):
     def from_env(cls, environ: Mapping[str, str] | None = None) -> SlackResource:
         """Unset ``SLACK_BOT_TOKEN`` means the sensor skips with a reason."""
         return cls(
-            bot_token=secret("SLACK_BOT_TOKEN", environ),
+            bot_token=secret(SECRET_ENV[0], environ),
             base_url=setting("SLACK_API_URL", SLACK_API_URL, environ),
             channels=listing("SLACK_CHANNELS", "", environ),
             bot_user_id=setting("SLACK_BOT_USER_ID", "", environ) or None,
