@@ -207,3 +207,30 @@ def test_ticket_order_is_numeric():
     assert sorted(keys, key=ticket_order) == [
         "API-2", "ENG-5", "ENG-30", "ENG-100", "slack-C1-1712.5"
     ]  # fmt: skip
+
+
+def test_on_gitlab_a_merge_request_in_a_subgroup_is_watched_through_the_forge_resource():
+    """The sensor reads MR URLs with the chosen forge's row: a GitLab MR in a subgroup is
+    learned (a GitHub PR URL is not this forge's), and a new note requests one run."""
+    from tests.support.resources import forge_returning
+
+    instance = dg.DagsterInstance.ephemeral()
+    materialize(
+        instance, "pull_request", "jira-PAY-17",
+        pr_url=dg.MetadataValue.url("https://gitlab.example/acme/platform/api/-/merge_requests/7"),
+        pr_number=7,
+    )  # fmt: skip
+    materialize(
+        instance, "pull_request", "ENG-8",
+        pr_url=dg.MetadataValue.url("https://github.com/acme/app/pull/3"), pr_number=3,
+    )  # fmt: skip
+    fake = FakeForge(issue_comments=[Comment(11, "issue", "alice", "please add a test")])
+    fake.close = lambda: None  # type: ignore[attr-defined]
+    forge = forge_returning(
+        fake, forge="gitlab", token="glpat-fake", git_base="https://gitlab.example"
+    )
+    result = pr_feedback(dg.build_sensor_context(instance=instance, resources={"forge": forge}))
+    assert isinstance(result, dg.SensorResult)
+    assert [r.run_key for r in result.run_requests] == ["jira-PAY-17:feedback:11"]
+    cursor = FeedbackCursor.parse(result.cursor)
+    assert cursor.prs["jira-PAY-17"].repo == "acme/platform/api" and "ENG-8" not in cursor.prs
