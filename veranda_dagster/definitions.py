@@ -7,93 +7,93 @@ loads on a machine with no keys at all; a phase that then needs a missing key sa
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, fields
 from typing import Any
 
 import dagster as dg
 
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
-from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE
-from veranda_dagster.domain.bounds import CI_WAIT_TIMEOUT_S, TICKET_BUDGET_USD, VALIDATION_TIMEOUT_S
 from veranda_dagster.executor import phase_executor
 from veranda_dagster.jobs import ticket_run
+from veranda_dagster.resources._env import setting
+from veranda_dagster.resources.agents import AgentsResource
+from veranda_dagster.resources.forge import ForgeResource
+from veranda_dagster.resources.jira import JiraResource
+from veranda_dagster.resources.linear import LinearResource
 from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.resources.slack import SlackResource
+from veranda_dagster.resources.tickets import TicketSourcesResource
+from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.sensors.jira import jira_intake
-from veranda_dagster.sensors.linear import LinearResource, linear_tickets
-from veranda_dagster.sensors.pr_feedback import GitHubResource, pr_feedback
+from veranda_dagster.sensors.linear import linear_tickets
+from veranda_dagster.sensors.pr_feedback import pr_feedback
 from veranda_dagster.sensors.run_failure import ticket_run_failures
-from veranda_dagster.sensors.slack import SlackResource, slack_mentions
-from veranda_dagster.settings import env_number
+from veranda_dagster.sensors.slack import slack_mentions
 from veranda_dagster.storage import ValueStore, VerandaIOManager
-
-
-def env(name: str, default: str = "") -> Any:
-    """``dg.EnvVar(name)`` when set (resolved at launch, hidden in the UI), else ``default``."""
-    return dg.EnvVar(name) if os.environ.get(name) else default
-
-
-def pipeline_resource() -> PipelineResource:
-    return PipelineResource(
-        linear_url=env("LINEAR_API_URL", "https://api.linear.app/graphql"),
-        linear_token=env("LINEAR_API_KEY"),
-        slack_url=env("SLACK_API_URL", "https://slack.com/api"),
-        slack_token=env("SLACK_BOT_TOKEN"),
-        github_api_url=env("GITHUB_API_URL", "https://api.github.com"),
-        github_git_base=env("GITHUB_GIT_BASE", "https://github.com"),
-        github_token=env("GITHUB_TOKEN"),
-        forge_name=env("VERANDA_FORGE", "github"),
-        gitlab_api_url=env("GITLAB_API_URL", "https://gitlab.com"),
-        gitlab_git_base=env("GITLAB_GIT_BASE", "https://gitlab.com"),
-        gitlab_token=env("GITLAB_TOKEN"),
-        sources=env("VERANDA_SOURCES", "linear,slack"),
-        jira_base_url=env("JIRA_BASE_URL"),
-        jira_email=env("JIRA_EMAIL"),
-        jira_token=env("JIRA_API_TOKEN"),
-        jira_api_version=env("JIRA_API_VERSION"),
-        jira_label=env("JIRA_LABEL", "veranda"),
-        jira_assignee=env("JIRA_ASSIGNEE"),
-        jira_project=env("JIRA_PROJECT"),
-        catalog_path=env("VERANDA_CATALOG"),
-        workspace_root=env("VERANDA_WORKSPACES"),
-        backends_file=env("VERANDA_BACKENDS_FILE"),
-        runbooks_dir=env("VERANDA_RUNBOOKS_DIR"),
-        hints_dir=env("VERANDA_HINTS_DIR"),
-        code_search_per_minute=env_number(
-            "VERANDA_CODE_SEARCH_PER_MINUTE", GITHUB_CODE_SEARCH_PER_MINUTE, int
-        ),
-        ci_wait_timeout_s=env_number("VERANDA_CI_WAIT_TIMEOUT_S", CI_WAIT_TIMEOUT_S, float),
-        validation_timeout_s=env_number(
-            "VERANDA_VALIDATION_TIMEOUT_S", VALIDATION_TIMEOUT_S, float
-        ),
-        ticket_budget_usd=env_number("VERANDA_TICKET_BUDGET_USD", TICKET_BUDGET_USD, float),
-        ledger_backend=env("VERANDA_VALUE_STORE", "filesystem"),
-        ledger_dir=env("VERANDA_VALUES_DIR"),
-        ledger_postgres_url=env("VERANDA_POSTGRES_URL"),
-    )
 
 
 def value_store() -> ValueStore:
     return ValueStore(
-        backend=env("VERANDA_VALUE_STORE", "filesystem"),
-        base_dir=env("VERANDA_VALUES_DIR"),
-        postgres_url=env("VERANDA_POSTGRES_URL"),
+        backend=setting("VERANDA_VALUE_STORE", "filesystem"),
+        base_dir=setting("VERANDA_VALUES_DIR"),
+        postgres_url=dg.EnvVar("VERANDA_POSTGRES_URL")
+        if os.environ.get("VERANDA_POSTGRES_URL")
+        else "",
     )
 
 
-def sensor_resources() -> dict[str, Any]:
-    """The intake and feedback sensors' own clients; each binds its secret only when set, so a
-    sensor without credentials skips with a reason instead of breaking the code location."""
-    return {
-        "linear": LinearResource.from_env(),
-        "slack": SlackResource.from_env(),
-        "github": GitHubResource.from_env(),
-    }
+@dataclass(frozen=True)
+class OutsideResources:
+    """One resource per outside system, each reading its own settings and binding its secrets
+    once. They are bound under these field names (the sensors take them by key) and
+    ``pipeline`` nests the same instances, so one setting reaches every user of the system."""
+
+    linear: LinearResource
+    slack: SlackResource
+    jira: JiraResource
+    tickets: TicketSourcesResource
+    forge: ForgeResource
+    agents: AgentsResource
+    workspace: WorkspaceResource
+
+    @classmethod
+    def from_env(cls, store: ValueStore) -> OutsideResources:
+        linear, slack = LinearResource.from_env(), SlackResource.from_env()
+        jira = JiraResource.from_env()
+        return cls(
+            linear=linear,
+            slack=slack,
+            jira=jira,
+            tickets=TicketSourcesResource.from_env(linear, slack, jira),
+            forge=ForgeResource.from_env(),
+            agents=AgentsResource.from_env(store),
+            workspace=WorkspaceResource.from_env(),
+        )
+
+    def by_key(self) -> dict[str, dg.ConfigurableResource]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def pipeline_resource(outside: OutsideResources | None = None) -> PipelineResource:
+    """The phases' seam, composed of the shared resources (Dagster nested resources)."""
+    outside = outside or OutsideResources.from_env(value_store())
+    return PipelineResource(
+        tickets=outside.tickets,
+        forge=outside.forge,
+        agents=outside.agents,
+        workspace=outside.workspace,
+        catalog_path=setting("VERANDA_CATALOG"),
+        runbooks_dir=setting("VERANDA_RUNBOOKS_DIR"),
+        hints_dir=setting("VERANDA_HINTS_DIR"),
+    )
 
 
 def build_definitions() -> dg.Definitions:
     store = value_store()
-    jira_sensors, jira_resources = jira_intake()  # off unless VERANDA_JIRA_INTAKE=1
+    outside = OutsideResources.from_env(store)
     resources: dict[str, Any] = {
-        "pipeline": pipeline_resource(),
+        **outside.by_key(),
+        "pipeline": pipeline_resource(outside),
         "value_store": store,
         "io_manager": VerandaIOManager(store=store),
     }
@@ -102,8 +102,8 @@ def build_definitions() -> dg.Definitions:
         assets=dg.with_source_code_references(PHASE_ASSETS),
         asset_checks=CHECKS,
         jobs=[ticket_run],
-        sensors=[linear_tickets, slack_mentions, pr_feedback, ticket_run_failures, *jira_sensors],
-        resources={**sensor_resources(), **jira_resources, **resources},
+        sensors=[linear_tickets, slack_mentions, pr_feedback, ticket_run_failures, *jira_intake()],
+        resources=resources,
         executor=phase_executor,
     )
 

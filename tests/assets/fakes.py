@@ -15,6 +15,7 @@ from typing import Any
 
 import dagster as dg
 
+from tests.support.resources import nested
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.models import (
     CIOutcome,
@@ -212,7 +213,7 @@ class CountingPipeline(PipelineResource):
 def resources(counter_dir: str, values_dir: str, **pipeline: Any) -> dict[str, Any]:
     store = ValueStore(backend="filesystem", base_dir=values_dir)
     return {
-        "pipeline": CountingPipeline(counter_dir=counter_dir, **pipeline),
+        "pipeline": CountingPipeline(counter_dir=counter_dir, **{**nested(), **pipeline}),
         "value_store": store,
         "io_manager": VerandaIOManager(store=store),
     }

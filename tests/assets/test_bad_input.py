@@ -8,9 +8,14 @@ import dagster as dg
 import pytest
 
 from tests.assets.fakes import read_calls, resources
+from tests.support.resources import pipeline as make_pipeline
+from tests.support.resources import tickets
 from veranda_dagster.assets import PHASE_ASSETS, context_pack, repo_guess, ticket
 from veranda_dagster.domain.errors import ConfigError, InputError, StoredValueError
-from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.resources.forge import ForgeResource
+from veranda_dagster.resources.linear import LinearResource
+from veranda_dagster.resources.slack import SlackResource
+from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.storage import ValueStore, VerandaIOManager
 from veranda_dagster.storage.types import VALUE_TYPES
 
@@ -142,7 +147,8 @@ def test_missing_config_is_named_and_not_retried(tmp_path, instance):
     assert dg.materialize(
         [ticket], partition_key="ENG-10", instance=instance, resources=res
     ).success
-    real = {**res, "pipeline": PipelineResource(catalog_path="", workspace_root=str(tmp_path))}
+    workspace = WorkspaceResource(root=str(tmp_path))
+    real = {**res, "pipeline": make_pipeline(catalog_path="", workspace=workspace)}
     result = dg.materialize(
         [ticket, repo_guess],
         selection="repo_guess",
@@ -195,7 +201,14 @@ def test_tokens_never_reach_metadata_or_logs(tmp_path, instance):
     calls, values = _dirs(tmp_path)
     instance.add_dynamic_partitions("tickets", ["ENG-12"])
     secret = "tok-DO-NOT-LEAK-0123456789"
-    res = resources(calls, values, linear_token=secret, slack_token=secret, github_token=secret)
+    res = resources(
+        calls,
+        values,
+        tickets=tickets(
+            linear=LinearResource(api_key=secret), slack=SlackResource(bot_token=secret)
+        ),
+        forge=ForgeResource(token=secret),
+    )
     store = ValueStore(base_dir=values)
     res["io_manager"] = VerandaIOManager(store=store)
     result = dg.materialize(

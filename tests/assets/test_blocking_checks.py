@@ -16,6 +16,7 @@ import pytest
 from dagster._core.instance.ref import InstanceRef
 
 from tests.assets.fakes import CountingPipeline, read_calls, resources
+from tests.support.resources import nested
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.domain.models import CommandResult, ContextPack, RedTests, Ticket
 from veranda_dagster.partitions import TICKET_TAG
@@ -58,7 +59,7 @@ def test_checks_that_gate_patch_are_blocking_and_the_pr_check_warns():
 
 
 def test_a_failing_blocking_check_stops_patch_in_the_same_run(tmp_path: Path, home: Path):
-    job = implicit_asset_job(tmp_path, GreenOnBasePipeline(counter_dir=str(tmp_path)))
+    job = implicit_asset_job(tmp_path, GreenOnBasePipeline(counter_dir=str(tmp_path), **nested()))
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
         instance.add_dynamic_partitions("tickets", [KEY])
         result = job.execute_in_process(partition_key=KEY, instance=instance, raise_on_error=False)
@@ -85,7 +86,7 @@ def test_a_failing_blocking_check_stops_patch_in_the_same_run(tmp_path: Path, ho
 
 
 def test_passing_checks_let_the_graph_run_and_its_metadata_reads_well(tmp_path: Path, home: Path):
-    job = implicit_asset_job(tmp_path, CountingPipeline(counter_dir=str(tmp_path)))
+    job = implicit_asset_job(tmp_path, CountingPipeline(counter_dir=str(tmp_path), **nested()))
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
         instance.add_dynamic_partitions("tickets", [KEY])
         result = job.execute_in_process(partition_key=KEY, instance=instance)

@@ -127,10 +127,13 @@ def test_job_checks_resources_and_sensors():
 def test_secrets_bind_as_env_vars_not_values(monkeypatch):
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-secret-value")
     monkeypatch.setenv("VERANDA_VALUE_STORE", "postgres")
+    monkeypatch.setenv("VERANDA_POSTGRES_URL", "postgresql://u:pw@127.0.0.1/v")
     pipeline = definitions.pipeline_resource()
-    assert isinstance(pipeline.github_token, dg.EnvVar) and pipeline.github_token == "GITHUB_TOKEN"
-    assert pipeline.linear_token == ""  # unset: a working default, not a load error
-    assert definitions.value_store().backend == "VERANDA_VALUE_STORE"
+    token = pipeline.forge.token
+    assert isinstance(token, dg.EnvVar) and token == "GITHUB_TOKEN"
+    assert pipeline.tickets.linear.api_key is None  # unset: a working default, not a load error
+    store = definitions.value_store()
+    assert store.backend == "postgres" and isinstance(store.postgres_url, dg.EnvVar)
 
 
 def expected_run_limits() -> list[dict]:
@@ -188,7 +191,7 @@ def test_model_and_forge_phases_claim_a_pool_in_every_run():
 def test_all_three_sensors_are_wired_with_their_resources():
     names = {s.name for s in definitions.defs.sensors}
     assert names == {"linear_tickets", "slack_mentions", "pr_feedback", "ticket_run_failures"}
-    assert {"linear", "slack", "github"} <= set(definitions.defs.resources)
+    assert {"linear", "slack", "forge", "tickets"} <= set(definitions.defs.resources)
 
 
 @pytest.mark.parametrize("raw", ["soon", "-5", "0", "nan", "inf"])
@@ -208,18 +211,19 @@ def test_numeric_settings_are_read_from_the_environment(monkeypatch):
     monkeypatch.setenv("VERANDA_CI_WAIT_TIMEOUT_S", "4")
     monkeypatch.setenv("VERANDA_CODE_SEARCH_PER_MINUTE", "600")
     resource = definitions.pipeline_resource()
-    assert (resource.ci_wait_timeout_s, resource.code_search_per_minute) == (4.0, 600)
+    assert resource.workspace.ci_wait_timeout_s == 4.0
+    assert resource.forge.search_per_minute == 600
 
 
 def test_the_ticket_budget_and_its_ledger_follow_the_value_store(monkeypatch, tmp_path):
     from veranda_dagster.domain.bounds import TICKET_BUDGET_USD
 
-    assert definitions.pipeline_resource().ticket_budget_usd == TICKET_BUDGET_USD
+    assert definitions.pipeline_resource().agents.ticket_budget_usd == TICKET_BUDGET_USD
     monkeypatch.setenv("VERANDA_TICKET_BUDGET_USD", "2.5")
     monkeypatch.setenv("VERANDA_VALUES_DIR", str(tmp_path))
     resource = definitions.pipeline_resource()
-    assert resource.ticket_budget_usd == 2.5
-    assert resource.ledger_dir == "VERANDA_VALUES_DIR"  # bound as an EnvVar, like the store
+    assert resource.agents.ticket_budget_usd == 2.5
+    assert resource.agents.store.base_dir == str(tmp_path)  # the ledger is the store's
 
 
 def test_kind_icons_name_the_configured_tracker_and_forge_not_a_fixed_vendor(monkeypatch):

@@ -1,4 +1,4 @@
-"""``PipelineResource`` hands the operator's validation bound to every phase that runs the
+"""``PipelineResource`` hands the workspace resource's validation bound to every phase that runs the
 repo's own commands: red tests, patch, review rounds and feedback."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.resources import pipeline as make_pipeline
 from veranda_dagster.domain.models import (
     CommandResult,
     ContextPack,
@@ -15,7 +16,7 @@ from veranda_dagster.domain.models import (
     RedTests,
     Ticket,
 )
-from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.resources.workspace import WorkspaceResource
 
 TICKET = Ticket(id="ENG-9", source="linear", title="t")
 PACK = ContextPack(
@@ -67,6 +68,7 @@ def test_the_configured_validation_bound_reaches_the_phase(
         return "done"
 
     monkeypatch.setattr(f"veranda_dagster.domain.work.{module}.{function}", capture)
-    pipeline = PipelineResource(workspace_root=str(tmp_path), validation_timeout_s=7.0)
+    workspace = WorkspaceResource(root=str(tmp_path), validation_timeout_s=7.0)
+    pipeline = make_pipeline(workspace=workspace)
     assert invoke(pipeline) == "done"
     assert seen["validation_timeout_s"] == 7.0

@@ -13,6 +13,8 @@ import dagster as dg
 import pytest
 
 from tests.assets.fakes import call
+from tests.support.resources import forge_returning
+from tests.support.resources import pipeline as make_pipeline
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import (
     PhaseTimeoutError,
@@ -26,7 +28,9 @@ from veranda_dagster.domain.errors import (
 )
 from veranda_dagster.domain.models import RepoGuess, Ticket
 from veranda_dagster.domain.phases import SHARED_METADATA
+from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.resources.workspace import WorkspaceResource
 
 METADATA_KEYS = set(SHARED_METADATA)
 """What the shell must write on every phase: the registry's declaration of the contract."""
@@ -158,9 +162,10 @@ def test_phase_methods_delegate_with_the_workspace_and_clients(monkeypatch, tmp_
         return "reviewed"
 
     monkeypatch.setattr("veranda_dagster.domain.work.review.review_rounds", review_rounds)
-    pipeline = PipelineResource(workspace_root=str(tmp_path), github_token="t0k")
+    forge = forge_returning("forge", token="t0k")  # the resource's client is the fake
+    workspace = WorkspaceResource(root=str(tmp_path))
+    pipeline = make_pipeline(forge=forge, workspace=workspace)
     monkeypatch.setattr(PipelineResource, "agent", lambda self, ticket: "agent")
-    monkeypatch.setattr(PipelineResource, "forge", lambda self: "forge")
     ticket = Ticket(id="ENG-42", source="linear", title="t")
     pack = types.SimpleNamespace(
         repo="acme/api", clone_url="https://github.com/acme/api.git", branch="veranda/eng-42"
@@ -169,15 +174,17 @@ def test_phase_methods_delegate_with_the_workspace_and_clients(monkeypatch, tmp_
     ws = seen["workspace"]
     assert (ws.clone_url, ws.branch, ws.path) == (pack.clone_url, pack.branch, tmp_path / "ENG-42")
     assert (seen["agent"], seen["forge"]) == ("agent", "forge")
-    assert seen["bound"] == pipeline.validation_timeout_s
+    assert seen["bound"] == workspace.validation_timeout_s
+    assert ws.git_username == "x-access-token"
 
 
 def test_workspace_clone_url_and_branch_from_config(tmp_path):
-    pipeline = PipelineResource(workspace_root=str(tmp_path), github_git_base="/srv/git/")
-    ws = pipeline.workspace("SLACK-7", "acme/api")
+    forge = ForgeResource(git_base="/srv/git/")
+    pipeline = make_pipeline(forge=forge, workspace=WorkspaceResource(root=str(tmp_path)))
+    ws = pipeline.clone("SLACK-7", "acme/api")
     assert ws.clone_url == "/srv/git/acme/api.git" and ws.branch == "veranda/slack-7"
     with pytest.raises(InputError, match="'api' is not <org>/<name>"):
-        pipeline.workspace("ENG-1", "api")
+        pipeline.clone("ENG-1", "api")
 
 
 def test_a_timed_out_phase_leaves_nothing_running(tmp_path):

@@ -14,7 +14,7 @@ from veranda_dagster.domain.ticket_key import (
 )
 from veranda_dagster.domain.workspace import Workspace
 from veranda_dagster.partitions import is_ticket_key as partition_grammar
-from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.resources.workspace import WorkspaceResource
 
 GOOD = ["ENG-123", "A-1", "SLACK-7", "slack-C0123ABCD-1712345678.000100"]
 BAD = [
@@ -45,9 +45,9 @@ def test_every_other_key_is_refused_before_the_file_system(key, tmp_path):
         ticket_dir(tmp_path, key)
     with pytest.raises(InvalidTicketKeyError):
         _ = Workspace(tmp_path / "ws", key, "http://127.0.0.1/x.git", "b").path
-    pipeline = PipelineResource(workspace_root=str(tmp_path / "root"))
+    workspace = WorkspaceResource(root=str(tmp_path / "root"))
     with pytest.raises(InvalidTicketKeyError):
-        pipeline.scratch_dir(key)
+        workspace.scratch_dir(key)
     assert not (tmp_path / "root").exists() or list((tmp_path / "root").rglob("*")) in (
         [],
         [tmp_path / "root" / "_scratch"],

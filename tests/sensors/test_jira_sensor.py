@@ -124,9 +124,10 @@ def test_relative_since_and_bad_cursor():
 
 
 def test_registration_is_off_by_default_and_skips_unconfigured():
-    assert jira_intake({}) == ([], {})
-    sensors, resources = jira_intake({"VERANDA_JIRA_INTAKE": "1"})
-    assert sensors == [jira_tickets] and set(resources) == {"jira"}
+    assert jira_intake({}) == []
+    assert jira_intake({"VERANDA_JIRA_INTAKE": "1"}) == [jira_tickets]  # the older switch
+    assert jira_intake({"VERANDA_SOURCES": "linear,jira"}) == [jira_tickets]
+    assert jira_intake({"VERANDA_SOURCES": "linear,slack"}) == []
     assert jira_tickets.default_status == dg.DefaultSensorStatus.STOPPED
     with dg.instance_for_test() as inst:
         context = dg.build_sensor_context(instance=inst, resources={"jira": JiraResource()})

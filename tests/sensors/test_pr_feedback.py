@@ -17,9 +17,9 @@ from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.domain.bounds import MAX_FEEDBACK_PRS_PER_TICK
 from veranda_dagster.domain.work.forge import BOT_MARKER, Comment
 from veranda_dagster.partitions import TICKET_TAG
+from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.sensors.pr_feedback import (
     FeedbackCursor,
-    GitHubResource,
     poll_pr_feedback,
     pr_feedback,
     ticket_order,
@@ -93,20 +93,25 @@ def test_a_pr_whose_ticket_run_is_still_going_waits_and_keeps_its_comments():
     assert [r.run_key for r in after.run_requests] == ["ENG-9:feedback:5"]
 
 
-def test_skips_with_a_reason_when_github_is_not_configured():
+@pytest.mark.parametrize(
+    ("forge", "variable"), [("github", "GITHUB_TOKEN"), ("gitlab", "GITLAB_TOKEN")]
+)
+def test_skips_with_a_reason_naming_the_forge_token_when_not_configured(forge, variable):
     context = dg.build_sensor_context(
-        instance=dg.DagsterInstance.ephemeral(), resources={"github": GitHubResource()}
+        instance=dg.DagsterInstance.ephemeral(), resources={"forge": ForgeResource(forge=forge)}
     )
     result = pr_feedback(context)
-    assert isinstance(result, dg.SkipReason) and "GITHUB_TOKEN" in result.skip_message
+    assert isinstance(result, dg.SkipReason) and variable in result.skip_message
 
 
-class ScriptedGitHub(GitHubResource):
+class ScriptedGitHub(ForgeResource):
+    """The GitHub row's real client over a recorded transport."""
+
     handlers: ClassVar[dict[str, object]] = {}
 
     def client(self) -> GitHubClient:
         return GitHubClient(
-            self.base_url, self.token, transport=httpx.MockTransport(self.handlers["h"])
+            self.api_url, self.token, transport=httpx.MockTransport(self.handlers["h"])
         )
 
 
@@ -127,8 +132,8 @@ def test_the_sensor_end_to_end_through_the_github_client():
         return httpx.Response(200, json=[])
 
     ScriptedGitHub.handlers["h"] = handler
-    resource = ScriptedGitHub(token="ghs_x", base_url="https://api.github.test")
-    context = dg.build_sensor_context(instance=instance, resources={"github": resource})
+    resource = ScriptedGitHub(token="ghs_x", api_url="https://api.github.test")
+    context = dg.build_sensor_context(instance=instance, resources={"forge": resource})
     result = pr_feedback(context)
     assert [r.run_key for r in result.run_requests] == ["ENG-8:feedback:77"]
     assert sorted(seen) == [
@@ -202,3 +207,30 @@ def test_ticket_order_is_numeric():
     assert sorted(keys, key=ticket_order) == [
         "API-2", "ENG-5", "ENG-30", "ENG-100", "slack-C1-1712.5"
     ]  # fmt: skip
+
+
+def test_on_gitlab_a_merge_request_in_a_subgroup_is_watched_through_the_forge_resource():
+    """The sensor reads MR URLs with the chosen forge's row: a GitLab MR in a subgroup is
+    learned (a GitHub PR URL is not this forge's), and a new note requests one run."""
+    from tests.support.resources import forge_returning
+
+    instance = dg.DagsterInstance.ephemeral()
+    materialize(
+        instance, "pull_request", "jira-PAY-17",
+        pr_url=dg.MetadataValue.url("https://gitlab.example/acme/platform/api/-/merge_requests/7"),
+        pr_number=7,
+    )  # fmt: skip
+    materialize(
+        instance, "pull_request", "ENG-8",
+        pr_url=dg.MetadataValue.url("https://github.com/acme/app/pull/3"), pr_number=3,
+    )  # fmt: skip
+    fake = FakeForge(issue_comments=[Comment(11, "issue", "alice", "please add a test")])
+    fake.close = lambda: None  # type: ignore[attr-defined]
+    forge = forge_returning(
+        fake, forge="gitlab", token="glpat-fake", git_base="https://gitlab.example"
+    )
+    result = pr_feedback(dg.build_sensor_context(instance=instance, resources={"forge": forge}))
+    assert isinstance(result, dg.SensorResult)
+    assert [r.run_key for r in result.run_requests] == ["jira-PAY-17:feedback:11"]
+    cursor = FeedbackCursor.parse(result.cursor)
+    assert cursor.prs["jira-PAY-17"].repo == "acme/platform/api" and "ENG-8" not in cursor.prs

@@ -11,15 +11,15 @@ import pytest
 from dagster._core.instance.ref import InstanceRef
 
 from tests.assets.fakes import CountingPipeline, resources
+from tests.support.resources import nested, tickets
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.models import ContextPack, Patch, RedTests, Ticket
 from veranda_dagster.domain.run_failure import RunFailure, failure_note
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.partitions import TICKET_JOB
-from veranda_dagster.sensors.linear import LinearResource
+from veranda_dagster.resources.linear import LinearResource
 from veranda_dagster.sensors.run_failure import ticket_run_failures
-from veranda_dagster.sensors.slack import SlackResource
 from veranda_dagster.sensors.status import SENSORS_ENV, sensor_default_status
 from veranda_dagster.sim.linear_fake import LinearFake
 from veranda_dagster.storage import ValueStore
@@ -48,7 +48,7 @@ def failed_run(tmp_path: Path, key: str) -> tuple[dg.DagsterInstance, str, Value
     home.mkdir()
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
     res = resources(str(tmp_path), str(tmp_path / "values"))
-    res["pipeline"] = BrokenPatchPipeline(counter_dir=str(tmp_path))
+    res["pipeline"] = BrokenPatchPipeline(counter_dir=str(tmp_path), **nested())
     defs = dg.Definitions(
         assets=PHASE_ASSETS,
         asset_checks=CHECKS,
@@ -73,18 +73,18 @@ def evaluate(instance: dg.DagsterInstance, run_id: str, store: ValueStore, url: 
         for e in instance.all_logs(run_id, of_type=dg.DagsterEventType.RUN_FAILURE)
         if e.dagster_event is not None
     ]
-    context = dg.build_run_status_sensor_context(
+    # nested ConfigurableResources are built as context managers: enter the context
+    with dg.build_run_status_sensor_context(
         sensor_name="ticket_run_failures",
         dagster_event=event,
         dagster_instance=instance,
         dagster_run=run,
         resources={
-            "linear": LinearResource(api_key=TOKEN, base_url=url),
-            "slack": SlackResource(),
+            "tickets": tickets(linear=LinearResource(api_key=TOKEN, base_url=url)),
             "value_store": store,
         },
-    ).for_run_failure()
-    ticket_run_failures(context)
+    ) as context:
+        ticket_run_failures(context.for_run_failure())
 
 
 def test_a_failed_run_posts_one_note_naming_phase_error_kept_phases_and_rerun(

@@ -12,11 +12,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE
+from veranda_dagster.domain.bounds import FORGE_BLOB_SEARCH_PER_MINUTE
 from veranda_dagster.domain.code_search import CodeSearch
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.work.forge import Forge
+
+
+class ForgeClient(Forge, Protocol):
+    """A forge client as the service holds it: the domain's ``Forge`` plus ``close`` (a sensor
+    closes its connection pool after each tick)."""
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -29,12 +38,17 @@ class ForgeProvider:
     pr_path: re.Pattern[str]
     """A pull/merge request's web path (after the host or the instance's relative root), with
     groups ``repo`` and ``number``."""
-    make_client: Callable[[str, str | None], Forge]
+    make_client: Callable[[str, str | None], ForgeClient]
     make_code_search: Callable[..., CodeSearch]
     secret_env: tuple[str, ...]
     """Environment variables that hold this forge's secrets (for the docs and Helm checks)."""
+    env_prefix: str
+    """``<prefix>_API_URL``, ``<prefix>_GIT_BASE`` and ``<prefix>_TOKEN`` configure it."""
+    search_per_minute: int
+    """The hosted forge's code-search rate for one token (a self-managed instance sets its
+    own with ``VERANDA_CODE_SEARCH_PER_MINUTE``)."""
 
-    def client(self, api_url: str, token: str | None) -> Forge:
+    def client(self, api_url: str, token: str | None) -> ForgeClient:
         return self.make_client(api_url or self.default_api_url, token)
 
     def code_search(self, api_url: str, token: str | None, repo: str, **kw: Any) -> CodeSearch:
@@ -57,7 +71,7 @@ class ForgeProvider:
         return (match.group("repo"), int(match.group("number"))) if match else None
 
 
-def _github_client(api_url: str, token: str | None) -> Forge:
+def _github_client(api_url: str, token: str | None) -> ForgeClient:
     from veranda_dagster.clients.github import GitHubClient
 
     return GitHubClient(api_url, token)
@@ -69,7 +83,7 @@ def _github_search(api_url: str, token: str | None, repo: str, **kw: Any) -> Cod
     return GitHubCodeSearch(api_url, token, repo, **kw)
 
 
-def _gitlab_client(api_url: str, token: str | None) -> Forge:
+def _gitlab_client(api_url: str, token: str | None) -> ForgeClient:
     from veranda_dagster.clients.gitlab import GitLabClient
 
     return GitLabClient(api_url, token)
@@ -91,6 +105,8 @@ FORGES: dict[str, ForgeProvider] = {
         make_client=_github_client,
         make_code_search=_github_search,
         secret_env=("GITHUB_TOKEN",),
+        env_prefix="GITHUB",
+        search_per_minute=GITHUB_CODE_SEARCH_PER_MINUTE,
     ),
     "gitlab": ForgeProvider(
         name="gitlab",
@@ -103,6 +119,8 @@ FORGES: dict[str, ForgeProvider] = {
         make_client=_gitlab_client,
         make_code_search=_gitlab_search,
         secret_env=("GITLAB_TOKEN",),
+        env_prefix="GITLAB",
+        search_per_minute=FORGE_BLOB_SEARCH_PER_MINUTE,
     ),
 }
 

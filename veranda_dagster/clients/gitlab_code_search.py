@@ -48,13 +48,16 @@ class GitLabCodeSearch(GitLabApi):
         clock: Callable[[], float] = time.monotonic,
         sha: str | None = None,
         per_minute: int = FORGE_BLOB_SEARCH_PER_MINUTE,
+        budget: SearchBudget | None = None,
     ) -> None:
+        """``budget`` is the token's shared budget (every run holding the token draws from
+        it); without one the client counts only its own searches."""
         super().__init__(base_url, token, transport=transport, client=client, sleep=sleep)
         self.project = project
         self._ref = project_ref(project)
-        # The same rolling-window budget as GitHub's search, held in this process: the blob
-        # search limit is per user, so one client per token is what spends it.
-        self.limiter = SearchBudget(
+        # The same rolling-window budget as GitHub's search: the blob search limit is per
+        # user, so every client holding the token spends one budget.
+        self.limiter = budget or SearchBudget(
             MemoryBudgetState(),
             budget_key(base_url, token or ""),
             limit=per_minute,

@@ -18,12 +18,15 @@ product git call:
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from veranda_dagster.domain.errors import ConfigError
 
 SAFE_GIT_CONFIG: tuple[str, ...] = (
     "-c", "core.hooksPath=/dev/null",
@@ -45,12 +48,20 @@ TOKEN_FILE_ENV = "VERANDA_GIT_TOKEN_FILE"
 GIT_USERNAME = "x-access-token"
 """The username the forges accept beside a personal token (a forge row may name its own)."""
 
-_ASKPASS = f"""#!/bin/sh
+_USERNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+"""A username askpass may print: it is pasted into a shell script, so nothing else."""
+
+
+def _askpass_script(username: str) -> str:
+    if not _USERNAME.fullmatch(username):
+        raise ConfigError(f"git username {username!r} is not a plain account name")
+    return f"""#!/bin/sh
 case "$1" in
-  Username*) printf '%s\\n' {GIT_USERNAME} ;;
+  Username*) printf '%s\\n' {username} ;;
   *) cat "${TOKEN_FILE_ENV}" ;;
 esac
 """
+
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -78,9 +89,10 @@ def token_allowed(remote_url: str) -> bool:
 
 
 @contextmanager
-def git_askpass(token: str) -> Iterator[dict[str, str]]:
-    """The env additions that let git ask for ``token``: a script path and a file path, never
-    the value. Both live in a fresh 0700 directory removed on exit."""
+def git_askpass(token: str, username: str = GIT_USERNAME) -> Iterator[dict[str, str]]:
+    """The env additions that let git ask for ``token`` (as ``username``): a script path and a
+    file path, never the value. Both live in a fresh 0700 directory removed on exit."""
+    script_text = _askpass_script(username)
     folder = Path(tempfile.mkdtemp(prefix="veranda-git-"))
     try:
         token_file = folder / "token"
@@ -88,7 +100,7 @@ def git_askpass(token: str) -> Iterator[dict[str, str]]:
         with os.fdopen(fd, "w") as handle:
             handle.write(token)
         script = folder / "askpass"
-        script.write_text(_ASKPASS)
+        script.write_text(script_text)
         script.chmod(0o700)
         yield {"GIT_ASKPASS": str(script), TOKEN_FILE_ENV: str(token_file)}
     finally:

@@ -17,7 +17,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from veranda_dagster.domain.errors import VerandaError
-from veranda_dagster.domain.git_command import git_argv, git_askpass, git_env, token_allowed
+from veranda_dagster.domain.git_command import (
+    GIT_USERNAME,
+    git_argv,
+    git_askpass,
+    git_env,
+    token_allowed,
+)
 from veranda_dagster.domain.git_recovery import (
     clear_partial_clones,
     clear_stale_locks,
@@ -54,12 +60,15 @@ class Workspace:
         clone_url: str,
         branch: str,
         token: str | None = None,
+        git_username: str = GIT_USERNAME,
     ) -> None:
         self.root = Path(root)
         self.ticket_id = ticket_id
         self.clone_url = clone_url
         self.branch = branch
         self._token = token or ""
+        self.git_username = git_username
+        """Sent beside the token over https (the forge's row: ``oauth2`` on GitLab)."""
         self.recovered: list[str] = []
         """What the last ``ensure`` recovered (stale locks, a half-made clone)."""
 
@@ -78,7 +87,7 @@ class Workspace:
         env = git_env()
         with contextlib.ExitStack() as stack:
             if self._token and token_allowed(self.clone_url):
-                env.update(stack.enter_context(git_askpass(self._token)))
+                env.update(stack.enter_context(git_askpass(self._token, self.git_username)))
             try:
                 proc = subprocess.run(
                     cmd,

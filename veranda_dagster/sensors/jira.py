@@ -1,8 +1,9 @@
 """The ``jira_tickets`` sensor: Jira issues with the bot's label or assignee become ticket runs.
 
-Off by default: it is part of the code location only with ``VERANDA_JIRA_INTAKE=1`` (and then
-skips with a reason until ``JIRA_BASE_URL`` and a token are set), because the ``ticket`` asset
-reads ``jira-`` keys only once the ticket-source port routes them (see ``jira_partition_key``).
+Off by default: it is part of the code location only when ``jira`` is an enabled source
+(``VERANDA_SOURCES=linear,slack,jira``, or the older ``VERANDA_JIRA_INTAKE=1``), and then skips
+with a reason until ``JIRA_BASE_URL`` and a token are set. The ``ticket`` phase reads its
+``jira-`` keys through the same ``JiraResource`` (``resources.tickets``).
 
 Each tick asks Jira for matching open issues updated since the cursor's high-water mark. The
 mark is sent as a *relative* JQL date (``updated >= "-37m"``): JQL reads an absolute date in
@@ -24,8 +25,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,6 +38,8 @@ from veranda_dagster.clients.jira_ticket import PREFIX
 from veranda_dagster.domain.bounds import MAX_CURSOR_RECENT
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.partitions import TICKET_JOB, is_ticket_key
+from veranda_dagster.resources.jira import JiraResource
+from veranda_dagster.resources.tickets import JIRA_INTAKE_ENV, enabled_sources
 from veranda_dagster.sensors.dedup import sensor_result, ticket_holds
 
 POLL_INTERVAL_S = 60
@@ -50,57 +52,13 @@ count as ours (Jira stamps both from the same write; a person's edit is seconds 
 OVERLAP_MINUTES = 1
 """Extra minutes asked for beyond the high-water mark: JQL compares at minute precision."""
 
-ENABLE_ENV = "VERANDA_JIRA_INTAKE"
-TOKEN_ENV = "JIRA_API_TOKEN"
-"""One variable for both deployments (a Cloud API token with ``JIRA_EMAIL``, a Data Center
-personal access token without): its ``_TOKEN`` name is what the scrubber masks by."""
+ENABLE_ENV = JIRA_INTAKE_ENV
 
 
 def jira_partition_key(issue_key: str) -> str:
     """A source-qualified partition key (``jira-PAY-17``): a Jira ``PAY-17`` and a Linear
     ``PAY-17`` are different tickets and must never share a partition."""
     return PREFIX + issue_key
-
-
-class JiraResource(dg.ConfigurableResource):
-    """Jira connection settings; secrets arrive through ``dg.EnvVar``."""
-
-    base_url: str | None = None
-    token: str | None = None
-    email: str | None = None
-    """Set for Jira Cloud (basic auth with an API token); unset means Data Center (a PAT)."""
-    api_version: str | None = None
-    label: str | None = "veranda"
-    assignee: str | None = None
-    project: str | None = None
-
-    @classmethod
-    def from_env(cls) -> JiraResource:
-        token = dg.EnvVar(TOKEN_ENV) if os.environ.get(TOKEN_ENV) else None
-        return cls(
-            base_url=os.environ.get("JIRA_BASE_URL") or None,
-            token=token,
-            email=os.environ.get("JIRA_EMAIL") or None,
-            api_version=os.environ.get("JIRA_API_VERSION") or None,
-            label=os.environ.get("JIRA_LABEL", "veranda") or None,
-            assignee=os.environ.get("JIRA_ASSIGNEE") or None,
-            project=os.environ.get("JIRA_PROJECT") or None,
-        )
-
-    @property
-    def configured(self) -> bool:
-        return bool(self.base_url and self.token)
-
-    def client(self) -> JiraClient:
-        return JiraClient(
-            self.base_url or "",
-            self.token,
-            email=self.email,
-            api_version=self.api_version,  # type: ignore[arg-type]
-            label=self.label,
-            assignee=self.assignee,
-            project=self.project,
-        )
 
 
 class JiraCursor(BaseModel):
@@ -223,10 +181,8 @@ def jira_tickets(
         client.close()
 
 
-def jira_intake(environ: dict[str, str] | None = None) -> tuple[list[Any], dict[str, Any]]:
-    """``(sensors, resources)`` to add to the Definitions: empty unless ``VERANDA_JIRA_INTAKE``
-    is ``1``, so a deployment that never asked for Jira sees no change at all."""
-    source = os.environ if environ is None else environ
-    if source.get(ENABLE_ENV) != "1":
-        return [], {}
-    return [jira_tickets], {"jira": JiraResource.from_env()}
+def jira_intake(environ: Mapping[str, str] | None = None) -> list[dg.SensorDefinition]:
+    """The Jira sensors to add to the Definitions: none unless ``jira`` is an enabled source
+    (``VERANDA_SOURCES``, or the older ``VERANDA_JIRA_INTAKE=1``), so a deployment that never
+    asked for Jira sees no change at all. Its ``jira`` resource is bound either way."""
+    return [jira_tickets] if "jira" in enabled_sources(environ) else []

@@ -11,7 +11,6 @@ restart, never yields a second run.
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,42 +19,13 @@ from pydantic import BaseModel, Field, ValidationError
 
 from veranda_dagster.clients._http import HttpAuthError
 from veranda_dagster.clients.limits import LINEAR_POLL_INTERVAL_S
-from veranda_dagster.clients.linear import LINEAR_API_URL, LinearApiError, LinearClient
+from veranda_dagster.clients.linear import LinearApiError, LinearClient
 from veranda_dagster.domain.bounds import CURSOR_OVERLAP_S, MAX_CURSOR_RECENT
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.partitions import TICKET_JOB, is_ticket_key
+from veranda_dagster.resources.linear import LinearResource
 from veranda_dagster.sensors.dedup import new_tickets, sensor_result
 from veranda_dagster.sensors.status import sensor_default_status
-
-
-class LinearResource(dg.ConfigurableResource):
-    """Linear connection settings; the key arrives through ``dg.EnvVar("LINEAR_API_KEY")``."""
-
-    api_key: str | None = None
-    base_url: str = LINEAR_API_URL
-    bot_user_id: str | None = None
-    label: str | None = "veranda"
-
-    @classmethod
-    def from_env(cls) -> LinearResource:
-        """Bind the key with ``dg.EnvVar`` when it is set; unset means "not configured" (the
-        sensor skips) instead of a load error for the whole code location."""
-        key = dg.EnvVar("LINEAR_API_KEY") if os.environ.get("LINEAR_API_KEY") else None
-        return cls(
-            api_key=key,
-            base_url=os.environ.get("LINEAR_API_URL", LINEAR_API_URL),
-            bot_user_id=os.environ.get("LINEAR_BOT_USER_ID") or None,
-            label=os.environ.get("LINEAR_LABEL", "veranda") or None,
-        )
-
-    @property
-    def configured(self) -> bool:
-        return bool(self.api_key)
-
-    def client(self) -> LinearClient:
-        return LinearClient(
-            self.base_url, self.api_key, bot_user_id=self.bot_user_id, label=self.label
-        )
 
 
 class LinearCursor(BaseModel):

@@ -1,5 +1,9 @@
 """The ``pr_feedback`` sensor: new human comments on a ticket's PR re-materialize ``feedback``.
 
+It speaks the forge-neutral ``domain.work.forge.Forge`` through the shared ``forge`` resource
+(``ForgeResource``: GitHub or GitLab by ``VERANDA_FORGE``), so on GitLab the comments are a
+merge request's discussions and notes, and the PR/MR URL grammar is the forge row's.
+
 Which tickets have a PR is read from the instance: each ``pull_request`` materialization carries
 ``pr_url``/``pr_number`` metadata, read incrementally after the storage id in the cursor. For
 each known PR the sensor lists review and issue comments, keeps the human ones (never the bot's
@@ -19,15 +23,15 @@ at most ``MAX_WATCHED_PRS`` PRs; past that the earliest learned are dropped.
 from __future__ import annotations
 
 import json
-import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 import dagster as dg
 from pydantic import BaseModel, Field, ValidationError
 
 from veranda_dagster.clients._http import HttpAuthError
-from veranda_dagster.clients.github import GitHubClient
+from veranda_dagster.clients.forges import forge_provider
 from veranda_dagster.domain.bounds import (
     MATERIALIZATIONS_PER_TICK,
     MAX_FEEDBACK_PRS_PER_TICK,
@@ -37,34 +41,14 @@ from veranda_dagster.domain.bounds import (
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.domain.work.forge import Forge, human_comments
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
+from veranda_dagster.resources.forge import DEFAULT_FORGE, ForgeResource
 from veranda_dagster.sensors.dedup import ticket_holds
 from veranda_dagster.sensors.status import sensor_default_status
 
 PULL_REQUEST = dg.AssetKey("pull_request")
 FEEDBACK = dg.AssetKey("feedback")
-_PR_URL = re.compile(r"https?://[^/]+/(?P<repo>[^/]+/[^/]+)/pull/(?P<number>\d+)")
-
-
-class GitHubResource(dg.ConfigurableResource):
-    """GitHub connection; the token arrives through ``dg.EnvVar("GITHUB_TOKEN")``."""
-
-    token: str | None = None
-    base_url: str = "https://api.github.com"
-
-    @classmethod
-    def from_env(cls) -> GitHubResource:
-        token = dg.EnvVar("GITHUB_TOKEN") if os.environ.get("GITHUB_TOKEN") else None
-        return cls(
-            token=token,
-            base_url=os.environ.get("GITHUB_API_URL", "https://api.github.com"),
-        )
-
-    @property
-    def configured(self) -> bool:
-        return bool(self.token)
-
-    def client(self) -> GitHubClient:
-        return GitHubClient(self.base_url, self.token)
+PrUrlParser = Callable[[str], tuple[str, int] | None]
+"""``(repo, number)`` of a PR/MR URL on the configured forge (``ForgeResource.parse_pr_url``)."""
 
 
 class WatchedPR(BaseModel):
@@ -133,7 +117,9 @@ def _meta(record: Any) -> tuple[str | None, dict[str, Any]]:
     return mat.partition, {k: getattr(v, "value", v) for k, v in (mat.metadata or {}).items()}
 
 
-def _learn_prs(instance: dg.DagsterInstance, cursor: FeedbackCursor) -> None:
+def _learn_prs(
+    instance: dg.DagsterInstance, cursor: FeedbackCursor, parse_pr_url: PrUrlParser
+) -> None:
     result = instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=PULL_REQUEST, after_storage_id=cursor.after),
         limit=MATERIALIZATIONS_PER_TICK,
@@ -142,12 +128,12 @@ def _learn_prs(instance: dg.DagsterInstance, cursor: FeedbackCursor) -> None:
     for record in result.records:
         cursor.after = record.storage_id
         key, meta = _meta(record)
-        match = _PR_URL.match(str(meta.get("pr_url") or ""))
-        if key and match:
+        parsed = parse_pr_url(str(meta.get("pr_url") or ""))
+        if key and parsed:
+            repo, number = parsed[0], int(meta.get("pr_number") or parsed[1])
             known = cursor.prs.get(key)
-            number = int(meta.get("pr_number") or match["number"])
-            if known is None or (known.repo, known.number) != (match["repo"], number):
-                cursor.prs[key] = WatchedPR(repo=match["repo"], number=number)
+            if known is None or (known.repo, known.number) != (repo, number):
+                cursor.prs[key] = WatchedPR(repo=repo, number=number)
     done = instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=FEEDBACK, after_storage_id=cursor.after_feedback),
         limit=MATERIALIZATIONS_PER_TICK,
@@ -171,10 +157,17 @@ def feedback_run_request(key: str, newest: int) -> dg.RunRequest:
 
 
 def poll_pr_feedback(
-    instance: dg.DagsterInstance, forge: Forge, raw_cursor: str | None, log: Any
+    instance: dg.DagsterInstance,
+    forge: Forge,
+    raw_cursor: str | None,
+    log: Any,
+    parse_pr_url: PrUrlParser | None = None,
 ) -> dg.SensorResult | dg.SkipReason:
+    """One tick over ``forge`` (any ``domain.work.forge.Forge``: GitHub's comments, GitLab's
+    notes and discussions); ``parse_pr_url`` reads the forge's PR/MR URLs (GitHub's by
+    default)."""
     cursor = FeedbackCursor.parse(raw_cursor)
-    _learn_prs(instance, cursor)
+    _learn_prs(instance, cursor, parse_pr_url or forge_provider(DEFAULT_FORGE).parse_pr_url)
     watched = cursor.due()
     if not watched:
         return dg.SensorResult(
@@ -211,14 +204,19 @@ def poll_pr_feedback(
     description="New human comments on a ticket's pull request -> re-materialize its feedback.",
 )
 def pr_feedback(
-    context: dg.SensorEvaluationContext, github: GitHubResource
+    context: dg.SensorEvaluationContext, forge: ForgeResource
 ) -> dg.SensorResult | dg.SkipReason:
-    if not github.configured:
-        return dg.SkipReason("GitHub is not configured: set GITHUB_TOKEN to watch PR comments")
-    client = github.client()
+    if not forge.configured:
+        return dg.SkipReason(
+            f"the forge ({forge.forge}) is not configured: set {forge.token_env} to watch "
+            "pull/merge request comments"
+        )
+    client = forge.client()
     try:
-        return poll_pr_feedback(context.instance, client, context.cursor, context.log)
+        return poll_pr_feedback(
+            context.instance, client, context.cursor, context.log, forge.parse_pr_url
+        )
     except HttpAuthError as exc:
-        raise HttpAuthError(f"{exc}; check GITHUB_TOKEN") from None
+        raise HttpAuthError(f"{exc}; check {forge.token_env}") from None
     finally:
         client.close()

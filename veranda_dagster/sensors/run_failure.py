@@ -3,9 +3,10 @@
 A run-failure sensor (the daemon hands it each failed run once, and keeps a cursor) reads
 the run's events for the phase that failed and its error type, the value store for the phases
 that are kept, and posts ``domain.run_failure.failure_note`` on the ticket's own channel (a
-Linear comment or a reply in the Slack thread). Posting goes through ``TicketChannel`` with
-the run id as its key, so a second evaluation of the same run (a reset cursor, a second
-daemon) finds the first comment and posts nothing.
+Linear or Jira comment or a reply in the Slack thread, through the enabled sources of the
+shared ``tickets`` resource). Posting goes through ``TicketChannel`` with the run id as its
+key, so a second evaluation of the same run (a reset cursor, a second daemon) finds the
+first comment and posts nothing.
 
 Not told: a run that run retries will retry (``dagster/will_retry``: its retry tells, if it
 fails), a twin refused by the one-run-per-ticket guard (nothing failed), and runs that
@@ -20,13 +21,13 @@ from typing import Any
 import dagster as dg
 
 from veranda_dagster.assets._policy import PHASES
+from veranda_dagster.clients.jira_ticket import PREFIX as JIRA_PREFIX
 from veranda_dagster.clients.ticket_channel import TicketChannel
 from veranda_dagster.domain.errors import VerandaError
 from veranda_dagster.domain.models import Ticket
 from veranda_dagster.domain.run_failure import RunFailure, failure_note
 from veranda_dagster.partitions import TICKET_TAG, is_ticket_key, parse_slack_key
-from veranda_dagster.sensors.linear import LinearResource
-from veranda_dagster.sensors.slack import SlackResource
+from veranda_dagster.resources.tickets import TicketSourcesResource
 from veranda_dagster.sensors.status import sensor_default_status
 from veranda_dagster.storage import ValueStore
 
@@ -102,8 +103,8 @@ def read_failure(
 
 
 def ticket_for(key: str, store: ValueStore) -> Ticket:
-    """The stored ticket (it names the Linear issue or the Slack thread), or, when the run
-    failed before ``ticket`` was stored, the address the key itself carries."""
+    """The stored ticket (it names the Linear or Jira issue or the Slack thread), or, when the
+    run failed before ``ticket`` was stored, the address the key itself carries."""
     if store.values().exists("ticket", key):
         ticket = store.load("ticket", key)
         if isinstance(ticket, Ticket):
@@ -111,6 +112,8 @@ def ticket_for(key: str, store: ValueStore) -> Ticket:
     if key.startswith("slack-"):
         channel, ts = parse_slack_key(key)
         return Ticket(id=key, source="slack", title=key, external_id=channel, thread_ts=ts)
+    if key.startswith(JIRA_PREFIX):
+        return Ticket(id=key, source="jira", title=key, external_id=key.removeprefix(JIRA_PREFIX))
     return Ticket(id=key, source="linear", title=key)
 
 
@@ -141,14 +144,10 @@ def tell_ticket(
 )
 def ticket_run_failures(
     context: dg.RunFailureSensorContext,
-    linear: LinearResource,
-    slack: SlackResource,
+    tickets: TicketSourcesResource,
     value_store: ValueStore,
 ) -> None:
-    channel = TicketChannel(
-        linear.client() if linear.configured else None,
-        slack.client() if slack.configured else None,
-    )
+    channel = tickets.channel()
     try:
         posted = tell_ticket(context.instance, context.dagster_run, channel, value_store)
     except VerandaError as exc:

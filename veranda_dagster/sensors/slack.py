@@ -12,7 +12,6 @@ completes; a channel that errors keeps its mark while the others advance.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -26,10 +25,11 @@ from veranda_dagster.clients.limits import (
     SLACK_POLL_INTERVAL_S,
 )
 from veranda_dagster.clients.linear_ticket import KEY_IN_TEXT as LINEAR_KEY_IN_TEXT
-from veranda_dagster.clients.slack import SLACK_API_URL, SlackApiError, SlackClient
+from veranda_dagster.clients.slack import SlackApiError, SlackClient
 from veranda_dagster.clients.slack_ticket import mentions
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.partitions import TICKET_JOB, is_ticket_key, slack_key
+from veranda_dagster.resources.slack import SlackResource
 from veranda_dagster.sensors.dedup import sensor_result, ticket_holds
 from veranda_dagster.sensors.status import sensor_default_status
 
@@ -39,34 +39,6 @@ INITIAL_LOOKBACK_S = 3600
 _IGNORED_SUBTYPES = frozenset(
     {"bot_message", "channel_join", "channel_leave", "message_deleted", "message_changed"}
 )
-
-
-class SlackResource(dg.ConfigurableResource):
-    """Slack connection settings; the token arrives through ``dg.EnvVar("SLACK_BOT_TOKEN")``."""
-
-    bot_token: str | None = None
-    base_url: str = SLACK_API_URL
-    channels: list[str] = Field(default_factory=list)
-    bot_user_id: str | None = None
-
-    @classmethod
-    def from_env(cls) -> SlackResource:
-        """``dg.EnvVar`` when the token is set; unset means the sensor skips with a reason."""
-        token = dg.EnvVar("SLACK_BOT_TOKEN") if os.environ.get("SLACK_BOT_TOKEN") else None
-        channels = [c.strip() for c in os.environ.get("SLACK_CHANNELS", "").split(",")]
-        return cls(
-            bot_token=token,
-            base_url=os.environ.get("SLACK_API_URL", SLACK_API_URL),
-            channels=[c for c in channels if c],
-            bot_user_id=os.environ.get("SLACK_BOT_USER_ID") or None,
-        )
-
-    @property
-    def configured(self) -> bool:
-        return bool(self.bot_token)
-
-    def client(self) -> SlackClient:
-        return SlackClient(self.base_url, self.bot_token, bot_user_id=self.bot_user_id)
 
 
 class ChannelCursor(BaseModel):

@@ -8,10 +8,13 @@ import pytest
 
 from tests.domain.work.conftest import TICKET, ScriptedAgent, reply, write
 from tests.fixtures.work.project import PASSING_TEST, RED_TEST
+from tests.support.resources import pipeline as make_pipeline
 from veranda_dagster.domain.agent import AgentRequest
 from veranda_dagster.domain.budget import BudgetedAgent, BudgetExceededError, SpendEntry
 from veranda_dagster.domain.work.red_tests import write_red_tests
+from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.storage import ValueStore
 from veranda_dagster.storage.backends import FilesystemValues
 from veranda_dagster.storage.ledger import StoreLedger
 
@@ -49,7 +52,8 @@ def test_a_new_process_honours_what_was_spent_and_a_raised_cap_lets_it_go_on(tmp
         first.record(TICKET.id, SpendEntry(role="implementer", family="claude", usd=usd))
 
     def resource(cap: float) -> PipelineResource:  # a fresh resource, as a resumed run builds
-        return PipelineResource(ticket_budget_usd=cap, ledger_dir=str(values))
+        agents = AgentsResource(store=ValueStore(base_dir=str(values)), ticket_budget_usd=cap)
+        return make_pipeline(agents=agents)
 
     agent = resource(1.0).agent(TICKET)
     assert isinstance(agent, BudgetedAgent) and agent.ledger.spent(TICKET.id) == 1.1
