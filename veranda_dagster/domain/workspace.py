@@ -68,7 +68,7 @@ class Workspace:
         self.branch = branch
         self._token = token or ""
         self.git_username = git_username
-        """Sent beside the token over https (the forge's row: ``oauth2`` on GitLab)."""
+        """Sent beside the token over https (named by the forge row: ``oauth2`` for OAuth)."""
         self.recovered: list[str] = []
         """What the last ``ensure`` recovered (stale locks, a half-made clone)."""
 
