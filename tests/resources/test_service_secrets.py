@@ -4,36 +4,15 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from tests.observability.render import load_values
+from tests.support.secret_docs import readme_secret_rows, vault_templates
 from veranda_dagster.resources.secrets import SERVICE_SECRETS
 
-ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE_KEY = "vault.hashicorp.com/agent-inject-template-services.env"
 SECRETS = [(res, name) for res, names in SERVICE_SECRETS.items() for name in names]
-
-
-def _service_templates(node: object) -> list[str]:
-    found: list[str] = []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == TEMPLATE_KEY and isinstance(value, str):
-                found.append(value)
-            else:
-                found += _service_templates(value)
-    elif isinstance(node, list):
-        for item in node:
-            found += _service_templates(item)
-    return found
-
-
-def _readme_secret_rows() -> str:
-    text = (ROOT / "README.md").read_text()
-    rows = [line for line in text.splitlines() if line.startswith("|")]
-    return "\n".join(line for line in rows if "(secret" in line)
 
 
 def test_the_new_systems_secrets_are_declared() -> None:
@@ -43,7 +22,7 @@ def test_the_new_systems_secrets_are_declared() -> None:
 
 @pytest.mark.parametrize(("resource", "name"), SECRETS)
 def test_every_service_secret_is_exported_by_both_helm_templates(resource, name) -> None:
-    templates = _service_templates(load_values())
+    templates = vault_templates(load_values(), TEMPLATE_KEY)
     assert len(templates) == 2, "the code server's and the run pods' services.env"
     for template in templates:
         assert re.search(rf"^\s*export {name}=", template, re.M), f"{resource}: {name}"
@@ -51,4 +30,4 @@ def test_every_service_secret_is_exported_by_both_helm_templates(resource, name)
 
 @pytest.mark.parametrize(("resource", "name"), SECRETS)
 def test_every_service_secret_is_a_secret_row_in_the_readme(resource, name) -> None:
-    assert f"`{name}`" in _readme_secret_rows(), f"{resource}: {name} in README as (secret)"
+    assert f"`{name}`" in readme_secret_rows(), f"{resource}: {name} in README as (secret)"

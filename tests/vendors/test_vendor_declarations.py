@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import pytest
 
 from tests.observability.render import load_values
+from tests.support.secret_docs import readme_secret_rows, vault_templates
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.vendors import cost, registry, runner, tiers
 from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
@@ -107,35 +108,12 @@ def test_no_central_table_holds_a_family_no_adapter_declares() -> None:
     assert runner.vendor_binaries() == registry.binaries()
 
 
-def _provider_templates(node: object) -> list[str]:
-    """Every Vault providers.env template in the Helm values (code server and run pods)."""
-    found: list[str] = []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == TEMPLATE_KEY and isinstance(value, str):
-                found.append(value)
-            else:
-                found += _provider_templates(value)
-    elif isinstance(node, list):
-        for item in node:
-            found += _provider_templates(item)
-    return found
-
-
-def _readme_secret_rows() -> str:
-    """The README configuration table's rows that name a secret."""
-    text = (ROOT / "README.md").read_text()
-    return "\n".join(
-        line for line in text.splitlines() if line.startswith("|") and "(secret" in line
-    )
-
-
 SECRETS = [(fam, name) for fam, names in registry.secret_env().items() for name in names]
 
 
 @pytest.mark.parametrize(("family", "name"), SECRETS)
 def test_every_vendor_secret_is_exported_by_every_helm_secret_template(family, name) -> None:
-    templates = _provider_templates(load_values())
+    templates = vault_templates(load_values(), TEMPLATE_KEY)
     assert len(templates) == 2, "the code server's and the run pods' providers.env"
     for template in templates:
         assert re.search(rf"^\s*export {name}=", template, re.M), (
@@ -145,5 +123,5 @@ def test_every_vendor_secret_is_exported_by_every_helm_secret_template(family, n
 
 @pytest.mark.parametrize(("family", "name"), SECRETS)
 def test_every_vendor_secret_is_in_the_readme_configuration_table(family, name) -> None:
-    rows = _readme_secret_rows()
+    rows = readme_secret_rows()
     assert f"`{name}`" in rows, f"{family}'s {name} has no (secret) row in the README table"
