@@ -5,7 +5,6 @@ deployment (Helm's Vault templates) and the README's configuration table."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -18,7 +17,6 @@ from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
 from veranda_dagster.vendors.adapters.claude import ClaudeAdapter
 from veranda_dagster.vendors.rates import models_dev
 
-ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = registry.families()
 TEMPLATE_KEY = "vault.hashicorp.com/agent-inject-template-providers.env"
 
