@@ -280,19 +280,23 @@ class LocalGitGrep:
         return hits
 
     def full_text_rank(self, query: str) -> list[tuple[str, float]] | None:
-        """The source files ranked by BM25 against ``query`` (``full_text.py``); ``None`` when
-        the tree is too large to hold (``MAX_CORPUS_BYTES``)."""
-        from veranda_dagster.domain.full_text import FullTextIndex, is_source_path, query_terms
+        """The source files of the tree's main language ranked by BM25 against ``query``
+        (``full_text.py``); ``None`` when the tree is too large to hold (``MAX_CORPUS_BYTES``).
+        Tests, docs, vendored and generated files, and files in another language are left
+        out: they would set the scale every other file's score is normalised by."""
+        from veranda_dagster.domain.full_text import FullTextIndex, query_terms
         from veranda_dagster.domain.retrieval import path_factor
+        from veranda_dagster.domain.source_language import dominant_language, language_of
 
         if self._index is None:
             corpus = self.corpus()
             if corpus is None:
                 return None
+            main_language = dominant_language(self.paths())
             self._index = FullTextIndex(
                 (path, text)
                 for path, text in sorted(corpus.texts.items())
-                if is_source_path(path) and path_factor(path) == 1.0
+                if language_of(path) == main_language and path_factor(path) == 1.0
             )
         return self._index.rank(query_terms(query))
 

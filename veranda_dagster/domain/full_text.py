@@ -69,10 +69,6 @@ def query_terms(text: str) -> Counter[str]:
     return term_counts(text[:MAX_EXTRACT_TEXT_CHARS])
 
 
-def is_source_path(path: str) -> bool:
-    return "." in path and path.rsplit(".", 1)[-1].lower() in SOURCE_SUFFIXES
-
-
 class FullTextIndex:
     """BM25 over ``(path, text)`` documents; a document is its path and its text, as in
     SWE-bench, so a file named for the topic scores too."""

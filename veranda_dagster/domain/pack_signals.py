@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from veranda_dagster.domain.code_search import CodeSearch, Hit
 from veranda_dagster.domain.function_spans import enclosing_function
+from veranda_dagster.domain.source_language import dominant_language
 from veranda_dagster.domain.ticket_signals import (
     error_messages,
     resolve_frame_path,
@@ -61,6 +62,8 @@ class TicketEvidence:
     """The ticket's terms found in the tree, with their idf (empty without the ranking)."""
     searches: int = 0
     unavailable: list[str] = field(default_factory=list)
+    main_language: str | None = None
+    """The language most of the tree's source files are in (``None`` without a listing)."""
 
 
 def _definition_line(lines: list[str], function: str, near: int) -> int | None:
@@ -107,6 +110,9 @@ def gather(text: str, search: CodeSearch, max_searches: int) -> TicketEvidence:
     """Frames (free), then the full-text ranking and the error messages, each one search, all
     within ``max_searches``."""
     evidence = TicketEvidence()
+    paths = getattr(search, "paths", None)
+    listing = paths() if callable(paths) else None
+    evidence.main_language = dominant_language(listing) if listing else None
     frames = frame_anchors(text, search)
     if frames is None:
         evidence.unavailable.append(SIGNAL_FRAMES)

@@ -45,6 +45,7 @@ from veranda_dagster.domain.bounds import (
 from veranda_dagster.domain.code_search import CodeSearch, Hit, looks_like_path, split_lines
 from veranda_dagster.domain.full_text import IDENT, identifier_terms
 from veranda_dagster.domain.function_spans import enclosing_function
+from veranda_dagster.domain.import_graph import PathIndex, imported_paths
 from veranda_dagster.domain.models import Citation, PackFile, Window
 from veranda_dagster.domain.pack_signals import (
     FULL_TEXT_WEIGHT,
@@ -53,11 +54,19 @@ from veranda_dagster.domain.pack_signals import (
     gather,
 )
 from veranda_dagster.domain.seeds import MIN_SEED_LEN, PROSE_WORDS, relaxed_variant
+from veranda_dagster.domain.source_language import language_of
 
 TEST_FACTOR = 0.35
 DOCS_FACTOR = 0.3
 VENDORED_FACTOR = 0.2
 DATA_FACTOR = 0.3
+GENERATED_FACTOR = 0.2
+"""Database migrations, protobuf stubs, UI stories, snapshots: written by a tool, their words
+echo the models they were generated from, and a fix goes to the source, not to them."""
+OTHER_LANGUAGE_FACTOR = 0.6
+"""A source file in another language than the tree's main one (``source_language.py``)."""
+IMPORT_PROMOTION = 1.6
+"""A file the best-ranked file imports has its score multiplied by this (``promote_imported``)."""
 """Config, CI and data files: worth a window when nothing else matches, rarely the fix."""
 DEFINITION_BONUS = 1.0
 PATH_MATCH_BONUS = 1.5
@@ -82,6 +91,10 @@ _VENDORED_PATH = re.compile(
     r"(^|/)(vendor|vendored|_vendor|third_party|thirdparty|external|externals|node_modules|dist"
     r"|build|site-packages)/|\.min\.(js|css)$|(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml"
     r"|poetry\.lock|Cargo\.lock|go\.sum|uv\.lock)$"
+)
+_GENERATED_PATH = re.compile(
+    r"(^|/)(migrations|_migrations|alembic)/|_pb2(_grpc)?\.pyi?$|\.stories\.\w+$"
+    r"|(^|/)__snapshots__/|\.snap$|\.generated\.\w+$"
 )
 _DATA_PATH = re.compile(
     r"\.(toml|ya?ml|json|ini|cfg|in|lock|svg|png|jpe?g|gif|ico|csv|xml|html?|css|txt)$"
@@ -112,6 +125,8 @@ def path_factor(path: str) -> float:
     """Non-test source outranks tests, docs and vendored code at equal evidence."""
     if _VENDORED_PATH.search(path):
         return VENDORED_FACTOR
+    if _GENERATED_PATH.search(path):
+        return GENERATED_FACTOR
     if _TEST_PATH.search(path):
         return TEST_FACTOR
     if _DOCS_PATH.search(path):
@@ -119,6 +134,15 @@ def path_factor(path: str) -> float:
     if _DATA_PATH.search(path):
         return DATA_FACTOR
     return 1.0
+
+
+def language_factor(path: str, main_language: str | None) -> float:
+    """``OTHER_LANGUAGE_FACTOR`` for a source file in another language than ``main_language``;
+    1.0 for the main language, for non-source files and when the main language is unknown."""
+    language = language_of(path)
+    if main_language is None or language is None or language == main_language:
+        return 1.0
+    return OTHER_LANGUAGE_FACTOR
 
 
 def _definition_pattern(seed: str) -> re.Pattern[str] | None:
@@ -250,10 +274,13 @@ def rank_files(
             best[hit.path] = max(best[hit.path], value)
         for path, value in best.items():
             evidence[path].score += value
+    main_language = None
     if signals is not None:
         _add_signals(evidence, signals)
+        main_language = signals.main_language
     for ev in evidence.values():
-        ev.score *= path_factor(ev.path)
+        factor = path_factor(ev.path)
+        ev.score *= min(factor, language_factor(ev.path, main_language))
     return sorted(evidence.values(), key=lambda e: (-e.score, e.path))
 
 
@@ -267,6 +294,31 @@ def _add_signals(evidence: dict[str, _FileEvidence], signals: TicketEvidence) ->
     for path, share in signals.full_text.items():
         ev = evidence.setdefault(path, _FileEvidence(path))
         ev.score += FULL_TEXT_WEIGHT * share
+
+
+def promote_imported(ranked: list[_FileEvidence], search: CodeSearch) -> list[_FileEvidence]:
+    """``ranked`` with every file the best-ranked file imports (``import_graph.py``) scored
+    ``IMPORT_PROMOTION`` times higher, the best file kept first.
+
+    Why: the second file of a two-file fix is most often a module the first one imports, and
+    the ticket's words rarely name it. Only files the ticket already gave evidence for move
+    (the imports of a long module are many), never a package ``__init__`` (it re-exports, the
+    fix goes to the module behind it), and only the first file's imports: the imports of the
+    second guess promote noise as often as a fix. Costs no search; needs the backend's file
+    listing and texts (a clone), and does nothing without them."""
+    paths = getattr(search, "paths", None)
+    file_text = getattr(search, "file_text", None)
+    if len(ranked) < 2 or not (callable(paths) and callable(file_text)):
+        return ranked
+    tree = paths()
+    lines = file_text(ranked[0].path) if tree else None
+    if not lines:
+        return ranked
+    imported = set(imported_paths(ranked[0].path, lines, PathIndex(tree)))
+    for ev in ranked[1:]:
+        if ev.path in imported and not ev.path.endswith("/__init__.py"):
+            ev.score *= IMPORT_PROMOTION
+    return ranked[:1] + sorted(ranked[1:], key=lambda e: (-e.score, e.path))
 
 
 def _merge(a: Window, b: Window) -> Window:
@@ -448,7 +500,7 @@ def build_pack(
         SearchResult(message, 0, hits, MESSAGE_WEIGHT, strong=True)
         for message, hits in signals.messages
     ]
-    chosen = rank_files(results, signals)[:max_files]
+    chosen = promote_imported(rank_files(results, signals), search)[:max_files]
     weights = {
         t: w
         for t, w in signals.term_weights.items()
