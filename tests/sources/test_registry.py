@@ -1,0 +1,183 @@
+"""Each ticket source declares everything about itself in its ``sources/<name>.py``; what every
+source shares is derived, a source missing a piece is refused loudly, and no two sources may
+own one key."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import dagster as dg
+import httpx
+import pytest
+
+from veranda_dagster import definitions
+from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.domain.models import Ticket
+from veranda_dagster.domain.ticket_key import is_ticket_key
+from veranda_dagster.domain.ticket_source import KeyGrammar, UnconfiguredSource
+from veranda_dagster.resources._env import secret
+from veranda_dagster.resources.ticket_source import TicketSourceResource
+from veranda_dagster.resources.tickets import registered_type
+from veranda_dagster.sensors.intake import intake_sensor
+from veranda_dagster.sim import choices
+from veranda_dagster.sources import registry, source_names
+
+NAMES = [info.name for info in registry.sources()]
+
+
+class AcmeResource(TicketSourceResource):
+    """A complete new source's resource, declared the way a new resource module would."""
+
+    token: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> AcmeResource:
+        return cls(token=secret("ACME_TOKEN", environ))
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.token)
+
+    def client(self) -> httpx.Client:
+        return httpx.Client()
+
+
+def _acme_address(key: str) -> Ticket:
+    return Ticket(id=key, source="acme", title=key, external_id=key.removeprefix("acme-"))
+
+
+def _sensor_reading(key: str) -> dg.SensorDefinition:
+    """An intake sensor that takes the resource bound under ``key``."""
+    return intake_sensor(
+        name="acme_tickets",
+        source=key,
+        tick=lambda context, resource, client: dg.SkipReason("nothing"),
+        interval_s=60,
+        description="Acme tickets",
+        default_status=dg.DefaultSensorStatus.STOPPED,
+    )
+
+
+ACME_KEYS = KeyGrammar("acme-PAY-17", lambda k: k.startswith("acme-"), _acme_address)
+ACME = registry.TicketSourceInfo(
+    name="acme",
+    title="Acme",
+    keys=ACME_KEYS,
+    port=lambda client: UnconfiguredSource("acme", ACME_KEYS, "n/a"),
+    resource=AcmeResource,
+    secret_env=("ACME_TOKEN",),
+    setup_hint="set ACME_TOKEN",
+    sensor=_sensor_reading("acme"),
+)
+
+
+def test_every_source_module_registers_its_own_name_and_only_those_are_known():
+    assert NAMES == list(source_names()) == ["jira", "linear", "slack"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_builtin_source_declares_every_piece(name: str) -> None:
+    info = registry.get(name)
+    assert registry.missing_pieces(info) == []
+    assert registry.address(info.keys.example).source == name
+
+
+def test_a_complete_new_source_needs_nothing_more() -> None:
+    assert registry.missing_pieces(ACME) == []
+
+
+class LeakyAcme(AcmeResource):
+    """Configured with no secret set: its key would be read from somewhere undeclared."""
+
+    @property
+    def configured(self) -> bool:
+        return True
+
+
+def _wrong_address(key: str) -> Ticket:
+    return Ticket(id=key, source="linear", title=key)
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"title": ""}, r"\btitle\b"),
+        ({"setup_hint": ""}, r"\bsetup_hint\b"),
+        ({"secret_env": ()}, r"\bsecret_env\b"),
+        ({"secret_env": ("ACME_KEY",)}, r"secret_env ACME_KEY is bound by no field"),
+        ({"name": "Acme"}, r"name 'Acme' is not lowercase"),
+        ({"keys": dataclasses.replace(ACME_KEYS, example="acme PAY")}, r"not a ticket key"),
+        ({"keys": dataclasses.replace(ACME_KEYS, example="ENG-1")}, r"refuses .* own example"),
+        ({"keys": dataclasses.replace(ACME_KEYS, address=_wrong_address)}, r"keys\.address"),
+        ({"sensor": _sensor_reading("linear")}, r"takes resources \['linear'\]"),
+        ({"resource": LeakyAcme}, r"configured with no secret set"),
+    ],
+)
+def test_a_source_missing_a_piece_is_refused_at_registration(
+    change: dict[str, Any], expected: str
+) -> None:
+    incomplete = dataclasses.replace(ACME, **change)
+    with pytest.raises(ConfigError, match=rf"is incomplete: .*{expected}"):
+        registry.register(incomplete)
+    assert "acme" not in {i.name for i in registry.sources()}
+
+
+def test_two_sources_owning_one_key_are_refused():
+    assert registry.shared_keys(registry.sources()) == []
+    greedy = dataclasses.replace(
+        ACME, keys=dataclasses.replace(ACME_KEYS, owns=lambda k: is_ticket_key(k))
+    )
+    shared = registry.shared_keys([*registry.sources(), greedy])
+    assert any(s.startswith("ticket sources linear and acme both own 'ENG-123'") for s in shared)
+    assert len(shared) == len(NAMES)  # every builtin example is also claimed by the greedy one
+
+
+def test_enabled_sources_and_listed_sensors_follow_the_declarations():
+    assert registry.requested_sources({"VERANDA_SOURCES": "linear,trello"}) == ["linear", "trello"]
+    with pytest.raises(ConfigError, match=r"unknown source.*trello.*choose from jira, linear"):
+        registry.enabled_sources({"VERANDA_SOURCES": "linear,trello"})
+    on_by_default = [i.sensor.name for i in registry.sources() if i.on_by_default]
+    assert [s.name for s in registry.listed_sensors({})] == on_by_default
+    listed = registry.listed_sensors({"VERANDA_SOURCES": "slack,jira"})
+    assert {s.name for s in listed} == {i.sensor.name for i in registry.sources()}
+
+
+def test_a_key_routes_to_the_one_source_owning_it_and_an_unowned_one_is_refused():
+    assert registry.address("slack-C0ACME001-1712345670.000200").thread_ts == "1712345670.000200"
+    assert registry.address("jira-PAY-17").external_id == "PAY-17"
+    with pytest.raises(ConfigError, match="no ticket source owns"):
+        registry.address("acme-PAY-17")
+    assert registry.keys_mentioned("see ENG-12, not jira-PAY-3") == ["ENG-12"]
+
+
+def test_every_source_is_bound_nested_and_listed_in_the_definitions():
+    resources = definitions.defs.resources
+    fields = set(registered_type().model_fields) - {"enabled"}
+    assert fields == set(NAMES) <= set(resources)
+    tickets = resources["tickets"]
+    assert all(getattr(tickets, name) is resources[name] for name in NAMES)
+    sensors = {s.name: s for s in definitions.defs.sensors}
+    for info in registry.sources():
+        if info.on_by_default:
+            assert sensors[info.sensor.name].required_resource_keys == {info.name}
+
+
+def test_the_simulations_sensor_table_agrees_with_the_registry():
+    assert set(choices.TICKET_SOURCES) <= set(NAMES)
+    assert {name: registry.get(name).sensor.name for name in choices.SENSORS} == choices.SENSORS
+
+
+def test_the_known_names_cost_no_dagster_import():
+    """``veranda detect-repo`` checks a ticket file's source without paying for Dagster."""
+    probe = (
+        "import sys; from veranda_dagster.sources import source_names; "
+        "print(','.join(source_names()), 'dagster' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == [",".join(NAMES), "False"]
