@@ -4,10 +4,10 @@ own one key."""
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import dagster as dg
@@ -18,7 +18,7 @@ from veranda_dagster import definitions
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.models import Ticket
 from veranda_dagster.domain.ticket_key import is_ticket_key
-from veranda_dagster.domain.ticket_source import KeyGrammar, UnconfiguredSource
+from veranda_dagster.domain.ticket_source import KeyGrammar, SourcePort
 from veranda_dagster.resources._env import secret
 from veranda_dagster.resources.ticket_source import TicketSourceResource
 from veranda_dagster.resources.tickets import registered_type
@@ -63,11 +63,29 @@ def _sensor_reading(key: str) -> dg.SensorDefinition:
 
 
 ACME_KEYS = KeyGrammar("acme-PAY-17", lambda k: k.startswith("acme-"), _acme_address)
+
+
+class AcmePort(SourcePort[httpx.Client]):
+    """A complete new source's port: its name and keys, reading and posting over its client."""
+
+    name = "acme"
+    keys = ACME_KEYS
+
+    def fetch(self, key: str) -> Ticket:
+        return _acme_address(key)
+
+    def post(self, ticket: Ticket, text: str, marker: str) -> str:
+        return marker
+
+
+def _port(**declared: Any) -> type[SourcePort[Any]]:
+    """``AcmePort`` with other class attributes (``name``, ``keys``)."""
+    return type("OtherAcmePort", (AcmePort,), declared)
+
+
 ACME = registry.TicketSourceInfo(
-    name="acme",
+    port=AcmePort,
     title="Acme",
-    keys=ACME_KEYS,
-    port=lambda client: UnconfiguredSource("acme", ACME_KEYS, "n/a"),
     resource=AcmeResource,
     secret_env=("ACME_TOKEN",),
     setup_hint="set ACME_TOKEN",
@@ -90,6 +108,18 @@ def test_a_complete_new_source_needs_nothing_more() -> None:
     assert registry.missing_pieces(ACME) == []
 
 
+class TwoSecretAcme(AcmeResource):
+    """Binds a second secret its declaration does not list (so no deployment would carry it)."""
+
+    signing_key: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> TwoSecretAcme:
+        return cls(
+            token=secret("ACME_TOKEN", environ), signing_key=secret("ACME_SIGNING_KEY", environ)
+        )
+
+
 class LeakyAcme(AcmeResource):
     """Configured with no secret set: its key would be read from somewhere undeclared."""
 
@@ -108,11 +138,14 @@ def _wrong_address(key: str) -> Ticket:
         ({"title": ""}, r"\btitle\b"),
         ({"setup_hint": ""}, r"\bsetup_hint\b"),
         ({"secret_env": ()}, r"\bsecret_env\b"),
-        ({"secret_env": ("ACME_KEY",)}, r"secret_env ACME_KEY is bound by no field"),
-        ({"name": "Acme"}, r"name 'Acme' is not lowercase"),
-        ({"keys": dataclasses.replace(ACME_KEYS, example="acme PAY")}, r"not a ticket key"),
-        ({"keys": dataclasses.replace(ACME_KEYS, example="ENG-1")}, r"refuses .* own example"),
-        ({"keys": dataclasses.replace(ACME_KEYS, address=_wrong_address)}, r"keys\.address"),
+        ({"secret_env": ("ACME_TOKEN", "ACME_KEY")}, r"secret_env ACME_KEY is bound by no field"),
+        ({"resource": TwoSecretAcme}, r"binds ACME_SIGNING_KEY, which secret_env leaves out"),
+        ({"port": _port(name="")}, r"port\.name"),
+        ({"port": _port(keys=None)}, r"port\.keys"),
+        ({"port": _port(name="Acme")}, r"name 'Acme' is not lowercase"),
+        ({"port": _port(keys=replace(ACME_KEYS, example="acme PAY"))}, r"not a ticket key"),
+        ({"port": _port(keys=replace(ACME_KEYS, example="ENG-1"))}, r"refuses .* own example"),
+        ({"port": _port(keys=replace(ACME_KEYS, address=_wrong_address))}, r"keys\.address"),
         ({"sensor": _sensor_reading("linear")}, r"takes resources \['linear'\]"),
         ({"resource": LeakyAcme}, r"configured with no secret set"),
     ],
@@ -120,7 +153,7 @@ def _wrong_address(key: str) -> Ticket:
 def test_a_source_missing_a_piece_is_refused_at_registration(
     change: dict[str, Any], expected: str
 ) -> None:
-    incomplete = dataclasses.replace(ACME, **change)
+    incomplete = replace(ACME, **change)
     with pytest.raises(ConfigError, match=rf"is incomplete: .*{expected}"):
         registry.register(incomplete)
     assert "acme" not in {i.name for i in registry.sources()}
@@ -128,9 +161,7 @@ def test_a_source_missing_a_piece_is_refused_at_registration(
 
 def test_two_sources_owning_one_key_are_refused():
     assert registry.shared_keys(registry.sources()) == []
-    greedy = dataclasses.replace(
-        ACME, keys=dataclasses.replace(ACME_KEYS, owns=lambda k: is_ticket_key(k))
-    )
+    greedy = replace(ACME, port=_port(keys=replace(ACME_KEYS, owns=is_ticket_key)))
     shared = registry.shared_keys([*registry.sources(), greedy])
     assert any(s.startswith("ticket sources linear and acme both own 'ENG-123'") for s in shared)
     assert len(shared) == len(NAMES)  # every builtin example is also claimed by the greedy one

@@ -11,7 +11,7 @@ from __future__ import annotations
 from veranda_dagster.clients.jira import JiraClient, JiraIssue
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Attachment, Ticket
-from veranda_dagster.domain.ticket_source import KeyGrammar
+from veranda_dagster.domain.ticket_source import KeyGrammar, SourcePort
 
 NAME = "jira"
 PREFIX = NAME + "-"
@@ -49,17 +49,12 @@ def ticket_from_jira(issue: JiraIssue) -> Ticket:
     )
 
 
-class JiraTicketSource:
+class JiraTicketSource(SourcePort[JiraClient]):
     name = NAME
-
-    def __init__(self, client: JiraClient) -> None:
-        self.client = client
-
-    def owns(self, key: str) -> bool:
-        return owns(key)
+    keys = KEYS
 
     def fetch(self, key: str) -> Ticket:
-        if not owns(key):
+        if not self.owns(key):
             raise InputError(f"ticket key {key!r} is not a Jira key (jira-ABC-123)")
         return ticket_from_jira(self.client.get_issue(key.removeprefix(PREFIX)))
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Attachment, Ticket
 from veranda_dagster.domain.ticket_key import TRACKER_KEY
-from veranda_dagster.domain.ticket_source import KeyGrammar
+from veranda_dagster.domain.ticket_source import KeyGrammar, SourcePort
 
 NAME = "linear"
 
@@ -94,17 +94,12 @@ def ticket_from_linear(node: dict[str, Any]) -> Ticket:
     )
 
 
-class LinearTicketSource:
+class LinearTicketSource(SourcePort[LinearIssues]):
     name = NAME
-
-    def __init__(self, client: LinearIssues) -> None:
-        self.client = client
-
-    def owns(self, key: str) -> bool:
-        return owns(key)
+    keys = KEYS
 
     def fetch(self, key: str) -> Ticket:
-        if not owns(key):
+        if not self.owns(key):
             raise InputError(f"ticket key {key!r} is not a Linear identifier (ENG-123)")
         return ticket_from_linear(self.client.get_issue(key))
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from veranda_dagster.clients.limits import MAX_SLACK_BLOCK_DEPTH, MAX_SLACK_THREAD_MESSAGES
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Ticket
-from veranda_dagster.domain.ticket_source import KeyGrammar
+from veranda_dagster.domain.ticket_source import KeyGrammar, SourcePort
 
 NAME = "slack"
 PREFIX = NAME + "-"
@@ -157,14 +157,9 @@ def post_marker_of(message: dict[str, Any]) -> str | None:
     return payload.get("marker") if isinstance(payload, dict) else None
 
 
-class SlackTicketSource:
+class SlackTicketSource(SourcePort[SlackThreads]):
     name = NAME
-
-    def __init__(self, client: SlackThreads) -> None:
-        self.client = client
-
-    def owns(self, key: str) -> bool:
-        return owns(key)
+    keys = KEYS
 
     def fetch(self, key: str) -> Ticket:
         channel, ts = parse_thread_key(key)

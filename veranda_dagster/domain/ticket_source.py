@@ -13,9 +13,10 @@ has no credentials, or none yet.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.models import Ticket
@@ -52,6 +53,30 @@ class KeyGrammar:
     """The keys of this source written in prose (``ENG-123`` in a chat message), so a mention
     of a ticket already in flight is that ticket; ``None`` when its keys are not recognisable
     in prose without being mistaken for another source's."""
+
+
+ClientT = TypeVar("ClientT")
+
+
+class SourcePort(ABC, Generic[ClientT]):
+    """A source's port over its API client: the class states the source's ``name`` and key
+    grammar (``keys``), so the registry reads both without a client, and ``owns`` is the
+    grammar's; a subclass reads (``fetch``) and posts (``post``, with the marker)."""
+
+    name: str
+    keys: KeyGrammar
+
+    def __init__(self, client: ClientT) -> None:
+        self.client = client
+
+    def owns(self, key: str) -> bool:
+        return self.keys.owns(key)
+
+    @abstractmethod
+    def fetch(self, key: str) -> Ticket: ...
+
+    @abstractmethod
+    def post(self, ticket: Ticket, text: str, marker: str) -> str: ...
 
 
 class UnconfiguredSource:

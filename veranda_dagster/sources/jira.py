@@ -13,10 +13,8 @@ from veranda_dagster.sources.registry import TicketSourceInfo, register
 
 SOURCE = register(
     TicketSourceInfo(
-        name=jira_ticket.NAME,
-        title="Jira",
-        keys=jira_ticket.KEYS,
         port=jira_ticket.JiraTicketSource,
+        title="Jira",
         resource=jira.JiraResource,
         secret_env=jira.SECRET_ENV,
         setup_hint="set JIRA_BASE_URL and JIRA_API_TOKEN",

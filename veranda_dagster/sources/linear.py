@@ -13,10 +13,8 @@ from veranda_dagster.sources.registry import TicketSourceInfo, register
 
 SOURCE = register(
     TicketSourceInfo(
-        name=linear_ticket.NAME,
-        title="Linear",
-        keys=linear_ticket.KEYS,
         port=linear_ticket.LinearTicketSource,
+        title="Linear",
         resource=linear.LinearResource,
         secret_env=linear.SECRET_ENV,
         setup_hint="set LINEAR_API_KEY",

@@ -2,8 +2,9 @@
 never names one.
 
 Each module of this package declares one source with ``register(TicketSourceInfo(...))``: its
-name, its key grammar, its port (fetch, and post with the dedup marker), its resource (settings,
-client, the secrets it binds), its intake sensor, and whether it is on by default. What used to
+port (whose class states the source's name and key grammar; fetch, and post with the dedup
+marker), its resource (settings, client, the secrets it binds), its intake sensor, and whether
+it is on by default. What used to
 be wired by hand is derived here: which sources are enabled (``enabled_sources``, from
 ``VERANDA_SOURCES``), the routing list (``ticket_sources``), the owner of a key (``address``),
 the sensors the Definitions list (``listed_sensors``) and the secrets the deployment and the
@@ -15,7 +16,7 @@ README must carry (``secret_env``). ``register`` refuses a source missing a piec
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,12 @@ import dagster as dg
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.models import Ticket
 from veranda_dagster.domain.ticket_key import SOURCE_NAME, is_ticket_key
-from veranda_dagster.domain.ticket_source import KeyGrammar, TicketSource, UnconfiguredSource
+from veranda_dagster.domain.ticket_source import (
+    KeyGrammar,
+    SourcePort,
+    TicketSource,
+    UnconfiguredSource,
+)
 from veranda_dagster.resources._env import listing, setting
 from veranda_dagster.sources import source_names
 
@@ -37,14 +43,11 @@ SOURCES_ENV = "VERANDA_SOURCES"
 
 @dataclass(frozen=True)
 class TicketSourceInfo:
-    name: str
-    """``Ticket.source``, the prefix of its qualified keys, its item in ``VERANDA_SOURCES`` and
-    the key its resource is bound under (its sensor takes the resource by that key)."""
+    port: type[SourcePort[Any]]
+    """The source's port class: its ``name`` and key grammar (``keys``) as class attributes,
+    ``fetch`` and ``post`` (with the dedup marker) over a client from ``resource.client()``."""
     title: str
     """How people name the source in a message (``Linear``)."""
-    keys: KeyGrammar
-    port: Callable[[Any], TicketSource]
-    """The source's port over a client from ``resource.client()``: fetch, post with the marker."""
     resource: type[TicketSourceResource]
     secret_env: tuple[str, ...]
     """The variables its secrets arrive in; ``resource.from_env`` binds exactly these."""
@@ -57,15 +60,43 @@ class TicketSourceInfo:
     alias_env: str | None = None
     """An older switch that also enables the source when it is ``1``."""
 
+    @property
+    def name(self) -> str:
+        """``Ticket.source``, the prefix of its qualified keys, its item in ``VERANDA_SOURCES``
+        and the key its resource is bound under (its sensor takes the resource by that key)."""
+        return self.port.name
 
-def _bound_secrets(resource: dg.ConfigurableResource) -> set[str]:
-    """The variable names ``resource`` holds as ``dg.EnvVar`` fields."""
-    values = (getattr(resource, field) for field in type(resource).model_fields)
+    @property
+    def keys(self) -> KeyGrammar:
+        return self.port.keys
+
+
+class _EveryVariableSet(dict[str, str]):
+    """An environment in which every variable is set, so ``from_env`` binds every secret it
+    reads, declared or not."""
+
+    def get(self, key: str, default: object = None) -> str:
+        return "set"
+
+    def __getitem__(self, key: str) -> str:
+        return "set"
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
+def _bound_secrets(resource: type[TicketSourceResource]) -> set[str]:
+    """The variables ``resource.from_env`` binds as ``dg.EnvVar`` when all are set."""
+    bound = resource.from_env(_EveryVariableSet())
+    values = (getattr(bound, field) for field in type(bound).model_fields)
     return {v.env_var_name for v in values if isinstance(v, dg.EnvVar)}
 
 
 def missing_pieces(info: TicketSourceInfo) -> list[str]:
     """What ``info`` fails to declare or declares wrong, in words a reader can act on."""
+    unnamed = [f"port.{a}" for a in ("name", "keys") if not getattr(info.port, a, None)]
+    if unnamed:
+        return unnamed  # the other checks read both
     missing = [piece for piece in ("title", "setup_hint", "secret_env") if not getattr(info, piece)]
     if not SOURCE_NAME.fullmatch(info.name):
         missing.append(f"name {info.name!r} is not lowercase letters and digits")
@@ -81,9 +112,9 @@ def missing_pieces(info: TicketSourceInfo) -> list[str]:
     if set(info.sensor.required_resource_keys) != {info.name}:
         taken = sorted(info.sensor.required_resource_keys)
         missing.append(f"sensor {info.sensor.name} takes resources {taken}, not [{info.name!r}]")
-    declared = set(info.secret_env)
-    bound = _bound_secrets(info.resource.from_env(dict.fromkeys(declared, "set")))
+    declared, bound = set(info.secret_env), _bound_secrets(info.resource)
     missing += [f"secret_env {n} is bound by no field of the resource" for n in declared - bound]
+    missing += [f"the resource binds {n}, which secret_env leaves out" for n in bound - declared]
     if info.resource.from_env({}).configured:
         missing.append("the resource is configured with no secret set")
     return missing

@@ -11,10 +11,8 @@ from veranda_dagster.sources.registry import TicketSourceInfo, register
 
 SOURCE = register(
     TicketSourceInfo(
-        name=slack_ticket.NAME,
-        title="Slack",
-        keys=slack_ticket.KEYS,
         port=slack_ticket.SlackTicketSource,
+        title="Slack",
         resource=slack.SlackResource,
         secret_env=slack.SECRET_ENV,
         setup_hint="set SLACK_BOT_TOKEN",
