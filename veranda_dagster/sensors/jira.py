@@ -105,8 +105,7 @@ def poll_jira(
 ) -> dg.SensorResult | dg.SkipReason:
     """One tick's work, separated from the decorator so it reads (and tests) as a function."""
     cursor = JiraCursor.parse(raw_cursor)
-    found: dict[str, tuple[str, datetime]] = {}
-    """partition key -> (issue key, its ``updated``)"""
+    found: dict[str, tuple[str, datetime]] = {}  # partition key -> (issue key, its updated)
     high = parse_stamp(cursor.since) if cursor.since else None
     error: Exception | None = None
     try:
