@@ -177,6 +177,19 @@ def test_enabled_sources_and_listed_sensors_follow_the_declarations():
     assert {s.name for s in listed} == {i.sensor.name for i in registry.sources()}
 
 
+def test_an_unknown_source_fails_the_definitions_load_not_the_asset_import(monkeypatch):
+    """The kind icons (read at asset import) show the names as written; the Definitions,
+    built from the same reading, refuse the unknown one by name."""
+    from veranda_dagster.assets._policy import configured_names
+    from veranda_dagster.domain import phases
+
+    monkeypatch.setenv("VERANDA_SOURCES", "linear,trello")
+    monkeypatch.delenv("VERANDA_JIRA_INTAKE", raising=False)
+    assert configured_names()[phases.TRACKER] == {"linear", "trello"}
+    with pytest.raises(ConfigError, match=r"unknown source\(s\) trello"):
+        definitions.build_definitions()
+
+
 def test_a_key_routes_to_the_one_source_owning_it_and_an_unowned_one_is_refused():
     assert registry.address("slack-C0ACME001-1712345670.000200").thread_ts == "1712345670.000200"
     assert registry.address("jira-PAY-17").external_id == "PAY-17"
