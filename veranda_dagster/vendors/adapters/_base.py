@@ -135,6 +135,9 @@ class CliAdapter:
     token_patterns: ClassVar[tuple[TokenShape, ...]] = ()
     """The shapes of every key and token this vendor issues; the registry hands them to the one
     scrubber (``domain.redaction``), so a new vendor brings its own."""
+    health_rules: ClassVar[tuple[health.Rule, ...]] = ()
+    """Failure wordings only this CLI prints, as classifier rules (``health.error_rule``); the
+    classifier places them among the shared rules (``health.ordered_rules``)."""
 
     # --- what the core's tables are derived from (``registry.missing_pieces`` checks them) ---
     tiers: ClassVar[Mapping[Tier, str]]

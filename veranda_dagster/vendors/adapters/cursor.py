@@ -22,6 +22,7 @@ from veranda_dagster.vendors.adapters._base import (
     json_lines,
     require_terminal,
 )
+from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate
 from veranda_dagster.vendors.registry import AdapterInfo, register
@@ -106,6 +107,12 @@ class CursorAdapter(CliAdapter):
     base_url_env = "CURSOR_API_BASE_URL"
     quiet_env: ClassVar[dict[str, str]] = {"NO_COLOR": "1"}
     prompt_channel = "file"  # no stdin prompt is documented: a pointer to the prompt file
+    health_rules = (
+        # broad (any "log in" or "api key"), so after the shared auth rules and their names
+        error_rule(
+            "cursor_login", "auth", r"\blog ?in\b|\bapi[ _-]?key\b|authenticat", after_shared=True
+        ),
+    )
 
     def build_argv(self, turn: Turn) -> list[str]:
         argv = [self.binary, "-p", "--output-format", "stream-json", "--force", "--trust"]

@@ -29,6 +29,7 @@ from veranda_dagster.vendors.adapters._base import (
     json_lines,
     require_terminal,
 )
+from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import AdapterInfo, register
@@ -118,6 +119,7 @@ class GrokAdapter(CliAdapter):
     }
     trusts_cli_cost = True
     prompt_channel = "file"  # ``--prompt-file``
+    health_rules = (error_rule("grok_unauthorized", "auth", r"Unauthorized \(401\)|Not signed in"),)
 
     def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
         if self.config.home:

@@ -28,6 +28,7 @@ from veranda_dagster.vendors.adapters._base import (
     json_lines,
     require_terminal,
 )
+from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import AdapterInfo, register
@@ -134,6 +135,10 @@ class KimiAdapter(CliAdapter):
         "KIMI_LOOP_MAX_ATTEMPTS_PER_STEP": "2",
     }
     prompt_channel = "file"  # ``-p`` is its only prompt input: a pointer to the prompt file
+    health_rules = (
+        error_rule("kimi_auth_error", "auth", r"provider\.auth_error|No model configured"),
+        error_rule("kimi_api_429", "quota", r"provider\.api_error: 429"),
+    )
 
     def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
         if self.config.home:
