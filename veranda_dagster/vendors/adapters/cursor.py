@@ -12,46 +12,44 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from veranda_dagster.domain.models import Tier, Usage
+from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
-from veranda_dagster.vendors.adapters._base import (
-    CliAdapter,
-    ModeSpec,
+from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._streams import (
     StreamSummary,
-    as_int,
-    json_lines,
+    UsageKeys,
+    counted_events,
     require_terminal,
+    text_blocks,
 )
 from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate
 from veranda_dagster.vendors.registry import AdapterInfo, register
 
+CURSOR_USAGE = UsageKeys(
+    input="inputTokens",
+    cache_write="cacheWriteTokens",
+    cached="cacheReadTokens",
+    output="outputTokens",
+)
+
 
 def parse_cursor_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     texts: list[str] = []
-    for ev in json_lines(stdout, "cursor"):
-        s.events += 1
+    for ev in counted_events(stdout, s, "cursor"):
         kind = ev.get("type")
         if kind == "system" and ev.get("subtype") == "init":
             s.model = ev.get("model")
             s.session_id = ev.get("session_id")
         elif kind == "assistant":
-            msg = ev.get("message") or {}
-            texts += [
-                c.get("text", "") for c in msg.get("content") or [] if c.get("type") == "text"
-            ]
+            texts += text_blocks(ev.get("message"))
         elif kind == "result":
             s.terminal = True
             result = ev.get("result")
             s.text = result if isinstance(result, str) else "".join(texts)
-            u = ev.get("usage") or {}
-            s.usage = Usage(
-                input=as_int(u.get("inputTokens")) + as_int(u.get("cacheWriteTokens")),
-                output=as_int(u.get("outputTokens")),
-                cached=as_int(u.get("cacheReadTokens")),
-            )
+            s.usage = CURSOR_USAGE.read(ev.get("usage") or {})
             if ev.get("is_error") or ev.get("subtype") not in (None, "success"):
                 s.error = f"{ev.get('subtype')}: {s.text}"
     if not s.text:
@@ -116,15 +114,10 @@ class CursorAdapter(CliAdapter):
 
     def build_argv(self, turn: Turn) -> list[str]:
         argv = [self.binary, "-p", "--output-format", "stream-json", "--force", "--trust"]
-        argv += ["--workspace", turn.workdir]
-        if turn.model:
-            argv += ["--model", turn.model]
-        argv += ["--", self.prompt_pointer(turn)]
-        return argv
+        argv += ["--workspace", turn.workdir, *self.model_args(turn)]
+        return [*argv, "--", self.prompt_pointer(turn)]
 
-    @classmethod
-    def parse_stream(cls, stdout: str) -> StreamSummary:
-        return parse_cursor_stream(stdout)
+    parse_stream = staticmethod(parse_cursor_stream)
 
 
 register(AdapterInfo("cursor", tuple(CursorAdapter.modes), rank=70, factory=CursorAdapter))

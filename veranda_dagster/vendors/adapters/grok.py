@@ -18,15 +18,14 @@ from pathlib import Path
 from typing import ClassVar
 
 from veranda_dagster.domain.bounds import MAX_CLI_ARGV_BYTES
-from veranda_dagster.domain.models import Tier, Usage
+from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
-from veranda_dagster.vendors.adapters._base import (
-    SAME_EFFORT,
-    CliAdapter,
-    ModeSpec,
+from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._streams import (
     StreamSummary,
-    as_int,
-    json_lines,
+    UsageKeys,
+    counted_events,
+    model_names,
     require_terminal,
 )
 from veranda_dagster.vendors.health import error_rule
@@ -46,11 +45,18 @@ home the adapter owns (``home`` in the config), the shell's own profile restores
 ``PATH``; with the real home the image's ``/usr/local/bin`` leads both, so they agree."""
 
 
+GROK_USAGE = UsageKeys(
+    input="input_tokens",  # uncached only
+    cached="cache_read_input_tokens",
+    output="output_tokens",
+    reasoning="reasoning_tokens",
+)
+
+
 def parse_grok_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     chunks: list[str] = []
-    for ev in json_lines(stdout, "grok"):
-        s.events += 1
+    for ev in counted_events(stdout, s, "grok"):
         kind = ev.get("type")
         if kind == "text" and isinstance(ev.get("data"), str):
             chunks.append(ev["data"])
@@ -61,15 +67,9 @@ def parse_grok_stream(stdout: str) -> StreamSummary:
         elif kind == "end":
             s.terminal = True
             s.session_id = ev.get("sessionId")
-            u = ev.get("usage") or {}
-            s.usage = Usage(
-                input=as_int(u.get("input_tokens")),
-                cached=as_int(u.get("cache_read_input_tokens")),
-                output=as_int(u.get("output_tokens")),
-                reasoning=as_int(u.get("reasoning_tokens")),
-            )
+            s.usage = GROK_USAGE.read(ev.get("usage") or {})
             s.cost_usd = ev.get("total_cost_usd")
-            models = list((ev.get("modelUsage") or {}).keys())
+            models = model_names(ev.get("modelUsage"))
             s.model = models[0] if models else None
     s.text = "".join(chunks)
     return require_terminal(s, "grok", "end")
@@ -118,13 +118,9 @@ class GrokAdapter(CliAdapter):
         "GROK_MAX_RETRIES": "1",
     }
     trusts_cli_cost = True
+    home_env = ("GROK_HOME", ".grok")
     prompt_channel = "file"  # ``--prompt-file``
     health_rules = (error_rule("grok_unauthorized", "auth", r"Unauthorized \(401\)|Not signed in"),)
-
-    def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
-        if self.config.home:
-            env["GROK_HOME"] = str(Path(self.config.home) / ".grok")
-        return env
 
     def env_for(self, turn: Turn) -> dict[str, str]:
         env = self.env()
@@ -144,11 +140,7 @@ class GrokAdapter(CliAdapter):
         else:
             argv = [self.binary, "--prompt-file", str(self.prompt_file(turn))]
         argv += ["--cwd", turn.workdir, "--output-format", "streaming-json", "--always-approve"]
-        if turn.model:
-            argv += ["-m", turn.model]
-        if turn.effort_value:
-            argv += ["--reasoning-effort", turn.effort_value]
-        return argv
+        return argv + self.model_args(turn) + self.effort_args(turn)
 
     def full_prompt(self, turn: Turn) -> str:
         if not turn.images or self._inline_images(turn) is not None:
@@ -169,9 +161,7 @@ class GrokAdapter(CliAdapter):
             return None
         return json.dumps(_acp_prompt(self.prompt_pointer(turn), turn.images))
 
-    @classmethod
-    def parse_stream(cls, stdout: str) -> StreamSummary:
-        return parse_grok_stream(stdout)
+    parse_stream = staticmethod(parse_grok_stream)
 
 
 def _size(path: str) -> int:
