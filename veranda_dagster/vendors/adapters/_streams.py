@@ -33,6 +33,20 @@ class StreamSummary(BaseModel):
     cost_usd: float | None = None
     events: int = 0
 
+    def read_events(self, stdout: str, family: str) -> Iterator[dict[str, Any]]:
+        """The stream's events, each counted here (a truncation names how many came)."""
+        for event in json_lines(stdout, family):
+            self.events += 1
+            yield event
+
+    def require_terminal(self, family: str, terminal_name: str) -> StreamSummary:
+        """This summary, unless the stream ended without its terminal event or an error."""
+        if not self.terminal and self.error is None:
+            raise StreamParseError(
+                f"{family} stream truncated: {self.events} event(s), no {terminal_name} event"
+            )
+        return self
+
 
 def json_lines(stdout: str, family: str) -> Iterator[dict[str, Any]]:
     """Each non-blank line as a JSON object; anything else is a typed ``StreamParseError``."""
@@ -51,23 +65,8 @@ def json_lines(stdout: str, family: str) -> Iterator[dict[str, Any]]:
         yield obj
 
 
-def counted_events(stdout: str, summary: StreamSummary, family: str) -> Iterator[dict[str, Any]]:
-    """The stream's events, each counted on ``summary`` (a truncation names how many came)."""
-    for event in json_lines(stdout, family):
-        summary.events += 1
-        yield event
-
-
 def as_int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def require_terminal(summary: StreamSummary, family: str, terminal_name: str) -> StreamSummary:
-    if not summary.terminal and summary.error is None:
-        raise StreamParseError(
-            f"{family} stream truncated: {summary.events} event(s), no {terminal_name} event"
-        )
-    return summary
 
 
 @dataclass(frozen=True)

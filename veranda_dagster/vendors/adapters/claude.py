@@ -18,9 +18,7 @@ from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, Mode
 from veranda_dagster.vendors.adapters._streams import (
     StreamSummary,
     UsageKeys,
-    counted_events,
     model_names,
-    require_terminal,
     text_blocks,
 )
 from veranda_dagster.vendors.port import HealthVerdict, Turn
@@ -41,7 +39,7 @@ ANTHROPIC_USAGE = UsageKeys(
 def parse_claude_stream(stdout: str, family: str = "claude") -> StreamSummary:
     s = StreamSummary()
     last_text = ""
-    for ev in counted_events(stdout, s, family):
+    for ev in s.read_events(stdout, family):
         kind = ev.get("type")
         if kind == "system" and ev.get("subtype") == "init":
             s.model = ev.get("model") or s.model
@@ -63,7 +61,7 @@ def parse_claude_stream(stdout: str, family: str = "claude") -> StreamSummary:
                 s.error = f"{ev.get('subtype')}: {s.text} (api_error_status: {status})"
     if not s.text:
         s.text = last_text
-    return require_terminal(s, family, "result")
+    return s.require_terminal(family, "result")
 
 
 class ClaudeAdapter(CliAdapter):

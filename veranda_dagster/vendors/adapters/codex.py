@@ -22,12 +22,7 @@ from typing import ClassVar
 from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
 from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
-from veranda_dagster.vendors.adapters._streams import (
-    StreamSummary,
-    UsageKeys,
-    counted_events,
-    require_terminal,
-)
+from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import AdapterInfo, register
@@ -62,7 +57,7 @@ def parse_codex_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     messages: list[str] = []
     last_error: str | None = None
-    for ev in counted_events(stdout, s, "codex"):
+    for ev in s.read_events(stdout, "codex"):
         kind = ev.get("type")
         if kind == "thread.started":
             s.session_id = ev.get("thread_id")
@@ -80,7 +75,7 @@ def parse_codex_stream(stdout: str) -> StreamSummary:
     if not s.terminal and s.error is None:
         s.error = last_error
     s.text = messages[-1] if messages else ""
-    return require_terminal(s, "codex", "turn.completed")
+    return s.require_terminal("codex", "turn.completed")
 
 
 class CodexAdapter(CliAdapter):

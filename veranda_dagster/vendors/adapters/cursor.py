@@ -15,13 +15,7 @@ from typing import ClassVar
 from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
 from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
-from veranda_dagster.vendors.adapters._streams import (
-    StreamSummary,
-    UsageKeys,
-    counted_events,
-    require_terminal,
-    text_blocks,
-)
+from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, text_blocks
 from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate
@@ -38,7 +32,7 @@ CURSOR_USAGE = UsageKeys(
 def parse_cursor_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     texts: list[str] = []
-    for ev in counted_events(stdout, s, "cursor"):
+    for ev in s.read_events(stdout, "cursor"):
         kind = ev.get("type")
         if kind == "system" and ev.get("subtype") == "init":
             s.model = ev.get("model")
@@ -54,7 +48,7 @@ def parse_cursor_stream(stdout: str) -> StreamSummary:
                 s.error = f"{ev.get('subtype')}: {s.text}"
     if not s.text:
         s.text = "".join(texts)
-    return require_terminal(s, "cursor", "result")
+    return s.require_terminal("cursor", "result")
 
 
 class CursorAdapter(CliAdapter):

@@ -23,13 +23,7 @@ from typing import ClassVar
 from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
 from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
-from veranda_dagster.vendors.adapters._streams import (
-    StreamSummary,
-    UsageKeys,
-    counted_events,
-    model_names,
-    require_terminal,
-)
+from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, model_names
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import AdapterInfo, register
@@ -45,7 +39,7 @@ GEMINI_TOTAL_INPUT_USAGE = replace(GEMINI_USAGE, input="input_tokens", input_cou
 def parse_gemini_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     chunks: list[str] = []
-    for ev in counted_events(stdout, s, "gemini"):
+    for ev in s.read_events(stdout, "gemini"):
         kind = ev.get("type")
         if kind == "init":
             s.model = ev.get("model") if ev.get("model") != "auto" else None
@@ -68,7 +62,7 @@ def parse_gemini_stream(stdout: str) -> StreamSummary:
                 err = ev.get("error") or {}
                 s.error = f"{err.get('type', 'error')}: {err.get('message', ev.get('status'))}"
     s.text = "".join(chunks)
-    return require_terminal(s, "gemini", "result")
+    return s.require_terminal("gemini", "result")
 
 
 class GeminiAdapter(CliAdapter):

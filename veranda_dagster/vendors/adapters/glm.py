@@ -19,12 +19,7 @@ from typing import ClassVar
 from veranda_dagster.domain.models import Tier, Usage
 from veranda_dagster.domain.redaction import TokenShape
 from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
-from veranda_dagster.vendors.adapters._streams import (
-    StreamSummary,
-    UsageKeys,
-    counted_events,
-    require_terminal,
-)
+from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
 from veranda_dagster.vendors.adapters.claude import (
     ClaudeAdapter,
     claude_code_argv,
@@ -50,7 +45,7 @@ def parse_opencode_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     texts: list[str] = []
     total = Usage()
-    for ev in counted_events(stdout, s, "glm"):
+    for ev in s.read_events(stdout, "glm"):
         kind = ev.get("type")
         part = ev.get("part") or {}
         s.session_id = ev.get("sessionID") or s.session_id
@@ -69,7 +64,7 @@ def parse_opencode_stream(stdout: str) -> StreamSummary:
             )
     s.text = "".join(texts)
     s.usage = total
-    return require_terminal(s, "glm", "step_finish(stop)")
+    return s.require_terminal("glm", "step_finish(stop)")
 
 
 OPENCODE_ZAI_PROVIDERS = ("zai-coding-plan", "zai", "zhipuai-coding-plan", "zhipuai")

@@ -21,13 +21,7 @@ from veranda_dagster.domain.bounds import MAX_CLI_ARGV_BYTES
 from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
 from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
-from veranda_dagster.vendors.adapters._streams import (
-    StreamSummary,
-    UsageKeys,
-    counted_events,
-    model_names,
-    require_terminal,
-)
+from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, model_names
 from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
@@ -56,7 +50,7 @@ GROK_USAGE = UsageKeys(
 def parse_grok_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     chunks: list[str] = []
-    for ev in counted_events(stdout, s, "grok"):
+    for ev in s.read_events(stdout, "grok"):
         kind = ev.get("type")
         if kind == "text" and isinstance(ev.get("data"), str):
             chunks.append(ev["data"])
@@ -72,7 +66,7 @@ def parse_grok_stream(stdout: str) -> StreamSummary:
             models = model_names(ev.get("modelUsage"))
             s.model = models[0] if models else None
     s.text = "".join(chunks)
-    return require_terminal(s, "grok", "end")
+    return s.require_terminal("grok", "end")
 
 
 class GrokAdapter(CliAdapter):

@@ -20,12 +20,7 @@ from typing import ClassVar
 from veranda_dagster.domain.models import Tier, Usage
 from veranda_dagster.domain.redaction import TokenShape
 from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
-from veranda_dagster.vendors.adapters._streams import (
-    StreamSummary,
-    UsageKeys,
-    counted_events,
-    require_terminal,
-)
+from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
 from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
@@ -42,7 +37,7 @@ KIMI_WIRE_USAGE = UsageKeys(
 def parse_kimi_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     answer = ""
-    for ev in counted_events(stdout, s, "kimi"):
+    for ev in s.read_events(stdout, "kimi"):
         role, kind = ev.get("role"), ev.get("type")
         if role == "assistant" and isinstance(ev.get("content"), str):
             answer = ev["content"]
@@ -52,7 +47,7 @@ def parse_kimi_stream(stdout: str) -> StreamSummary:
         elif role == "meta" and kind and "error" in str(kind):
             s.error = ev.get("error_message") or ev.get("message") or str(kind)
     s.text = answer
-    return require_terminal(s, "kimi", "session.resume_hint")
+    return s.require_terminal("kimi", "session.resume_hint")
 
 
 def parse_kimi_wire(text: str) -> Usage:
