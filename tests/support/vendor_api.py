@@ -21,18 +21,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from veranda_dagster.sim import wire_anthropic, wire_gemini
 from veranda_dagster.sim.model_listing import model_listing
 from veranda_dagster.sim.wire import from_schema
-
-ANTHROPIC_ERRORS = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    429: "rate_limit_error",
-    500: "api_error",
-    529: "overloaded_error",
-}
 
 
 @dataclass
@@ -236,7 +227,7 @@ def _handler_for(server: VendorApiServer) -> type[BaseHTTPRequestHandler]:
                 429: "Number of request tokens has exceeded your rate limit",
             }.get(f.status, "Internal server error")
             if anthropic:
-                kind = f.kind or ANTHROPIC_ERRORS.get(f.status, "api_error")
+                kind = f.kind or wire_anthropic.ERROR_TYPES.get(f.status, "api_error")
                 payload: Any = {"type": "error", "error": {"type": kind, "message": msg}}
             else:
                 payload = {"error": {"message": msg, "type": f.kind or "error", "code": f.kind}}
@@ -342,14 +333,6 @@ def _handler_for(server: VendorApiServer) -> type[BaseHTTPRequestHandler]:
                 )
             )
             if isinstance(decision, Failure):
-                google = {
-                    400: "INVALID_ARGUMENT",
-                    401: "UNAUTHENTICATED",
-                    403: "PERMISSION_DENIED",
-                    429: "RESOURCE_EXHAUSTED",
-                    500: "INTERNAL",
-                    503: "UNAVAILABLE",
-                }
                 msg = decision.message or {
                     401: "API key not valid. Please pass a valid API key.",
                     429: "You exceeded your current quota, please check your plan and billing.",
@@ -357,7 +340,7 @@ def _handler_for(server: VendorApiServer) -> type[BaseHTTPRequestHandler]:
                 err = {
                     "code": decision.status,
                     "message": msg,
-                    "status": google.get(decision.status, "INTERNAL"),
+                    "status": wire_gemini.STATUSES.get(decision.status, "INTERNAL"),
                 }
                 self._send(decision.status, {"error": err})
                 return
