@@ -33,11 +33,12 @@ class StreamSummary(BaseModel):
     cost_usd: float | None = None
     events: int = 0
 
-    def read_events(self, stdout: str, family: str) -> Iterator[dict[str, Any]]:
-        """The stream's events, each counted here (a truncation names how many came)."""
+    def read_events(self, stdout: str, family: str) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """Each event of the stream with its ``type``, counted here (a truncation names how
+        many came)."""
         for event in json_lines(stdout, family):
             self.events += 1
-            yield event
+            yield event.get("type"), event
 
     def require_terminal(self, family: str, terminal_name: str) -> StreamSummary:
         """This summary, unless the stream ended without its terminal event or an error."""
@@ -71,8 +72,9 @@ def as_int(value: Any) -> int:
 
 @dataclass(frozen=True)
 class UsageKeys:
-    """Which of a vendor's usage keys holds each count; a dotted key reads a nested object
-    (``cache.read``). A key the vendor does not report is ``None`` and counts 0."""
+    """Which of a vendor's usage keys holds each count, in the order ``input, output, cached,
+    cache_write, reasoning``; a dotted key reads a nested object (``cache.read``). A key the
+    vendor does not report is ``None`` and counts 0."""
 
     input: str
     output: str

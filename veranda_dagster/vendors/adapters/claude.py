@@ -39,8 +39,7 @@ ANTHROPIC_USAGE = UsageKeys(
 def parse_claude_stream(stdout: str, family: str = "claude") -> StreamSummary:
     s = StreamSummary()
     last_text = ""
-    for ev in s.read_events(stdout, family):
-        kind = ev.get("type")
+    for kind, ev in s.read_events(stdout, family):
         if kind == "system" and ev.get("subtype") == "init":
             s.model = ev.get("model") or s.model
             s.session_id = ev.get("session_id")

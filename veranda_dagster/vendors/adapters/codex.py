@@ -57,8 +57,7 @@ def parse_codex_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     messages: list[str] = []
     last_error: str | None = None
-    for ev in s.read_events(stdout, "codex"):
-        kind = ev.get("type")
+    for kind, ev in s.read_events(stdout, "codex"):
         if kind == "thread.started":
             s.session_id = ev.get("thread_id")
         elif kind == "item.completed":

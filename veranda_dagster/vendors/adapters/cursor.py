@@ -21,19 +21,13 @@ from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate
 from veranda_dagster.vendors.registry import AdapterInfo, register
 
-CURSOR_USAGE = UsageKeys(
-    input="inputTokens",
-    cache_write="cacheWriteTokens",
-    cached="cacheReadTokens",
-    output="outputTokens",
-)
+CURSOR_USAGE = UsageKeys("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
 
 
 def parse_cursor_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     texts: list[str] = []
-    for ev in s.read_events(stdout, "cursor"):
-        kind = ev.get("type")
+    for kind, ev in s.read_events(stdout, "cursor"):
         if kind == "system" and ev.get("subtype") == "init":
             s.model = ev.get("model")
             s.session_id = ev.get("session_id")

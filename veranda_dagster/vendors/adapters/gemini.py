@@ -28,9 +28,7 @@ from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import AdapterInfo, register
 
-GEMINI_USAGE = UsageKeys(
-    input="input", cached="cached", output="output_tokens", reasoning="thoughts"
-)
+GEMINI_USAGE = UsageKeys("input", "output_tokens", "cached", reasoning="thoughts")
 """``stats`` with its uncached ``input``."""
 GEMINI_TOTAL_INPUT_USAGE = replace(GEMINI_USAGE, input="input_tokens", input_counts_cached=True)
 """``stats`` without ``input``: its ``input_tokens`` counts the cached tokens too."""
@@ -39,8 +37,7 @@ GEMINI_TOTAL_INPUT_USAGE = replace(GEMINI_USAGE, input="input_tokens", input_cou
 def parse_gemini_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     chunks: list[str] = []
-    for ev in s.read_events(stdout, "gemini"):
-        kind = ev.get("type")
+    for kind, ev in s.read_events(stdout, "gemini"):
         if kind == "init":
             s.model = ev.get("model") if ev.get("model") != "auto" else None
             s.session_id = ev.get("session_id")

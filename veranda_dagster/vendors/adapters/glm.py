@@ -31,13 +31,7 @@ from veranda_dagster.vendors.registry import AdapterInfo, register
 
 ZAI_ANTHROPIC_URL = "https://api.z.ai/api/anthropic"
 
-OPENCODE_USAGE = UsageKeys(
-    input="input",
-    cache_write="cache.write",
-    cached="cache.read",
-    output="output",
-    reasoning="reasoning",
-)
+OPENCODE_USAGE = UsageKeys("input", "output", "cache.read", "cache.write", "reasoning")
 """A ``step_finish`` part's ``tokens``; the turn's usage is the sum over its steps."""
 
 
@@ -45,8 +39,7 @@ def parse_opencode_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     texts: list[str] = []
     total = Usage()
-    for ev in s.read_events(stdout, "glm"):
-        kind = ev.get("type")
+    for kind, ev in s.read_events(stdout, "glm"):
         part = ev.get("part") or {}
         s.session_id = ev.get("sessionID") or s.session_id
         if kind == "text" and isinstance(part.get("text"), str):

@@ -39,19 +39,15 @@ home the adapter owns (``home`` in the config), the shell's own profile restores
 ``PATH``; with the real home the image's ``/usr/local/bin`` leads both, so they agree."""
 
 
-GROK_USAGE = UsageKeys(
-    input="input_tokens",  # uncached only
-    cached="cache_read_input_tokens",
-    output="output_tokens",
-    reasoning="reasoning_tokens",
+GROK_USAGE = UsageKeys(  # input_tokens: uncached only
+    "input_tokens", "output_tokens", "cache_read_input_tokens", reasoning="reasoning_tokens"
 )
 
 
 def parse_grok_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     chunks: list[str] = []
-    for ev in s.read_events(stdout, "grok"):
-        kind = ev.get("type")
+    for kind, ev in s.read_events(stdout, "grok"):
         if kind == "text" and isinstance(ev.get("data"), str):
             chunks.append(ev["data"])
         elif kind == "error":

@@ -26,19 +26,15 @@ from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import AdapterInfo, register
 
-KIMI_WIRE_USAGE = UsageKeys(
-    input="inputOther",  # the uncached input
-    cache_write="inputCacheCreation",
-    cached="inputCacheRead",
-    output="output",
-)
+KIMI_WIRE_USAGE = UsageKeys("inputOther", "output", "inputCacheRead", "inputCacheCreation")
+"""A ``usage.record``'s counts (``inputOther`` is the uncached input)."""
 
 
 def parse_kimi_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     answer = ""
-    for ev in s.read_events(stdout, "kimi"):
-        role, kind = ev.get("role"), ev.get("type")
+    for kind, ev in s.read_events(stdout, "kimi"):
+        role = ev.get("role")
         if role == "assistant" and isinstance(ev.get("content"), str):
             answer = ev["content"]
         elif role == "meta" and kind == "session.resume_hint":
