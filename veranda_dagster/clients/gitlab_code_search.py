@@ -24,7 +24,7 @@ from veranda_dagster.domain.bounds import (
     MAX_HITS_PER_FILE,
     MAX_HITS_PER_SEARCH,
 )
-from veranda_dagster.domain.code_search import Hit, LocalGitGrep, split_lines, window_bounds
+from veranda_dagster.domain.code_search import Hit, LocalGitGrep, split_lines, window_in
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Window
 from veranda_dagster.storage.search_budget import SearchBudget, own_budget
@@ -153,11 +153,8 @@ class GitLabCodeSearch(GitLabApi):
         return response.content.decode("utf-8", errors="replace")
 
     def read_window(self, path: str, line: int) -> Window:
-        lines = self.file_text(path)
-        if lines is None:
-            raise InputError(f"gitlab: {path} is not a file at {self.sha[:12]}")
-        start, end = window_bounds(line, len(lines))
-        return Window(start=start, end=end, text="".join(lines[start - 1 : end]))
+        missing = f"gitlab: {path} is not a file at {self.sha[:12]}"
+        return window_in(self.file_text(path), line, missing)
 
 
 def _dedupe(hits: list[Hit]) -> list[Hit]:
