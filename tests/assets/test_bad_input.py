@@ -47,6 +47,25 @@ def _retried(result: dg.ExecuteInProcessResult) -> bool:
     return any(e.event_type_value == "STEP_UP_FOR_RETRY" for e in result.all_events)
 
 
+def _store_ticket(instance: dg.DagsterInstance, key: str, res: dict) -> None:
+    instance.add_dynamic_partitions("tickets", [key])
+    assert dg.materialize([ticket], partition_key=key, instance=instance, resources=res).success
+
+
+def _guess_repo_alone(
+    instance: dg.DagsterInstance, key: str, res: dict
+) -> dg.ExecuteInProcessResult:
+    """``repo_guess`` on its own, reading the stored ticket; a failure is returned, not raised."""
+    return dg.materialize(
+        [ticket, repo_guess],
+        selection="repo_guess",
+        partition_key=key,
+        instance=instance,
+        resources=res,
+        raise_on_error=False,
+    )
+
+
 def test_unknown_partition_key_is_named(tmp_path, instance):
     calls, values = _dirs(tmp_path)
     with pytest.raises(Exception, match="ENG-404"):
@@ -73,18 +92,10 @@ def test_malformed_partition_key_fails_before_any_fetch(tmp_path, instance):
 
 def test_corrupt_stored_value_names_asset_and_partition(tmp_path, instance):
     calls, values = _dirs(tmp_path)
-    instance.add_dynamic_partitions("tickets", ["ENG-5"])
     res = resources(calls, values)
-    assert dg.materialize([ticket], partition_key="ENG-5", instance=instance, resources=res).success
+    _store_ticket(instance, "ENG-5", res)
     (Path(values) / "ticket" / "ENG-5.json").write_text('{"id": "ENG-5", "source": ')
-    result = dg.materialize(
-        [ticket, repo_guess],
-        selection="repo_guess",
-        partition_key="ENG-5",
-        instance=instance,
-        resources=res,
-        raise_on_error=False,
-    )
+    result = _guess_repo_alone(instance, "ENG-5", res)
     assert not result.success and not _retried(result)
     message = _failure_message(result)
     assert "asset 'ticket' partition 'ENG-5' is not valid JSON" in message
@@ -142,21 +153,11 @@ def test_a_failed_run_overwrites_no_stored_value(tmp_path, instance):
 
 def test_missing_config_is_named_and_not_retried(tmp_path, instance):
     calls, values = _dirs(tmp_path)
-    instance.add_dynamic_partitions("tickets", ["ENG-10"])
     res = resources(calls, values)
-    assert dg.materialize(
-        [ticket], partition_key="ENG-10", instance=instance, resources=res
-    ).success
+    _store_ticket(instance, "ENG-10", res)
     workspace = WorkspaceResource(root=str(tmp_path))
     real = {**res, "pipeline": make_pipeline(catalog_path="", workspace=workspace)}
-    result = dg.materialize(
-        [ticket, repo_guess],
-        selection="repo_guess",
-        partition_key="ENG-10",
-        instance=instance,
-        resources=real,
-        raise_on_error=False,
-    )
+    result = _guess_repo_alone(instance, "ENG-10", real)
     assert not result.success and not _retried(result)
     assert "ConfigError: catalog_path is empty: set VERANDA_CATALOG" in _failure_message(result)
     assert not (Path(values) / "repo_guess").exists()
