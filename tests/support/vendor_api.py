@@ -18,10 +18,11 @@ import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from veranda_dagster.sim import wire_anthropic, wire_gemini
+from veranda_dagster.sim.http_fake import LoopbackServer
 from veranda_dagster.sim.model_listing import model_listing
 from veranda_dagster.sim.wire import from_schema
 
@@ -58,8 +59,10 @@ class Call:
     at: float = field(default_factory=time.time)
 
 
-class VendorApiServer:
+class VendorApiServer(LoopbackServer):
     """Start with ``with VendorApiServer() as api:``; point a CLI at ``api.base_url``."""
+
+    name = "vendor-api"
 
     def __init__(self, default: Reply | None = None) -> None:
         self.default = default or Reply(text="OK")
@@ -68,9 +71,7 @@ class VendorApiServer:
         self.sticky_failure: Failure | None = None
         self.calls: list[Call] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread: threading.Thread | None = None
+        super().__init__(_handler_for(self))
 
     # --- scripting ------------------------------------------------------------------------------
 
@@ -87,31 +88,6 @@ class VendorApiServer:
     def model_calls(self) -> list[Call]:
         ends = ("/messages", "/chat/completions", "/responses")
         return [c for c in self.calls if c.path.endswith(ends)]
-
-    # --- lifecycle -------------------------------------------------------------------------------
-
-    @property
-    def port(self) -> int:
-        return int(self._httpd.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> VendorApiServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> VendorApiServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # --- decisions (called by the handler) ------------------------------------------------------
 
