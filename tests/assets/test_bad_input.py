@@ -47,6 +47,33 @@ def _retried(result: dg.ExecuteInProcessResult) -> bool:
     return any(e.event_type_value == "STEP_UP_FOR_RETRY" for e in result.all_events)
 
 
+def _run(
+    instance: dg.DagsterInstance, key: str, assets: list, res: dict, selection: str | None = None
+) -> dg.ExecuteInProcessResult:
+    """``assets`` (or only the ``selection`` of them) for ticket ``key``, as a new run; a
+    failure is returned, not raised, so the test reads how it failed."""
+    return dg.materialize(
+        assets,
+        selection=selection,
+        partition_key=key,
+        instance=instance,
+        resources=res,
+        raise_on_error=False,
+    )
+
+
+def _store_ticket(instance: dg.DagsterInstance, key: str, res: dict) -> None:
+    instance.add_dynamic_partitions("tickets", [key])
+    assert _run(instance, key, [ticket], res).success
+
+
+def _guess_repo_alone(
+    instance: dg.DagsterInstance, key: str, res: dict
+) -> dg.ExecuteInProcessResult:
+    """``repo_guess`` on its own, reading the stored ticket."""
+    return _run(instance, key, [ticket, repo_guess], res, selection="repo_guess")
+
+
 def test_unknown_partition_key_is_named(tmp_path, instance):
     calls, values = _dirs(tmp_path)
     with pytest.raises(Exception, match="ENG-404"):
@@ -59,13 +86,7 @@ def test_unknown_partition_key_is_named(tmp_path, instance):
 def test_malformed_partition_key_fails_before_any_fetch(tmp_path, instance):
     calls, values = _dirs(tmp_path)
     instance.add_dynamic_partitions("tickets", ["not a ticket"])
-    result = dg.materialize(
-        [ticket],
-        partition_key="not a ticket",
-        instance=instance,
-        resources=resources(calls, values),
-        raise_on_error=False,
-    )
+    result = _run(instance, "not a ticket", [ticket], resources(calls, values))
     assert not result.success and not _retried(result)
     assert "'not a ticket' is not a ticket key" in _failure_message(result)
     assert read_calls(calls) == {}
@@ -73,18 +94,10 @@ def test_malformed_partition_key_fails_before_any_fetch(tmp_path, instance):
 
 def test_corrupt_stored_value_names_asset_and_partition(tmp_path, instance):
     calls, values = _dirs(tmp_path)
-    instance.add_dynamic_partitions("tickets", ["ENG-5"])
     res = resources(calls, values)
-    assert dg.materialize([ticket], partition_key="ENG-5", instance=instance, resources=res).success
+    _store_ticket(instance, "ENG-5", res)
     (Path(values) / "ticket" / "ENG-5.json").write_text('{"id": "ENG-5", "source": ')
-    result = dg.materialize(
-        [ticket, repo_guess],
-        selection="repo_guess",
-        partition_key="ENG-5",
-        instance=instance,
-        resources=res,
-        raise_on_error=False,
-    )
+    result = _guess_repo_alone(instance, "ENG-5", res)
     assert not result.success and not _retried(result)
     message = _failure_message(result)
     assert "asset 'ticket' partition 'ENG-5' is not valid JSON" in message
@@ -112,25 +125,15 @@ def test_a_failed_run_overwrites_no_stored_value(tmp_path, instance):
     failing = "context_pack"  # the third phase: two phases before it succeed, six after never run
     calls, values = _dirs(tmp_path)
     instance.add_dynamic_partitions("tickets", ["ENG-9"])
-    first = dg.materialize(
-        PHASE_ASSETS,
-        partition_key="ENG-9",
-        instance=instance,
-        resources=resources(calls, values, marker="v1"),
-    )
+    first = _run(instance, "ENG-9", PHASE_ASSETS, resources(calls, values, marker="v1"))
     assert first.success
     before = _snapshot(values)
     assert set(before) == set(VALUE_TYPES)
 
     again = tmp_path / "again"
     again.mkdir()
-    second = dg.materialize(
-        PHASE_ASSETS,
-        partition_key="ENG-9",
-        instance=instance,
-        resources=resources(str(again), values, marker="v2", fail_once=failing),
-        raise_on_error=False,
-    )
+    res = resources(str(again), values, marker="v2", fail_once=failing)
+    second = _run(instance, "ENG-9", PHASE_ASSETS, res)
     assert not second.success and not _retried(second)
     after = _snapshot(values)
     order = [a.key.path[-1] for a in PHASE_ASSETS]
@@ -142,21 +145,11 @@ def test_a_failed_run_overwrites_no_stored_value(tmp_path, instance):
 
 def test_missing_config_is_named_and_not_retried(tmp_path, instance):
     calls, values = _dirs(tmp_path)
-    instance.add_dynamic_partitions("tickets", ["ENG-10"])
     res = resources(calls, values)
-    assert dg.materialize(
-        [ticket], partition_key="ENG-10", instance=instance, resources=res
-    ).success
+    _store_ticket(instance, "ENG-10", res)
     workspace = WorkspaceResource(root=str(tmp_path))
     real = {**res, "pipeline": make_pipeline(catalog_path="", workspace=workspace)}
-    result = dg.materialize(
-        [ticket, repo_guess],
-        selection="repo_guess",
-        partition_key="ENG-10",
-        instance=instance,
-        resources=real,
-        raise_on_error=False,
-    )
+    result = _guess_repo_alone(instance, "ENG-10", real)
     assert not result.success and not _retried(result)
     assert "ConfigError: catalog_path is empty: set VERANDA_CATALOG" in _failure_message(result)
     assert not (Path(values) / "repo_guess").exists()
@@ -178,13 +171,7 @@ def test_value_store_config_errors_name_the_setting(tmp_path):
 def test_a_question_stops_the_run_at_context_pack(tmp_path, instance):
     calls, values = _dirs(tmp_path)
     instance.add_dynamic_partitions("tickets", ["ENG-11"])
-    result = dg.materialize(
-        PHASE_ASSETS,
-        partition_key="ENG-11",
-        instance=instance,
-        resources=resources(calls, values, ask=True),
-        raise_on_error=False,
-    )
+    result = _run(instance, "ENG-11", PHASE_ASSETS, resources(calls, values, ask=True))
     assert not result.success and not _retried(result)
     message = _failure_message(result)
     assert "AwaitingHumanError" in message and "acme/api or acme/web" in message
@@ -211,9 +198,7 @@ def test_tokens_never_reach_metadata_or_logs(tmp_path, instance):
     )
     store = ValueStore(base_dir=values)
     res["io_manager"] = VerandaIOManager(store=store)
-    result = dg.materialize(
-        PHASE_ASSETS[:3], partition_key="ENG-12", instance=instance, resources=res
-    )
+    result = _run(instance, "ENG-12", PHASE_ASSETS[:3], res)
     assert result.success
     records = instance.all_logs(result.run_id)
     assert records and not any(secret in str(r) for r in records)

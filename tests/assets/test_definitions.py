@@ -4,22 +4,20 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
-from pathlib import Path
 
 import dagster as dg
 import pytest
 import yaml
 from dagster._core.instance.ref import InstanceRef
 
+from tests.support.processes import ROOT, run_in_repo
 from veranda_dagster import concurrency, definitions
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.jobs import RUN_MAX_RUNTIME_S, TICKET_RUN_TAG
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
 from veranda_dagster.storage import VerandaIOManager
 
-ROOT = Path(__file__).resolve().parents[2]
 LINEAGE = {
     "ticket": set(),
     "repo_guess": {"ticket"},
@@ -48,14 +46,10 @@ def test_dagster_definitions_validate_in_a_clean_process(tmp_path):
     shutil.copy(ROOT / "dagster.yaml", tmp_path / "dagster.yaml")
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_TOKEN", "_KEY"))}
     env["DAGSTER_HOME"] = str(tmp_path)
-    proc = subprocess.run(
+    proc = run_in_repo(
         [sys.executable, "-m", "dagster", "definitions", "validate", "-w", "workspace.yaml"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
+        env,
         timeout=120,
-        check=False,
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "Validation successful" in proc.stdout + proc.stderr
@@ -67,15 +61,7 @@ def test_dg_check_defs_loads_the_project(tmp_path):
     if dg_cli is None:
         pytest.skip("dg (dagster-dg-cli, a dev dependency) is not installed")
     env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
-    proc = subprocess.run(
-        [dg_cli, "check", "defs"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = run_in_repo([dg_cli, "check", "defs"], env, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "All definitions loaded successfully" in proc.stdout + proc.stderr
 

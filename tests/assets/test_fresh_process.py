@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,11 +12,11 @@ import dagster as dg
 from dagster._core.instance.ref import InstanceRef
 
 from tests.assets.fakes import read_calls, resources
+from tests.support.processes import ROOT, run_in_repo
 from veranda_dagster.assets import PHASE_ASSETS
 from veranda_dagster.storage import ValueStore
 
 KEY = "ENG-8"
-ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = """
 import json, sys
@@ -51,15 +50,7 @@ def test_downstream_asset_alone_in_a_new_process_loads_upstream(tmp_path: Path):
         assert first.success
 
     env = {**os.environ, "DAGSTER_HOME": str(home), "PYTHONPATH": str(ROOT)}
-    child = subprocess.run(
-        [sys.executable, "-c", CHILD, str(calls), str(values)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    child = run_in_repo([sys.executable, "-c", CHILD, str(calls), str(values)], env, timeout=120)
     assert child.returncode == 0, child.stderr[-3000:]
     report = json.loads(child.stdout.strip().splitlines()[-1])
     assert report["success"]

@@ -20,6 +20,7 @@ from veranda_dagster.assets._shell import (
     PhaseTimeoutError,
     call_metadata,
     call_with_timeout,
+    phase_asset,
     run_phase,
 )
 from veranda_dagster.domain.errors import (
@@ -224,3 +225,27 @@ def test_processes_started_before_the_phase_are_left_alone():
     finally:
         helper.kill()
         helper.wait()
+
+
+def test_a_phase_asset_refuses_a_call_that_returns_another_value_type():
+    """The declared value type types ``outcome`` and ``details``; a call that returns something
+    else would report on the wrong value, so it is refused where the asset is declared."""
+
+    def repo_guess(ticket: Ticket) -> Ticket:
+        return ticket
+
+    declare = phase_asset(PHASES["repo_guess"], RepoGuess, "d", outcome=_ok, details=_none)
+    with pytest.raises(TypeError, match="repo_guess must be annotated to return RepoGuess"):
+        declare(repo_guess)
+
+
+def test_a_phase_asset_gives_dagster_the_call_s_inputs_and_the_context_it_holds_back():
+    def repo_guess(pipeline: PipelineResource, ticket: Ticket) -> RepoGuess:
+        return _guess()
+
+    asset = phase_asset(PHASES["repo_guess"], RepoGuess, "d", outcome=_ok, details=_none)(
+        repo_guess
+    )
+    assert [i.name for i in asset.op.input_defs] == ["ticket"]
+    assert asset.required_resource_keys >= {"pipeline"}
+    assert asset.op.output_defs[0].dagster_type.display_name == "RepoGuess"

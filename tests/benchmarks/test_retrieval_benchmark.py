@@ -10,24 +10,15 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.scripts import load_script
+from tests.benchmarks.scripts import git, load_script
 
 bench = load_script("retrieval")
 builder = load_script("build_retrieval_cases")
-
-
-def _git(repo: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid"}
-    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid", "HOME": "/"}
-    out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.strip()
 
 
 AUTH_BASE = '''"""Authentication helpers."""
@@ -47,20 +38,20 @@ def _make_repo(root: Path) -> Path:
     """``root/acme+demo``: base commit, then a fix touching ``demo/auth.py`` and a test."""
     repo = root / "acme+demo"
     repo.mkdir(parents=True)
-    _git(repo, "init", "-q", "-b", "main")
+    git(repo, "init", "-q", "-b", "main")
     (repo / "demo").mkdir()
     (repo / "tests").mkdir()
     (repo / "demo" / "auth.py").write_text(AUTH_BASE)
     (repo / "demo" / "client.py").write_text("from demo.auth import NetRCAuth\n\n" + NOISE)
     (repo / "demo" / "models.py").write_text(NOISE)
     (repo / "README.md").write_text("Use `NetRCAuth(file=...)` for netrc.\n")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "base")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
     (repo / "demo" / "auth.py").write_text(AUTH_BASE.replace("file)", "file=None)"))
     (repo / "demo" / "new_helper.py").write_text("X = 1\n")
     (repo / "tests" / "test_auth.py").write_text("def test_default():\n    pass\n")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "Fix #7: default file=None for NetRCAuth")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "Fix #7: default file=None for NetRCAuth")
     return root
 
 
@@ -103,8 +94,8 @@ def one_run(repos_dir: Path, pack_cmd: list[str], tmp_path_factory: pytest.TempP
 def test_builder_derives_base_gold_and_edited_lines_from_history(repos_dir: Path) -> None:
     [case] = builder.build(repos_dir, [REPORT])
     repo = repos_dir / "acme+demo"
-    assert case["base_sha"] == _git(repo, "rev-parse", "HEAD^")
-    assert case["fix_sha"] == _git(repo, "rev-parse", "HEAD")
+    assert case["base_sha"] == git(repo, "rev-parse", "HEAD^")
+    assert case["fix_sha"] == git(repo, "rev-parse", "HEAD")
     # the test file and the file the fix created are not gold; the changed source file is
     assert case["gold_files"] == ["demo/auth.py"]
     assert case["id"] == "demo-7" and case["issue_url"].endswith("acme/demo/issues/7")
@@ -156,7 +147,7 @@ def test_all_rankers_side_by_side_with_recall_edit_hit_time_and_memory(
     assert set(totals) >= {*bench.RANKERS, "ours_minus_bm25_full"}
     assert totals["ours"]["median_s"] > 0 and totals["ours"]["peak_rss_mb"] > 1
     # the worktree is gone afterwards: the clone is left as it was found
-    listing = _git(repos_dir / "acme+demo", "worktree", "list")
+    listing = git(repos_dir / "acme+demo", "worktree", "list")
     assert len(listing.splitlines()) == 1
 
 

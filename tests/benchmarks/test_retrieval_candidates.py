@@ -7,24 +7,15 @@ and line bounds, the opt-in squash-merged fix PRs) so a change to the rule shows
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.scripts import load_script
+from tests.benchmarks.scripts import git, load_script
 
 lister = load_script("retrieval_candidates")
 
 REPO = "acme/demo"
-
-
-def _git(repo: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid"}
-    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid", "HOME": "/"}
-    out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.strip()
 
 
 def _commit(repo: Path, message: str, files: dict[str, str]) -> str:
@@ -32,9 +23,9 @@ def _commit(repo: Path, message: str, files: dict[str, str]) -> str:
         target = repo / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", message)
-    return _git(repo, "rev-parse", "HEAD")[:10]
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")[:10]
 
 
 def _lines(n: int, tag: str) -> str:
@@ -46,7 +37,7 @@ def history(tmp_path: Path) -> dict[str, str]:
     """A small project whose commits each hit one clause of the rule; returns name -> short sha."""
     repo = tmp_path / "acme+demo"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
+    git(repo, "init", "-q", "-b", "main")
     base = {f"pkg/mod{i}.py": _lines(3, f"v{i}") for i in range(6)}
     base["tests/test_mod0.py"] = "def test_x():\n    pass\n"
     shas = {"base": _commit(repo, "initial", base)}

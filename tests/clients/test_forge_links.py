@@ -2,59 +2,46 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from veranda_dagster.clients.forge_links import github_link, gitlab_link
 from veranda_dagster.clients.forges import link_readers as forge_link_readers
 from veranda_dagster.domain.repo_evidence import RepoLink, link_readers
 
+GH, GL, RAW = "https://github.com", "https://gitlab.com", "https://raw.githubusercontent.com"
+BILLING, LEDGER, SUB_LEDGER = "acme/billing", "acme/ledger", "acme/payments/ledger"
 
-@pytest.mark.parametrize(
-    ("url", "link"),
-    [
-        (
-            "https://github.com/acme/billing/blob/main/x.py#L3",
-            RepoLink("acme", "billing", "url_code"),
-        ),
-        ("https://github.com/acme/billing/pull/7", RepoLink("acme", "billing", "url_ref")),
-        (
-            "https://github.com/acme/billing/issues/7#issuecomment-1",
-            RepoLink("acme", "billing", "url_comment"),
-        ),
-        (
-            "https://raw.githubusercontent.com/acme/billing/main/x.py",
-            RepoLink("acme", "billing", "url_code"),
-        ),
-        ("https://github.com/orgs/acme/people", None),
-        ("https://gitlab.com/acme/billing", None),
-    ],
-)
-def test_github_urls(url: str, link: RepoLink | None) -> None:
-    assert github_link(url) == link
+
+def link(repo: str, kind: str) -> RepoLink:
+    """``owner/name`` (a GitLab owner keeps its subgroups) as the link a reader returns."""
+    owner, _, name = repo.rpartition("/")
+    return RepoLink(owner, name, kind)
 
 
 @pytest.mark.parametrize(
-    ("url", "link"),
+    ("read", "url", "expected"),
     [
-        (
-            "https://gitlab.com/acme/payments/ledger/-/blob/main/app.py#L10",
-            RepoLink("acme/payments", "ledger", "url_code"),
-        ),
-        ("https://gitlab.com/acme/ledger", RepoLink("acme", "ledger", "url_code")),
-        (
-            "https://gitlab.com/acme/payments/ledger/-/merge_requests/4",
-            RepoLink("acme/payments", "ledger", "url_ref"),
-        ),
-        (
-            "https://gitlab.com/acme/ledger/-/issues/4#note_99",
-            RepoLink("acme", "ledger", "url_comment"),
-        ),
-        ("https://gitlab.com/explore/projects", None),
-        ("https://github.com/acme/ledger", None),
+        (github_link, f"{GH}/{BILLING}/blob/main/x.py#L3", link(BILLING, "url_code")),
+        (github_link, f"{GH}/{BILLING}/pull/7", link(BILLING, "url_ref")),
+        (github_link, f"{GH}/{BILLING}/issues/7#issuecomment-1", link(BILLING, "url_comment")),
+        (github_link, f"{RAW}/{BILLING}/main/x.py", link(BILLING, "url_code")),
+        (github_link, f"{GH}/orgs/acme/people", None),
+        (github_link, f"{GL}/{BILLING}", None),
+        # GitLab keeps subgroups in the owner
+        (gitlab_link, f"{GL}/{SUB_LEDGER}/-/blob/main/app.py#L10", link(SUB_LEDGER, "url_code")),
+        (gitlab_link, f"{GL}/{LEDGER}", link(LEDGER, "url_code")),
+        (gitlab_link, f"{GL}/{SUB_LEDGER}/-/merge_requests/4", link(SUB_LEDGER, "url_ref")),
+        (gitlab_link, f"{GL}/{LEDGER}/-/issues/4#note_99", link(LEDGER, "url_comment")),
+        (gitlab_link, f"{GL}/explore/projects", None),
+        (gitlab_link, f"{GH}/{LEDGER}", None),
     ],
 )
-def test_gitlab_urls_keep_subgroups_in_the_owner(url: str, link: RepoLink | None) -> None:
-    assert gitlab_link(url) == link
+def test_each_forge_reads_its_own_urls(
+    read: Callable[[str], RepoLink | None], url: str, expected: RepoLink | None
+) -> None:
+    assert read(url) == expected
 
 
 def test_the_package_registers_every_forge_reader_with_the_domain() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.clock import SleepingClock
 from veranda_dagster.clients.github_code_search import TEXT_MATCH, GitHubCodeSearch
 from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.domain.code_search import CodeSearch
@@ -21,19 +22,8 @@ def _fixture(name: str):
     return json.loads((FIXTURES / name).read_text())
 
 
-class FakeClock:
-    """Time that only moves when the code under test sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
+START = 1000.0
+"""Where each test's clock starts (epoch seconds)."""
 
 
 class Forge:
@@ -63,8 +53,8 @@ class Forge:
         return [r for r in self.requests if r.url.path == "/search/code"]
 
 
-def _client(forge: Forge, clock: FakeClock | None = None, **kw) -> GitHubCodeSearch:
-    clock = clock or FakeClock()
+def _client(forge: Forge, clock: SleepingClock | None = None, **kw) -> GitHubCodeSearch:
+    clock = clock or SleepingClock(START)
     return GitHubCodeSearch(
         "https://api.github.test",
         "ghs_secret",
@@ -134,7 +124,7 @@ def test_a_seed_with_spaces_is_quoted_and_an_overlong_query_refused():
 
 
 def test_the_eleventh_search_in_a_minute_waits_for_the_window():
-    forge, clock = Forge(), FakeClock()
+    forge, clock = Forge(), SleepingClock(START)
     search = _client(forge, clock, contents=lambda _p: "backoff\n", sha=SHA)
     for _ in range(GITHUB_CODE_SEARCH_PER_MINUTE):
         search.search("backoff")
@@ -145,7 +135,7 @@ def test_the_eleventh_search_in_a_minute_waits_for_the_window():
 
 
 def test_the_window_slides_rather_than_resets():
-    clock = FakeClock()
+    clock = SleepingClock(START)
     limiter = SearchBudget(MemoryBudgetState(), "k", clock=clock, sleep=clock.sleep)
     for _ in range(10):
         limiter.acquire()
@@ -187,7 +177,7 @@ def test_the_rate_is_configurable_and_a_clone_can_be_attached(tmp_path):
 
     repo = make_repo(tmp_path / "r", {"src/http/retry.py": "a\nbackoff()\n"})
     base = git(repo, "rev-parse", "HEAD")
-    forge, clock = Forge(), FakeClock()
+    forge, clock = Forge(), SleepingClock(START)
     search = _client(forge, clock, per_minute=2)
     search.attach_clone(repo, base)
     for _ in range(3):

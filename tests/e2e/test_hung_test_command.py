@@ -28,6 +28,7 @@ from veranda_dagster.sim.sample_org import (
     MAKEFILE,
     SAMPLE_TICKET_BODY,
     SAMPLE_TICKET_TITLE,
+    developer_git,
 )
 from veranda_dagster.sim.world import SimWorld
 from veranda_dagster.storage import ValueStore
@@ -44,15 +45,7 @@ def hang_make_test(world: SimWorld, marker: str, scratch: Path) -> str:
     work = scratch / "billing-hang"
 
     def git(*args: str, cwd: Path = work) -> str:
-        out = subprocess.run(
-            ["git", "-c", "user.name=Acme Dev", "-c", "user.email=dev@acme.invalid", *args],
-            cwd=cwd,
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        return out.stdout.strip()
+        return developer_git(*args, cwd=cwd)
 
     git("clone", "--quiet", str(world.org.bare(BILLING)), str(work), cwd=scratch)
     hung = MAKEFILE.replace(ORIGINAL_TEST_RECIPE, f"\t@sleep {marker}\n")

@@ -4,89 +4,41 @@ from typing import Any
 
 import dagster as dg
 
+from veranda_dagster.domain.phases import SHARED_METADATA
 from veranda_dagster.partitions import TICKETS
 
-# (phase, ticket) -> metadata; varied backends, reasons and a ticket with no model calls.
-ROWS: dict[tuple[str, str], dict[str, Any]] = {
-    ("repo_guess", "ENG-1"): dict(
-        duration_s=2.5,
-        outcome="proceed",
-        model_calls=1,
-        usd=0.0021,
-        tokens_in=1200,
-        tokens_out=80,
-        backend="claude/api_key",
-        model="claude-haiku",
-        tier="cheap",
-        reason="preferred",
-    ),
-    ("patch", "ENG-1"): dict(
-        duration_s=812.25,
-        outcome="green",
-        model_calls=2,
-        usd=0.61,
-        tokens_in=60000,
-        tokens_out=11000,
-        backend="codex/api_key",
-        model="gpt-5",
-        tier="high",
-        reason="fallback_quota",
-        coverage_before=70.0,
-        coverage_after=72.5,
-    ),
-    ("ci_outcome", "ENG-1"): dict(
-        duration_s=300.0,
-        outcome="success",
-        model_calls=0,
-        usd=0.0,
-        tokens_in=0,
-        tokens_out=0,
-        backend="none",
-        model="none",
-        tier="none",
-        reason="none",
-        ci_status="success",
-    ),
-    ("repo_guess", "ENG-2"): dict(
-        duration_s=1.75,
-        outcome="ask",
-        model_calls=1,
-        usd=0.0015,
-        tokens_in=900,
-        tokens_out=40,
-        backend="gemini/oauth",
-        model="gemini-flash",
-        tier="cheap",
-        reason="fallback_auth",
-    ),
-    ("patch", "ENG-2"): dict(
-        duration_s=640.0,
-        outcome="validation_failed",
-        model_calls=3,
-        usd=1.27,
-        tokens_in=90000,
-        tokens_out=15000,
-        backend="claude/api_key",
-        model="claude-opus",
-        tier="high",
-        reason="preferred",
-        coverage_before=-1.0,
-        coverage_after=-1.0,
-    ),
-    ("ci_outcome", "ENG-2"): dict(
-        duration_s=120.0,
-        outcome="failure",
-        model_calls=1,
-        usd=0.2,
-        tokens_in=5000,
-        tokens_out=900,
-        backend="claude/api_key",
-        model="claude-opus",
-        tier="high",
-        reason="preferred",
-        ci_status="failure",
-    ),
+# Six materializations: varied backends, reasons and a ticket with no model calls.
+# (phase, ticket) -> duration_s, outcome, model_calls, usd, tokens_in, tokens_out
+SPEND: dict[tuple[str, str], tuple[float, str, int, float, int, int]] = {
+    ("repo_guess", "ENG-1"): (2.5, "proceed", 1, 0.0021, 1200, 80),
+    ("patch", "ENG-1"): (812.25, "green", 2, 0.61, 60000, 11000),
+    ("ci_outcome", "ENG-1"): (300.0, "success", 0, 0.0, 0, 0),
+    ("repo_guess", "ENG-2"): (1.75, "ask", 1, 0.0015, 900, 40),
+    ("patch", "ENG-2"): (640.0, "validation_failed", 3, 1.27, 90000, 15000),
+    ("ci_outcome", "ENG-2"): (120.0, "failure", 1, 0.2, 5000, 900),
 }
+# (phase, ticket) -> the last call's backend, model, tier, reason
+RESOLVED: dict[tuple[str, str], tuple[str, str, str, str]] = {
+    ("repo_guess", "ENG-1"): ("claude/api_key", "claude-haiku", "cheap", "preferred"),
+    ("patch", "ENG-1"): ("codex/api_key", "gpt-5", "high", "fallback_quota"),
+    ("ci_outcome", "ENG-1"): ("none", "none", "none", "none"),
+    ("repo_guess", "ENG-2"): ("gemini/oauth", "gemini-flash", "cheap", "fallback_auth"),
+    ("patch", "ENG-2"): ("claude/api_key", "claude-opus", "high", "preferred"),
+    ("ci_outcome", "ENG-2"): ("claude/api_key", "claude-opus", "high", "preferred"),
+}
+# (phase, ticket) -> the phase's own keys
+OWN: dict[tuple[str, str], dict[str, Any]] = {
+    ("patch", "ENG-1"): {"coverage_before": 70.0, "coverage_after": 72.5},
+    ("ci_outcome", "ENG-1"): {"ci_status": "success"},
+    ("patch", "ENG-2"): {"coverage_before": -1.0, "coverage_after": -1.0},
+    ("ci_outcome", "ENG-2"): {"ci_status": "failure"},
+}
+ROWS: dict[tuple[str, str], dict[str, Any]] = {
+    key: {**dict(zip(SHARED_METADATA, (*spend, *RESOLVED[key]), strict=True)), **OWN.get(key, {})}
+    for key, spend in SPEND.items()
+}
+"""(phase, ticket) -> the metadata the shell writes: its shared keys, in the order the contract
+names them (``SHARED_METADATA``), then the phase's own."""
 TICKET_KEYS = sorted({t for _, t in ROWS})
 
 

@@ -18,21 +18,13 @@ import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from veranda_dagster.sim import wire_anthropic, wire_gemini
+from veranda_dagster.sim.http_fake import LoopbackServer
 from veranda_dagster.sim.model_listing import model_listing
 from veranda_dagster.sim.wire import from_schema
-
-ANTHROPIC_ERRORS = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    429: "rate_limit_error",
-    500: "api_error",
-    529: "overloaded_error",
-}
 
 
 @dataclass
@@ -67,8 +59,10 @@ class Call:
     at: float = field(default_factory=time.time)
 
 
-class VendorApiServer:
+class VendorApiServer(LoopbackServer):
     """Start with ``with VendorApiServer() as api:``; point a CLI at ``api.base_url``."""
+
+    name = "vendor-api"
 
     def __init__(self, default: Reply | None = None) -> None:
         self.default = default or Reply(text="OK")
@@ -77,9 +71,7 @@ class VendorApiServer:
         self.sticky_failure: Failure | None = None
         self.calls: list[Call] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread: threading.Thread | None = None
+        super().__init__(_handler_for(self))
 
     # --- scripting ------------------------------------------------------------------------------
 
@@ -96,31 +88,6 @@ class VendorApiServer:
     def model_calls(self) -> list[Call]:
         ends = ("/messages", "/chat/completions", "/responses")
         return [c for c in self.calls if c.path.endswith(ends)]
-
-    # --- lifecycle -------------------------------------------------------------------------------
-
-    @property
-    def port(self) -> int:
-        return int(self._httpd.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> VendorApiServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> VendorApiServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # --- decisions (called by the handler) ------------------------------------------------------
 
@@ -236,7 +203,7 @@ def _handler_for(server: VendorApiServer) -> type[BaseHTTPRequestHandler]:
                 429: "Number of request tokens has exceeded your rate limit",
             }.get(f.status, "Internal server error")
             if anthropic:
-                kind = f.kind or ANTHROPIC_ERRORS.get(f.status, "api_error")
+                kind = f.kind or wire_anthropic.ERROR_TYPES.get(f.status, "api_error")
                 payload: Any = {"type": "error", "error": {"type": kind, "message": msg}}
             else:
                 payload = {"error": {"message": msg, "type": f.kind or "error", "code": f.kind}}
@@ -342,14 +309,6 @@ def _handler_for(server: VendorApiServer) -> type[BaseHTTPRequestHandler]:
                 )
             )
             if isinstance(decision, Failure):
-                google = {
-                    400: "INVALID_ARGUMENT",
-                    401: "UNAUTHENTICATED",
-                    403: "PERMISSION_DENIED",
-                    429: "RESOURCE_EXHAUSTED",
-                    500: "INTERNAL",
-                    503: "UNAVAILABLE",
-                }
                 msg = decision.message or {
                     401: "API key not valid. Please pass a valid API key.",
                     429: "You exceeded your current quota, please check your plan and billing.",
@@ -357,7 +316,7 @@ def _handler_for(server: VendorApiServer) -> type[BaseHTTPRequestHandler]:
                 err = {
                     "code": decision.status,
                     "message": msg,
-                    "status": google.get(decision.status, "INTERNAL"),
+                    "status": wire_gemini.STATUSES.get(decision.status, "INTERNAL"),
                 }
                 self._send(decision.status, {"error": err})
                 return

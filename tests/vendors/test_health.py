@@ -4,9 +4,11 @@ adapter's own parser; the health cache re-probes a failure exactly at its rechec
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from tests.vendors.conftest import (
     ALL_KEYS,
+    FIXTURES,
     FakeLogin,
     ScriptedRunner,
     failure_rows,
@@ -49,6 +51,29 @@ def test_recorded_failure_classifies(row, tmp_path):
     a = adapter(row["family"], row.get("mode"))
     verdict, _ = a.outcome(row_output(row), Turn(prompt="p", workdir=str(tmp_path)))
     assert verdict.verdict == row["verdict"], verdict
+
+
+PINS = yaml.safe_load((FIXTURES / "classifier_pins.yaml").read_text())
+"""Every recorded failure's verdict and deciding rule, as the classifier gave them when the
+vendor rules moved onto their adapters; see the file's header."""
+
+
+def test_every_recorded_failure_has_a_pin():
+    assert set(PINS) == {f"{r['family']}-{r['case']}" for r in ROWS}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[f"{r['family']}-{r['case']}" for r in ROWS])
+def test_recorded_failure_keeps_its_pinned_rule_under_every_family(row, tmp_path):
+    """Through its own adapter, and raw under each family: a vendor rule decides only its own
+    family's runs, and in the same order against the shared rules as before."""
+    pin = PINS[f"{row['family']}-{row['case']}"]
+    verdict, _ = adapter(row["family"], row.get("mode")).outcome(
+        row_output(row), Turn(prompt="p", workdir=str(tmp_path))
+    )
+    assert f"{verdict.verdict}/{verdict.rule or 'none'}" == pin["own"]
+    for family in registry.families():
+        got = classify(family, row_output(row), parsed=False, terminal=False)
+        assert got.rule == pin.get(family, pin["any_family"]), family
 
 
 @pytest.mark.parametrize(
@@ -116,7 +141,8 @@ def test_exit_zero_without_terminal_event_is_turn_failed():
 
 
 def test_every_rule_names_a_known_verdict():
-    assert {r.verdict for r in health.RULES} <= VERDICTS
+    for family in registry.families():
+        assert {r.verdict for r in health.rules_for(family)} <= VERDICTS, family
 
 
 class CountingBackend:

@@ -32,7 +32,7 @@ from veranda_dagster.resources.forge import requested_forge
 from veranda_dagster.settings import env_number
 from veranda_dagster.sources.registry import requested_sources
 
-__all__ = ["AGENT_TURN_S", "GIT_AND_API_S", "PHASES", "PhaseSpec", "phase_asset"]
+__all__ = ["AGENT_TURN_S", "GIT_AND_API_S", "PHASES", "PhaseSpec", "dagster_asset"]
 
 OWNER = "team:veranda"
 
@@ -129,9 +129,9 @@ def shown_kinds(
 PHASES: dict[str, PhaseSpec] = {name: PhaseSpec.of(p) for name, p in phases.PHASES.items()}
 
 
-def phase_asset(
+def dagster_asset(
     spec: PhaseSpec, description: str, hooks: set[dg.HookDefinition] | None = None
-) -> Callable[[Callable[..., Any]], Any]:
+) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
     """``@dg.asset`` with everything a phase shares: the tickets partitions, its group, kinds,
     owner, tags, timeout and retry policy, so each asset module states only what differs."""
     from veranda_dagster.partitions import TICKETS

@@ -1,5 +1,7 @@
 """The shell every phase asset shares: time the one domain call, bound it, type its failure,
-and turn its value into the metadata the UI and the metrics read.
+and turn its value into the metadata the UI and the metrics read. ``phase_asset`` declares an
+asset by that call alone, so each asset module states only what differs: what the phase needs,
+what it calls and what it reports.
 
 Metadata keys are a contract with the ops/report side: ``duration_s``, ``outcome``,
 ``model_calls``, ``usd``, ``tokens_in``, ``tokens_out``, ``backend`` (``family/mode`` of the
@@ -9,6 +11,7 @@ No config value (tokens, URLs with passwords) is ever put in metadata.
 
 from __future__ import annotations
 
+import inspect
 import math
 import threading
 import time
@@ -20,7 +23,7 @@ from dagster._core.errors import DagsterInvalidPropertyError
 from pydantic import BaseModel
 
 from veranda_dagster.assets._phase_kill import already_running, kill_started_since, stop_thread
-from veranda_dagster.assets._policy import PhaseSpec
+from veranda_dagster.assets._policy import PhaseSpec, dagster_asset
 from veranda_dagster.domain.errors import TicketRunInProgressError, TransientError, VerandaError
 from veranda_dagster.domain.models import PhaseValue
 from veranda_dagster.partitions import TICKET_TAG
@@ -181,3 +184,48 @@ def run_phase(
     result = outcome(value)
     _observe(context, spec.name, value, secs)
     return dg.Output(value, metadata=phase_metadata(value, secs, result, details(value)))
+
+
+def phase_asset(
+    spec: PhaseSpec,
+    value_type: type[V],
+    description: str,
+    *,
+    outcome: Callable[[V], str],
+    details: Callable[[V], Mapping[str, Any]],
+    hooks: set[dg.HookDefinition] | None = None,
+) -> Callable[[Callable[..., V]], dg.AssetsDefinition]:
+    """Declare a phase's asset by its one domain call, so the asset module reads as a table of
+    contents: what the phase needs, what it calls, what it reports.
+
+    The decorated ``call`` names as parameters the resources and upstream values it needs
+    (Dagster reads the lineage from them), plus ``context`` only when it reads the partition
+    key, and returns the phase's value, of ``value_type`` (named up front so ``outcome`` and
+    ``details`` are type-checked against it). The asset around it is the one every phase
+    shares: ``run_phase`` with ``outcome`` and ``details`` as the phase's own metadata."""
+
+    def declare(call: Callable[..., V]) -> dg.AssetsDefinition:
+        signature = inspect.signature(call, eval_str=True)
+        if signature.return_annotation is not value_type:
+            raise TypeError(f"{call.__name__} must be annotated to return {value_type.__name__}")
+        passes_context = "context" in signature.parameters
+        needs = [p for p in signature.parameters.values() if p.name != "context"]
+
+        def compute(context: dg.AssetExecutionContext, **upstream: Any) -> dg.Output[V]:
+            args = {"context": context, **upstream} if passes_context else upstream
+            return run_phase(context, spec, lambda: call(**args), outcome, details)
+
+        context_param = inspect.Parameter(
+            "context", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=dg.AssetExecutionContext
+        )
+        returns = dg.Output[value_type]  # type: ignore[valid-type]
+        compute.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[context_param, *needs], return_annotation=returns
+        )
+        compute.__annotations__ = {p.name: p.annotation for p in (context_param, *needs)}
+        compute.__annotations__["return"] = returns
+        compute.__name__ = compute.__qualname__ = call.__name__
+        compute.__module__, compute.__doc__ = call.__module__, call.__doc__
+        return dagster_asset(spec, description, hooks)(compute)
+
+    return declare

@@ -1,16 +1,12 @@
 """``context_pack``: the bounded lexical pack and the four instruction layers, in the clone."""
 
-import dagster as dg
-
 from veranda_dagster.assets._metadata import pack_table
-from veranda_dagster.assets._policy import PHASES, phase_asset
-from veranda_dagster.assets._shell import run_phase
+from veranda_dagster.assets._policy import PHASES
+from veranda_dagster.assets._shell import phase_asset
 from veranda_dagster.domain.bounds import MAX_PACK_BYTES, MAX_PACK_FILES, MAX_SEARCHES
 from veranda_dagster.domain.errors import AwaitingHumanError
 from veranda_dagster.domain.models import ContextPack, RepoGuess, Ticket
 from veranda_dagster.resources.pipeline import PipelineResource
-
-SPEC = PHASES["context_pack"]
 
 
 def require_repo(guess: RepoGuess) -> None:
@@ -23,45 +19,31 @@ def require_repo(guess: RepoGuess) -> None:
         )
 
 
-def _build(pipeline: PipelineResource, ticket: Ticket, guess: RepoGuess) -> ContextPack:
-    require_repo(guess)
-    return pipeline.build_context_pack(ticket, guess)
-
-
 @phase_asset(
-    SPEC,
+    PHASES["context_pack"],
+    ContextPack,
     f"Seeds from the ticket, searched against the code index; at most {MAX_SEARCHES} searches, "
     f"{MAX_PACK_FILES} files, {MAX_PACK_BYTES:,} bytes. Citations are minted by retrieval only. "
     "Layers are written into the clone.",
+    outcome=lambda p: "packed",
+    details=lambda p: {
+        "repo": p.repo,
+        "base_sha": p.base_sha,
+        "branch": p.branch,
+        "pack_bytes": p.bytes,
+        "pack_files": len(p.files),
+        "pack_searches": p.searches,
+        "unavailable_signals": ", ".join(p.unavailable_signals) or "none",
+        "searches_planned": p.searches_planned if p.searches_planned is not None else p.searches,
+        "search_budget_wait_s": p.search_wait_s,
+        "seeds": len(p.seeds),
+        "citations": len(p.citations),
+        "layers": ", ".join(layer.name for layer in p.layers) or "none",
+        "refused_files": len(p.refused_files),
+        "refused": "; ".join(p.refused_files)[:1000] or "none",
+        "files": pack_table(p.files),
+    },
 )
-def context_pack(
-    context: dg.AssetExecutionContext,
-    pipeline: PipelineResource,
-    ticket: Ticket,
-    repo_guess: RepoGuess,
-) -> dg.Output[ContextPack]:
-    return run_phase(
-        context,
-        SPEC,
-        lambda: _build(pipeline, ticket, repo_guess),
-        lambda p: "packed",
-        lambda p: {
-            "repo": p.repo,
-            "base_sha": p.base_sha,
-            "branch": p.branch,
-            "pack_bytes": p.bytes,
-            "pack_files": len(p.files),
-            "pack_searches": p.searches,
-            "unavailable_signals": ", ".join(p.unavailable_signals) or "none",
-            "searches_planned": p.searches_planned
-            if p.searches_planned is not None
-            else p.searches,
-            "search_budget_wait_s": p.search_wait_s,
-            "seeds": len(p.seeds),
-            "citations": len(p.citations),
-            "layers": ", ".join(layer.name for layer in p.layers) or "none",
-            "refused_files": len(p.refused_files),
-            "refused": "; ".join(p.refused_files)[:1000] or "none",
-            "files": pack_table(p.files),
-        },
-    )
+def context_pack(pipeline: PipelineResource, ticket: Ticket, repo_guess: RepoGuess) -> ContextPack:
+    require_repo(repo_guess)
+    return pipeline.build_context_pack(ticket, repo_guess)

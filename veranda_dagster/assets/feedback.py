@@ -6,18 +6,24 @@ comments already handled are never answered twice.
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import PHASES, phase_asset
-from veranda_dagster.assets._shell import run_phase
+from veranda_dagster.assets._policy import PHASES
+from veranda_dagster.assets._shell import phase_asset
 from veranda_dagster.domain.errors import StoredValueError
 from veranda_dagster.domain.models import ContextPack, Feedback, PullRequest, Ticket
 from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.storage import ValueStore
 
-SPEC = PHASES["feedback"]
-
 
 @phase_asset(
-    SPEC, "Answers new human comments on the PR with commits; at most MAX_FEEDBACK_ROUNDS."
+    PHASES["feedback"],
+    Feedback,
+    "Answers new human comments on the PR with commits; at most MAX_FEEDBACK_ROUNDS.",
+    outcome=lambda f: "bound_reached" if f.bound_reached else "processed",
+    details=lambda f: {
+        "feedback_rounds": len(f.rounds),
+        "comments_processed": len(f.processed_comment_ids),
+        "head_sha": f.head_sha or "none",
+    },
 )
 def feedback(
     context: dg.AssetExecutionContext,
@@ -26,24 +32,11 @@ def feedback(
     ticket: Ticket,
     context_pack: ContextPack,
     pull_request: PullRequest,
-) -> dg.Output[Feedback]:
-    def call() -> Feedback:
-        previous = value_store.load_or_none("feedback", context.partition_key)
-        if previous is not None and not isinstance(previous, Feedback):
-            raise StoredValueError(
-                f"asset 'feedback' partition {context.partition_key!r}: stored a "
-                f"{type(previous).__name__}, not Feedback"
-            )
-        return pipeline.process_feedback(ticket, context_pack, pull_request, previous)
-
-    return run_phase(
-        context,
-        SPEC,
-        call,
-        lambda f: "bound_reached" if f.bound_reached else "processed",
-        lambda f: {
-            "feedback_rounds": len(f.rounds),
-            "comments_processed": len(f.processed_comment_ids),
-            "head_sha": f.head_sha or "none",
-        },
-    )
+) -> Feedback:
+    previous = value_store.load_or_none("feedback", context.partition_key)
+    if previous is not None and not isinstance(previous, Feedback):
+        raise StoredValueError(
+            f"asset 'feedback' partition {context.partition_key!r}: stored a "
+            f"{type(previous).__name__}, not Feedback"
+        )
+    return pipeline.process_feedback(ticket, context_pack, pull_request, previous)

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from veranda_dagster.assets._metadata import bounded_md
-from veranda_dagster.assets._policy import PHASES, phase_asset
+from veranda_dagster.assets._policy import PHASES, dagster_asset
 from veranda_dagster.assets._shell import run_phase
 from veranda_dagster.domain.models import (
     ContextPack,
@@ -18,7 +18,9 @@ from veranda_dagster.resources.pipeline import PipelineResource
 SPEC = PHASES["pull_request"]
 
 
-@phase_asset(
+# Declared by hand around ``run_phase`` (not ``_shell.phase_asset``): its metadata links the
+# ticket, an upstream value, beside the pull request's own.
+@dagster_asset(
     SPEC,
     "Opens (or adopts, by branch) the pull request; citations in the body are resolved "
     "against the default branch and unresolvable ones flagged. Links it on the ticket.",

@@ -1,41 +1,27 @@
 """``red_tests``: failing tests derived from the ticket, committed before any implementation."""
 
-import dagster as dg
-
 from veranda_dagster.assets._metadata import command_md
-from veranda_dagster.assets._policy import PHASES, phase_asset
-from veranda_dagster.assets._shell import run_phase
+from veranda_dagster.assets._policy import PHASES
+from veranda_dagster.assets._shell import phase_asset
 from veranda_dagster.domain.models import ContextPack, RedTests, Ticket
 from veranda_dagster.resources.pipeline import PipelineResource
 
-SPEC = PHASES["red_tests"]
-
 
 @phase_asset(
-    SPEC,
+    PHASES["red_tests"],
+    RedTests,
     "A definition of done that predates the patch: tests that fail on the base commit for "
     "the right reason, committed and pushed on the ticket branch.",
+    outcome=lambda r: "red" if not r.base_run.ok else "not_red",
+    details=lambda r: {
+        "commit_sha": r.commit_sha,
+        "test_files": len(r.test_files),
+        "attempts": r.attempts,
+        **({"base_exit_code": r.base_run.exit_code} if r.base_run.exit_code is not None else {}),
+        "base_run_s": round(r.base_run.duration_s, 3),
+        "red_test_output": command_md(r.base_run),
+        "rejected": len(r.rejected),
+    },
 )
-def red_tests(
-    context: dg.AssetExecutionContext,
-    pipeline: PipelineResource,
-    ticket: Ticket,
-    context_pack: ContextPack,
-) -> dg.Output[RedTests]:
-    return run_phase(
-        context,
-        SPEC,
-        lambda: pipeline.write_red_tests(ticket, context_pack),
-        lambda r: "red" if not r.base_run.ok else "not_red",
-        lambda r: {
-            "commit_sha": r.commit_sha,
-            "test_files": len(r.test_files),
-            "attempts": r.attempts,
-            **(
-                {"base_exit_code": r.base_run.exit_code} if r.base_run.exit_code is not None else {}
-            ),
-            "base_run_s": round(r.base_run.duration_s, 3),
-            "red_test_output": command_md(r.base_run),
-            "rejected": len(r.rejected),
-        },
-    )
+def red_tests(pipeline: PipelineResource, ticket: Ticket, context_pack: ContextPack) -> RedTests:
+    return pipeline.write_red_tests(ticket, context_pack)

@@ -2,40 +2,32 @@
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import PHASES, phase_asset
-from veranda_dagster.assets._shell import run_phase
+from veranda_dagster.assets._policy import PHASES
+from veranda_dagster.assets._shell import phase_asset
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Ticket
 from veranda_dagster.partitions import is_ticket_key
 from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.sensors.dedup import mark_taken
 
-SPEC = PHASES["ticket"]
 
-
-def _fetch(pipeline: PipelineResource, key: str) -> Ticket:
+@phase_asset(
+    PHASES["ticket"],
+    Ticket,
+    "The ticket (Linear issue or Slack thread) behind this partition key.",
+    outcome=lambda t: "fetched",
+    details=lambda t: {
+        "source": t.source,
+        "title": t.title[:120],
+        "labels": len(t.labels),
+        **({"url": dg.MetadataValue.url(t.url)} if t.url else {}),
+    },
+    hooks={mark_taken},  # the dedup guard reads "this run took the ticket" from the run
+)
+def ticket(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Ticket:
+    key = context.partition_key
     if not is_ticket_key(key):
         raise InputError(
             f"partition key {key!r} is not a ticket key (ENG-123 or slack-<channel>-<ts>)"
         )
     return pipeline.fetch_ticket(key)
-
-
-@phase_asset(
-    SPEC,
-    "The ticket (Linear issue or Slack thread) behind this partition key.",
-    hooks={mark_taken},  # the dedup guard reads "this run took the ticket" from the run
-)
-def ticket(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.Output[Ticket]:
-    return run_phase(
-        context,
-        SPEC,
-        lambda: _fetch(pipeline, context.partition_key),
-        lambda t: "fetched",
-        lambda t: {
-            "source": t.source,
-            "title": t.title[:120],
-            "labels": len(t.labels),
-            **({"url": dg.MetadataValue.url(t.url)} if t.url else {}),
-        },
-    )

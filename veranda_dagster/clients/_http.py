@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar, TypedDict
 
 import httpx
 
@@ -30,6 +30,17 @@ MAX_RETRY_AFTER_S = 60.0
 DEFAULT_TIMEOUT = httpx.Timeout(20.0, connect=5.0)
 
 Sleep = Callable[[float], None]
+
+
+class HttpSeams(TypedDict, total=False):
+    """What a test or a caller hands any client, passed through to ``HttpService`` unchanged:
+    the transport (``httpx.MockTransport(handler)``), or a ready ``httpx.Client``, the sleep
+    every wait goes through and the clock rate-limit resets are read against."""
+
+    transport: httpx.BaseTransport | None
+    client: httpx.Client | None
+    sleep: Sleep
+    clock: Callable[[], float]
 
 
 class HttpAuthError(VerandaError):
@@ -91,9 +102,23 @@ def backoff_s(attempt: int) -> float:
 
 
 class HttpService:
-    """Base for a JSON-over-HTTP client with one bounded retry policy."""
+    """Base for a JSON-over-HTTP client with one bounded retry policy.
+
+    A service states what differs as class data: its ``default_headers``, and how its error
+    answers read (``auth_rejected``, ``forbidden``, ``permission_error``, ``not_found_error``,
+    ``error_detail``); ``retry_wait`` is the hook for its own rate-limit signals."""
 
     service = "http"
+    default_headers: ClassVar[Mapping[str, str]] = {}
+    """Sent on every request (``Accept``, an API version)."""
+    auth_rejected: ClassVar[str | None] = None
+    """The message of a 401, naming the setting to fix; else the generic one."""
+    forbidden: ClassVar[str | None] = None
+    """What a 403 means here, before the method and URL ("the token may not"); else a 403
+    reads as rejected credentials."""
+    permission_error: ClassVar[type[HttpAuthError]] = HttpAuthError
+    not_found_error: ClassVar[type[HttpStatusError] | None] = None
+    """The type a 404 raises when the service tells "no such thing" apart."""
 
     def __init__(
         self,
@@ -103,12 +128,14 @@ class HttpService:
         transport: httpx.BaseTransport | None = None,
         client: httpx.Client | None = None,
         sleep: Sleep = time.sleep,
-        headers: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
+        """``clock`` is wall-clock epoch seconds, what rate-limit reset headers count in."""
         if not base_url:
             raise ConfigError(f"{self.service}: base URL is empty")
         self._token = token or ""
         self._sleep = sleep
+        self._clock = clock
         self.base_url = base_url.rstrip("/")
         base = httpx.URL(self.base_url)
         if base.scheme not in ("https", "http") or not base.host:
@@ -124,7 +151,7 @@ class HttpService:
             base_url=self.base_url,
             transport=transport,
             timeout=DEFAULT_TIMEOUT,
-            headers=dict(headers or {}),
+            headers=dict(self.default_headers),
         )
         self.waits: list[float] = []
         """Every rate-limit wait taken, in seconds: observable in tests and metrics."""
@@ -145,13 +172,27 @@ class HttpService:
         return None
 
     def raise_for_status(self, response: httpx.Response, method: str, url: str) -> None:
-        """Map a final, non-retried error response to the typed error a caller acts on."""
-        if response.status_code in (401, 403):
-            raise HttpAuthError(
-                f"{self.service} rejected the credentials (HTTP {response.status_code})"
+        """Map a final, non-retried error response to the typed error a caller acts on, in the
+        service's own words where it declares them."""
+        status = response.status_code
+        if status == 401 and self.auth_rejected:
+            raise HttpAuthError(self.auth_rejected)
+        if status == 403 and self.forbidden:
+            detail = self._clean(self.error_detail(response))[:200]
+            raise self.permission_error(
+                f"{self.service}: {self.forbidden} {method} {url} (HTTP 403): {detail}"
             )
-        if response.status_code >= 400:
-            raise HttpStatusError(self.service, response.status_code, self._clean(response.text))
+        if status == 404 and self.not_found_error is not None:
+            detail = self._clean(self.error_detail(response))
+            raise self.not_found_error(self.service, 404, detail)
+        if status in (401, 403):
+            raise HttpAuthError(f"{self.service} rejected the credentials (HTTP {status})")
+        if status >= 400:
+            raise HttpStatusError(self.service, status, self._clean(response.text))
+
+    def error_detail(self, response: httpx.Response) -> str:
+        """An error answer's message as one line (a service with a JSON error body reads it)."""
+        return response.text
 
     def check_origin(self, url: str | httpx.URL) -> None:
         """Raise ``CredentialOriginError`` unless ``url`` is relative to the base URL or has its

@@ -18,20 +18,12 @@ rel="next"`` header up to ``MAX_PAGES``.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import quote
 
 import httpx
 
-from veranda_dagster.clients._http import (
-    HttpAuthError,
-    HttpService,
-    HttpStatusError,
-    Sleep,
-    backoff_s,
-)
+from veranda_dagster.clients._http import HttpSeams, HttpService, HttpStatusError, backoff_s
 from veranda_dagster.clients.github_shapes import (
     check_run_id,
     ci_finding,
@@ -77,26 +69,12 @@ def rate_limit_wait(response: httpx.Response, now: float) -> float | None:
 
 class GitHubClient(HttpService):
     service = "github"
+    default_headers = {"Accept": ACCEPT, "X-GitHub-Api-Version": API_VERSION}
+    auth_rejected = "github rejected the token (HTTP 401); check GITHUB_TOKEN"
+    forbidden = "the token lacks permission for"  # a plain 403 (a limit is retried first)
 
-    def __init__(
-        self,
-        base_url: str,
-        token: str | None,
-        *,
-        transport: httpx.BaseTransport | None = None,
-        client: httpx.Client | None = None,
-        sleep: Sleep = time.sleep,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        super().__init__(
-            base_url,
-            token,
-            transport=transport,
-            client=client,
-            sleep=sleep,
-            headers={"Accept": ACCEPT, "X-GitHub-Api-Version": API_VERSION},
-        )
-        self._clock = clock
+    def __init__(self, base_url: str, token: str | None, **seams: Unpack[HttpSeams]) -> None:
+        super().__init__(base_url, token, **seams)
         self._etags: dict[str, tuple[str, list[CiJob]]] = {}
         """Check-runs URL -> (ETag, jobs) of its last full answer, for conditional polls."""
         self.not_modified = 0
@@ -111,16 +89,6 @@ class GitHubClient(HttpService):
         if wait is None and response.status_code >= 500:
             wait = backoff_s(attempt)
         return wait
-
-    def raise_for_status(self, response: httpx.Response, method: str, url: str) -> None:
-        if response.status_code == 401:
-            raise HttpAuthError("github rejected the token (HTTP 401); check GITHUB_TOKEN")
-        if response.status_code == 403:
-            raise HttpAuthError(
-                f"github: the token lacks permission for {method} {url} (HTTP 403): "
-                + self._clean(response.text)[:200]
-            )
-        super().raise_for_status(response, method, url)
 
     def _pages(self, url: str, key: str | None = None, **params: Any) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []

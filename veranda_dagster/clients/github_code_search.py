@@ -13,29 +13,21 @@ clone when ``contents`` is given) and the seed located in it.
 from __future__ import annotations
 
 import base64
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import quote
 
-import httpx
-
-from veranda_dagster.clients._http import HttpService, HttpStatusError, Sleep
+from veranda_dagster.clients._http import HttpSeams, HttpService, HttpStatusError
 from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE, GITHUB_SEARCH_PER_PAGE
 from veranda_dagster.domain.bounds import (
     MAX_HITS_PER_FILE,
     MAX_HITS_PER_SEARCH,
 )
-from veranda_dagster.domain.code_search import Hit, LocalGitGrep, split_lines, window_bounds
+from veranda_dagster.domain.code_search import Hit, LocalGitGrep, split_lines, window_in
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Window
-from veranda_dagster.storage.search_budget import (
-    MemoryBudgetState,
-    Reservation,
-    SearchBudget,
-    budget_key,
-)
+from veranda_dagster.storage.search_budget import Reservation, SearchBudget, own_budget
 
 TEXT_MATCH = "application/vnd.github.text-match+json"
 API_VERSION = "2022-11-28"
@@ -48,6 +40,7 @@ Contents = Callable[[str], str | None]
 
 class GitHubCodeSearch(HttpService):
     service = "github"
+    default_headers = {"X-GitHub-Api-Version": API_VERSION}
 
     def __init__(
         self,
@@ -55,34 +48,20 @@ class GitHubCodeSearch(HttpService):
         token: str | None,
         repo: str,
         *,
-        transport: httpx.BaseTransport | None = None,
-        client: httpx.Client | None = None,
-        sleep: Sleep = time.sleep,
-        clock: Callable[[], float] = time.time,
         contents: Contents | None = None,
         sha: str | None = None,
         per_minute: int = GITHUB_CODE_SEARCH_PER_MINUTE,
         budget: SearchBudget | None = None,
+        **seams: Unpack[HttpSeams],
     ) -> None:
         """``budget`` is the token's shared budget; without one the client counts only its own
         requests (one process, e.g. a test or ``veranda pack``)."""
         if repo.count("/") != 1 or not all(repo.split("/")):
             raise InputError(f"github code search: repo {repo!r} is not 'org/name'")
-        super().__init__(
-            base_url,
-            token,
-            transport=transport,
-            client=client,
-            sleep=sleep,
-            headers={"X-GitHub-Api-Version": API_VERSION},
-        )
+        super().__init__(base_url, token, **seams)
         self.repo = repo
-        self.budget = budget or SearchBudget(
-            MemoryBudgetState(),
-            budget_key(base_url, token or ""),
-            per_minute,
-            clock=clock,
-            sleep=sleep,
+        self.budget = budget or own_budget(
+            base_url, token, per_minute, clock=self._clock, sleep=self._sleep
         )
         self._plan: Reservation | None = None
         self.waited_s = 0.0
@@ -229,8 +208,5 @@ class GitHubCodeSearch(HttpService):
         return base64.b64decode(data.get("content") or "").decode("utf-8", errors="replace")
 
     def read_window(self, path: str, line: int) -> Window:
-        lines = self.file_text(path)
-        if lines is None:
-            raise InputError(f"github: {path} is not a file at {self.sha[:12]}")
-        start, end = window_bounds(line, len(lines))
-        return Window(start=start, end=end, text="".join(lines[start - 1 : end]))
+        missing = f"github: {path} is not a file at {self.sha[:12]}"
+        return window_in(self.file_text(path), line, missing)

@@ -20,15 +20,13 @@ pagination, project paths, projects and group listings, the git remote.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import quote
 
 import httpx
 
-from veranda_dagster.clients._http import HttpAuthError, HttpService, HttpStatusError, Sleep
+from veranda_dagster.clients._http import HttpAuthError, HttpSeams, HttpService, HttpStatusError
 from veranda_dagster.domain.bounds import MAX_FORGE_LIST_PAGES, MAX_RATE_LIMIT_RESET_WAIT_S
 from veranda_dagster.domain.errors import InputError
 
@@ -85,26 +83,14 @@ class GitRemote:
 class GitLabApi(HttpService):
     service = "gitlab"
     max_retry_wait_s = MAX_RATE_LIMIT_RESET_WAIT_S
+    default_headers = {"Accept": "application/json"}
+    auth_rejected = "gitlab rejected the token (HTTP 401); check GITLAB_TOKEN"
+    forbidden = "the token may not"
+    permission_error = GitLabPermissionError
+    not_found_error = GitLabNotFoundError
 
-    def __init__(
-        self,
-        base_url: str,
-        token: str | None,
-        *,
-        transport: httpx.BaseTransport | None = None,
-        client: httpx.Client | None = None,
-        sleep: Sleep = time.sleep,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        super().__init__(
-            base_url.removesuffix(API).rstrip("/"),
-            token,
-            transport=transport,
-            client=client,
-            sleep=sleep,
-            headers={"Accept": "application/json"},
-        )
-        self._clock = clock
+    def __init__(self, base_url: str, token: str | None, **seams: Unpack[HttpSeams]) -> None:
+        super().__init__(base_url.removesuffix(API).rstrip("/"), token, **seams)
         self.renamed: dict[str, str] = {}
         """Old project path -> the path GitLab answered with, for every rename seen."""
 
@@ -115,18 +101,8 @@ class GitLabApi(HttpService):
                 return max(0.0, float(reset) - self._clock())
         return super().retry_wait(response, attempt)
 
-    def raise_for_status(self, response: httpx.Response, method: str, url: str) -> None:
-        status = response.status_code
-        if status == 401:
-            raise HttpAuthError("gitlab rejected the token (HTTP 401); check GITLAB_TOKEN")
-        if status == 403:
-            raise GitLabPermissionError(
-                f"gitlab: the token may not {method} {url} (HTTP 403): "
-                + self._clean(_message(response))[:200]
-            )
-        if status == 404:
-            raise GitLabNotFoundError("gitlab", 404, self._clean(_message(response)))
-        super().raise_for_status(response, method, url)
+    def error_detail(self, response: httpx.Response) -> str:
+        return _message(response)
 
     # --- transport helpers --------------------------------------------------------------------
 

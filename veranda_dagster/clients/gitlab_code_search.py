@@ -13,24 +13,21 @@ from the raw-file endpoint at that commit or from a local clone when one is atta
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import quote
 
-import httpx
-
-from veranda_dagster.clients._http import Sleep
+from veranda_dagster.clients._http import HttpSeams
 from veranda_dagster.clients.gitlab_base import API, GitLabApi, GitLabNotFoundError, project_ref
 from veranda_dagster.domain.bounds import (
     FORGE_BLOB_SEARCH_PER_MINUTE,
     MAX_HITS_PER_FILE,
     MAX_HITS_PER_SEARCH,
 )
-from veranda_dagster.domain.code_search import Hit, LocalGitGrep, split_lines, window_bounds
+from veranda_dagster.domain.code_search import Hit, LocalGitGrep, split_lines, window_in
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Window
-from veranda_dagster.storage.search_budget import MemoryBudgetState, SearchBudget, budget_key
+from veranda_dagster.storage.search_budget import SearchBudget, own_budget
 
 SEARCH_PER_PAGE = 20
 
@@ -42,27 +39,25 @@ class GitLabCodeSearch(GitLabApi):
         token: str | None,
         project: str,
         *,
-        transport: httpx.BaseTransport | None = None,
-        client: httpx.Client | None = None,
-        sleep: Sleep = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
         sha: str | None = None,
         per_minute: int = FORGE_BLOB_SEARCH_PER_MINUTE,
         budget: SearchBudget | None = None,
+        **seams: Unpack[HttpSeams],
     ) -> None:
         """``budget`` is the token's shared budget (every run holding the token draws from
-        it); without one the client counts only its own searches."""
-        super().__init__(base_url, token, transport=transport, client=client, sleep=sleep)
+        it); without one the client counts only its own searches, on the given ``clock`` or
+        else a monotonic one."""
+        super().__init__(base_url, token, **seams)
         self.project = project
         self._ref = project_ref(project)
         # The same rolling-window budget as GitHub's search: the blob search limit is per
         # user, so every client holding the token spends one budget.
-        self.limiter = budget or SearchBudget(
-            MemoryBudgetState(),
-            budget_key(base_url, token or ""),
-            limit=per_minute,
-            clock=clock,
-            sleep=sleep,
+        self.limiter = budget or own_budget(
+            base_url,
+            token,
+            per_minute,
+            clock=seams.get("clock", time.monotonic),
+            sleep=self._sleep,
         )
         self._sha = sha
         self._local: LocalGitGrep | None = None
@@ -158,11 +153,8 @@ class GitLabCodeSearch(GitLabApi):
         return response.content.decode("utf-8", errors="replace")
 
     def read_window(self, path: str, line: int) -> Window:
-        lines = self.file_text(path)
-        if lines is None:
-            raise InputError(f"gitlab: {path} is not a file at {self.sha[:12]}")
-        start, end = window_bounds(line, len(lines))
-        return Window(start=start, end=end, text="".join(lines[start - 1 : end]))
+        missing = f"gitlab: {path} is not a file at {self.sha[:12]}"
+        return window_in(self.file_text(path), line, missing)
 
 
 def _dedupe(hits: list[Hit]) -> list[Hit]:

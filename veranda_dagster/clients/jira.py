@@ -23,15 +23,14 @@ comment node, so it is a short visible line) and the issue's comments are read f
 from __future__ import annotations
 
 import base64
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 from urllib.parse import quote
 
 import httpx
 
-from veranda_dagster.clients._http import HttpAuthError, HttpService, HttpStatusError, Sleep
+from veranda_dagster.clients._http import HttpAuthError, HttpSeams, HttpService, HttpStatusError
 from veranda_dagster.clients.jira_adf import adf_to_text, text_to_adf
 from veranda_dagster.domain.bounds import (
     MAX_RATE_LIMIT_RESET_WAIT_S,
@@ -104,6 +103,11 @@ class JiraClient(HttpService):
 
     service = "jira"
     max_retry_wait_s = MAX_RATE_LIMIT_RESET_WAIT_S
+    default_headers = {"Accept": "application/json"}
+    auth_rejected = "jira rejected the credentials (HTTP 401); check the API token"
+    forbidden = "the account may not"
+    permission_error = JiraPermissionError
+    not_found_error = JiraNotFoundError
 
     def __init__(
         self,
@@ -115,18 +119,9 @@ class JiraClient(HttpService):
         label: str | None = None,
         assignee: str | None = None,
         project: str | None = None,
-        transport: httpx.BaseTransport | None = None,
-        client: httpx.Client | None = None,
-        sleep: Sleep = time.sleep,
+        **seams: Unpack[HttpSeams],
     ) -> None:
-        super().__init__(
-            base_url,
-            token,
-            transport=transport,
-            client=client,
-            sleep=sleep,
-            headers={"Accept": "application/json"},
-        )
+        super().__init__(base_url, token, **seams)
         self.email = email or ""
         self.api_version: ApiVersion = api_version or ("3" if email else "2")
         if self.api_version not in ("2", "3"):
@@ -150,18 +145,8 @@ class JiraClient(HttpService):
             return {"Authorization": f"Basic {pair}"}
         return {"Authorization": f"Bearer {self._token}"}
 
-    def raise_for_status(self, response: httpx.Response, method: str, url: str) -> None:
-        status = response.status_code
-        if status == 401:
-            raise HttpAuthError("jira rejected the credentials (HTTP 401); check the API token")
-        if status == 403:
-            raise JiraPermissionError(
-                f"jira: the account may not {method} {url} (HTTP 403): "
-                + self._clean(_messages(response))[:200]
-            )
-        if status == 404:
-            raise JiraNotFoundError("jira", 404, self._clean(_messages(response)))
-        super().raise_for_status(response, method, url)
+    def error_detail(self, response: httpx.Response) -> str:
+        return _messages(response)
 
     # --- search -------------------------------------------------------------------------------
 

@@ -10,17 +10,16 @@ instead of spending a request to learn it is throttled.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Unpack
 
 import httpx
 
 from veranda_dagster.clients._http import (
     HttpAuthError,
+    HttpSeams,
     HttpService,
     HttpStatusError,
-    Sleep,
     retry_after_seconds,
 )
 from veranda_dagster.clients.limits import (
@@ -84,17 +83,13 @@ class LinearClient(HttpService):
         base_url: str,
         token: str | None,
         *,
-        transport: httpx.BaseTransport | None = None,
-        client: httpx.Client | None = None,
-        sleep: Sleep = time.sleep,
         bot_user_id: str | None = None,
         label: str | None = None,
-        clock: Callable[[], float] = time.time,
+        **seams: Unpack[HttpSeams],
     ) -> None:
-        super().__init__(base_url, token, transport=transport, client=client, sleep=sleep)
+        super().__init__(base_url, token, **seams)
         self.bot_user_id = bot_user_id
         self.label = label
-        self._clock = clock
         self._not_before = 0.0
 
     def _auth_headers(self) -> dict[str, str]:

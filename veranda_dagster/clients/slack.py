@@ -9,18 +9,15 @@ alone says nothing: every call goes through ``_call``, which maps the error stri
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
-from typing import Any
-
-import httpx
+from typing import Any, Unpack
 
 from veranda_dagster.clients._http import (
     MAX_HTTP_ATTEMPTS,
     MAX_RETRY_AFTER_S,
     HttpAuthError,
+    HttpSeams,
     HttpService,
-    Sleep,
     retry_after_seconds,
 )
 from veranda_dagster.clients.limits import (
@@ -55,12 +52,10 @@ class SlackClient(HttpService):
         base_url: str,
         token: str | None,
         *,
-        transport: httpx.BaseTransport | None = None,
-        client: httpx.Client | None = None,
-        sleep: Sleep = time.sleep,
         bot_user_id: str | None = None,
+        **seams: Unpack[HttpSeams],
     ) -> None:
-        super().__init__(base_url, token, transport=transport, client=client, sleep=sleep)
+        super().__init__(base_url, token, **seams)
         self._bot_user_id = bot_user_id
 
     def _call(

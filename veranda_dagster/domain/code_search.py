@@ -64,6 +64,15 @@ def window_bounds(line: int, total: int, size: int = SEARCH_WINDOW_LINES) -> tup
     return start, end
 
 
+def window_in(lines: list[str] | None, line: int, missing: str) -> Window:
+    """The window around ``line`` of a file's ``lines`` (``split_lines``); a file that is not
+    there (``None``) is an ``InputError`` saying ``missing``."""
+    if lines is None:
+        raise InputError(missing)
+    start, end = window_bounds(line, len(lines))
+    return Window(start=start, end=end, text="".join(lines[start - 1 : end]))
+
+
 def split_lines(text: str) -> list[str]:
     """Lines split on ``\n`` only (as git numbers them), endings kept, so joining them gives the
     exact text back."""
@@ -319,8 +328,4 @@ class LocalGitGrep:
         return self._texts[path]
 
     def read_window(self, path: str, line: int) -> Window:
-        lines = self.file_text(path)
-        if lines is None:
-            raise InputError(f"{path} does not exist at {self.sha[:12]}")
-        start, end = window_bounds(line, len(lines))
-        return Window(start=start, end=end, text="".join(lines[start - 1 : end]))
+        return window_in(self.file_text(path), line, f"{path} does not exist at {self.sha[:12]}")

@@ -127,20 +127,17 @@ class Fault:
 _CREDENTIAL_HEADERS = ("authorization", "x-api-key", "cookie")
 
 
-class FakeHttpServer:
-    """Subclass and implement ``handle``; use as ``with Fake() as f: ... f.base_url``."""
+class LoopbackServer:
+    """A threaded HTTP server on a free loopback port, served from a daemon thread while in a
+    ``with`` block: the lifecycle every fake server of the simulation (and of the tests)
+    shares. A subclass passes the request handler class its own server answers with."""
 
-    name = "fake"
+    name = "loopback"
 
-    def __init__(self) -> None:
-        self.requests: list[LoggedRequest] = []
-        self.faults: list[Fault] = []
-        self.lock = threading.RLock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
-
-    # --- lifecycle ------------------------------------------------------------------------------
 
     @property
     def port(self) -> int:
@@ -170,6 +167,18 @@ class FakeHttpServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class FakeHttpServer(LoopbackServer):
+    """Subclass and implement ``handle``; use as ``with Fake() as f: ... f.base_url``."""
+
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.requests: list[LoggedRequest] = []
+        self.faults: list[Fault] = []
+        self.lock = threading.RLock()
+        super().__init__(_handler_for(self))
 
     # --- faults ---------------------------------------------------------------------------------
 

@@ -163,8 +163,9 @@ class SampleOrg:
         return self.git_base / f"{full_name}.git"
 
 
-def _git(*args: str, cwd: Path) -> None:
-    subprocess.run(
+def developer_git(*args: str, cwd: Path) -> str:
+    """``git`` as the sample org's developer (Acme Dev) in ``cwd``; its output, stripped."""
+    out = subprocess.run(
         ["git", "-c", "user.name=Acme Dev", "-c", "user.email=dev@acme.invalid", *args],
         cwd=cwd,
         check=True,
@@ -172,6 +173,7 @@ def _git(*args: str, cwd: Path) -> None:
         text=True,
         timeout=60,
     )
+    return out.stdout.strip()
 
 
 def create_bare_repo(git_base: Path, full_name: str, files: dict[str, str], scratch: Path) -> Path:
@@ -182,13 +184,13 @@ def create_bare_repo(git_base: Path, full_name: str, files: dict[str, str], scra
         path = work / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    _git("init", "--quiet", "-b", "main", cwd=work)
-    _git("add", "--all", cwd=work)
-    _git("commit", "--quiet", "-m", "Initial import", cwd=work)
+    developer_git("init", "--quiet", "-b", "main", cwd=work)
+    developer_git("add", "--all", cwd=work)
+    developer_git("commit", "--quiet", "-m", "Initial import", cwd=work)
     bare = git_base / f"{full_name}.git"
     bare.parent.mkdir(parents=True, exist_ok=True)
-    _git("clone", "--quiet", "--bare", str(work), str(bare), cwd=scratch)
-    _git("symbolic-ref", "HEAD", "refs/heads/main", cwd=bare)
+    developer_git("clone", "--quiet", "--bare", str(work), str(bare), cwd=scratch)
+    developer_git("symbolic-ref", "HEAD", "refs/heads/main", cwd=bare)
     return bare
 
 

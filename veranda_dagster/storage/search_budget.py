@@ -250,3 +250,18 @@ class SearchBudget:
         return self.state.transact(
             self.key, lambda s: list(_prune(s, self._clock(), self.period)[0])
         )
+
+
+def own_budget(
+    api_url: str,
+    token: str | None,
+    per_minute: int,
+    *,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+) -> SearchBudget:
+    """A budget only one client draws from, for a client built without the shared one (a
+    test, ``veranda pack``): kept in this process, keyed like the shared one."""
+    return SearchBudget(
+        MemoryBudgetState(), budget_key(api_url, token or ""), per_minute, clock=clock, sleep=sleep
+    )

@@ -2,13 +2,14 @@
 
 ``classify`` turns an exit code, the parsed stream (or the reason it would not parse) and
 stderr into one of seven verdicts, with a table of ordered rules taken from the failure matrix
-recorded against each real CLI (reference notes §5). Only a *failed* run is matched against the
-rules, and only its error text (stderr, the stream's error events), never the model's
-transcript or a tool's input or output: a real Claude Code turn killed at its bound while
-editing ``billing/invoice.py`` was once classified ``quota`` from the word "billing" in its
-``Edit`` call, and the run fell back to a backend that looped the same way. A run killed at its
-bound is ``timeout`` unless its error text says why (a CLI retrying a 429 until the bound is
-still ``quota``); one that printed nothing at all is ``unreachable``.
+recorded against each real CLI (reference notes §5): the shared rules here, and the wordings
+only one CLI prints declared by its adapter (``health_rules``) and placed among them. Only a
+*failed* run is matched against the rules, and only its error text (stderr, the stream's error
+events), never the model's transcript or a tool's input or output: a real Claude Code turn
+killed at its bound while editing ``billing/invoice.py`` was once classified ``quota`` from the
+word "billing" in its ``Edit`` call, and the run fell back to a backend that looped the same
+way. A run killed at its bound is ``timeout`` unless its error text says why (a CLI retrying a
+429 until the bound is still ``quota``); one that printed nothing at all is ``unreachable``.
 
 ``HealthCache`` keeps one verdict per backend for the process: an ``ok`` holds until a turn
 fails on that backend; a failure is re-probed after ``HEALTH_RECHECK_S``.
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from veranda_dagster.domain.bounds import HEALTH_RECHECK_S
+from veranda_dagster.vendors import registry
 from veranda_dagster.vendors.port import Backend, HealthVerdict, Verdict
 from veranda_dagster.vendors.runner import RunOutput
 
@@ -32,20 +34,22 @@ class Rule:
     name: str
     verdict: Verdict
     pattern: re.Pattern[str]
-    families: frozenset[str] | None = None
-    """None = any family."""
+    after_shared: bool = False
+    """For a vendor's own rule: tried after the shared rules of its verdict (a broad wording
+    that must not shadow their more precise names), instead of before them."""
 
 
-def _r(name: str, verdict: Verdict, pattern: str, *families: str) -> Rule:
-    return Rule(name, verdict, re.compile(pattern, re.I), frozenset(families) or None)
+def error_rule(name: str, verdict: Verdict, pattern: str, *, after_shared: bool = False) -> Rule:
+    """A rule matching ``pattern`` (case-insensitive) in a failed run's error text."""
+    return Rule(name, verdict, re.compile(pattern, re.I), after_shared)
 
 
-RULES: tuple[Rule, ...] = (
+SHARED_RULES: tuple[Rule, ...] = (
     # 1. auth
-    _r("kimi_auth_error", "auth", r"provider\.auth_error|No model configured", "kimi"),
-    _r("grok_unauthorized", "auth", r"Unauthorized \(401\)|Not signed in", "grok"),
-    _r("status_401", "auth", r"\"?(statusCode|api_error_status|status|code)\"?\s*[:=]\s*40[13]\b"),
-    _r(
+    error_rule(
+        "status_401", "auth", r"\"?(statusCode|api_error_status|status|code)\"?\s*[:=]\s*40[13]\b"
+    ),
+    error_rule(
         "auth_wording",
         "auth",
         r"not logged in|please run /login|invalid (x-)?api[ _-]?key|incorrect api key|"
@@ -53,23 +57,21 @@ RULES: tuple[Rule, ...] = (
         r"no api key|missing api key|invalid_api_key|token (has )?expired|"
         r"credentials? (were )?not found|invalid auth method",
     ),
-    _r("cursor_login", "auth", r"\blog ?in\b|\bapi[ _-]?key\b|authenticat", "cursor"),
     # 2. quota (before rate limit: a 429 with quota wording is quota)
-    _r("kimi_api_429", "quota", r"provider\.api_error: 429", "kimi"),
-    _r(
+    error_rule(
         "quota_wording",
         "quota",
         r"insufficient_quota|exceeded your current quota|quota|credit balance|billing|"
         r"RESOURCE_EXHAUSTED|usage limit|out of credits",
     ),
     # 3. rate limit: the backend cannot serve now, which drives fallback like quota does
-    _r(
+    error_rule(
         "rate_limit",
         "quota",
         r"provider\.rate_limit|\b429\b|rate limit|too many requests|rate_limit_error",
     ),
     # 4. upstream
-    _r(
+    error_rule(
         "status_5xx",
         "upstream",
         r"\"?(statusCode|api_error_status|http_status|status)\"?\s*[:=]\s*5\d\d\b|"
@@ -77,7 +79,7 @@ RULES: tuple[Rule, ...] = (
         r"service unavailable|bad gateway|experiencing high demand|temporary errors",
     ),
     # 5. unreachable
-    _r(
+    error_rule(
         "connection",
         "unreachable",
         r"Connection error|error sending request|ECONNREFUSED|APIConnectionError|"
@@ -85,6 +87,27 @@ RULES: tuple[Rule, ...] = (
         r"ETIMEDOUT|ECONNRESET|network error|socket hang up",
     ),
 )
+"""The rules every family shares, in precedence order; a vendor's own rules (its adapter's
+``health_rules``) are placed among them by ``ordered_rules``."""
+
+
+def ordered_rules(vendor_rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
+    """The shared rules with a vendor's own in their places: each verdict's group in the shared
+    order, a vendor rule before the shared rules of its verdict (or after, when it says so);
+    one whose verdict no shared rule has is tried last."""
+    ordered: list[Rule] = []
+    for verdict in dict.fromkeys(r.verdict for r in SHARED_RULES):
+        own = [r for r in vendor_rules if r.verdict == verdict]
+        ordered += [r for r in own if not r.after_shared]
+        ordered += [r for r in SHARED_RULES if r.verdict == verdict]
+        ordered += [r for r in own if r.after_shared]
+    return (*ordered, *(r for r in vendor_rules if r not in ordered))
+
+
+def rules_for(family: str) -> tuple[Rule, ...]:
+    """What decides a run of ``family``: the shared rules and that family's adapter's own."""
+    known = family in registry.families()
+    return ordered_rules(registry.get(family).factory.health_rules if known else ())
 
 
 _ERROR_KEYS = ("error", "error_message", "error_name", "error_status", "api_error_status")
@@ -145,9 +168,7 @@ def classify(
             verdict="unreachable", detail="timed out with no output", rule="timeout_silent"
         )
     haystack = error_text(out, stream_error)
-    for rule in RULES:
-        if rule.families is not None and family not in rule.families:
-            continue
+    for rule in rules_for(family):
         match = rule.pattern.search(haystack)
         if match:
             return HealthVerdict(

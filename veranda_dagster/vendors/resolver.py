@@ -90,6 +90,9 @@ class ResolutionEvent(BaseModel):
 
 ResolutionHook = Callable[[ResolutionEvent], None]
 
+RESOLVED_FIELDS = {"family", "mode", "tier", "model", "reason", "dropped_pin"}
+"""What a resolution event repeats of the call it resolved, field for field."""
+
 
 def reason_label(reason: str) -> str:
     """``fallback:auth:claude/api_key`` -> ``fallback_auth``; ``preferred``/``pinned`` as is."""
@@ -214,14 +217,9 @@ class ResolvingAgent:
     def _emit(self, request: AgentRequest, call: ModelCall, attempts: list[Attempt]) -> None:
         event = ResolutionEvent(
             role=request.role,
-            family=call.family,
-            mode=call.mode,
-            tier=call.tier,
-            model=call.model,
-            reason=call.reason,
             label=reason_label(call.reason),
-            dropped_pin=call.dropped_pin,
             attempts=[str(a) for a in attempts],
+            **call.model_dump(include=RESOLVED_FIELDS),
         )
         for hook in self.hooks:
             try:

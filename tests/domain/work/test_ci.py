@@ -16,6 +16,7 @@ from tests.domain.work.conftest import (
     write,
 )
 from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
+from tests.support.clock import SleepingClock
 from veranda_dagster.domain.bounds import CI_POLL_INITIAL_S, CI_POLL_MAX_S, MAX_CI_REPAIRS
 from veranda_dagster.domain.models import CiState, PullRequest, ReviewRounds
 from veranda_dagster.domain.work._common import commit_and_push
@@ -56,25 +57,12 @@ def change(tmp_path):
     return project, pr, review
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-
 def job(state: CiState, id_: str = "1", name: str = "lint") -> CiJob:
     return CiJob(id=id_, name=name, state=state)
 
 
 def _ci(project, pr, review, agent, forge, timeout_s: float = 600.0):
-    clock = Clock()
+    clock = SleepingClock()
     out = await_ci(
         TICKET, project.pack, pr, review, project.workspace, agent, forge,
         clock=clock, sleep=clock.sleep, timeout_s=timeout_s,
@@ -213,7 +201,7 @@ class TimedCI:
     """A forge whose one CI job finishes ``done_at`` seconds (fake clock) after the wait
     starts: the latency from completion to being seen is what the back-off costs."""
 
-    def __init__(self, clock: Clock, done_at: float) -> None:
+    def __init__(self, clock: SleepingClock, done_at: float) -> None:
         self.clock, self.done_at = clock, done_at
 
     def list_ci_jobs(self, repo, sha):
@@ -224,7 +212,7 @@ class TimedCI:
 
 @pytest.mark.parametrize("done_at", [0.0, 0.8, 7.0, 45.0, 300.0, 1_500.0])
 def test_ci_is_seen_within_seconds_of_finishing(done_at):
-    clock = Clock()
+    clock = SleepingClock()
     runs, _polls, done = wait_for_checks(
         TimedCI(clock, done_at), "acme/app", "abc", clock, clock.sleep, 1_800.0
     )

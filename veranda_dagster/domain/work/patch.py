@@ -29,7 +29,7 @@ from veranda_dagster.domain.models import (
 from veranda_dagster.domain.redaction import scrub
 from veranda_dagster.domain.work._common import commit_and_push, prepare, turn, worktree_changes
 from veranda_dagster.domain.work.prompts import implementer_prompt
-from veranda_dagster.domain.work.red_tests import red_test_command
+from veranda_dagster.domain.work.red_tests import run_red_tests
 from veranda_dagster.domain.work.test_writer import ExtraTests, write_extra_tests
 from veranda_dagster.domain.work.validation import (
     failure_report,
@@ -174,13 +174,10 @@ def _check(
     pack: ContextPack, red: RedTests, extra: ExtraTests | None, repo: str, timeout_s: float
 ) -> list[CommandResult]:
     """Red tests, then the repository's own commands, then the independent seat's tests."""
-    net = network_for(pack.facts)
-    results = [run_command(red_test_command(pack, red.test_files), repo, timeout_s, network=net)]
+    results = [run_red_tests(pack, red.test_files, repo, timeout_s)]
     results += run_validation(pack.facts, repo, timeout_s)
     if extra and extra.files:
-        results.append(
-            run_command(red_test_command(pack, extra.files), repo, timeout_s, network=net)
-        )
+        results.append(run_red_tests(pack, extra.files, repo, timeout_s))
     return results
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 
 from veranda_dagster.domain.agent import AgentPort
 from veranda_dagster.domain.bounds import MAX_RED_TEST_ATTEMPTS, VALIDATION_TIMEOUT_S
@@ -63,6 +64,16 @@ def red_test_command(pack: ContextPack, files: list[str]) -> str:
         dirs = sorted({("./" + f.rsplit("/", 1)[0]) if "/" in f else "." for f in files})
         return "go test " + " ".join(shlex.quote(d) for d in dirs)
     return " && ".join(pack.facts.test) or f"python -m pytest -q {quoted}"
+
+
+def run_red_tests(
+    pack: ContextPack, files: list[str], repo: str | Path, timeout_s: float
+) -> CommandResult:
+    """Just ``files``, run in the clone within ``timeout_s`` and with the network the
+    repository's facts allow: how every phase that judges tests (this one, the patch's check,
+    the second test writer) runs them."""
+    command = red_test_command(pack, files)
+    return run_command(command, repo, timeout_s, network=network_for(pack.facts))
 
 
 def _named_in_ticket(module: str, ticket: Ticket) -> bool:
@@ -125,12 +136,7 @@ def write_red_tests(
     rejected: list[str] = []
     adopted = _adopt(workspace, pack)
     if adopted:
-        run = run_command(
-            red_test_command(pack, adopted),
-            repo,
-            validation_timeout_s,
-            network=network_for(pack.facts),
-        )
+        run = run_red_tests(pack, adopted, repo, validation_timeout_s)
         if judge(run, ticket, adopted[0].endswith(".py")) is None:
             return _value(ticket, pack, workspace, adopted, run, 0, rejected, calls)
         workspace.git("reset", "--quiet", "--hard", pack.base_sha)
@@ -149,12 +155,7 @@ def write_red_tests(
         elif not tests:
             reason = "no test files were written"
         else:
-            run = run_command(
-                red_test_command(pack, tests),
-                repo,
-                validation_timeout_s,
-                network=network_for(pack.facts),
-            )
+            run = run_red_tests(pack, tests, repo, validation_timeout_s)
             reason = judge(run, ticket, all(t.endswith(".py") for t in tests))
         if reason is None:
             subject = f"test({ticket.id}): red tests for {ticket.title}"[:72]

@@ -20,8 +20,7 @@ from veranda_dagster.domain.work._common import (
     worktree_changes,
 )
 from veranda_dagster.domain.work.prompts import second_writer_prompt
-from veranda_dagster.domain.work.red_tests import red_test_command
-from veranda_dagster.domain.work.validation import network_for, run_command
+from veranda_dagster.domain.work.red_tests import run_red_tests
 from veranda_dagster.domain.workspace import Workspace
 
 ROLE = "second_test_writer"
@@ -60,10 +59,5 @@ def write_extra_tests(
     revert(workspace, discarded)
     run = None
     if files:
-        run = run_command(
-            red_test_command(pack, files),
-            repo,
-            validation_timeout_s,
-            network=network_for(pack.facts),
-        )
+        run = run_red_tests(pack, files, repo, validation_timeout_s)
     return ExtraTests(files=files, run=run, call=reply.call, discarded=discarded)

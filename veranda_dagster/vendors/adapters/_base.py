@@ -5,26 +5,25 @@ knobs, and everything the core derives its central tables from: tier ids, model 
 binaries, rates, secret variables, token shapes) plus two functions only it knows:
 ``build_argv`` and ``parse_stream``; ``registry.register`` refuses a vendor missing a piece.
 The run itself (spawn through the runner seam, parse, classify, raise ``BackendError``) is
-written once here.
+written once here, as are the model and effort arguments every argv builds from the declared
+flags; the stream-reading mechanics every parser shares are in ``_streams``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, get_args
-
-from pydantic import BaseModel, Field
+from typing import ClassVar, get_args
 
 from veranda_dagster.domain.bounds import PROBE_TIMEOUT_S
-from veranda_dagster.domain.models import Effort, Tier, Usage
+from veranda_dagster.domain.models import Effort, Tier
 from veranda_dagster.domain.redaction import TokenShape
 from veranda_dagster.vendors import health
+from veranda_dagster.vendors.adapters._streams import StreamSummary
 from veranda_dagster.vendors.config import FamilyConfig
 from veranda_dagster.vendors.port import (
     BackendError,
@@ -71,48 +70,6 @@ class ModeSpec:
     """Overrides the family's base-URL variable for this mode (e.g. Bedrock's own)."""
 
 
-class StreamSummary(BaseModel):
-    """What a vendor stream said, normalized (``usage.input`` = uncached input)."""
-
-    text: str = ""
-    usage: Usage = Field(default_factory=Usage)
-    model: str | None = None
-    terminal: bool = False
-    error: str | None = None
-    session_id: str | None = None
-    cost_usd: float | None = None
-    events: int = 0
-
-
-def json_lines(stdout: str, family: str) -> Iterator[dict[str, Any]]:
-    """Each non-blank line as a JSON object; anything else is a typed ``StreamParseError``."""
-    for n, raw in enumerate(stdout.splitlines(), 1):
-        line = raw.strip()
-        if not line:
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise StreamParseError(
-                f"{family} stream line {n} is not JSON ({exc.msg}): {line[:80]!r}"
-            ) from exc
-        if not isinstance(obj, dict):
-            raise StreamParseError(f"{family} stream line {n} is not an object: {line[:80]!r}")
-        yield obj
-
-
-def as_int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def require_terminal(summary: StreamSummary, family: str, terminal_name: str) -> StreamSummary:
-    if not summary.terminal and summary.error is None:
-        raise StreamParseError(
-            f"{family} stream truncated: {summary.events} event(s), no {terminal_name} event"
-        )
-    return summary
-
-
 class CliAdapter:
     """One vendor CLI in one auth mode; implements the ``Backend`` port."""
 
@@ -128,6 +85,9 @@ class CliAdapter:
     base_url_env: ClassVar[str | None] = None
     quiet_env: ClassVar[dict[str, str]] = {}
     """Telemetry/auto-update off and the CLI's own retry cap, on every run."""
+    home_env: ClassVar[tuple[str, str] | None] = None
+    """(variable, folder) for a CLI that keeps its state under its own home variable: with a
+    configured ``home`` the variable names that folder inside it (``CODEX_HOME``)."""
     trusts_cli_cost: ClassVar[bool] = False
     """Whether the CLI's own cost figure is right for this family (Claude Code on GLM is not)."""
     prompt_channel: ClassVar[PromptChannel] = "stdin"
@@ -135,6 +95,9 @@ class CliAdapter:
     token_patterns: ClassVar[tuple[TokenShape, ...]] = ()
     """The shapes of every key and token this vendor issues; the registry hands them to the one
     scrubber (``domain.redaction``), so a new vendor brings its own."""
+    health_rules: ClassVar[tuple[health.Rule, ...]] = ()
+    """Failure wordings only this CLI prints, as classifier rules (``health.error_rule``); the
+    classifier places them among the shared rules (``health.ordered_rules``)."""
 
     # --- what the core's tables are derived from (``registry.missing_pieces`` checks them) ---
     tiers: ClassVar[Mapping[Tier, str]]
@@ -288,6 +251,9 @@ class CliAdapter:
             env[url_var] = self.config.base_url
         if self.config.home:
             env["HOME"] = self.config.home
+            if self.home_env is not None:
+                name, folder = self.home_env
+                env[name] = str(Path(self.config.home) / folder)
         return self.adjust_env(env)
 
     def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
@@ -360,6 +326,17 @@ class CliAdapter:
     def build_argv(self, turn: Turn) -> list[str]:
         raise NotImplementedError
 
-    @classmethod
-    def parse_stream(cls, stdout: str) -> StreamSummary:
+    @staticmethod
+    def parse_stream(stdout: str) -> StreamSummary:
+        """The vendor's stream parser (``parse_stream = staticmethod(parse_<vendor>_stream)``)."""
         raise NotImplementedError
+
+    def model_args(self, turn: Turn) -> list[str]:
+        """``<model flag> <id>`` as this mode declares the flag, when the turn names a model."""
+        flag = self.capabilities.model_flag
+        return [flag, turn.model] if flag and turn.model else []
+
+    def effort_args(self, turn: Turn) -> list[str]:
+        """``<effort knob> <value>`` as this mode declares the knob, when negotiation set one."""
+        knob = self.capabilities.effort_knob
+        return [knob, turn.effort_value] if knob and turn.effort_value else []

@@ -10,18 +10,16 @@ Reads CLAUDE.md (not AGENTS.md), MCP from ``.mcp.json``. Stream facts were check
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from veranda_dagster.domain.models import Tier, Usage
+from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
-from veranda_dagster.vendors.adapters._base import (
-    SAME_EFFORT,
-    CliAdapter,
-    ModeSpec,
+from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._streams import (
     StreamSummary,
-    as_int,
-    json_lines,
-    require_terminal,
+    UsageKeys,
+    model_names,
+    text_blocks,
 )
 from veranda_dagster.vendors.port import HealthVerdict, Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
@@ -29,45 +27,40 @@ from veranda_dagster.vendors.registry import AdapterInfo, register
 
 OAUTH_TOKEN_ENV = "CLAUDE_CODE_OAUTH_TOKEN"
 
-
-def claude_usage(usage: dict[str, Any]) -> Usage:
-    """Anthropic usage: ``input_tokens`` is already uncached; cache writes bill like input."""
-    return Usage(
-        input=as_int(usage.get("input_tokens")) + as_int(usage.get("cache_creation_input_tokens")),
-        output=as_int(usage.get("output_tokens")),
-        cached=as_int(usage.get("cache_read_input_tokens")),
-        reasoning=as_int((usage.get("output_tokens_details") or {}).get("thinking_tokens")),
-    )
+ANTHROPIC_USAGE = UsageKeys(
+    input="input_tokens",  # already uncached
+    cache_write="cache_creation_input_tokens",
+    cached="cache_read_input_tokens",
+    output="output_tokens",
+    reasoning="output_tokens_details.thinking_tokens",
+)
 
 
 def parse_claude_stream(stdout: str, family: str = "claude") -> StreamSummary:
     s = StreamSummary()
     last_text = ""
-    for ev in json_lines(stdout, family):
-        s.events += 1
-        kind = ev.get("type")
+    for kind, ev in s.read_events(stdout, family):
         if kind == "system" and ev.get("subtype") == "init":
             s.model = ev.get("model") or s.model
             s.session_id = ev.get("session_id")
         elif kind == "assistant":
-            msg = ev.get("message") or {}
-            parts = [c.get("text", "") for c in msg.get("content") or [] if c.get("type") == "text"]
+            parts = text_blocks(ev.get("message"))
             if parts:
                 last_text = "".join(parts)
         elif kind == "result":
             s.terminal = True
             result = ev.get("result")
             s.text = result if isinstance(result, str) else last_text
-            s.usage = claude_usage(ev.get("usage") or {})
+            s.usage = ANTHROPIC_USAGE.read(ev.get("usage") or {})
             s.cost_usd = ev.get("total_cost_usd")
-            models = list((ev.get("modelUsage") or {}).keys())
+            models = model_names(ev.get("modelUsage"))
             s.model = s.model or (models[0] if models else None)
             if ev.get("is_error") or str(ev.get("subtype", "")).startswith("error"):
                 status = ev.get("api_error_status")
                 s.error = f"{ev.get('subtype')}: {s.text} (api_error_status: {status})"
     if not s.text:
         s.text = last_text
-    return require_terminal(s, family, "result")
+    return s.require_terminal(family, "result")
 
 
 class ClaudeAdapter(CliAdapter):
@@ -172,18 +165,17 @@ class ClaudeAdapter(CliAdapter):
         return prompt
 
     def build_argv(self, turn: Turn) -> list[str]:
-        """``-p`` with no prompt argument reads the prompt from stdin."""
-        argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose"]
-        argv += ["--permission-mode", "bypassPermissions"]
-        if turn.model:
-            argv += ["--model", turn.model]
-        if turn.effort_value:
-            argv += ["--effort", turn.effort_value]
-        return argv
+        return claude_code_argv(self, turn)
 
-    @classmethod
-    def parse_stream(cls, stdout: str) -> StreamSummary:
-        return parse_claude_stream(stdout, cls.family)
+    parse_stream = staticmethod(parse_claude_stream)
+
+
+def claude_code_argv(adapter: CliAdapter, turn: Turn) -> list[str]:
+    """Claude Code headless, for every family that runs it (GLM's ``api_key`` mode too): ``-p``
+    with no prompt argument reads the prompt from stdin."""
+    argv = [adapter.binary, "-p", "--output-format", "stream-json", "--verbose"]
+    argv += ["--permission-mode", "bypassPermissions"]
+    return argv + adapter.model_args(turn) + adapter.effort_args(turn)
 
 
 register(AdapterInfo("claude", tuple(ClaudeAdapter.modes), rank=10, factory=ClaudeAdapter))

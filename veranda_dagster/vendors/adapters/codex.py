@@ -19,17 +19,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from veranda_dagster.domain.models import Tier, Usage
+from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
-from veranda_dagster.vendors.adapters._base import (
-    SAME_EFFORT,
-    CliAdapter,
-    ModeSpec,
-    StreamSummary,
-    as_int,
-    json_lines,
-    require_terminal,
-)
+from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import AdapterInfo, register
@@ -48,6 +41,15 @@ worker's ``PATH`` as given. Codex 0.171.0 otherwise runs each command in a login
 system Python without the project's tools (``No module named pytest``), so the model saw other
 test results than the ones the pipeline's own validation (the worker's ``PATH``) acts on."""
 
+CODEX_USAGE = UsageKeys(
+    input="input_tokens",
+    input_counts_cached=True,
+    cached="cached_input_tokens",
+    cache_write="cache_write_input_tokens",
+    output="output_tokens",
+    reasoning="reasoning_output_tokens",
+)
+
 
 def parse_codex_stream(stdout: str) -> StreamSummary:
     """``error`` events are progress ("Reconnecting... 2/5", the WebSocket-to-HTTPS fallback,
@@ -55,9 +57,7 @@ def parse_codex_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     messages: list[str] = []
     last_error: str | None = None
-    for ev in json_lines(stdout, "codex"):
-        s.events += 1
-        kind = ev.get("type")
+    for kind, ev in s.read_events(stdout, "codex"):
         if kind == "thread.started":
             s.session_id = ev.get("thread_id")
         elif kind == "item.completed":
@@ -66,15 +66,7 @@ def parse_codex_stream(stdout: str) -> StreamSummary:
                 messages.append(item["text"])
         elif kind == "turn.completed":
             s.terminal = True
-            u = ev.get("usage") or {}
-            total_in = as_int(u.get("input_tokens"))
-            cached = as_int(u.get("cached_input_tokens"))
-            s.usage = Usage(
-                input=max(total_in - cached, 0) + as_int(u.get("cache_write_input_tokens")),
-                cached=cached,
-                output=as_int(u.get("output_tokens")),
-                reasoning=as_int(u.get("reasoning_output_tokens")),
-            )
+            s.usage = CODEX_USAGE.read(ev.get("usage") or {})
         elif kind == "turn.failed":
             s.error = ((ev.get("error") or {}).get("message")) or last_error or "turn.failed"
         elif kind == "error":
@@ -82,7 +74,7 @@ def parse_codex_stream(stdout: str) -> StreamSummary:
     if not s.terminal and s.error is None:
         s.error = last_error
     s.text = messages[-1] if messages else ""
-    return require_terminal(s, "codex", "turn.completed")
+    return s.require_terminal("codex", "turn.completed")
 
 
 class CodexAdapter(CliAdapter):
@@ -133,11 +125,7 @@ class CodexAdapter(CliAdapter):
     model_flag = "--model"
     base_url_env = "OPENAI_BASE_URL"
     quiet_env: ClassVar[dict[str, str]] = {"CODEX_DISABLE_UPDATE_CHECK": "1", "NO_COLOR": "1"}
-
-    def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
-        if self.config.home:
-            env["CODEX_HOME"] = str(Path(self.config.home) / ".codex")
-        return env
+    home_env = ("CODEX_HOME", ".codex")
 
     def env_for(self, turn: Turn) -> dict[str, str]:
         env = self.env()
@@ -163,18 +151,15 @@ class CodexAdapter(CliAdapter):
                 argv += ["-c", f'model_providers.azure.base_url="{base}"']
         elif self.config.base_url:
             argv += _provider_override(self.config.base_url)
-        if turn.model:
-            argv += ["--model", turn.model]
-        if turn.effort_value:
+        argv += self.model_args(turn)
+        if turn.effort_value:  # a config key, not a flag
             argv += ["-c", f'model_reasoning_effort="{turn.effort_value}"']
         for image in turn.images:
             argv += ["--image", image]
         argv += ["--", "-"]  # ``-``: the instructions are read from stdin
         return argv
 
-    @classmethod
-    def parse_stream(cls, stdout: str) -> StreamSummary:
-        return parse_codex_stream(stdout)
+    parse_stream = staticmethod(parse_codex_stream)
 
 
 def _provider_override(base_url: str) -> list[str]:

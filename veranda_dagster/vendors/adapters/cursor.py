@@ -12,50 +12,37 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from veranda_dagster.domain.models import Tier, Usage
+from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
-from veranda_dagster.vendors.adapters._base import (
-    CliAdapter,
-    ModeSpec,
-    StreamSummary,
-    as_int,
-    json_lines,
-    require_terminal,
-)
+from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, text_blocks
+from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate
 from veranda_dagster.vendors.registry import AdapterInfo, register
+
+CURSOR_USAGE = UsageKeys("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
 
 
 def parse_cursor_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     texts: list[str] = []
-    for ev in json_lines(stdout, "cursor"):
-        s.events += 1
-        kind = ev.get("type")
+    for kind, ev in s.read_events(stdout, "cursor"):
         if kind == "system" and ev.get("subtype") == "init":
             s.model = ev.get("model")
             s.session_id = ev.get("session_id")
         elif kind == "assistant":
-            msg = ev.get("message") or {}
-            texts += [
-                c.get("text", "") for c in msg.get("content") or [] if c.get("type") == "text"
-            ]
+            texts += text_blocks(ev.get("message"))
         elif kind == "result":
             s.terminal = True
             result = ev.get("result")
             s.text = result if isinstance(result, str) else "".join(texts)
-            u = ev.get("usage") or {}
-            s.usage = Usage(
-                input=as_int(u.get("inputTokens")) + as_int(u.get("cacheWriteTokens")),
-                output=as_int(u.get("outputTokens")),
-                cached=as_int(u.get("cacheReadTokens")),
-            )
+            s.usage = CURSOR_USAGE.read(ev.get("usage") or {})
             if ev.get("is_error") or ev.get("subtype") not in (None, "success"):
                 s.error = f"{ev.get('subtype')}: {s.text}"
     if not s.text:
         s.text = "".join(texts)
-    return require_terminal(s, "cursor", "result")
+    return s.require_terminal("cursor", "result")
 
 
 class CursorAdapter(CliAdapter):
@@ -106,18 +93,19 @@ class CursorAdapter(CliAdapter):
     base_url_env = "CURSOR_API_BASE_URL"
     quiet_env: ClassVar[dict[str, str]] = {"NO_COLOR": "1"}
     prompt_channel = "file"  # no stdin prompt is documented: a pointer to the prompt file
+    health_rules = (
+        # broad (any "log in" or "api key"), so after the shared auth rules and their names
+        error_rule(
+            "cursor_login", "auth", r"\blog ?in\b|\bapi[ _-]?key\b|authenticat", after_shared=True
+        ),
+    )
 
     def build_argv(self, turn: Turn) -> list[str]:
         argv = [self.binary, "-p", "--output-format", "stream-json", "--force", "--trust"]
-        argv += ["--workspace", turn.workdir]
-        if turn.model:
-            argv += ["--model", turn.model]
-        argv += ["--", self.prompt_pointer(turn)]
-        return argv
+        argv += ["--workspace", turn.workdir, *self.model_args(turn)]
+        return [*argv, "--", self.prompt_pointer(turn)]
 
-    @classmethod
-    def parse_stream(cls, stdout: str) -> StreamSummary:
-        return parse_cursor_stream(stdout)
+    parse_stream = staticmethod(parse_cursor_stream)
 
 
 register(AdapterInfo("cursor", tuple(CursorAdapter.modes), rank=70, factory=CursorAdapter))

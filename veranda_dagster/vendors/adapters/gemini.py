@@ -16,30 +16,28 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
-from veranda_dagster.domain.models import Tier, Usage
+from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
-from veranda_dagster.vendors.adapters._base import (
-    CliAdapter,
-    ModeSpec,
-    StreamSummary,
-    as_int,
-    json_lines,
-    require_terminal,
-)
+from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, model_names
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import AdapterInfo, register
+
+GEMINI_USAGE = UsageKeys("input", "output_tokens", "cached", reasoning="thoughts")
+"""``stats`` with its uncached ``input``."""
+GEMINI_TOTAL_INPUT_USAGE = replace(GEMINI_USAGE, input="input_tokens", input_counts_cached=True)
+"""``stats`` without ``input``: its ``input_tokens`` counts the cached tokens too."""
 
 
 def parse_gemini_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     chunks: list[str] = []
-    for ev in json_lines(stdout, "gemini"):
-        s.events += 1
-        kind = ev.get("type")
+    for kind, ev in s.read_events(stdout, "gemini"):
         if kind == "init":
             s.model = ev.get("model") if ev.get("model") != "auto" else None
             s.session_id = ev.get("session_id")
@@ -52,23 +50,16 @@ def parse_gemini_stream(stdout: str) -> StreamSummary:
         elif kind == "result":
             s.terminal = True
             stats = ev.get("stats") or {}
-            total_in = as_int(stats.get("input_tokens"))
-            cached = as_int(stats.get("cached"))
-            uncached = stats.get("input")
-            s.usage = Usage(
-                input=as_int(uncached) if isinstance(uncached, int) else max(total_in - cached, 0),
-                cached=cached,
-                output=as_int(stats.get("output_tokens")),
-                reasoning=as_int(stats.get("thoughts")),
-            )
-            models = list((stats.get("models") or {}).keys())
+            has_uncached = isinstance(stats.get("input"), int)
+            s.usage = (GEMINI_USAGE if has_uncached else GEMINI_TOTAL_INPUT_USAGE).read(stats)
+            models = model_names(stats.get("models"))
             if models:  # the router's cheap call comes first; the turn's model last
                 s.model = models[-1]
             if ev.get("status", "success") != "success":
                 err = ev.get("error") or {}
                 s.error = f"{err.get('type', 'error')}: {err.get('message', ev.get('status'))}"
     s.text = "".join(chunks)
-    return require_terminal(s, "gemini", "result")
+    return s.require_terminal("gemini", "result")
 
 
 class GeminiAdapter(CliAdapter):
@@ -169,14 +160,9 @@ class GeminiAdapter(CliAdapter):
         argv = [self.binary]
         if turn.images:
             argv += ["-p", " ".join(f"@{p}" for p in turn.images)]
-        argv += ["-o", "stream-json", "--yolo"]
-        if turn.model:
-            argv += ["--model", turn.model]
-        return argv
+        return [*argv, "-o", "stream-json", "--yolo", *self.model_args(turn)]
 
-    @classmethod
-    def parse_stream(cls, stdout: str) -> StreamSummary:
-        return parse_gemini_stream(stdout)
+    parse_stream = staticmethod(parse_gemini_stream)
 
 
 register(AdapterInfo("gemini", tuple(GeminiAdapter.modes), rank=30, factory=GeminiAdapter))

@@ -18,43 +18,34 @@ from typing import ClassVar
 
 from veranda_dagster.domain.models import Tier, Usage
 from veranda_dagster.domain.redaction import TokenShape
-from veranda_dagster.vendors.adapters._base import (
-    SAME_EFFORT,
-    CliAdapter,
-    ModeSpec,
-    StreamSummary,
-    as_int,
-    json_lines,
-    require_terminal,
+from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
+from veranda_dagster.vendors.adapters.claude import (
+    ClaudeAdapter,
+    claude_code_argv,
+    parse_claude_stream,
 )
-from veranda_dagster.vendors.adapters.claude import ClaudeAdapter, parse_claude_stream
 from veranda_dagster.vendors.port import Capabilities, Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import AdapterInfo, register
 
 ZAI_ANTHROPIC_URL = "https://api.z.ai/api/anthropic"
 
+OPENCODE_USAGE = UsageKeys("input", "output", "cache.read", "cache.write", "reasoning")
+"""A ``step_finish`` part's ``tokens``; the turn's usage is the sum over its steps."""
+
 
 def parse_opencode_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     texts: list[str] = []
     total = Usage()
-    for ev in json_lines(stdout, "glm"):
-        s.events += 1
-        kind = ev.get("type")
+    for kind, ev in s.read_events(stdout, "glm"):
         part = ev.get("part") or {}
         s.session_id = ev.get("sessionID") or s.session_id
         if kind == "text" and isinstance(part.get("text"), str):
             texts.append(part["text"])
         elif kind == "step_finish":
-            tok = part.get("tokens") or {}
-            cache = tok.get("cache") or {}
-            total = total + Usage(
-                input=as_int(tok.get("input")) + as_int(cache.get("write")),
-                output=as_int(tok.get("output")),
-                cached=as_int(cache.get("read")),
-                reasoning=as_int(tok.get("reasoning")),
-            )
+            total = total + OPENCODE_USAGE.read(part.get("tokens") or {})
             if part.get("reason") == "stop":
                 s.terminal = True
         elif kind == "error":
@@ -66,7 +57,7 @@ def parse_opencode_stream(stdout: str) -> StreamSummary:
             )
     s.text = "".join(texts)
     s.usage = total
-    return require_terminal(s, "glm", "step_finish(stop)")
+    return s.require_terminal("glm", "step_finish(stop)")
 
 
 OPENCODE_ZAI_PROVIDERS = ("zai-coding-plan", "zai", "zhipuai-coding-plan", "zhipuai")
@@ -175,20 +166,11 @@ class GlmAdapter(CliAdapter):
         return env
 
     def build_argv(self, turn: Turn) -> list[str]:
-        if self.mode == "opencode":
-            argv = [self.binary, "run", "--format", "json", "--auto"]
-            if turn.model:
-                argv += ["-m", turn.model]
-            if turn.effort_value:
-                argv += ["--variant", turn.effort_value]
-            return argv  # opencode reads the message from stdin when it is not a terminal
-        argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose"]
-        argv += ["--permission-mode", "bypassPermissions"]
-        if turn.model:
-            argv += ["--model", turn.model]
-        if turn.effort_value:
-            argv += ["--effort", turn.effort_value]
-        return argv
+        if self.mode != "opencode":
+            return claude_code_argv(self, turn)
+        # opencode reads the message from stdin when it is not a terminal
+        argv = [self.binary, "run", "--format", "json", "--auto"]
+        return argv + self.model_args(turn) + self.effort_args(turn)
 
     def parse(self, stdout: str) -> StreamSummary:
         if self.mode == "opencode":

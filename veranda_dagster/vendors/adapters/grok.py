@@ -18,17 +18,11 @@ from pathlib import Path
 from typing import ClassVar
 
 from veranda_dagster.domain.bounds import MAX_CLI_ARGV_BYTES
-from veranda_dagster.domain.models import Tier, Usage
+from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
-from veranda_dagster.vendors.adapters._base import (
-    SAME_EFFORT,
-    CliAdapter,
-    ModeSpec,
-    StreamSummary,
-    as_int,
-    json_lines,
-    require_terminal,
-)
+from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, model_names
+from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import AdapterInfo, register
@@ -45,12 +39,15 @@ home the adapter owns (``home`` in the config), the shell's own profile restores
 ``PATH``; with the real home the image's ``/usr/local/bin`` leads both, so they agree."""
 
 
+GROK_USAGE = UsageKeys(  # input_tokens: uncached only
+    "input_tokens", "output_tokens", "cache_read_input_tokens", reasoning="reasoning_tokens"
+)
+
+
 def parse_grok_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     chunks: list[str] = []
-    for ev in json_lines(stdout, "grok"):
-        s.events += 1
-        kind = ev.get("type")
+    for kind, ev in s.read_events(stdout, "grok"):
         if kind == "text" and isinstance(ev.get("data"), str):
             chunks.append(ev["data"])
         elif kind == "error":
@@ -60,18 +57,12 @@ def parse_grok_stream(stdout: str) -> StreamSummary:
         elif kind == "end":
             s.terminal = True
             s.session_id = ev.get("sessionId")
-            u = ev.get("usage") or {}
-            s.usage = Usage(
-                input=as_int(u.get("input_tokens")),
-                cached=as_int(u.get("cache_read_input_tokens")),
-                output=as_int(u.get("output_tokens")),
-                reasoning=as_int(u.get("reasoning_tokens")),
-            )
+            s.usage = GROK_USAGE.read(ev.get("usage") or {})
             s.cost_usd = ev.get("total_cost_usd")
-            models = list((ev.get("modelUsage") or {}).keys())
+            models = model_names(ev.get("modelUsage"))
             s.model = models[0] if models else None
     s.text = "".join(chunks)
-    return require_terminal(s, "grok", "end")
+    return s.require_terminal("grok", "end")
 
 
 class GrokAdapter(CliAdapter):
@@ -117,12 +108,9 @@ class GrokAdapter(CliAdapter):
         "GROK_MAX_RETRIES": "1",
     }
     trusts_cli_cost = True
+    home_env = ("GROK_HOME", ".grok")
     prompt_channel = "file"  # ``--prompt-file``
-
-    def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
-        if self.config.home:
-            env["GROK_HOME"] = str(Path(self.config.home) / ".grok")
-        return env
+    health_rules = (error_rule("grok_unauthorized", "auth", r"Unauthorized \(401\)|Not signed in"),)
 
     def env_for(self, turn: Turn) -> dict[str, str]:
         env = self.env()
@@ -142,11 +130,7 @@ class GrokAdapter(CliAdapter):
         else:
             argv = [self.binary, "--prompt-file", str(self.prompt_file(turn))]
         argv += ["--cwd", turn.workdir, "--output-format", "streaming-json", "--always-approve"]
-        if turn.model:
-            argv += ["-m", turn.model]
-        if turn.effort_value:
-            argv += ["--reasoning-effort", turn.effort_value]
-        return argv
+        return argv + self.model_args(turn) + self.effort_args(turn)
 
     def full_prompt(self, turn: Turn) -> str:
         if not turn.images or self._inline_images(turn) is not None:
@@ -167,9 +151,7 @@ class GrokAdapter(CliAdapter):
             return None
         return json.dumps(_acp_prompt(self.prompt_pointer(turn), turn.images))
 
-    @classmethod
-    def parse_stream(cls, stdout: str) -> StreamSummary:
-        return parse_grok_stream(stdout)
+    parse_stream = staticmethod(parse_grok_stream)
 
 
 def _size(path: str) -> int:

@@ -19,26 +19,22 @@ from typing import ClassVar
 
 from veranda_dagster.domain.models import Tier, Usage
 from veranda_dagster.domain.redaction import TokenShape
-from veranda_dagster.vendors.adapters._base import (
-    SAME_EFFORT,
-    CliAdapter,
-    ModeSpec,
-    StreamSummary,
-    as_int,
-    json_lines,
-    require_terminal,
-)
+from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
+from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import AdapterInfo, register
+
+KIMI_WIRE_USAGE = UsageKeys("inputOther", "output", "inputCacheRead", "inputCacheCreation")
+"""A ``usage.record``'s counts (``inputOther`` is the uncached input)."""
 
 
 def parse_kimi_stream(stdout: str) -> StreamSummary:
     s = StreamSummary()
     answer = ""
-    for ev in json_lines(stdout, "kimi"):
-        s.events += 1
-        role, kind = ev.get("role"), ev.get("type")
+    for kind, ev in s.read_events(stdout, "kimi"):
+        role = ev.get("role")
         if role == "assistant" and isinstance(ev.get("content"), str):
             answer = ev["content"]
         elif role == "meta" and kind == "session.resume_hint":
@@ -47,7 +43,7 @@ def parse_kimi_stream(stdout: str) -> StreamSummary:
         elif role == "meta" and kind and "error" in str(kind):
             s.error = ev.get("error_message") or ev.get("message") or str(kind)
     s.text = answer
-    return require_terminal(s, "kimi", "session.resume_hint")
+    return s.require_terminal("kimi", "session.resume_hint")
 
 
 def parse_kimi_wire(text: str) -> Usage:
@@ -64,12 +60,7 @@ def parse_kimi_wire(text: str) -> Usage:
             continue
         if rec.get("usageScope", "turn") != "turn":
             continue
-        u = rec.get("usage") or {}
-        total = total + Usage(
-            input=as_int(u.get("inputOther")) + as_int(u.get("inputCacheCreation")),
-            output=as_int(u.get("output")),
-            cached=as_int(u.get("inputCacheRead")),
-        )
+        total = total + KIMI_WIRE_USAGE.read(rec.get("usage") or {})
     return total
 
 
@@ -133,11 +124,14 @@ class KimiAdapter(CliAdapter):
         "KIMI_DISABLE_TELEMETRY": "1",
         "KIMI_LOOP_MAX_ATTEMPTS_PER_STEP": "2",
     }
+    home_env = ("KIMI_CODE_HOME", ".kimi-code")
     prompt_channel = "file"  # ``-p`` is its only prompt input: a pointer to the prompt file
+    health_rules = (
+        error_rule("kimi_auth_error", "auth", r"provider\.auth_error|No model configured"),
+        error_rule("kimi_api_429", "quota", r"provider\.api_error: 429"),
+    )
 
     def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
-        if self.config.home:
-            env["KIMI_CODE_HOME"] = str(Path(self.config.home) / ".kimi-code")
         if self.mode == "api_key" and "KIMI_MODEL_BASE_URL" not in env:
             env["KIMI_MODEL_BASE_URL"] = "https://api.moonshot.ai/v1"
         return env
@@ -159,9 +153,8 @@ class KimiAdapter(CliAdapter):
 
     def build_argv(self, turn: Turn) -> list[str]:
         argv = [self.binary, "-p", self.prompt_pointer(turn), "--output-format", "stream-json"]
-        if self.mode == "login" and turn.model:
-            argv += ["-m", turn.model]
-        return argv
+        # the env-synthesised model is named in the env (``env_for``), never on the argv
+        return argv + self.model_args(turn) if self.mode == "login" else argv
 
     def kimi_home(self) -> Path:
         env = self.env()
@@ -178,9 +171,7 @@ class KimiAdapter(CliAdapter):
             break
         return summary
 
-    @classmethod
-    def parse_stream(cls, stdout: str) -> StreamSummary:
-        return parse_kimi_stream(stdout)
+    parse_stream = staticmethod(parse_kimi_stream)
 
 
 register(AdapterInfo("kimi", tuple(KimiAdapter.modes), rank=40, factory=KimiAdapter))
