@@ -50,6 +50,11 @@ def test_github_urls(url: str, link: RepoLink | None) -> None:
         ),
         ("https://gitlab.com/explore/projects", None),
         ("https://github.com/acme/ledger", None),
+        (  # a self-managed instance: GitLab's own /-/ separator tells its links apart
+            "https://git.acme.internal/acme/payments/ledger/-/blob/main/app.py",
+            RepoLink("acme/payments", "ledger", "url_code"),
+        ),
+        ("https://git.acme.internal/acme/ledger", None),  # no separator: could be any forge
     ],
 )
 def test_gitlab_urls_keep_subgroups_in_the_owner(url: str, link: RepoLink | None) -> None:
