@@ -27,9 +27,9 @@ _redaction.register_shape_source(_provider_shapes)
 
 
 def _forge_link_readers() -> Sequence[_repo_evidence.RepoLinkReader]:
-    from veranda_dagster.clients.forge_links import LINK_READERS
+    from veranda_dagster.clients.forges import link_readers
 
-    return LINK_READERS
+    return link_readers()
 
 
 _repo_evidence.register_link_readers(_forge_link_readers)

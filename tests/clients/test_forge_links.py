@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from veranda_dagster.clients.forge_links import LINK_READERS, github_link, gitlab_link
+from veranda_dagster.clients.forge_links import github_link, gitlab_link
+from veranda_dagster.clients.forges import link_readers as forge_link_readers
 from veranda_dagster.domain.repo_evidence import RepoLink, link_readers
 
 
@@ -62,4 +63,5 @@ def test_gitlab_urls_keep_subgroups_in_the_owner(url: str, link: RepoLink | None
 
 
 def test_the_package_registers_every_forge_reader_with_the_domain() -> None:
-    assert set(LINK_READERS) <= set(link_readers())
+    assert {github_link, gitlab_link} == set(forge_link_readers())
+    assert set(forge_link_readers()) <= set(link_readers())

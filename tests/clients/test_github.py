@@ -11,8 +11,10 @@ import pytest
 
 from veranda_dagster.clients._http import HttpAuthError
 from veranda_dagster.clients.github import GitHubClient
-from veranda_dagster.domain.errors import TransientError
-from veranda_dagster.domain.work.forge import Forge
+from veranda_dagster.clients.github_shapes import FAILING_CONCLUSIONS, check_run_state
+from veranda_dagster.domain.errors import InputError, TransientError
+from veranda_dagster.domain.models import CI_FAILING_STATES, CI_RUNNING_STATES
+from veranda_dagster.domain.work.forge import CiJob, Comment, Forge
 
 FIX = Path(__file__).parents[1] / "fixtures" / "github"
 API = "https://api.github.test"
@@ -46,6 +48,9 @@ def client(routes, **kwargs) -> tuple[GitHubClient, Recorder, list[float]]:
 
 def ok(name: str, status: int = 200, **headers: str) -> httpx.Response:
     return httpx.Response(status, json=body(name), headers=headers)
+
+
+NO_REVIEW_COMMENTS = httpx.Response(200, json=[])
 
 
 def test_it_is_a_forge():
@@ -96,12 +101,9 @@ def test_check_runs_follow_the_link_header():
     gh, rec, _ = client(
         {("GET", path): [ok("check_runs_page1.json", link=nxt), ok("check_runs_page2.json")]}
     )
-    runs = gh.list_check_runs("acme/app", "ce58745")
-    assert [(r.id, r.name, r.status, r.conclusion) for r in runs] == [
-        (4, "lint", "completed", "failure"),
-        (5, "unit", "in_progress", None),
-    ]
-    assert runs[0].failed and not runs[1].completed and runs[0].app == "github-actions"
+    jobs = gh.list_ci_jobs("acme/app", "ce58745")
+    assert jobs == [CiJob("4", "lint", "failed"), CiJob("5", "unit", "running")]
+    assert jobs[0].failing and jobs[0].done and not jobs[1].done
     assert rec.requests[0].url.params["filter"] == "latest"
     assert rec.requests[1].url.params["page"] == "2"
 
@@ -118,16 +120,38 @@ def test_check_run_polls_are_conditional_and_a_304_reuses_the_last_answer():
             ]
         }
     )
-    first = gh.list_check_runs("acme/app", "ce58745")
-    second = gh.list_check_runs("acme/app", "ce58745")
+    first = gh.list_ci_jobs("acme/app", "ce58745")
+    second = gh.list_ci_jobs("acme/app", "ce58745")
     assert "if-none-match" not in rec.requests[0].headers
     assert rec.requests[1].headers["if-none-match"] == '"v1"'
     assert second == first and [r.name for r in second] == ["unit"]
     assert gh.not_modified == 1
-    assert gh.list_check_runs("acme/app", "ce58745") == []  # a changed answer is read again
+    assert gh.list_ci_jobs("acme/app", "ce58745") == []  # a changed answer is read again
 
 
-def test_annotations_output_and_job_log_via_redirect_without_our_token():
+CONCLUSIONS = [
+    "success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required",
+    "startup_failure", "stale", None, "some_future_conclusion",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("conclusion", CONCLUSIONS)
+def test_a_completed_check_run_fails_exactly_when_github_says_its_conclusion_fails(conclusion):
+    state = check_run_state("completed", conclusion)
+    assert (state in CI_FAILING_STATES) == (conclusion in FAILING_CONCLUSIONS)
+    assert state not in CI_RUNNING_STATES
+
+
+@pytest.mark.parametrize(
+    ("status", "state"),
+    [("queued", "pending"), ("requested", "pending"), ("waiting", "pending"),
+     ("pending", "pending"), ("in_progress", "running")],
+)  # fmt: skip
+def test_an_unfinished_check_run_is_pending_or_running(status, state):
+    assert check_run_state(status, None) == state
+
+
+def test_findings_report_and_job_log_via_redirect_without_our_token():
     log_url = "https://pipelines.actions.test/logs/4.txt?sig=abc"
     gh, rec, _ = client(
         {
@@ -139,17 +163,42 @@ def test_annotations_output_and_job_log_via_redirect_without_our_token():
             ("GET", "/logs/4.txt"): [httpx.Response(200, text="step 1\nError: lint failed\n")],
         }
     )
-    (annotation,) = gh.list_annotations("acme/app", 4)
-    assert annotation["message"] == "`slugify` is too complex (21 > 15)"
-    output = gh.get_check_run_output("acme/app", 4)
+    lint = CiJob("4", "lint", "failed")
+    (finding,) = gh.ci_findings("acme/app", lint)
+    assert (finding.path, finding.start_line, finding.end_line) == ("app/text.py", 12, 12)
+    assert (finding.rule, finding.severity, finding.tool) == ("C901", "error", "lint")
+    assert finding.message == "`slugify` is too complex (21 > 15)"
+    output = gh.ci_job_report("acme/app", lint)
     assert output.startswith("ruff\n\n2 errors") and "Line too long" in output
-    assert gh.get_check_run_log("acme/app", 4) == "step 1\nError: lint failed\n"
+    assert gh.ci_job_log_tail("acme/app", lint) == "step 1\nError: lint failed\n"
     log_request = rec.requests[-1]
     assert log_request.url.host == "pipelines.actions.test"
     assert "authorization" not in log_request.headers
 
 
-def test_comments_carry_authors_and_threads():
+def test_annotation_levels_become_severities_and_an_untitled_one_takes_its_rule_from_the_message():
+    page = [
+        *body("annotations_4.json"),
+        {"path": "app/x.py", "start_line": 3, "end_line": 1, "annotation_level": "warning",
+         "title": "", "message": "F401 `os` imported but unused"},
+        {"path": "README.md", "start_line": 2, "end_line": 2, "annotation_level": "notice",
+         "title": "Spell Checker", "message": "Check your spelling for 'banaas'."},
+        {"path": "", "start_line": 1, "annotation_level": "failure", "message": "no file"},
+    ]  # fmt: skip
+    gh, _, _ = client(
+        {("GET", "/repos/acme/app/check-runs/4/annotations"): [httpx.Response(200, json=page)]}
+    )
+    found = gh.ci_findings("acme/app", CiJob("4", "lint", "failed"))
+    assert [(f.path, f.start_line, f.end_line, f.rule, f.severity) for f in found] == [
+        ("app/text.py", 12, 12, "C901", "error"),
+        ("app/x.py", 3, None, "F401", "warning"),  # an end before the start is one line
+        ("README.md", 2, 2, "Spell Checker", "notice"),
+    ]  # the annotation on no file is not a finding
+    with pytest.raises(InputError, match="not a number"):
+        gh.ci_job_report("acme/app", CiJob("../4", "lint", "failed"))
+
+
+def test_comments_are_one_id_space_with_their_threads():
     gh, rec, _ = client(
         {
             ("GET", "/repos/acme/app/pulls/7/comments"): [ok("review_comments.json")],
@@ -160,17 +209,25 @@ def test_comments_carry_authors_and_threads():
             ],
         }
     )
-    review = gh.list_review_comments("acme/app", 7)
-    issue = gh.list_issue_comments("acme/app", 7)
-    assert [(c.id, c.author, c.by_bot, c.path, c.line) for c in review] == [
-        (10, "octocat", False, "app/text.py", 2),
-        (11, "veranda-app[bot]", True, "app/text.py", None),
-    ]
-    assert review[1].in_reply_to == 10
-    assert [(c.key, c.by_bot) for c in issue] == [("issue:1", False), ("issue:2", True)]
-    assert gh.create_issue_comment("acme/app", 7, "hello") == 1234
-    assert gh.reply_to_review_comment("acme/app", 7, 10, "thanks") == 1234
+    comments = gh.list_comments("acme/app", 7)
+    assert [(c.id, c.author, c.by_bot, c.thread, c.is_reply, c.path, c.line) for c in comments] == [
+        ("review:10", "octocat", False, "10", False, "app/text.py", 2),
+        ("review:11", "veranda-app[bot]", True, "10", True, "app/text.py", None),
+        ("issue:1", "octocat", False, None, False, None, None),
+        ("issue:2", "codecov[bot]", True, None, False, None, None),
+    ]  # the ids the feedback phase stored before there was one id space
+    assert comments[0].diff_hunk and comments[1].bot_author
+    assert gh.comment("acme/app", 7, "hello") == "issue:1234"
+    assert gh.reply("acme/app", 7, comments[0], "thanks") == "review:1234"
     assert json.loads(rec.requests[-1].content) == {"body": "thanks"}
+    # a reply to a reply goes to the thread's root, the one GitHub's endpoint takes
+    assert gh.reply("acme/app", 7, comments[1], "again") == "review:1234"
+    assert rec.requests[-1].url.path == "/repos/acme/app/pulls/7/comments/10/replies"
+    # an answer to a conversation comment is a new conversation comment
+    assert gh.reply("acme/app", 7, comments[2], "noted") == "issue:1234"
+    assert rec.requests[-1].url.path == "/repos/acme/app/issues/7/comments"
+    with pytest.raises(InputError, match="not a comment id"):
+        gh.reply("acme/app", 7, Comment("x", "a", "b", thread="1/../2"), "no")
 
 
 def test_secondary_rate_limit_403_waits_retry_after_then_succeeds():
@@ -182,42 +239,49 @@ def test_secondary_rate_limit_403_waits_retry_after_then_succeeds():
             ]
         }
     )
-    assert gh.create_issue_comment("acme/app", 7, "hi") == 1234
+    assert gh.comment("acme/app", 7, "hi") == "issue:1234"
     assert slept == [30.0]
 
 
 def test_secondary_limit_without_retry_after_waits_a_minute():
     gh, _, slept = client(
         {
+            ("GET", "/repos/acme/app/pulls/7/comments"): [NO_REVIEW_COMMENTS],
             ("GET", "/repos/acme/app/issues/7/comments"): [
                 ok("secondary_rate_limit.json", 403),
                 ok("issue_comments.json"),
-            ]
+            ],
         }
     )
-    assert len(gh.list_issue_comments("acme/app", 7)) == 2 and slept == [60.0]
+    assert len(gh.list_comments("acme/app", 7)) == 2 and slept == [60.0]
 
 
 def test_primary_limit_waits_until_reset_and_a_long_reset_is_transient():
     headers = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1000012"}
     gh, _, slept = client(
         {
+            ("GET", "/repos/acme/app/pulls/7/comments"): [NO_REVIEW_COMMENTS],
             ("GET", "/repos/acme/app/issues/7/comments"): [
                 ok("primary_rate_limit.json", 403, **headers),
                 ok("issue_comments.json"),
-            ]
+            ],
         },
         clock=lambda: 1_000_000.0,
     )
-    gh.list_issue_comments("acme/app", 7)
+    gh.list_comments("acme/app", 7)
     assert slept == [12.0]
     far = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1003600"}
     gh, _, slept = client(
-        {("GET", "/repos/acme/app/issues/7/comments"): [ok("primary_rate_limit.json", 429, **far)]},
+        {
+            ("GET", "/repos/acme/app/pulls/7/comments"): [NO_REVIEW_COMMENTS],
+            ("GET", "/repos/acme/app/issues/7/comments"): [
+                ok("primary_rate_limit.json", 429, **far)
+            ],
+        },
         clock=lambda: 1_000_000.0,
     )
     with pytest.raises(TransientError, match=r"rate limited.*retry in 3600s"):
-        gh.list_issue_comments("acme/app", 7)
+        gh.list_comments("acme/app", 7)
     assert slept == []
 
 

@@ -1,7 +1,7 @@
 """GitLabClient and GitLabCodeSearch against httpx.MockTransport answering with GitLab's
 documented response shapes: subgroup paths encoded as one segment, offset pagination by
 ``x-next-page``, merge requests looked up before create, discussions with diff notes, pipeline
-jobs as check runs, Code Quality and SAST reports as violations, blob search snippets, and
+jobs as CI jobs, Code Quality and SAST reports as findings, blob search snippets, and
 401/403/404/429 with ``Retry-After``."""
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from veranda_dagster.clients.gitlab_base import (
     GitLabPermissionError,
     project_ref,
 )
-from veranda_dagster.clients.gitlab_ci import LOG_TAIL_BYTES, job_check_run
+from veranda_dagster.clients.gitlab_ci import LOG_TAIL_BYTES, job_state
 from veranda_dagster.clients.gitlab_code_search import GitLabCodeSearch
 from veranda_dagster.domain.bounds import MAX_CI_REPORT_BYTES, MAX_FORGE_LIST_PAGES
 from veranda_dagster.domain.code_quality import parse_any_report
 from veranda_dagster.domain.errors import InputError, TransientError
-from veranda_dagster.domain.static_analysis import filter_to_commit, from_annotations
-from veranda_dagster.domain.work.forge import Forge
+from veranda_dagster.domain.static_analysis import filter_to_commit, from_findings
+from veranda_dagster.domain.work.forge import CiJob, Forge
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "gitlab"
 TOKEN = "glpat-SECRETSECRETSECRET1"
@@ -177,7 +177,7 @@ def test_merge_request_create_and_the_409_race():
     assert client.create_pull_request(PROJECT, "veranda/pay-20", "main", "t", "b")[0] == 13
 
 
-def test_discussions_split_into_review_and_issue_comments_and_replies_thread():
+def test_notes_are_one_id_space_and_a_diff_note_is_answered_in_its_discussion():
     disc = f"{ENC}/merge_requests/12/discussions"
     thread = f"{disc}/87805b7c09016a7058e91bdbe7b29d1f284a39e6/notes"
     router = Router({
@@ -186,40 +186,49 @@ def test_discussions_split_into_review_and_issue_comments_and_replies_thread():
         ("POST", f"{ENC}/merge_requests/12/notes"): [respond(body={"id": 1132}, status=201)],
     })  # fmt: skip
     client, _ = gitlab(router)
-    review = client.list_review_comments(PROJECT, 12)
-    assert [(c.id, c.path, c.line, c.by_bot) for c in review] == [
-        (1128, "billing/refunds.py", 42, False),
-        (1129, "billing/refunds.py", 42, True),
-    ]
-    assert review[1].in_reply_to == 1128
-    issue = client.list_issue_comments(PROJECT, 12)
-    assert [c.id for c in issue] == [1126]  # the system note is neither
-    assert client.reply_to_review_comment(PROJECT, 12, 1128, "done") == 1131
-    assert client.create_issue_comment(PROJECT, 12, "hi") == 1132
-    with pytest.raises(InputError):
-        client.reply_to_review_comment(PROJECT, 12, 4242, "x")
+    comments = client.list_comments(PROJECT, 12)
+    diff = "87805b7c09016a7058e91bdbe7b29d1f284a39e6"
+    assert [(c.id, c.thread, c.is_reply, c.path, c.line, c.by_bot) for c in comments] == [
+        ("note:1126", None, False, None, None, False),
+        ("note:1128", diff, False, "billing/refunds.py", 42, False),
+        ("note:1129", diff, True, "billing/refunds.py", 42, True),
+    ]  # the system note is not a comment; the access-token user is a bot
+    assert client.reply(PROJECT, 12, comments[1], "done") == "note:1131"
+    assert json.loads(router.to("POST", thread)[0].content) == {"body": "done"}
+    assert client.comment(PROJECT, 12, "hi") == "note:1132"
+    assert client.reply(PROJECT, 12, comments[0], "noted") == "note:1132"  # the conversation
+    assert len(router.to("POST", f"{ENC}/merge_requests/12/notes")) == 2
+    assert len(router.to("GET", disc)) == 1  # a reply needs no second listing
 
 
-def test_pipeline_jobs_are_check_runs():
+def test_pipeline_jobs_are_ci_jobs():
     router = Router({
         ("GET", f"{ENC}/pipelines"): [respond("pipelines.json")],
         ("GET", f"{ENC}/pipelines/5502/jobs"): [respond("jobs.json")],
     })  # fmt: skip
     client, _ = gitlab(router)
-    runs = client.list_check_runs(PROJECT, "3f1e2d4c5b6a79880716253443526170f0e0d0c0")
-    assert [(r.name, r.status, r.conclusion, r.failed) for r in runs] == [
-        ("code_quality", "completed", "failure", True),
-        ("unit", "completed", "success", False),
-        ("lint-docs", "completed", "neutral", False),
-        ("deploy", "completed", "skipped", False),
-        ("e2e", "in_progress", None, False),
+    jobs = client.list_ci_jobs(PROJECT, "3f1e2d4c5b6a79880716253443526170f0e0d0c0")
+    assert [(j.id, j.name, j.state, j.failing, j.done) for j in jobs] == [
+        ("9001", "code_quality", "failed", True, True),
+        ("9002", "unit", "passed", False, True),
+        ("9003", "lint-docs", "neutral", False, True),  # failed, but allowed to
+        ("9004", "deploy", "skipped", False, True),  # manual: never starts on its own
+        ("9005", "e2e", "running", False, False),
     ]
-    assert runs[0].annotations_count == 1
     assert router.to("GET", f"{ENC}/pipelines")[0].url.params["sha"].startswith("3f1e2d4c")
-    assert job_check_run({"id": 1, "status": "pending"}).status == "queued"
 
 
-def test_code_quality_report_grounds_annotations_and_half_lie_outside_the_commit():
+@pytest.mark.parametrize(
+    ("status", "state"),
+    [("created", "pending"), ("pending", "pending"), ("preparing", "pending"),
+     ("waiting_for_resource", "pending"), ("scheduled", "pending"), ("canceling", "running"),
+     ("canceled", "cancelled"), ("a_status_gitlab_adds_later", "neutral")],
+)  # fmt: skip
+def test_every_job_status_has_one_state(status, state):
+    assert job_state({"id": 1, "status": status}) == state
+
+
+def test_code_quality_report_grounds_findings_and_half_lie_outside_the_commit():
     report = (FIXTURES / "gl-code-quality-report.json").read_bytes()
     art = f"{ENC}/jobs/9001/artifacts"
     router = Router({
@@ -230,8 +239,9 @@ def test_code_quality_report_grounds_annotations_and_half_lie_outside_the_commit
         ("GET", f"{art}/gl-sast-report.json"): [respond("error_404.json", 404)],
     })  # fmt: skip
     client, _ = gitlab(router)
-    annotations = client.list_annotations(PROJECT, 9001)
-    violations = from_annotations(annotations, tool="code_quality")
+    findings = client.ci_findings(PROJECT, CiJob("9001", "code_quality", "failed"))
+    assert {(f.severity, f.tool) for f in findings} == {("error", "code_quality")}
+    violations = from_findings(findings)
     assert [(v.rule, v.path, v.line) for v in violations] == [
         ("C901", "billing/refunds.py", 40),
         ("F841", "billing/ledger.py", 7),
@@ -240,6 +250,11 @@ def test_code_quality_report_grounds_annotations_and_half_lie_outside_the_commit
     ours, theirs = filter_to_commit(violations, {"billing/refunds.py": {40}})
     assert [v.path for v in ours] == ["billing/refunds.py"]
     assert [v.path for v in theirs] == ["billing/ledger.py"]
+    assert client.ci_job_report(PROJECT, CiJob("9001", "code_quality", "failed")).startswith(
+        "code_quality: failed"
+    )
+    with pytest.raises(InputError, match="not a number"):
+        client.ci_findings(PROJECT, CiJob("9001/../1", "x", "failed"))
 
 
 def test_sast_report_parses_to_the_same_violations():
@@ -262,7 +277,7 @@ def test_job_log_tail_is_bounded_and_reports_are_capped():
         ],
     })  # fmt: skip
     client, _ = gitlab(router)
-    tail = client.get_check_run_log(PROJECT, 9001)
+    tail = client.ci_job_log_tail(PROJECT, CiJob("9001", "unit", "failed"))
     assert tail is not None and len(tail) == LOG_TAIL_BYTES
     assert tail.endswith("test_partial\n")
     with pytest.raises(InputError, match="over"):

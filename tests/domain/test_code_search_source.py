@@ -15,7 +15,7 @@ from veranda_dagster.domain.models import Ticket
 ROOT = Path(__file__).resolve().parents[2]
 TICKETS = [
     ["Pack searches sleep", "`build_pack` waits in `run_searches`; see domain/retrieval.py"],
-    ["CI wait", "wait_for_checks backs off from CI_POLL_INITIAL_S; GitHubClient.list_check_runs"],
+    ["CI wait", "wait_for_checks backs off from CI_POLL_INITIAL_S; GitHubClient.list_ci_jobs"],
     ["Sensor", "The pr_feedback sensor polls MAX_FEEDBACK_PRS_PER_TICK pull requests"],
     ["Workspace", "Workspace.ensure clones; `git_argv` adds SAFE_GIT_CONFIG to every call"],
 ]

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from veranda_dagster.clients.github import _comment
+from veranda_dagster.clients.github_shapes import issue_comment
 from veranda_dagster.clients.linear_ticket import ticket_from_linear
 from veranda_dagster.domain.bounds import (
     MAX_COMMENT_CHARS,
@@ -74,7 +74,7 @@ def test_attachments_and_labels_are_capped_and_the_drop_is_noted():
 
 def test_a_forge_comment_past_its_bound_is_cut_with_a_note():
     body = "please fix " * (MAX_COMMENT_CHARS // 5)
-    comment = _comment({"id": 1, "user": {"login": "ann"}, "body": body}, "issue")
+    comment = issue_comment({"id": 1, "user": {"login": "ann"}, "body": body})
     assert (
         len(comment.body) < MAX_COMMENT_CHARS + 100 and "[veranda: comment cut at" in comment.body
     )

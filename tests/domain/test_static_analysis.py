@@ -9,7 +9,7 @@ from veranda_dagster.domain.code_quality import parse_code_climate, parse_securi
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.static_analysis import (
     filter_to_commit,
-    from_annotations,
+    from_findings,
     parse_eslint_json,
     parse_golangci_json,
     parse_report,
@@ -21,6 +21,7 @@ from veranda_dagster.domain.static_analysis import (
     report_line,
     threshold,
 )
+from veranda_dagster.domain.work.forge import CiFinding
 
 FIX = Path(__file__).parents[1] / "fixtures" / "static_analysis"
 
@@ -69,11 +70,17 @@ def test_golangci_and_eslint():
     ]
 
 
-def test_annotations_skip_notices():
-    vs = from_annotations(load("annotations_half_outside.json"), tool="lint")
-    assert [(v.rule, v.line, v.threshold) for v in vs] == [
-        ("C901", 12, "18 > 15"),
-        ("C901", 4, "19 > 15"),
+def test_a_forges_findings_skip_notices_and_carry_paths_and_thresholds():
+    complex_ = "`slugify` is too complex (18 > 15)"
+    findings = [
+        CiFinding("./app/text.py", 12, 14, "C901", complex_, "error", "lint"),
+        CiFinding("app/text.py", 4, None, "W291", "trailing whitespace", "warning", "lint"),
+        CiFinding("README.md", 2, 2, "Spell", "Check your spelling.", "notice", "spell"),
+    ]
+    vs = from_findings(findings)
+    assert [(v.tool, v.rule, v.path, v.line, v.end_line, v.threshold) for v in vs] == [
+        ("lint", "C901", "app/text.py", 12, 14, "18 > 15"),
+        ("lint", "W291", "app/text.py", 4, None, None),
     ]
 
 

@@ -16,6 +16,7 @@ from tests.sensors.test_linear_sensor import ticket_job
 from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.domain.bounds import MAX_FEEDBACK_PRS_PER_TICK
 from veranda_dagster.domain.work.forge import BOT_MARKER, Comment
+from veranda_dagster.domain.work.progress import comments_digest
 from veranda_dagster.partitions import TICKET_TAG
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.sensors.pr_feedback import (
@@ -47,29 +48,38 @@ def test_a_new_human_comment_requests_one_feedback_run():
         pr_url=dg.MetadataValue.url("https://github.com/acme/app/pull/101"), pr_number=101,
     )  # fmt: skip
     forge = FakeForge(
-        issue_comments=[
-            Comment(5, "issue", "alice", "please rename"),
-            Comment(6, "issue", "veranda", f"done {BOT_MARKER}"),
-            Comment(9, "issue", "codecov[bot]", "report", author_type="Bot"),
+        comments=[
+            Comment("c5", "alice", "please rename"),
+            Comment("c6", "veranda", f"done {BOT_MARKER}"),
+            Comment("c9", "codecov", "report", bot_author=True),
         ]
     )
     result = poll_pr_feedback(instance, forge, None, Log())
     (request,) = result.run_requests
-    assert request.partition_key == "ENG-7" and request.run_key == "ENG-7:feedback:5"
+    assert request.partition_key == "ENG-7"
+    assert request.run_key == f"ENG-7:feedback:{comments_digest(['c5'])}"
     assert request.asset_selection == [dg.AssetKey("feedback")]
     assert request.tags[TICKET_TAG] == "ENG-7"
     cursor = FeedbackCursor.parse(result.cursor)
-    assert cursor.prs["ENG-7"].repo == "acme/app" and cursor.prs["ENG-7"].seen == [0, 5]
+    assert cursor.prs["ENG-7"].repo == "acme/app" and cursor.prs["ENG-7"].seen == ["c5"]
     # the same comments next tick: nothing; a new review comment: one more run
     again = poll_pr_feedback(instance, forge, result.cursor, Log())
     assert again.run_requests == []
-    forge.review_comments.append(Comment(7, "review", "bob", "nit", path="app/text.py", line=3))
+    forge.comments.append(Comment("c7", "bob", "nit", "t1", path="app/text.py", line=3))
     third = poll_pr_feedback(instance, forge, again.cursor, Log())
-    assert [r.run_key for r in third.run_requests] == ["ENG-7:feedback:7"]
+    assert [r.run_key for r in third.run_requests] == [
+        f"ENG-7:feedback:{comments_digest(['c5', 'c7'])}"
+    ]
+    # a person's comment deleted: nothing to ask for, and the cursor forgets its id
+    forge.comments.remove(forge.comments[0])
+    fourth = poll_pr_feedback(instance, forge, third.cursor, Log())
+    assert fourth.run_requests == [] and FeedbackCursor.parse(fourth.cursor).prs["ENG-7"].seen == [
+        "c7"
+    ]
     # feedback reached its bound: the PR is no longer polled
     materialize(instance, "feedback", "ENG-7", outcome="bound_reached")
-    forge.issue_comments.append(Comment(50, "issue", "alice", "again?"))
-    done = poll_pr_feedback(instance, forge, third.cursor, Log())
+    forge.comments.append(Comment("c50", "alice", "again?"))
+    done = poll_pr_feedback(instance, forge, fourth.cursor, Log())
     assert done.run_requests == [] and "no ticket pull requests" in done.skip_reason.skip_message
 
 
@@ -84,13 +94,32 @@ def test_a_pr_whose_ticket_run_is_still_going_waits_and_keeps_its_comments():
     run = instance.create_run_for_job(
         ticket_job, tags={TICKET_TAG: "ENG-9"}, status=dg.DagsterRunStatus.STARTED
     )
-    forge = FakeForge(issue_comments=[Comment(5, "issue", "alice", "please rename")])
+    forge = FakeForge(comments=[Comment("c5", "alice", "please rename")])
     busy = poll_pr_feedback(instance, forge, None, Log())
     assert busy.run_requests == []
-    assert FeedbackCursor.parse(busy.cursor).prs["ENG-9"].seen == [0, 0]
+    assert FeedbackCursor.parse(busy.cursor).prs["ENG-9"].seen == []
     instance.report_run_failed(run)  # ended (how does not matter): the comment is asked for
     after = poll_pr_feedback(instance, forge, busy.cursor, Log())
-    assert [r.run_key for r in after.run_requests] == ["ENG-9:feedback:5"]
+    assert [r.run_key for r in after.run_requests] == [f"ENG-9:feedback:{comments_digest(['c5'])}"]
+
+
+def test_a_cursor_from_before_one_comment_id_space_asks_once_more_and_then_holds_ids():
+    """Old cursors held two numeric high-water marks; they cannot be compared with ids, so
+    each watched PR with human comments gets one more run (the feedback phase answers only
+    what it has not handled) and the cursor holds ids from then on."""
+    instance = dg.DagsterInstance.ephemeral()
+    materialize(
+        instance, "pull_request", "ENG-4",
+        pr_url=dg.MetadataValue.url("https://github.com/acme/app/pull/104"), pr_number=104,
+    )  # fmt: skip
+    forge = FakeForge(comments=[Comment("issue:5", "alice", "please rename")])
+    learned = FeedbackCursor.parse(poll_pr_feedback(instance, forge, None, Log()).cursor)
+    old = json.loads(learned.dump())
+    old["prs"]["ENG-4"]["seen"] = [0, 5]
+    first = poll_pr_feedback(instance, forge, json.dumps(old), Log())
+    assert len(first.run_requests) == 1
+    assert FeedbackCursor.parse(first.cursor).prs["ENG-4"].seen == ["issue:5"]
+    assert poll_pr_feedback(instance, forge, first.cursor, Log()).run_requests == []
 
 
 @pytest.mark.parametrize(
@@ -135,7 +164,9 @@ def test_the_sensor_end_to_end_through_the_github_client():
     resource = ScriptedGitHub(token="ghs_x", api_url="https://api.github.test")
     context = dg.build_sensor_context(instance=instance, resources={"forge": resource})
     result = pr_feedback(context)
-    assert [r.run_key for r in result.run_requests] == ["ENG-8:feedback:77"]
+    assert [r.run_key for r in result.run_requests] == [
+        f"ENG-8:feedback:{comments_digest(['issue:77'])}"
+    ]
     assert sorted(seen) == [
         "/repos/acme/api/issues/12/comments",
         "/repos/acme/api/pulls/12/comments",
@@ -149,11 +180,8 @@ class PollRecorder:
     def __init__(self) -> None:
         self.polled: list[int] = []
 
-    def list_review_comments(self, repo, number):
+    def list_comments(self, repo, number):
         self.polled.append(number)
-        return []
-
-    def list_issue_comments(self, repo, number):
         return []
 
 
@@ -224,13 +252,15 @@ def test_on_gitlab_a_merge_request_in_a_subgroup_is_watched_through_the_forge_re
         instance, "pull_request", "ENG-8",
         pr_url=dg.MetadataValue.url("https://github.com/acme/app/pull/3"), pr_number=3,
     )  # fmt: skip
-    fake = FakeForge(issue_comments=[Comment(11, "issue", "alice", "please add a test")])
+    fake = FakeForge(comments=[Comment("note:11", "alice", "please add a test")])
     fake.close = lambda: None  # type: ignore[attr-defined]
     forge = forge_returning(
         fake, forge="gitlab", token="glpat-fake", git_base="https://gitlab.example"
     )
     result = pr_feedback(dg.build_sensor_context(instance=instance, resources={"forge": forge}))
     assert isinstance(result, dg.SensorResult)
-    assert [r.run_key for r in result.run_requests] == ["jira-PAY-17:feedback:11"]
+    assert [r.run_key for r in result.run_requests] == [
+        f"jira-PAY-17:feedback:{comments_digest(['note:11'])}"
+    ]
     cursor = FeedbackCursor.parse(result.cursor)
     assert cursor.prs["jira-PAY-17"].repo == "acme/platform/api" and "ENG-8" not in cursor.prs

@@ -13,7 +13,7 @@ from veranda_dagster.clients.gitlab import GitLabClient
 from veranda_dagster.clients.gitlab_code_search import GitLabCodeSearch
 from veranda_dagster.domain.diff_hunks import changed_lines
 from veranda_dagster.domain.git_command import git_askpass, git_env
-from veranda_dagster.domain.static_analysis import filter_to_commit, from_annotations
+from veranda_dagster.domain.static_analysis import filter_to_commit, from_findings
 from veranda_dagster.domain.work.ci import collect_violations
 from veranda_dagster.domain.work.forge import human_comments
 from veranda_dagster.sim.gitlab_fake import GitLabFake
@@ -98,29 +98,29 @@ def test_push_merge_request_pipeline_code_quality_and_discussions(fake: GitLabFa
     pr = gl.find_pull_request(BILLING, "veranda/pay-17")
     assert pr is not None and pr.body == "new body" and pr.head_sha == sha
 
-    runs = gl.list_check_runs(BILLING, sha)
-    by_name = {r.name: r for r in runs}
-    assert by_name["lint"].failed and by_name["lint"].annotations_count == 1
-    found = from_annotations(gl.list_annotations(BILLING, by_name["lint"].id), tool="lint")
+    by_name = {j.name: j for j in gl.list_ci_jobs(BILLING, sha)}
+    assert by_name["lint"].failing
+    found = from_findings(gl.ci_findings(BILLING, by_name["lint"]))
     assert ("F401", "billing/invoice.py", 1) in [(v.rule, v.path, v.line) for v in found]
-    log = gl.get_check_run_log(BILLING, by_name["lint"].id)
+    log = gl.ci_job_log_tail(BILLING, by_name["lint"])
     assert log and "F401" in log
 
     fake.add_diff_thread(BILLING, iid, "billing/invoice.py", 1, "Drop this import")
     fake.add_note(BILLING, iid, "Also add a test")
     humans = human_comments(gl, BILLING, iid)
-    assert [(c.kind, c.body) for c in humans] == [
-        ("review", "Drop this import"),
-        ("issue", "Also add a test"),
+    assert [(c.thread is not None, c.body) for c in humans] == [
+        (True, "Drop this import"),  # in its diff discussion
+        (False, "Also add a test"),  # in the conversation
     ]
-    gl.reply_to_review_comment(BILLING, iid, humans[0].id, "Done\n<!-- veranda -->")
-    gl.create_issue_comment(BILLING, iid, "Summary\n<!-- veranda -->")
+    gl.reply(BILLING, iid, humans[0], "Done\n<!-- veranda -->")
+    gl.comment(BILLING, iid, "Summary\n<!-- veranda -->")
     assert [c.body for c in human_comments(gl, BILLING, iid)] == [
         "Drop this import",
         "Also add a test",
     ]
-    thread = gl.list_review_comments(BILLING, iid)
-    assert thread[1].in_reply_to == humans[0].id and thread[1].by_bot
+    thread = [c for c in gl.list_comments(BILLING, iid) if c.thread == humans[0].thread]
+    assert [c.body for c in thread] == ["Drop this import", "Done\n<!-- veranda -->"]
+    assert thread[1].is_reply and thread[1].by_bot
 
 
 def test_blob_search_backend_against_the_fake(fake: GitLabFake):
@@ -161,7 +161,7 @@ def test_ci_repair_grounding_reads_code_quality_and_keeps_only_our_half(tmp_path
             git("commit", "-qm", "Add refunds", cwd=work)
             git("push", "-q", "origin", "veranda/pay-20", cwd=work, env=env)
         sha = git("rev-parse", "HEAD", cwd=work)
-        failing = [r for r in gl.list_check_runs(BILLING, sha) if r.failed]
+        failing = [j for j in gl.list_ci_jobs(BILLING, sha) if j.failing]
         assert [r.name for r in failing] == ["lint"]
         everything = collect_violations(gl, BILLING, failing, str(work))
         assert {(v.path, v.rule) for v in everything} == {

@@ -2,15 +2,16 @@
 ticket points at, and whether it points at code, a reference or a comment.
 
 The domain (``repo_evidence``) weighs the evidence; what a forge's URLs look like is the
-forge's business, so the readers live here and reach the domain through
-``register_link_readers`` (the package ``__init__`` registers ``LINK_READERS``).
+forge's business, so the readers live here, each named on its forge's row in ``clients.forges``,
+and reach the domain through ``register_link_readers`` (the package ``__init__`` registers
+``forges.link_readers``).
 """
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from veranda_dagster.domain.repo_evidence import RepoLink, RepoLinkReader
+from veranda_dagster.domain.repo_evidence import RepoLink
 
 GITHUB_HOSTS = frozenset({"github.com", "www.github.com"})
 GITHUB_CODE_KINDS = frozenset({"", "blob", "tree", "commit", "commits", "compare", "raw", "blame"})
@@ -66,6 +67,3 @@ def gitlab_link(url: str) -> RepoLink | None:
     if parts.fragment.startswith(GITLAB_COMMENT_ANCHORS):
         kind = "url_comment"
     return RepoLink(owner, name, kind)
-
-
-LINK_READERS: tuple[RepoLinkReader, ...] = (github_link, gitlab_link)

@@ -1,4 +1,11 @@
-"""GitHub REST as the work loop's ``Forge``: pull requests, check runs, annotations, comments.
+"""GitHub REST as the work loop's ``Forge``: pull requests, CI, findings, comments.
+
+Check runs are the CI jobs and their annotations the findings (``github_checks`` reads their
+vocabulary). Review comments and issue comments are two REST id spaces; the port wants one,
+so ids are ``review:<id>`` and ``issue:<id>`` (the keys the feedback phase has always stored,
+so a PR already in flight is never answered twice). A review comment's thread is its root
+comment's id, the one GitHub's replies endpoint takes; an issue comment is in the
+conversation.
 
 Built on ``HttpService`` but with GitHub's own rate-limit rules, because GitHub signals limits
 with **403 as well as 429**: a 403/429 carrying ``retry-after`` waits that long; one with
@@ -25,10 +32,17 @@ from veranda_dagster.clients._http import (
     Sleep,
     backoff_s,
 )
+from veranda_dagster.clients.github_shapes import (
+    check_run_id,
+    ci_finding,
+    ci_job,
+    issue_comment,
+    pull_request,
+    review_comment,
+)
 from veranda_dagster.domain.bounds import MAX_RATE_LIMIT_RESET_WAIT_S, OUTPUT_TAIL_BYTES
 from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.ticket_bounds import bound_comment
-from veranda_dagster.domain.work.forge import CheckRun, Comment, ForgePR
+from veranda_dagster.domain.work.forge import CiFinding, CiJob, Comment, ForgePR
 
 API_VERSION = "2022-11-28"
 ACCEPT = "application/vnd.github+json"
@@ -83,8 +97,8 @@ class GitHubClient(HttpService):
             headers={"Accept": ACCEPT, "X-GitHub-Api-Version": API_VERSION},
         )
         self._clock = clock
-        self._etags: dict[str, tuple[str, list[CheckRun]]] = {}
-        """Check-runs URL -> (ETag, runs) of its last full answer, for conditional polls."""
+        self._etags: dict[str, tuple[str, list[CiJob]]] = {}
+        """Check-runs URL -> (ETag, jobs) of its last full answer, for conditional polls."""
         self.not_modified = 0
         """Polls answered ``304`` (free against the rate limit)."""
 
@@ -136,7 +150,7 @@ class GitHubClient(HttpService):
         )
         for pull in pulls:
             if (pull.get("head") or {}).get("ref") == head_branch:
-                return _pr(pull)
+                return pull_request(pull)
         return None
 
     def create_pull_request(
@@ -155,9 +169,9 @@ class GitHubClient(HttpService):
     def update_pull_request_body(self, repo: str, number: int, body: str) -> None:
         self.request("PATCH", f"/repos/{repo_path(repo)}/pulls/{number}", json={"body": body})
 
-    # --- checks -------------------------------------------------------------------------------
+    # --- CI: check runs and their annotations -------------------------------------------------
 
-    def list_check_runs(self, repo: str, sha: str) -> list[CheckRun]:
+    def list_ci_jobs(self, repo: str, sha: str) -> list[CiJob]:
         """The commit's latest check runs. The first page is a conditional request: GitHub
         answers ``304 Not Modified`` to a matching ``If-None-Match`` and does not count it
         against the hourly limit, so polling a running CI every few seconds costs nothing
@@ -186,28 +200,32 @@ class GitHubClient(HttpService):
             data = more.json()
             items += [i for i in (data.get("check_runs") or []) if isinstance(i, dict)]
             next_url = more.links.get("next", {}).get("url")
-        runs = [_check_run(r) for r in items]
+        jobs = [ci_job(r) for r in items]
         etag = response.headers.get("etag")
         if etag and not paged:  # one page's ETag cannot vouch for the others
-            self._etags[url] = (etag, runs)
-        return runs
+            self._etags[url] = (etag, jobs)
+        return jobs
 
-    def list_annotations(self, repo: str, check_run_id: int) -> list[dict[str, Any]]:
-        return self._pages(f"/repos/{repo_path(repo)}/check-runs/{check_run_id}/annotations")
+    def ci_findings(self, repo: str, job: CiJob) -> list[CiFinding]:
+        """The check run's annotations; the check's name is the tool that made them."""
+        path = f"/repos/{repo_path(repo)}/check-runs/{check_run_id(job)}/annotations"
+        found = (ci_finding(a, job.name) for a in self._pages(path))
+        return [f for f in found if f is not None]
 
-    def get_check_run_output(self, repo: str, check_run_id: int) -> str:
-        data = self.json("GET", f"/repos/{repo_path(repo)}/check-runs/{check_run_id}")
+    def ci_job_report(self, repo: str, job: CiJob) -> str:
+        """The check run's ``output`` title, summary and text."""
+        data = self.json("GET", f"/repos/{repo_path(repo)}/check-runs/{check_run_id(job)}")
         output = (data.get("output") if isinstance(data, dict) else None) or {}
         parts = [output.get(k) for k in ("title", "summary", "text")]
         return "\n\n".join(p for p in parts if isinstance(p, str) and p)
 
-    def get_check_run_log(self, repo: str, check_run_id: int) -> str | None:
+    def ci_job_log_tail(self, repo: str, job: CiJob) -> str | None:
         """A GitHub Actions job's log (check run id = job id): a 302 to a short-lived URL,
         fetched *without* our token. ``None`` for checks that are not Actions jobs."""
         try:
             response = self.request(
                 "GET",
-                f"/repos/{repo_path(repo)}/actions/jobs/{check_run_id}/logs",
+                f"/repos/{repo_path(repo)}/actions/jobs/{check_run_id(job)}/logs",
                 follow_redirects=False,
             )
         except HttpStatusError as exc:
@@ -255,72 +273,33 @@ class GitHubClient(HttpService):
 
     # --- comments -----------------------------------------------------------------------------
 
-    def list_review_comments(self, repo: str, number: int) -> list[Comment]:
-        items = self._pages(
+    def list_comments(self, repo: str, number: int) -> list[Comment]:
+        """Review comments (oldest first), then the conversation's issue comments."""
+        review = self._pages(
             f"/repos/{repo_path(repo)}/pulls/{number}/comments", sort="created", direction="asc"
         )
-        return [_comment(c, "review") for c in items]
+        issue = self._pages(f"/repos/{repo_path(repo)}/issues/{number}/comments")
+        return [review_comment(c) for c in review] + [issue_comment(c) for c in issue]
 
-    def list_issue_comments(self, repo: str, number: int) -> list[Comment]:
-        return [
-            _comment(c, "issue")
-            for c in self._pages(f"/repos/{repo_path(repo)}/issues/{number}/comments")
-        ]
-
-    def create_issue_comment(self, repo: str, number: int, body: str) -> int:
+    def comment(self, repo: str, number: int, body: str) -> str:
         data = self.json(
             "POST", f"/repos/{repo_path(repo)}/issues/{number}/comments", json={"body": body}
         )
-        return int(data["id"])
+        return f"issue:{int(data['id'])}"
 
-    def reply_to_review_comment(self, repo: str, number: int, comment_id: int, body: str) -> int:
+    def reply(self, repo: str, number: int, to: Comment, body: str) -> str:
+        """In ``to``'s review thread (GitHub replies to the thread's root comment), else a new
+        comment in the conversation."""
+        if to.thread is None:
+            return self.comment(repo, number, body)
+        if not to.thread.isdigit():
+            raise InputError(f"github: review thread {to.thread!r} is not a comment id")
         data = self.json(
             "POST",
-            f"/repos/{repo_path(repo)}/pulls/{number}/comments/{comment_id}/replies",
+            f"/repos/{repo_path(repo)}/pulls/{number}/comments/{to.thread}/replies",
             json={"body": body},
         )
-        return int(data["id"])
-
-
-def _pr(data: dict[str, Any]) -> ForgePR:
-    head = data.get("head") or {}
-    return ForgePR(
-        number=int(data["number"]),
-        url=str(data["html_url"]),
-        head_ref=str(head.get("ref") or ""),
-        head_sha=str(head.get("sha") or ""),
-        state=str(data.get("state") or "open"),
-        body=str(data.get("body") or ""),
-    )
-
-
-def _check_run(data: dict[str, Any]) -> CheckRun:
-    output = data.get("output") or {}
-    return CheckRun(
-        id=int(data["id"]),
-        name=str(data.get("name") or ""),
-        status=str(data.get("status") or "queued"),
-        conclusion=data.get("conclusion"),
-        title=str(output.get("title") or ""),
-        summary=str(output.get("summary") or ""),
-        app=str((data.get("app") or {}).get("slug") or ""),
-        annotations_count=int(output.get("annotations_count") or 0),
-    )
-
-
-def _comment(data: dict[str, Any], kind: str) -> Comment:
-    user = data.get("user") or {}
-    return Comment(
-        id=int(data["id"]),
-        kind=kind,  # type: ignore[arg-type]
-        author=str(user.get("login") or ""),
-        author_type=str(user.get("type") or "User"),
-        body=bound_comment(str(data.get("body") or "")),
-        path=data.get("path"),
-        line=data.get("line"),
-        diff_hunk=data.get("diff_hunk"),
-        in_reply_to=data.get("in_reply_to_id"),
-    )
+        return f"review:{int(data['id'])}"
 
 
 def repo_path(repo: str) -> str:

@@ -1,21 +1,21 @@
-"""GitLab pipelines and jobs as forge-neutral CI status, job log tails and findings reports.
+"""GitLab pipelines and jobs as the forge port's CI: jobs, findings, report text, log tails.
 
 A pipeline is found by the pushed commit (``GET /projects/:id/pipelines?sha=``, newest first);
-its jobs (``GET /projects/:id/pipelines/:pipeline_id/jobs``) become ``CheckRun`` values, so
-``domain.work.ci`` waits on them and picks the failing ones exactly as it does for check runs.
-Job status mapping (docs.gitlab.com/api/jobs): ``created``/``pending``/``preparing``/
-``waiting_for_resource``/``scheduled`` are queued, ``running``/``canceling`` in progress,
-``success``/``failed``/``canceled``/``skipped`` completed, a failed job with ``allow_failure``
-completes ``neutral`` (it does not fail the pipeline), and a ``manual`` job, which never starts
-on its own, completes ``skipped``.
+its jobs (``GET /projects/:id/pipelines/:pipeline_id/jobs``) become ``CiJob`` values, so
+``domain.work.ci`` waits on them and picks the failing ones without knowing the forge. Job
+status mapping (docs.gitlab.com/api/jobs): ``created``/``pending``/``preparing``/
+``waiting_for_resource``/``scheduled`` are pending, ``running``/``canceling`` running,
+``success`` passed, ``failed`` failed, ``canceled`` cancelled, a failed job with
+``allow_failure`` is ``neutral`` (it does not fail the pipeline), and a ``manual`` job, which
+never starts on its own, is ``skipped``.
 
 A job's log (``/jobs/:id/trace``) and its reports are streamed with a byte bound: only the last
 ``LOG_TAIL_BYTES`` of a log are kept (the failure is at the end) and a report past
 ``MAX_CI_REPORT_BYTES`` is refused. Reports are read through the single-file artifact endpoint
 (``/jobs/:id/artifacts/*artifact_path``), which serves files a job keeps under
 ``artifacts:paths`` (the Code Quality template keeps ``gl-code-quality-report.json`` there);
-Code Climate and security reports are parsed by ``domain.code_quality`` into the same
-``Violation`` values SARIF yields.
+Code Climate and security reports are parsed by ``domain.code_quality`` and handed to the port
+as ``CiFinding`` values, each attributed to the job (the tool the gate ran).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from veranda_dagster.clients.gitlab_base import API, GitLabApi, GitLabNotFoundEr
 from veranda_dagster.domain.bounds import MAX_CI_REPORT_BYTES, OUTPUT_TAIL_BYTES
 from veranda_dagster.domain.code_quality import parse_any_report
 from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.models import Violation
-from veranda_dagster.domain.work.forge import CheckRun
+from veranda_dagster.domain.models import CiState, Violation
+from veranda_dagster.domain.work.forge import CiFinding, CiJob
 
 LOG_TAIL_BYTES = OUTPUT_TAIL_BYTES * 4
 """Bytes of a job log kept, as for the other forge: the phase cuts it further."""
@@ -43,32 +43,49 @@ REPORT_FILES = ("gl-code-quality-report.json", "gl-sast-report.json")
 REPORT_TYPES = frozenset({"codequality", "sast"})
 
 _QUEUED = frozenset({"created", "pending", "preparing", "waiting_for_resource", "scheduled"})
-_CONCLUSIONS = {"success": "success", "failed": "failure", "canceled": "cancelled"}
+_SETTLED: dict[str, CiState] = {
+    "success": "passed",
+    "failed": "failed",
+    "canceled": "cancelled",
+    "manual": "skipped",
+    "skipped": "skipped",
+}
 
 
-def job_check_run(job: dict[str, Any]) -> CheckRun:
-    """One job as a forge-neutral ``CheckRun`` (see the module docstring for the mapping)."""
+def job_state(job: dict[str, Any]) -> CiState:
+    """A job's ``status`` as one state (see the module docstring for the mapping)."""
     raw = str(job.get("status") or "created")
     if raw in _QUEUED:
-        status, conclusion = "queued", None
-    elif raw in ("running", "canceling"):
-        status, conclusion = "in_progress", None
-    elif raw == "failed" and job.get("allow_failure"):
-        status, conclusion = "completed", "neutral"
-    elif raw in ("manual", "skipped"):
-        status, conclusion = "completed", "skipped"
-    else:
-        status, conclusion = "completed", _CONCLUSIONS.get(raw, "neutral")
-    reports = [a for a in job.get("artifacts") or [] if isinstance(a, dict)]
-    return CheckRun(
-        id=int(job["id"]),
-        name=str(job.get("name") or ""),
-        status=status,
-        conclusion=conclusion,
-        title=f"{job.get('stage') or ''}: {raw}".strip(": "),
-        summary=str(job.get("failure_reason") or ""),
-        app="gitlab-ci",
-        annotations_count=sum(1 for a in reports if a.get("file_type") in REPORT_TYPES),
+        return "pending"
+    if raw in ("running", "canceling"):
+        return "running"
+    if raw == "failed" and job.get("allow_failure"):
+        return "neutral"
+    return _SETTLED.get(raw, "neutral")
+
+
+def ci_job(job: dict[str, Any]) -> CiJob:
+    return CiJob(id=str(int(job["id"])), name=str(job.get("name") or ""), state=job_state(job))
+
+
+def job_id(job: CiJob) -> int:
+    """The job's numeric id back from a ``CiJob`` this client made."""
+    if not job.id.isdigit():
+        raise InputError(f"gitlab: job id {job.id!r} is not a number")
+    return int(job.id)
+
+
+def ci_finding(violation: Violation, tool: str) -> CiFinding:
+    """A parsed report finding as the port's finding: GitLab's reports keep only findings
+    that fail the gate (``info`` was dropped by the parser), so each is an error."""
+    return CiFinding(
+        path=violation.path,
+        start_line=violation.line,
+        end_line=violation.end_line or violation.line,
+        rule=violation.rule,
+        message=violation.message,
+        severity="error",
+        tool=tool,
     )
 
 
@@ -92,12 +109,27 @@ class GitLabCI(GitLabApi):
             include_retried="false",
         )
 
-    def list_check_runs(self, project: str, sha: str) -> list[CheckRun]:
+    def list_ci_jobs(self, project: str, sha: str) -> list[CiJob]:
         """The latest pipeline's jobs for ``sha``; ``[]`` while no pipeline exists yet."""
         pipelines = self.list_pipelines(project, sha=sha)
         if not pipelines:
             return []
-        return [job_check_run(j) for j in self.list_pipeline_jobs(project, pipelines[0]["id"])]
+        return [ci_job(j) for j in self.list_pipeline_jobs(project, pipelines[0]["id"])]
+
+    def ci_findings(self, project: str, job: CiJob) -> list[CiFinding]:
+        """The job's Code Quality / SAST findings (else a report printed in its log)."""
+        raw = self.get_job(project, job_id(job))
+        return [ci_finding(v, job.name) for v in self.job_findings(project, raw)]
+
+    def ci_job_report(self, project: str, job: CiJob) -> str:
+        """The job's name, status and failure reason: GitLab keeps no report text beside the
+        artifacts (which ``ci_findings`` reads)."""
+        raw = self.get_job(project, job_id(job))
+        parts = [f"{raw.get('name')}: {raw.get('status')}", str(raw.get("failure_reason") or "")]
+        return "\n\n".join(p for p in parts if p)
+
+    def ci_job_log_tail(self, project: str, job: CiJob) -> str | None:
+        return self.job_log_tail(project, job_id(job))
 
     def get_job(self, project: str, job_id: int) -> dict[str, Any]:
         return self._object("GET", f"/projects/{project_ref(project)}/jobs/{int(job_id)}")

@@ -1,4 +1,5 @@
-"""The token shapes the trackers and forges issue, declared beside their clients.
+"""The token shapes the trackers and forges issue, declared beside their clients (a forge's
+reach the scrubber through its row in ``clients.forges``).
 
 The domain's scrubber (``domain.redaction``) knows only generic shapes; these reach it through
 ``provider_token_shapes``, which the package registers at import, together with every model
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from veranda_dagster.domain.redaction import TokenShape
 
-SERVICE_TOKENS: tuple[TokenShape, ...] = (
+GITHUB_TOKENS: tuple[TokenShape, ...] = (
     TokenShape(
         "github",
         r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{16,}",
@@ -22,6 +23,21 @@ SERVICE_TOKENS: tuple[TokenShape, ...] = (
         "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
         "GitHub docs, token formats (fine-grained personal access tokens)",
     ),
+)
+"""GitHub's token formats, declared on its forge row."""
+
+GITLAB_TOKENS: tuple[TokenShape, ...] = (
+    TokenShape(
+        "gitlab",
+        r"gl(?:pat|dt|oas|rt|ptt|cbt|ft)-[A-Za-z0-9_.-]{20,}",
+        "glpat-z_sxgtrfAxKr8q1TPY8Y.01.0abc12",
+        "GitLab docs, 'Token prefixes' (glpat- personal, gldt- deploy, gloas- OAuth secret, "
+        "glrt- runner, glptt- trigger, glcbt- CI job, glft- feed); newer PATs carry '.' parts",
+    ),
+)
+"""GitLab's token prefixes, declared on its forge row."""
+
+SERVICE_TOKENS: tuple[TokenShape, ...] = (
     TokenShape(
         "slack",
         r"xox[a-z](?:\.xox[a-z])?-[A-Za-z0-9-]{10,}",
@@ -47,24 +63,18 @@ SERVICE_TOKENS: tuple[TokenShape, ...] = (
         "Linear API docs: personal API keys (lin_api_) and OAuth tokens (lin_oauth_)",
     ),
     TokenShape(
-        "gitlab",
-        r"gl(?:pat|dt|oas|rt|ptt|cbt|ft)-[A-Za-z0-9_.-]{20,}",
-        "glpat-z_sxgtrfAxKr8q1TPY8Y.01.0abc12",
-        "GitLab docs, 'Token prefixes' (glpat- personal, gldt- deploy, gloas- OAuth secret, "
-        "glrt- runner, glptt- trigger, glcbt- CI job, glft- feed); newer PATs carry '.' parts",
-    ),
-    TokenShape(
         "atlassian_api_token",
         r"ATATT[A-Za-z0-9_=-]{20,}",
         "ATATT3xFfGF0T4nJ8x2kq9Zr1sVb6yU0wH3eL5pD7mC_Ng=A1B2C3D4",
         "unverified: Atlassian API tokens seen in the wild start with ATATT; no published format",
     ),
 )
-"""GitHub, Slack, Linear, GitLab and Atlassian (Jira) tokens."""
+"""Slack, Linear and Atlassian (Jira) tokens; a forge's are on its row (``clients.forges``)."""
 
 
 def provider_token_shapes() -> tuple[TokenShape, ...]:
-    """The trackers' and forges' shapes, then every registered model vendor's."""
+    """The trackers' shapes, every registered forge's, then every registered model vendor's."""
+    from veranda_dagster.clients.forges import forge_token_shapes
     from veranda_dagster.vendors.registry import token_patterns
 
-    return SERVICE_TOKENS + tuple(token_patterns())
+    return SERVICE_TOKENS + forge_token_shapes() + tuple(token_patterns())

@@ -346,10 +346,19 @@ class Violation(Strict):
     threshold: str | None = None
 
 
+CiState = Literal["pending", "running", "passed", "failed", "cancelled", "skipped", "neutral"]
+"""Where a CI job is, in the forge's stead: ``neutral`` finished without passing or failing
+(it cannot block a merge), ``skipped`` never ran."""
+CI_RUNNING_STATES: frozenset[CiState] = frozenset({"pending", "running"})
+CI_FAILING_STATES: frozenset[CiState] = frozenset({"failed", "cancelled"})
+"""A cancelled job fails the change as a failed one does: nothing vouches for the commit."""
+
+
 class CheckResult(Strict):
+    """One CI job as the ``ci_outcome`` value records it."""
+
     name: str
-    status: str
-    conclusion: str | None = None
+    state: CiState
 
 
 class CIOutcome(PhaseValue):

@@ -3,10 +3,10 @@
 A CI repair prompt grounded in a log tail says *that* something failed; grounded in the gate's
 own findings it says which rule broke, where, and by how much (``complexity 21 > 15``). The
 parsers read the shapes the tools really emit (SARIF 2.1.0, ``ruff --output-format json``,
-golangci-lint v2 JSON, ESLint ``-f json``, forge check-run annotations); paths are normalised
-to repo-relative so they can be matched against this commit's diff hunks. Function-level rules
-report only the ``def`` line, so they count as ours when any added line falls inside the
-function's span.
+golangci-lint v2 JSON, ESLint ``-f json``) and the forge's own findings, which its port hands
+over already typed (``CiFinding``); paths are normalised to repo-relative so they can be
+matched against this commit's diff hunks. Function-level rules report only the ``def`` line,
+so they count as ours when any added line falls inside the function's span.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 from veranda_dagster.domain.bounds import MAX_LINT_MESSAGE_CHARS
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Violation
+from veranda_dagster.domain.work.forge import CiFinding
 
 _THRESHOLDS = (
     re.compile(r"(?:cyclomatic|cognitive) complexity (\d+) of func .* is high \(> (\d+)\)"),
@@ -205,17 +206,13 @@ def parse_eslint_json(data: str | bytes | list[Any], root: str | None = None) ->
     return out
 
 
-def from_annotations(annotations: Iterable[dict[str, Any]], tool: str = "check-run"):
-    """Check-run annotations at ``failure``/``warning`` level (``notice`` is advice)."""
-    out: list[Violation] = []
-    for a in annotations:
-        if a.get("annotation_level") not in ("failure", "warning") or not a.get("path"):
-            continue
-        message = str(a.get("message") or "")
-        rule = str(a.get("title") or "").strip() or message.split(" ", 1)[0]
-        path = normalise_path(str(a["path"]))
-        out.append(_violation(tool, rule, message, path, a.get("start_line"), a.get("end_line")))
-    return out
+def from_findings(findings: Iterable[CiFinding]) -> list[Violation]:
+    """The forge's findings at ``error``/``warning`` severity (``notice`` is advice)."""
+    return [
+        _violation(f.tool, f.rule, f.message, normalise_path(f.path), f.start_line, f.end_line)
+        for f in findings
+        if f.severity != "notice" and f.path
+    ]
 
 
 def json_in_text(text: str) -> Any:

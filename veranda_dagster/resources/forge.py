@@ -56,7 +56,7 @@ class ForgeResource(dg.ConfigurableResource):
             forge=row.name,
             api_url=setting(f"{prefix}_API_URL", "", environ),
             git_base=setting(f"{prefix}_GIT_BASE", "", environ),
-            token=secret(f"{prefix}_TOKEN", environ),
+            token=secret(row.token_env, environ),
             code_search_per_minute=rate,
         )
 
@@ -71,7 +71,7 @@ class ForgeResource(dg.ConfigurableResource):
     @property
     def token_env(self) -> str:
         """The variable an operator sets to configure this forge (for error messages)."""
-        return f"{self.provider.env_prefix}_TOKEN"
+        return self.provider.token_env
 
     @property
     def git_username(self) -> str:

@@ -6,11 +6,12 @@ merge request's discussions and notes, and the PR/MR URL grammar is the forge ro
 
 Which tickets have a PR is read from the instance: each ``pull_request`` materialization carries
 ``pr_url``/``pr_number`` metadata, read incrementally after the storage id in the cursor. For
-each known PR the sensor lists review and issue comments, keeps the human ones (never the bot's
-own: our marker, a Bot author, a ``[bot]`` login) and, when one is newer than the PR's
-high-water mark in the cursor, requests one run of ``feedback`` for that partition with
-``run_key = <ticket>:feedback:<newest comment id>``, so a batch is asked for once even across
-restarts. A PR whose ``feedback`` reported ``bound_reached`` is forgotten (no longer polled). A
+each known PR the sensor lists its comments, keeps the human ones (never the bot's own: our
+marker, a bot author, a ``[bot]`` login) and, when one is not among the ids the cursor holds
+for that PR, requests one run of ``feedback`` for that partition with ``run_key =
+<ticket>:feedback:<digest of the human comment ids>``, so a batch is asked for once even across
+restarts. The cursor keeps only ids the forge still lists, so it is bounded by the forge's own
+listing. A PR whose ``feedback`` reported ``bound_reached`` is forgotten (no longer polled). A
 PR whose ticket still has a run in flight is passed over that tick (one dedup query for all the
 tick's PRs), so its comments are not marked seen by a feedback run the twin guard would refuse.
 
@@ -28,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 import dagster as dg
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from veranda_dagster.clients._http import HttpAuthError
 from veranda_dagster.clients.forges import forge_provider
@@ -40,6 +41,7 @@ from veranda_dagster.domain.bounds import (
 )
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.domain.work.forge import Forge, human_comments
+from veranda_dagster.domain.work.progress import comments_digest
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
 from veranda_dagster.resources.forge import DEFAULT_FORGE, ForgeResource
 from veranda_dagster.sensors.dedup import ticket_holds
@@ -54,8 +56,18 @@ PrUrlParser = Callable[[str], tuple[str, int] | None]
 class WatchedPR(BaseModel):
     repo: str
     number: int
-    seen: list[int] = Field(default_factory=lambda: [0, 0])
-    """Highest human review-comment id and issue-comment id already asked for."""
+    seen: list[str] = Field(default_factory=list)
+    """Ids of the human comments already asked for."""
+
+    @field_validator("seen", mode="before")
+    @classmethod
+    def _forget_high_water_marks(cls, value: Any) -> Any:
+        """Cursors written before comments had one id space held two numeric high-water
+        marks, which cannot be compared with ids: they are read as nothing seen, so each such
+        PR gets one more ``feedback`` run, which answers only comments it has not handled."""
+        if isinstance(value, list) and any(isinstance(v, int) for v in value):
+            return []
+        return value
 
 
 class FeedbackCursor(BaseModel):
@@ -147,11 +159,11 @@ def _learn_prs(
     cursor.forget_oldest()
 
 
-def feedback_run_request(key: str, newest: int) -> dg.RunRequest:
+def feedback_run_request(key: str, batch: str) -> dg.RunRequest:
     return dg.RunRequest(
         partition_key=key,
         asset_selection=[FEEDBACK],
-        run_key=f"{key}:feedback:{newest}",
+        run_key=f"{key}:feedback:{batch}",
         tags={TICKET_TAG: key, "veranda/feedback-run": "1"},
     )
 
@@ -186,13 +198,10 @@ def poll_pr_feedback(
         except TransientError as exc:
             log.warning(f"pr_feedback: {key} ({pr.repo}#{pr.number}) not polled: {exc}")
             continue
-        newest = [
-            max((c.id for c in comments if c.kind == kind), default=0)
-            for kind in ("review", "issue")
-        ]
-        if any(n > s for n, s in zip(newest, pr.seen, strict=True)):
-            requests.append(feedback_run_request(key, max(newest)))
-            pr.seen = [max(n, s) for n, s in zip(newest, pr.seen, strict=True)]
+        listed = [c.id for c in comments]
+        if set(listed) - set(pr.seen):
+            requests.append(feedback_run_request(key, comments_digest(listed)))
+        pr.seen = listed
     return dg.SensorResult(run_requests=requests, cursor=cursor.dump())
 
 

@@ -1,6 +1,6 @@
 """Fixtures for the work phases: a real project pushed to a local bare repo (the forge's git
 side), a Workspace cloned from it, a scripted agent that edits files per role, and an in-memory
-forge for the GitHub side."""
+forge."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from veranda_dagster.domain.models import (
     Usage,
     Window,
 )
-from veranda_dagster.domain.work.forge import CheckRun, Comment, ForgePR
+from veranda_dagster.domain.work.forge import CiFinding, CiJob, Comment, ForgePR
 from veranda_dagster.domain.workspace import Workspace
 
 TICKET = Ticket(
@@ -108,18 +108,20 @@ class ScriptedAgent:
 
 @dataclass
 class FakeForge:
-    """The GitHub side in memory: PRs, scripted check runs per sha, comments."""
+    """The forge in memory: PRs, scripted CI jobs per sha with their findings, reports and
+    logs, and one list of comments (review threads and conversation) in one id space."""
 
     pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
-    checks: Callable[[str, int], list[CheckRun]] = lambda sha, n: []
-    annotations: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
-    outputs: dict[int, str] = field(default_factory=dict)
-    logs: dict[int, str] = field(default_factory=dict)
-    review_comments: list[Comment] = field(default_factory=list)
-    issue_comments: list[Comment] = field(default_factory=list)
+    jobs: Callable[[str, int], list[CiJob]] = lambda sha, n: []
+    findings: dict[str, list[CiFinding]] = field(default_factory=dict)
+    reports: dict[str, str] = field(default_factory=dict)
+    logs: dict[str, str] = field(default_factory=dict)
+    comments: list[Comment] = field(default_factory=list)
     posted: list[tuple[int, str]] = field(default_factory=list)
-    replies: list[tuple[int, str]] = field(default_factory=list)
-    check_polls: list[str] = field(default_factory=list)
+    """``(PR number, body)`` of each new comment in the conversation."""
+    replies: list[tuple[str, str]] = field(default_factory=list)
+    """``(id of the comment answered, body)`` of each reply in a review thread."""
+    job_polls: list[str] = field(default_factory=list)
     created: int = 0
 
     def find_pull_request(self, repo: str, head_branch: str) -> ForgePR | None:
@@ -138,33 +140,35 @@ class FakeForge:
     def update_pull_request_body(self, repo, number, body):
         self.pulls[number]["body"] = body
 
-    def list_check_runs(self, repo, sha):
-        self.check_polls.append(sha)
-        return self.checks(sha, self.check_polls.count(sha))
+    def list_ci_jobs(self, repo, sha):
+        self.job_polls.append(sha)
+        return self.jobs(sha, self.job_polls.count(sha))
 
-    def list_annotations(self, repo, check_run_id):
-        return self.annotations.get(check_run_id, [])
+    def ci_findings(self, repo, job):
+        return self.findings.get(job.id, [])
 
-    def get_check_run_output(self, repo, check_run_id):
-        return self.outputs.get(check_run_id, "")
+    def ci_job_report(self, repo, job):
+        return self.reports.get(job.id, "")
 
-    def get_check_run_log(self, repo, check_run_id):
-        return self.logs.get(check_run_id)
+    def ci_job_log_tail(self, repo, job):
+        return self.logs.get(job.id)
 
-    def list_review_comments(self, repo, number):
-        return list(self.review_comments)
+    def list_comments(self, repo, number):
+        return list(self.comments)
 
-    def list_issue_comments(self, repo, number):
-        return list(self.issue_comments)
-
-    def create_issue_comment(self, repo, number, body):
+    def comment(self, repo, number, body):
         self.posted.append((number, body))
-        self.issue_comments.append(Comment(9000 + len(self.posted), "issue", "veranda", body))
-        return 9000 + len(self.posted)
+        posted = Comment(f"c{9000 + len(self.posted)}", "veranda", body)
+        self.comments.append(posted)
+        return posted.id
 
-    def reply_to_review_comment(self, repo, number, comment_id, body):
-        self.replies.append((comment_id, body))
-        return 8000 + len(self.replies)
+    def reply(self, repo, number, to, body):
+        if to.thread is None:
+            return self.comment(repo, number, body)
+        self.replies.append((to.id, body))
+        answer = Comment(f"c{8000 + len(self.replies)}", "veranda", body, to.thread, True)
+        self.comments.append(answer)
+        return answer.id
 
 
 @dataclass

@@ -1,7 +1,6 @@
 """``await_ci``: bounded polling with backoff, exactly one repair, and repair prompts grounded
 in the static-analysis findings of this commit's own lines (never another change's)."""
 
-import json
 import shutil
 from pathlib import Path
 
@@ -18,10 +17,10 @@ from tests.domain.work.conftest import (
 )
 from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
 from veranda_dagster.domain.bounds import CI_POLL_INITIAL_S, CI_POLL_MAX_S, MAX_CI_REPAIRS
-from veranda_dagster.domain.models import PullRequest, ReviewRounds
+from veranda_dagster.domain.models import CiState, PullRequest, ReviewRounds
 from veranda_dagster.domain.work._common import commit_and_push
 from veranda_dagster.domain.work.ci import await_ci, wait_for_checks
-from veranda_dagster.domain.work.forge import CheckRun
+from veranda_dagster.domain.work.forge import CiFinding, CiJob
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "static_analysis"
 
@@ -70,8 +69,8 @@ class Clock:
         self.now += seconds
 
 
-def run(status: str, conclusion: str | None, id_: int = 1, name: str = "lint") -> CheckRun:
-    return CheckRun(id=id_, name=name, status=status, conclusion=conclusion)
+def job(state: CiState, id_: str = "1", name: str = "lint") -> CiJob:
+    return CiJob(id=id_, name=name, state=state)
 
 
 def _ci(project, pr, review, agent, forge, timeout_s: float = 600.0):
@@ -114,8 +113,8 @@ def test_only_this_commits_violations_reach_the_repair_prompt(change, fixture, o
     report = (FIXTURES / fixture).read_text()
     first = pr.head_sha
     forge = FakeForge(
-        checks=lambda sha, n: [run("completed", "failure" if sha == first else "success")],
-        outputs={1: f"lint failed\n{report}"},
+        jobs=lambda sha, n: [job("failed" if sha == first else "passed")],
+        reports={"1": f"lint failed\n{report}"},
     )
     agent = _repairer()
     outcome, _ = _ci(project, pr, review, agent, forge)
@@ -133,12 +132,20 @@ def test_only_this_commits_violations_reach_the_repair_prompt(change, fixture, o
     assert all(v.threshold for v in outcome.violations if "complex" in v.message)
 
 
-def test_annotations_are_grounding_too_and_thresholds_are_carried(change):
+FORGE_FINDINGS = [
+    CiFinding("app/text.py", 12, 12, "C901", "`slugify` is too complex (18 > 15)", "error", "lint"),
+    CiFinding("app/text.py", 4, 4, "C901", "`shout` is too complex (19 > 15)", "error", "lint"),
+    CiFinding("README.md", 2, 2, "Spell", "Check your spelling for 'banaas'.", "notice", "lint"),
+]
+"""What a forge reports itself (not in a report text): one of ours, one on a line this change
+did not add, and a notice, which is advice."""
+
+
+def test_the_forges_own_findings_are_grounding_too_and_thresholds_are_carried(change):
     project, pr, review = change
-    annotations = json.loads((FIXTURES / "annotations_half_outside.json").read_text())
     forge = FakeForge(
-        checks=lambda sha, n: [run("completed", "failure" if sha == pr.head_sha else "success")],
-        annotations={1: annotations},
+        jobs=lambda sha, n: [job("failed" if sha == pr.head_sha else "passed")],
+        findings={"1": FORGE_FINDINGS},
     )
     agent = _repairer()
     outcome, _ = _ci(project, pr, review, agent, forge)
@@ -153,8 +160,8 @@ def test_annotations_are_grounding_too_and_thresholds_are_carried(change):
 def test_a_second_red_is_a_recorded_failure_with_no_second_repair(change):
     project, pr, review = change
     forge = FakeForge(
-        checks=lambda sha, n: [run("completed", "failure"), run("completed", "success", 2, "unit")],
-        logs={1: "x" * 50_000 + "\nError: lint gate failed: 3 problems"},
+        jobs=lambda sha, n: [job("failed"), job("passed", "2", "unit")],
+        logs={"1": "x" * 50_000 + "\nError: lint gate failed: 3 problems"},
     )
     agent = _repairer()
     outcome, _ = _ci(project, pr, review, agent, forge)
@@ -164,16 +171,16 @@ def test_a_second_red_is_a_recorded_failure_with_no_second_repair(change):
     # no structured findings: the log tail is the (fallback) grounding, bounded
     assert outcome.repair_grounding == "log_tail" and outcome.violations == []
     assert "lint gate failed" in agent.requests[0].prompt
+    assert "lint (failed)" in agent.requests[0].prompt
     assert len(agent.requests[0].prompt) < 10_000
     assert [c.name for c in outcome.checks] == ["lint", "unit"]
-    assert len(set(forge.check_polls)) == 2  # the original head, then the repaired head
+    assert [(c.name, c.state) for c in outcome.checks] == [("lint", "failed"), ("unit", "passed")]
+    assert len(set(forge.job_polls)) == 2  # the original head, then the repaired head
 
 
 def test_green_ci_needs_no_repair(change):
     project, pr, review = change
-    forge = FakeForge(
-        checks=lambda sha, n: [run("in_progress", None)] if n < 3 else [run("completed", "success")]
-    )
+    forge = FakeForge(jobs=lambda sha, n: [job("running")] if n < 3 else [job("passed")])
     outcome, clock = _ci(project, pr, review, ScriptedAgent(), forge)
     assert (outcome.status, outcome.repairs, outcome.polls) == ("success", 0, 3)
     assert clock.sleeps == [CI_POLL_INITIAL_S, CI_POLL_INITIAL_S * 2]
@@ -182,7 +189,7 @@ def test_green_ci_needs_no_repair(change):
 
 def test_the_wait_is_bounded_and_backs_off(change):
     project, pr, review = change
-    forge = FakeForge(checks=lambda sha, n: [run("queued", None)])
+    forge = FakeForge(jobs=lambda sha, n: [job("pending")])
     outcome, clock = _ci(project, pr, review, ScriptedAgent(), forge, timeout_s=600)
     assert outcome.status == "timed_out" and outcome.repairs == 0
     assert sum(clock.sleeps) == 600
@@ -193,7 +200,7 @@ def test_the_wait_is_bounded_and_backs_off(change):
 
 def test_a_retried_phase_after_a_pushed_repair_gets_no_second_repair(change):
     project, pr, review = change
-    forge = FakeForge(checks=lambda sha, n: [run("completed", "failure")])
+    forge = FakeForge(jobs=lambda sha, n: [job("failed")])
     _ci(project, pr, review, _repairer(), forge)  # the first attempt repaired and pushed
     shutil.rmtree(project.repo)  # the step is retried in a new pod
     agent = ScriptedAgent()
@@ -203,16 +210,16 @@ def test_a_retried_phase_after_a_pushed_repair_gets_no_second_repair(change):
 
 
 class TimedCI:
-    """A forge whose one check run completes ``done_at`` seconds (fake clock) after the wait
+    """A forge whose one CI job finishes ``done_at`` seconds (fake clock) after the wait
     starts: the latency from completion to being seen is what the back-off costs."""
 
     def __init__(self, clock: Clock, done_at: float) -> None:
         self.clock, self.done_at = clock, done_at
 
-    def list_check_runs(self, repo, sha):
+    def list_ci_jobs(self, repo, sha):
         if self.clock() >= self.done_at:
-            return [run("completed", "success")]
-        return [run("in_progress", None)]
+            return [job("passed")]
+        return [job("running")]
 
 
 @pytest.mark.parametrize("done_at", [0.0, 0.8, 7.0, 45.0, 300.0, 1_500.0])
@@ -221,10 +228,22 @@ def test_ci_is_seen_within_seconds_of_finishing(done_at):
     runs, _polls, done = wait_for_checks(
         TimedCI(clock, done_at), "acme/app", "abc", clock, clock.sleep, 1_800.0
     )
-    assert done and runs[0].conclusion == "success"
+    assert done and runs[0].state == "passed"
     late = clock.now - done_at
     assert late <= max(CI_POLL_INITIAL_S, done_at)  # never more than the time CI itself took
     assert late <= CI_POLL_MAX_S
     if done_at <= 1.0:
         assert clock.now <= 1.0  # a finished (or sub-second) CI costs at most one short sleep
     assert not clock.sleeps or clock.sleeps[0] == CI_POLL_INITIAL_S <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("state", "status", "turns"),
+    [("cancelled", "failure", 1), ("neutral", "success", 0), ("skipped", "success", 0)],
+)
+def test_a_cancelled_job_is_red_and_neutral_or_skipped_ones_are_not(change, state, status, turns):
+    project, pr, review = change
+    forge = FakeForge(jobs=lambda sha, n: [job(state), job("passed", "2", "unit")])
+    agent = ScriptedAgent(default={"ci_repairer": reply("nothing I can change")})
+    outcome, _ = _ci(project, pr, review, agent, forge)
+    assert outcome.status == status and len(agent.requests) == turns == outcome.repairs

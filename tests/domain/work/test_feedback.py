@@ -1,6 +1,8 @@
 """``process_feedback``: each batch of human comments is one revision round, never the bot's
 own; ten rounds over the PR's life, then it says so once and stops."""
 
+from dataclasses import replace
+
 from tests.domain.work.conftest import BRANCH, TICKET, FakeForge, ScriptedAgent, reply, write
 from veranda_dagster.domain.bounds import MAX_FEEDBACK_ROUNDS
 from veranda_dagster.domain.models import PullRequest
@@ -14,9 +16,9 @@ PR = PullRequest(
 
 def test_ten_rounds_then_it_says_so_once_and_stops(project):
     forge = FakeForge(
-        issue_comments=[
-            Comment(1, "issue", "ci-bot[bot]", "coverage 80%", author_type="Bot"),
-            Comment(2, "issue", "someone", f"old note from us {BOT_MARKER}"),
+        comments=[
+            Comment("c1", "ci-bot", "coverage 80%", bot_author=True),
+            Comment("c2", "someone", f"old note from us {BOT_MARKER}"),
         ]
     )
     agent = ScriptedAgent(
@@ -25,7 +27,7 @@ def test_ten_rounds_then_it_says_so_once_and_stops(project):
     )
     previous = None
     for n in range(1, MAX_FEEDBACK_ROUNDS + 1):
-        forge.issue_comments.append(Comment(100 + n, "issue", "alice", f"please change {n}"))
+        forge.comments.append(Comment(f"c{100 + n}", "alice", f"please change {n}"))
         previous = process_feedback(
             TICKET, project.pack, PR, project.workspace, agent, forge, previous
         )
@@ -33,7 +35,7 @@ def test_ten_rounds_then_it_says_so_once_and_stops(project):
     assert previous.bound_reached and len(agent.requests) == MAX_FEEDBACK_ROUNDS == 10
     assert previous.rounds[0].commit_sha == project.remote_sha()
     assert all(r.commit_sha is None for r in previous.rounds[1:])
-    assert previous.processed_comment_ids == [f"issue:{100 + n}" for n in range(1, 11)]
+    assert previous.processed_comment_ids == [f"c{100 + n}" for n in range(1, 11)]
     assert "please change 1" in agent.requests[0].prompt
     assert all(
         "coverage 80%" not in r.prompt and "old note" not in r.prompt for r in agent.requests
@@ -41,31 +43,30 @@ def test_ten_rounds_then_it_says_so_once_and_stops(project):
     notices = [body for _, body in forge.posted if BOUND_NOTICE in body]
     assert len(notices) == 1 and BOT_MARKER in notices[0]
     # an 11th batch: no agent turn, no second notice
-    forge.issue_comments.append(Comment(200, "issue", "alice", "one more?"))
+    forge.comments.append(Comment("c200", "alice", "one more?"))
     after = process_feedback(TICKET, project.pack, PR, project.workspace, agent, forge, previous)
     assert len(agent.requests) == 10 and after.calls == [] and after.bound_reached
     assert len([b for _, b in forge.posted if BOUND_NOTICE in b]) == 1
 
 
-def test_review_comments_get_thread_replies_and_no_new_comments_means_no_turn(project):
-    forge = FakeForge(
-        review_comments=[
-            Comment(
-                7, "review", "bob", "off by one here", path="app/text.py", line=5, diff_hunk="@@"
-            )
-        ]
-    )
+def test_a_thread_a_comment_opened_gets_a_reply_there_and_no_new_comments_means_no_turn(project):
+    opened = Comment("c7", "bob", "off by one here", "t1", path="app/text.py", line=5)
+    answered = Comment("c8", "carol", "agreed, and rename it", "t1", is_reply=True)
+    forge = FakeForge(comments=[replace(opened, diff_hunk="@@"), answered])
     agent = ScriptedAgent(default={"implementer": reply("Fixed the bound.")})
     first = process_feedback(TICKET, project.pack, PR, project.workspace, agent, forge, None)
     assert "@bob on app/text.py:5" in agent.requests[0].prompt
-    assert forge.replies == [(7, f"No code change was pushed.\n{BOT_MARKER}")]
-    assert first.processed_comment_ids == ["review:7"]
+    assert "@carol:\nagreed" in agent.requests[0].prompt
+    # one reply in the thread bob opened (not one per comment in it), one summary
+    assert forge.replies == [("c7", f"No code change was pushed.\n{BOT_MARKER}")]
+    assert len(forge.posted) == 1 and "Fixed the bound." in forge.posted[0][1]
+    assert first.processed_comment_ids == ["c7", "c8"]
     again = process_feedback(TICKET, project.pack, PR, project.workspace, agent, forge, first)
     assert len(agent.requests) == 1 and again.rounds == first.rounds and again.calls == []
 
 
 def test_a_revision_that_breaks_the_checks_is_not_pushed(project):
-    forge = FakeForge(issue_comments=[Comment(5, "issue", "carol", "remove shout")])
+    forge = FakeForge(comments=[Comment("c5", "carol", "remove shout")])
     agent = ScriptedAgent(
         {
             "implementer": [
@@ -87,21 +88,21 @@ def test_a_round_that_crashed_after_its_push_is_never_redone(project):
     """The step dies after the push and before any reply; the retry (no stored value: the
     asset never materialized) finds the pushed round by its commit trailer, runs no turn,
     pushes nothing, replies once; a second retry finds the reply's marker and does nothing."""
-    forge = FakeForge(issue_comments=[Comment(101, "issue", "alice", "rename it please")])
+    forge = FakeForge(comments=[Comment("c101", "alice", "rename it please")])
     agent = ScriptedAgent({"implementer": [reply("Renamed it.", write("NOTES.md", "renamed\n"))]})
 
     def crash(*args, **kwargs):
         raise _Crash("pod evicted")
 
-    real_reply = forge.create_issue_comment
-    forge.create_issue_comment = crash  # type: ignore[method-assign]
+    real_comment = forge.comment
+    forge.comment = crash  # type: ignore[method-assign]
     try:
         process_feedback(TICKET, project.pack, PR, project.workspace, agent, forge, None)
     except _Crash:
         pass
     else:
         raise AssertionError("the first attempt was meant to die after its push")
-    forge.create_issue_comment = real_reply  # type: ignore[method-assign]
+    forge.comment = real_comment  # type: ignore[method-assign]
     pushed = project.remote_sha()
     assert "Renamed" not in str(forge.posted)
 
@@ -109,7 +110,7 @@ def test_a_round_that_crashed_after_its_push_is_never_redone(project):
     value = process_feedback(TICKET, project.pack, PR, project.workspace, retry, forge, None)
     assert retry.requests == [] and project.remote_sha() == pushed
     assert value.rounds[0].commit_sha == pushed and value.calls == []
-    assert value.processed_comment_ids == ["issue:101"]
+    assert value.processed_comment_ids == ["c101"]
     assert len(forge.posted) == 1 and f"Pushed {pushed[:12]}" in forge.posted[0][1]
 
     again = process_feedback(TICKET, project.pack, PR, project.workspace, retry, forge, None)

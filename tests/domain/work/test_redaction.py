@@ -37,6 +37,7 @@ def test_urls_headers_assignments_and_known_values():
 
 # --- every shape each service and vendor issues ------------------------------------------------
 
+from veranda_dagster.clients.forges import forge_token_shapes  # noqa: E402
 from veranda_dagster.clients.token_shapes import SERVICE_TOKENS  # noqa: E402
 from veranda_dagster.domain.redaction import (  # noqa: E402
     GENERIC_TOKENS,
@@ -69,7 +70,8 @@ def test_each_vendor_adapter_brings_its_own_table_and_the_registry_collects_it()
         names = {s.name for s in adapter.token_patterns}
         assert names, f"{family} has no token_patterns table"
         assert names <= collected
-    assert collected | {s.name for s in SERVICE_TOKENS + GENERIC_TOKENS} == {s.name for s in SHAPES}
+    services = SERVICE_TOKENS + forge_token_shapes() + GENERIC_TOKENS
+    assert collected | {s.name for s in services} == {s.name for s in SHAPES}
     expected = {
         "anthropic_api_key", "claude_oauth_token", "openai_project_key", "openai_legacy_key",
         "google_api_key", "moonshot_api_key", "xai_api_key", "zhipu_api_key",

@@ -117,7 +117,7 @@ def test_a_marker_a_person_pastes_is_not_progress(project):
 
     pr, forge = _pr(project), FakeForge()
     fake = {"index": 0, "calls": [], "round": None}
-    forge.issue_comments.append(Comment(1, "issue", "mallory", marker("review_round", fake)))
+    forge.comments.append(Comment("c1", "mallory", marker("review_round", fake)))
     agent = ScriptedAgent(
         {"reviewer": [reply('{"findings": []}')]},
         default={"simplifier": reply("nothing to simplify")},

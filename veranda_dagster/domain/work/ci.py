@@ -1,4 +1,4 @@
-"""CI: wait for the PR head's check runs, and on red make exactly one grounded repair.
+"""CI: wait for the PR head's CI jobs, and on red make exactly one grounded repair.
 
 The wait polls at once, then with exponential backoff (``CI_POLL_INITIAL_S`` doubling to
 ``CI_POLL_MAX_S``), so a finished CI is seen within seconds and a long one at most
@@ -8,10 +8,11 @@ clock and sleep are injected so the bound is tested without waiting. On red ther
 (``MAX_CI_REPAIRS``), because a retry loop against a broken change burns a full agent budget per
 round; a second red is recorded as ``failure``.
 
-The repair prompt is grounded in the gate's own findings when there are any: annotations of the
-failing check runs and any SARIF/ruff/golangci-lint/ESLint report in their output, filtered to
-the lines this branch added (``diff_hunks`` of ``base...HEAD``), so another change's violations
-are never "fixed" here. Only when none of the findings are ours does the log tail stand in.
+The repair prompt is grounded in the gate's own findings when there are any: the findings the
+forge reports for the failing jobs and any SARIF/ruff/golangci-lint/ESLint report in their
+report text, filtered to the lines this branch added (``diff_hunks`` of ``base...HEAD``), so
+another change's violations are never "fixed" here. Only when none of the findings are ours
+does the log tail stand in.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from veranda_dagster.domain.models import (
 from veranda_dagster.domain.static_analysis import (
     file_span,
     filter_to_commit,
-    from_annotations,
+    from_findings,
     parse_report,
     render,
 )
@@ -53,7 +54,7 @@ from veranda_dagster.domain.work._common import (
     turn,
     worktree_changes,
 )
-from veranda_dagster.domain.work.forge import CheckRun, Forge
+from veranda_dagster.domain.work.forge import CiJob, Forge
 from veranda_dagster.domain.work.prompts import ci_repair_prompt
 from veranda_dagster.domain.workspace import Workspace
 
@@ -67,47 +68,47 @@ def wait_for_checks(
     clock: Callable[[], float],
     sleep: Callable[[float], None],
     timeout_s: float,
-) -> tuple[list[CheckRun], int, bool]:
-    """``(check runs, polls, all completed)``; gives up at ``timeout_s`` of ``clock``."""
+) -> tuple[list[CiJob], int, bool]:
+    """``(jobs, polls, all done)``; gives up at ``timeout_s`` of ``clock``."""
     started, delay, polls = clock(), CI_POLL_INITIAL_S, 0
     while True:
-        runs = forge.list_check_runs(repo, sha)
+        jobs = forge.list_ci_jobs(repo, sha)
         polls += 1
-        if runs and all(r.completed for r in runs):
-            return runs, polls, True
+        if jobs and all(j.done for j in jobs):
+            return jobs, polls, True
         remaining = started + timeout_s - clock()
         if remaining <= 0:
-            return runs, polls, False
+            return jobs, polls, False
         sleep(min(delay, remaining))
         delay = min(delay * 2, CI_POLL_MAX_S)
 
 
-def _results(runs: list[CheckRun]) -> list[CheckResult]:
-    return [CheckResult(name=r.name, status=r.status, conclusion=r.conclusion) for r in runs]
+def _results(jobs: list[CiJob]) -> list[CheckResult]:
+    return [CheckResult(name=j.name, state=j.state) for j in jobs]
 
 
-def collect_violations(forge: Forge, repo: str, failing: list[CheckRun], root: str):
+def collect_violations(forge: Forge, repo: str, failing: list[CiJob], root: str):
     found: dict[tuple[str, int, str, str], Violation] = {}
-    for run in failing:
-        violations = from_annotations(forge.list_annotations(repo, run.id), tool=run.name)
-        violations += parse_report(forge.get_check_run_output(repo, run.id), root=root)
+    for job in failing:
+        violations = from_findings(forge.ci_findings(repo, job))
+        violations += parse_report(forge.ci_job_report(repo, job), root=root)
         for v in violations:
             found.setdefault((v.path, v.line, v.rule, v.message), v)
     return list(found.values())
 
 
-def _log_tail(forge: Forge, repo: str, failing: list[CheckRun]) -> str:
+def _log_tail(forge: Forge, repo: str, failing: list[CiJob]) -> str:
     parts = []
-    for run in failing:
-        log = forge.get_check_run_log(repo, run.id) or forge.get_check_run_output(repo, run.id)
+    for job in failing:
+        log = forge.ci_job_log_tail(repo, job) or forge.ci_job_report(repo, job)
         if log:
             tail = log.encode("utf-8")[-OUTPUT_TAIL_BYTES:].decode("utf-8", errors="ignore")
-            parts.append(f"## {run.name} ({run.conclusion})\n{tail}")
+            parts.append(f"## {job.name} ({job.state})\n{tail}")
     return "\n\n".join(parts)
 
 
 def ground(
-    forge: Forge, pack: ContextPack, workspace: Workspace, failing: list[CheckRun]
+    forge: Forge, pack: ContextPack, workspace: Workspace, failing: list[CiJob]
 ) -> tuple[str, str, list[Violation]]:
     """``(kind, prompt text, violations that are ours)`` for the repair prompt."""
     everything = collect_violations(forge, pack.repo, failing, str(workspace.path))
@@ -154,9 +155,9 @@ def await_ci(
     grounded: list[Violation] = []
     total_polls = 0
     while True:
-        runs, polls, done = wait_for_checks(forge, pack.repo, sha, clock, sleep, timeout_s)
+        jobs, polls, done = wait_for_checks(forge, pack.repo, sha, clock, sleep, timeout_s)
         total_polls += polls
-        failing = [r for r in runs if r.failed]
+        failing = [j for j in jobs if j.failing]
         if not done or not failing or repairs >= MAX_CI_REPAIRS:
             status = "timed_out" if not done else ("failure" if failing else "success")
             return CIOutcome(
@@ -164,16 +165,14 @@ def await_ci(
                 calls=calls,
                 status=status,  # type: ignore[arg-type]
                 head_sha=sha,
-                checks=_results(runs),
+                checks=_results(jobs),
                 repairs=repairs,
                 repair_grounding=kind,  # type: ignore[arg-type]
                 violations=grounded,
                 polls=total_polls,
             )
         kind, text, grounded = ground(forge, pack, workspace, failing)
-        prompt = ci_repair_prompt(
-            ticket, [f"{r.name} ({r.conclusion})" for r in failing], text, kind
-        )
+        prompt = ci_repair_prompt(ticket, [f"{j.name} ({j.state})" for j in failing], text, kind)
         reply = turn(agent, "ci_repairer", "high", prompt, repo_dir, ticket)
         calls.append(reply.call)
         repairs += 1

@@ -2,10 +2,11 @@
 
 Each materialization starts from the previous ``Feedback`` value, so comments already handled
 are never answered twice and the round count survives re-materialization. The bot's own
-comments (our marker, a ``Bot`` author, a ``[bot]`` login) are never feedback. One batch of new
+comments (our marker, a bot author, a ``[bot]`` login) are never feedback. One batch of new
 comments is one round: one implementer turn with all of them, the repository's checks, a push,
-and replies (on each review comment's thread, and one summary on the PR). The round that reaches
-``MAX_FEEDBACK_ROUNDS`` says so on the PR, once, and every later call is a no-op.
+and replies (in each review thread the batch opened, and one summary in the conversation). The
+round that reaches ``MAX_FEEDBACK_ROUNDS`` says so on the PR, once, and every later call is a
+no-op.
 
 ``calls`` holds only this materialization's turn (rounds accumulate, cost does not), so summing
 USD over the asset's materializations counts each round once.
@@ -53,7 +54,7 @@ BOUND_NOTICE = (
 
 def new_comments(comments: list[Comment], processed: list[str]) -> list[Comment]:
     seen = set(processed)
-    return [c for c in comments if c.key not in seen]
+    return [c for c in comments if c.id not in seen]
 
 
 def _describe(c: Comment) -> str:
@@ -80,11 +81,11 @@ def process_feedback(
     if not fresh:
         return prior.model_copy(update={"calls": []})
     if len(prior.rounds) >= MAX_FEEDBACK_ROUNDS:
-        forge.create_issue_comment(pack.repo, pr.number, f"{BOUND_NOTICE}\n{BOT_MARKER}")
+        forge.comment(pack.repo, pr.number, f"{BOUND_NOTICE}\n{BOT_MARKER}")
         return prior.model_copy(update={"bound_reached": True, "calls": []})
     repo = prepare(workspace, pack)
     index = len(prior.rounds) + 1
-    digest = comments_digest([c.key for c in fresh])
+    digest = comments_digest([c.id for c in fresh])
     resumed = _resume(forge, pack, pr, workspace, prior, fresh, index, digest)
     if resumed is not None:  # this round was pushed (or answered) before a crash: not redone
         return resumed
@@ -130,10 +131,10 @@ def _next(
         rounds=[
             *prior.rounds,
             FeedbackRound(
-                index=index, comment_ids=[c.key for c in fresh], commit_sha=sha, reply=text
+                index=index, comment_ids=[c.id for c in fresh], commit_sha=sha, reply=text
             ),
         ],
-        processed_comment_ids=[*prior.processed_comment_ids, *(c.key for c in fresh)],
+        processed_comment_ids=[*prior.processed_comment_ids, *(c.id for c in fresh)],
         bound_reached=index >= MAX_FEEDBACK_ROUNDS,
         head_sha=sha or prior.head_sha or workspace.head_sha(),
     )
@@ -151,7 +152,7 @@ def _resume(
 ) -> Feedback | None:
     """The round for these comments as an earlier attempt left it on the forge: answered (its
     summary's marker names the batch) or pushed (its commit's trailer does). None if neither."""
-    for payload in read_markers(forge.list_issue_comments(pack.repo, pr.number), PROGRESS_KIND):
+    for payload in read_markers(forge.list_comments(pack.repo, pr.number), PROGRESS_KIND):
         if payload.get("digest") == digest:
             sha = payload.get("sha") if isinstance(payload.get("sha"), str) else None
             text = str(payload.get("reply") or "")
@@ -194,10 +195,10 @@ def _reply(
 ) -> None:
     pushed = f"Pushed {sha[:12]}." if sha else "No code change was pushed."
     for c in comments:
-        if c.kind == "review" and c.in_reply_to is None:
-            forge.reply_to_review_comment(repo, number, c.id, f"{pushed}\n{BOT_MARKER}")
+        if c.thread is not None and not c.is_reply:  # a review thread this batch opened
+            forge.reply(repo, number, c, f"{pushed}\n{BOT_MARKER}")
     summary = f"{text}\n\n{pushed}"
     if bound:
         summary += f"\n\n{BOUND_NOTICE}"
     progress = marker(PROGRESS_KIND, {"digest": digest, "sha": sha, "reply": text[:500]})
-    forge.create_issue_comment(repo, number, f"{summary}\n{progress}\n{BOT_MARKER}")
+    forge.comment(repo, number, f"{summary}\n{progress}\n{BOT_MARKER}")

@@ -1,18 +1,32 @@
 """What the work phases need from the forge, as a Protocol, and the values it returns.
 
-The phases never see HTTP: each forge's client (``clients.forges`` lists them) implements this
-against its REST API, and phase tests pass an in-memory forge. Comments carry enough to tell a
-person from the bot (``author_type``, the ``[bot]`` suffix, our marker) and to reply in the
-right thread.
+The phases never see HTTP, and never a forge's own vocabulary: each forge's client
+(``clients.forges`` lists them) maps its API onto these values, and phase tests pass an
+in-memory forge. Three things are said once here, whatever a forge keeps behind them:
+
+- **CI** is a list of jobs for a commit, each in one ``CiState``; a failed job's findings
+  arrive typed (``CiFinding``), its report text and its log tail on request. How a forge
+  spells "failed" (and which of its outcomes count as failing) stays in its client.
+- **Comments** share one id space per pull request, so a handled comment is remembered by its
+  ``id`` alone. Each carries where an answer to it goes: a code-review ``thread`` (the forge's
+  own handle for it), or ``None`` for the PR's top-level conversation. ``reply`` follows that
+  target; ``comment`` always writes in the conversation.
+- **The bot's own words** are told apart by author (``bot_author``, a ``[bot]`` login) or by
+  ``BOT_MARKER`` in the body, so they are never taken as feedback.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+from veranda_dagster.domain.models import CI_FAILING_STATES, CI_RUNNING_STATES, CiState
 
 BOT_MARKER = "<!-- veranda -->"
 """Appended to everything the bot posts, so its own comments are never taken as feedback."""
+
+Severity = Literal["error", "warning", "notice"]
+"""How loud a finding is: ``notice`` is advice and never grounds a repair."""
 
 
 @dataclass(frozen=True)
@@ -26,51 +40,59 @@ class ForgePR:
 
 
 @dataclass(frozen=True)
-class CheckRun:
-    id: int
+class CiJob:
+    """One CI job that ran (or will run) on a commit."""
+
+    id: str
+    """The forge's id for the job, opaque here; the client reads it back."""
     name: str
-    status: str
-    conclusion: str | None = None
-    title: str = ""
-    summary: str = ""
-    app: str = ""
-    annotations_count: int = 0
+    state: CiState
 
     @property
-    def completed(self) -> bool:
-        return self.status == "completed"
+    def done(self) -> bool:
+        return self.state not in CI_RUNNING_STATES
 
     @property
-    def failed(self) -> bool:
-        return self.completed and self.conclusion in FAILING_CONCLUSIONS
+    def failing(self) -> bool:
+        return self.state in CI_FAILING_STATES
 
 
-FAILING_CONCLUSIONS = frozenset(
-    {"failure", "timed_out", "cancelled", "action_required", "startup_failure", "stale"}
-)
+@dataclass(frozen=True)
+class CiFinding:
+    """One finding a CI job reported against a file: what the repair prompt is grounded in."""
+
+    path: str
+    start_line: int
+    end_line: int | None
+    rule: str
+    message: str
+    severity: Severity
+    tool: str
+    """What reported it (the job's name when the forge does not say)."""
 
 
 @dataclass(frozen=True)
 class Comment:
-    id: int
-    kind: Literal["review", "issue"]
+    """One comment on a pull request: a code-review comment or one in the conversation."""
+
+    id: str
+    """Unique among the PR's comments on this forge (one id space, whatever the forge keeps)."""
     author: str
     body: str
-    author_type: str = "User"
+    thread: str | None = None
+    """The code-review thread the comment is in, as the forge names it; ``None``: the PR's
+    top-level conversation, where an answer is a new comment."""
+    is_reply: bool = False
+    """It answers an earlier comment in its thread (so it did not open the thread)."""
+    bot_author: bool = False
+    """The forge says the author is an app or a bot account."""
     path: str | None = None
     line: int | None = None
     diff_hunk: str | None = None
-    in_reply_to: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
-
-    @property
-    def key(self) -> str:
-        """Unique across both comment kinds (their id spaces are separate)."""
-        return f"{self.kind}:{self.id}"
 
     @property
     def by_bot(self) -> bool:
-        return self.author_type == "Bot" or self.author.endswith("[bot]") or BOT_MARKER in self.body
+        return self.bot_author or self.author.endswith("[bot]") or BOT_MARKER in self.body
 
 
 @runtime_checkable
@@ -83,30 +105,35 @@ class Forge(Protocol):
 
     def update_pull_request_body(self, repo: str, number: int, body: str) -> None: ...
 
-    def list_check_runs(self, repo: str, sha: str) -> list[CheckRun]: ...
-
-    def list_annotations(self, repo: str, check_run_id: int) -> list[dict[str, Any]]: ...
-
-    def get_check_run_output(self, repo: str, check_run_id: int) -> str:
-        """The check's ``output`` title, summary and text (where gates put their reports)."""
+    def list_ci_jobs(self, repo: str, sha: str) -> list[CiJob]:
+        """The commit's latest CI jobs; ``[]`` while none has been created yet."""
         ...
 
-    def get_check_run_log(self, repo: str, check_run_id: int) -> str | None:
-        """The job log behind a check run (a CI job), if the forge has one."""
+    def ci_findings(self, repo: str, job: CiJob) -> list[CiFinding]:
+        """What ``job`` reported against files, of every severity; ``[]`` when nothing."""
         ...
 
-    def list_review_comments(self, repo: str, number: int) -> list[Comment]: ...
+    def ci_job_report(self, repo: str, job: CiJob) -> str:
+        """The text a gate left as its report (a tool's JSON report may be inside it)."""
+        ...
 
-    def list_issue_comments(self, repo: str, number: int) -> list[Comment]: ...
+    def ci_job_log_tail(self, repo: str, job: CiJob) -> str | None:
+        """The end of the job's log, if the forge keeps one for it."""
+        ...
 
-    def create_issue_comment(self, repo: str, number: int, body: str) -> int: ...
+    def list_comments(self, repo: str, number: int) -> list[Comment]:
+        """Every comment on the PR, review threads and conversation, bots' included."""
+        ...
 
-    def reply_to_review_comment(
-        self, repo: str, number: int, comment_id: int, body: str
-    ) -> int: ...
+    def comment(self, repo: str, number: int, body: str) -> str:
+        """A new comment in the PR's conversation; its id."""
+        ...
+
+    def reply(self, repo: str, number: int, to: Comment, body: str) -> str:
+        """An answer to ``to`` where it belongs (its thread, else the conversation); its id."""
+        ...
 
 
 def human_comments(forge: Forge, repo: str, number: int) -> list[Comment]:
-    """Every review and issue comment on the PR not written by a bot, oldest first."""
-    comments = forge.list_review_comments(repo, number) + forge.list_issue_comments(repo, number)
-    return [c for c in comments if not c.by_bot]
+    """Every comment on the PR not written by a bot, in the forge's order."""
+    return [c for c in forge.list_comments(repo, number) if not c.by_bot]

@@ -199,7 +199,7 @@ def _record(forge: Forge, pack: ContextPack, pr: PullRequest, done: RecordedRoun
         )
     what = "simplify pass" if done.index == 0 else f"review round {done.index}"
     body = f"Self-review: {what} done.\n{marker(PROGRESS_KIND, done.model_dump(mode='json'))}"
-    forge.create_issue_comment(pack.repo, pr.number, f"{body}\n{BOT_MARKER}")
+    forge.comment(pack.repo, pr.number, f"{body}\n{BOT_MARKER}")
 
 
 def _recorded_rounds(
@@ -208,7 +208,7 @@ def _recorded_rounds(
     """Rounds an earlier attempt finished, contiguous from 0; a round whose recorded commit is
     not on the branch (a forged or stale marker) ends the run of trusted rounds."""
     found: dict[int, RecordedRound] = {}
-    for payload in read_markers(forge.list_issue_comments(pack.repo, pr.number), PROGRESS_KIND):
+    for payload in read_markers(forge.list_comments(pack.repo, pr.number), PROGRESS_KIND):
         try:
             recorded = RecordedRound.model_validate(payload)
         except ValueError:
@@ -250,8 +250,8 @@ def _value(
         f"Self-review: {len(rounds)} round(s), {findings} finding(s), "
         f"{sum(r.fixed for r in rounds)} fixed; stopped at {why}.\n{BOT_MARKER}"
     )
-    if all(c.body != summary for c in forge.list_issue_comments(pack.repo, pr.number)):
-        forge.create_issue_comment(pack.repo, pr.number, summary)  # once, even on a retry
+    if all(c.body != summary for c in forge.list_comments(pack.repo, pr.number)):
+        forge.comment(pack.repo, pr.number, summary)  # once, even on a retry
     return ReviewRounds(
         ticket_id=ticket.id,
         calls=calls,
