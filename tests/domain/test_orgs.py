@@ -128,18 +128,45 @@ def test_orgs_file_routes_sources_and_repositories_to_orgs(tmp_path):
     ("data", "message"),
     [
         ({"orgs": []}, "field 'orgs'"),
-        ({"orgs": [{"name": "a", "forge": "hub", "sources": []}]}, "field 'orgs.0.sources'"),
-        ({"orgs": [{"name": "a/b", "forge": "hub", "sources": ["x"]}]}, "not an org name"),
+        ({"orgs": [{"name": "a", "forge": "hub", "sources": ["x"]}]}, "field 'orgs.0.catalog'"),
         (
-            {"orgs": [{"name": "a", "forge": "hub", "sources": ["x"], "token_env": "ghp_x1"}]},
+            {"orgs": [{"name": "a", "forge": "hub", "sources": [], "catalog": "c.yaml"}]},
+            "field 'orgs.0.sources'",
+        ),
+        (
+            {"orgs": [{"name": "a/b", "forge": "hub", "sources": ["x"], "catalog": "c.yaml"}]},
+            "not an org name",
+        ),
+        (
+            {
+                "orgs": [
+                    {
+                        "name": "a",
+                        "forge": "hub",
+                        "sources": ["x"],
+                        "catalog": "c.yaml",
+                        "token_env": "ghp_x1",
+                    }
+                ]
+            },
             "not an environment variable name",
         ),
         (
-            {"orgs": [{"name": "a", "forge": "hub", "sources": ["x"], "token": "s"}]},
+            {
+                "orgs": [
+                    {
+                        "name": "a",
+                        "forge": "hub",
+                        "sources": ["x"],
+                        "catalog": "c.yaml",
+                        "token": "s",
+                    }
+                ]
+            },
             "'orgs.0.token'",
         ),
         (
-            {"orgs": [{"name": "a", "forge": "h", "sources": ["x"]}] * 2},
+            {"orgs": [{"name": "a", "forge": "h", "sources": ["x"], "catalog": "c.yaml"}] * 2},
             "org 'a' is listed twice",
         ),
     ],
@@ -150,7 +177,9 @@ def test_a_bad_orgs_file_is_a_config_error_naming_the_field(data, message):
 
 
 def test_unknown_forge_or_source_names_the_org_and_the_choices():
-    orgs = parse_orgs({"orgs": [{"name": "a", "forge": "hub", "sources": ["x"]}]}, "f")
+    orgs = parse_orgs(
+        {"orgs": [{"name": "a", "forge": "hub", "sources": ["x"], "catalog": "c.yaml"}]}, "f"
+    )
     with pytest.raises(ConfigError, match=r"org 'a': unknown forge 'hub'; choose from lab"):
         orgs.check_names(["lab"], ["x"], "f")
     with pytest.raises(ConfigError, match=r"org 'a': unknown source\(s\) x; choose from y"):

@@ -34,8 +34,9 @@ class OrgSettings(Strict):
     name: str
     forge: str
     sources: list[str] = Field(min_length=1)
-    catalog: str = ""
-    """The org's repository catalog file; relative paths are read beside the orgs file."""
+    catalog: str = Field(min_length=1)
+    """The org's repository catalog file (``veranda catalog`` builds one from the forge);
+    relative paths are read beside the orgs file."""
     api_url: str = ""
     """The forge's REST base for this org; empty = the forge's configured or hosted default."""
     git_base: str = ""
@@ -130,7 +131,7 @@ def load_orgs(path: str | Path) -> OrgsConfig:
         update={
             "orgs": [
                 org.model_copy(update={"catalog": str(base / org.catalog)})
-                if org.catalog and not Path(org.catalog).is_absolute()
+                if not Path(org.catalog).is_absolute()
                 else org
                 for org in orgs.orgs
             ]
