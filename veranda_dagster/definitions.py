@@ -18,17 +18,13 @@ from veranda_dagster.jobs import ticket_run
 from veranda_dagster.resources._env import setting
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
-from veranda_dagster.resources.jira import JiraResource
-from veranda_dagster.resources.linear import LinearResource
 from veranda_dagster.resources.pipeline import PipelineResource
-from veranda_dagster.resources.slack import SlackResource
-from veranda_dagster.resources.tickets import TicketSourcesResource
+from veranda_dagster.resources.ticket_source import TicketSourceResource
+from veranda_dagster.resources.tickets import TicketSourcesResource, resources_from_env
 from veranda_dagster.resources.workspace import WorkspaceResource
-from veranda_dagster.sensors.jira import jira_intake
-from veranda_dagster.sensors.linear import linear_tickets
 from veranda_dagster.sensors.pr_feedback import pr_feedback
 from veranda_dagster.sensors.run_failure import ticket_run_failures
-from veranda_dagster.sensors.slack import slack_mentions
+from veranda_dagster.sources.registry import listed_sensors
 from veranda_dagster.storage import ValueStore, VerandaIOManager
 
 
@@ -45,12 +41,12 @@ def value_store() -> ValueStore:
 @dataclass(frozen=True)
 class OutsideResources:
     """One resource per outside system, each reading its own settings and binding its secrets
-    once. They are bound under these field names (the sensors take them by key) and
-    ``pipeline`` nests the same instances, so one setting reaches every user of the system."""
+    once. They are bound under these field names, and each ticket source's under the source's
+    name (the sensors take them by key); ``tickets`` and ``pipeline`` nest the same instances,
+    so one setting reaches every user of the system."""
 
-    linear: LinearResource
-    slack: SlackResource
-    jira: JiraResource
+    sources: dict[str, TicketSourceResource]
+    """Every registered ticket source's resource, by source name (``sources.registry``)."""
     tickets: TicketSourcesResource
     forge: ForgeResource
     agents: AgentsResource
@@ -58,20 +54,18 @@ class OutsideResources:
 
     @classmethod
     def from_env(cls, store: ValueStore) -> OutsideResources:
-        linear, slack = LinearResource.from_env(), SlackResource.from_env()
-        jira = JiraResource.from_env()
+        sources = resources_from_env()
         return cls(
-            linear=linear,
-            slack=slack,
-            jira=jira,
-            tickets=TicketSourcesResource.from_env(linear, slack, jira),
+            sources=sources,
+            tickets=TicketSourcesResource.from_env(sources),
             forge=ForgeResource.from_env(),
             agents=AgentsResource.from_env(store),
             workspace=WorkspaceResource.from_env(),
         )
 
     def by_key(self) -> dict[str, dg.ConfigurableResource]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        systems = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "sources"}
+        return {**self.sources, **systems}
 
 
 def pipeline_resource(outside: OutsideResources | None = None) -> PipelineResource:
@@ -102,7 +96,7 @@ def build_definitions() -> dg.Definitions:
         assets=dg.with_source_code_references(PHASE_ASSETS),
         asset_checks=CHECKS,
         jobs=[ticket_run],
-        sensors=[linear_tickets, slack_mentions, pr_feedback, ticket_run_failures, *jira_intake()],
+        sensors=[*listed_sensors(), pr_feedback, ticket_run_failures],
         resources=resources,
         executor=phase_executor,
     )

@@ -1,8 +1,8 @@
 """The one partitioning of the graph: every ticket is a dynamic partition.
 
-Keys are Linear identifiers (``ENG-123``), ``slack-<channel>-<ts>`` for a Slack thread, or a
-source-qualified key (``jira-PAY-17``) for a source whose own keys look like Linear's. The
-sensors add keys; nothing else does.
+Keys are in the one grammar of ``domain.ticket_key``; which source owns which keys is each
+source's own grammar (``sources.registry``: ``ENG-123`` is Linear's, ``slack-<channel>-<ts>``
+Slack's, ``jira-PAY-17`` Jira's). The sensors add keys; nothing else does.
 """
 
 from __future__ import annotations
@@ -31,15 +31,4 @@ __all__ = [
     "TICKET_TAG",
     "TICKET_TAKEN_TAG",
     "is_ticket_key",
-    "parse_slack_key",
 ]
-
-
-def slack_key(channel: str, ts: str) -> str:
-    return f"slack-{channel}-{ts}"
-
-
-def parse_slack_key(key: str) -> tuple[str, str]:
-    """``slack-C123-1712.0001`` -> (``C123``, ``1712.0001``)."""
-    _, channel, ts = key.split("-", 2)
-    return channel, ts

@@ -25,7 +25,7 @@ from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.redaction import TokenShape, scrub
 from veranda_dagster.domain.repo_evidence import RepoLink, link_readers
 from veranda_dagster.resources.forge import ForgeResource
-from veranda_dagster.resources.secrets import SERVICE_SECRETS
+from veranda_dagster.resources.secrets import service_secrets
 
 NAMES = sorted(FORGES)
 
@@ -69,7 +69,7 @@ def test_every_registered_forge_declares_every_piece_and_each_piece_works(name: 
     assert row.link_reader in link_readers()  # repository detection reads its links
     for shape in row.token_shapes:
         assert shape.sample not in scrub(f"token={shape.sample}", environ={})
-    assert set(row.secret_env) <= set(SERVICE_SECRETS["forge"])  # so Helm and README
+    assert set(row.secret_env) <= set(service_secrets()["forge"])  # so Helm and README
 
 
 DROPPED: list[tuple[str, Any]] = [

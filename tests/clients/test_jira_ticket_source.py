@@ -8,12 +8,12 @@ import pytest
 from veranda_dagster.clients.jira import JiraClient
 from veranda_dagster.clients.jira_ticket import JiraTicketSource
 from veranda_dagster.clients.ticket_channel import TicketChannel
-from veranda_dagster.clients.ticket_sources import ticket_sources
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.intake import fetch_ticket
 from veranda_dagster.domain.ticket_source import TicketSource
 from veranda_dagster.partitions import is_ticket_key
 from veranda_dagster.sim.jira_fake import JiraFake
+from veranda_dagster.sources.registry import ticket_sources
 
 TOKEN = "ATATT3xFfGF0-fake-jira-token"
 
@@ -30,23 +30,21 @@ def test_intake_and_channel_route_qualified_keys_to_jira():
         client = JiraClient(fake.base_url, TOKEN, email=fake.email, label="veranda")
         source = JiraTicketSource(client)
         assert isinstance(source, TicketSource)
-        ticket = fetch_ticket("jira-PAY-17", ticket_sources(None, None, [source]))
+        ticket = fetch_ticket("jira-PAY-17", ticket_sources([source]))
         assert (ticket.id, ticket.source, ticket.external_id) == ("jira-PAY-17", "jira", "PAY-17")
         assert ticket.description == "Retries charge twice."
         assert ticket.attachments[0].title == "trace.log"
         assert ticket.url == f"{fake.base_url}/browse/PAY-17"
 
-        channel = TicketChannel(None, None, sources=[source])
+        channel = TicketChannel(ticket_sources([source]))
         first = channel.post(ticket, "Opened a pull request: https://x/1")
         again = channel.post(ticket, "Opened a pull request: https://x/1")
         assert first == again and len(fake.comment_texts("PAY-17")) == 1
 
         with pytest.raises(ConfigError, match="Linear is not configured"):
-            fetch_ticket(
-                "PAY-17", ticket_sources(None, None, [source])
-            )  # a Linear key stays Linear
+            fetch_ticket("PAY-17", ticket_sources([source]))  # a Linear key stays Linear
         with pytest.raises(ConfigError, match="not configured"):
-            TicketChannel(None, None).post(ticket, "x")
+            TicketChannel(ticket_sources()).post(ticket, "x")
 
 
 def test_qualified_keys_are_valid_partition_keys():

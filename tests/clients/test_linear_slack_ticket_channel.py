@@ -9,10 +9,13 @@ import pytest
 
 from tests.clients.test_linear_client import Script, fixture, reply
 from veranda_dagster.clients.linear import LinearClient
+from veranda_dagster.clients.linear_ticket import LinearTicketSource
 from veranda_dagster.clients.slack import SlackClient
+from veranda_dagster.clients.slack_ticket import SlackTicketSource
 from veranda_dagster.clients.ticket_channel import TicketChannel, post_marker
 from veranda_dagster.domain.errors import ConfigError, InputError
 from veranda_dagster.domain.models import Ticket
+from veranda_dagster.sources.registry import ticket_sources
 
 LINEAR_TICKET = Ticket(
     id="ENG-123", source="linear", title="t", external_id="9cfb482a-81e3-4154-b5b9-2c805e70a02d"
@@ -51,7 +54,7 @@ def test_linear_comment_is_posted_once_with_a_hidden_marker():
     linear = LinearClient(
         "https://linear.test/graphql", "lin_api_x", transport=fake.script.transport()
     )
-    channel = TicketChannel(linear, None)
+    channel = TicketChannel(ticket_sources([LinearTicketSource(linear)]))
     first = channel.post(LINEAR_TICKET, "Which repository?")
     again = channel.post(LINEAR_TICKET, "Which repository?")
     assert first == again == "c10" and len(fake.bodies) == 1
@@ -84,7 +87,7 @@ def test_slack_reply_goes_in_the_thread_with_metadata_and_is_not_repeated():
 
     script = Script({"conversations.replies": [replies], "chat.postMessage": [post]})
     slack = SlackClient("https://slack.test/api", "xoxb-x", transport=script.transport())
-    channel = TicketChannel(None, slack)
+    channel = TicketChannel(ticket_sources([SlackTicketSource(slack)]))
     assert channel.post(SLACK_TICKET, "PR opened", key="pr") == "1503435956.000247"
     assert channel.post(SLACK_TICKET, "PR opened (retry)", key="pr") == "1503435956.000247"
     assert len(posted) == 1
@@ -94,10 +97,10 @@ def test_slack_reply_goes_in_the_thread_with_metadata_and_is_not_repeated():
 
 def test_missing_client_or_thread_is_a_clear_error():
     with pytest.raises(ConfigError, match="LINEAR_API_KEY"):
-        TicketChannel(None, None).post(LINEAR_TICKET, "x")
+        TicketChannel(ticket_sources()).post(LINEAR_TICKET, "x")
     with pytest.raises(ConfigError, match="SLACK_BOT_TOKEN"):
-        TicketChannel(None, None).post(SLACK_TICKET, "x")
+        TicketChannel(ticket_sources()).post(SLACK_TICKET, "x")
     slack = SlackClient("https://slack.test/api", "xoxb-x", transport=Script({}).transport())
     broken = SLACK_TICKET.model_copy(update={"thread_ts": None})
     with pytest.raises(InputError, match="thread_ts"):
-        TicketChannel(None, slack).post(broken, "x")
+        TicketChannel(ticket_sources([SlackTicketSource(slack)])).post(broken, "x")

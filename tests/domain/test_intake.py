@@ -6,12 +6,17 @@ import pytest
 
 from tests.clients.test_linear_client import Script, fixture, reply
 from veranda_dagster.clients.linear import LinearClient
-from veranda_dagster.clients.linear_ticket import ticket_from_linear
+from veranda_dagster.clients.linear_ticket import LinearTicketSource, ticket_from_linear
 from veranda_dagster.clients.slack import SlackClient
-from veranda_dagster.clients.slack_ticket import mentions, strip_mentions, ticket_from_slack
-from veranda_dagster.clients.ticket_sources import ticket_sources
+from veranda_dagster.clients.slack_ticket import (
+    SlackTicketSource,
+    mentions,
+    strip_mentions,
+    ticket_from_slack,
+)
 from veranda_dagster.domain.errors import ConfigError, InputError
 from veranda_dagster.domain.intake import fetch_ticket
+from veranda_dagster.sources.registry import ticket_sources
 
 
 def test_linear_node_maps_labels_attachments_and_uuid():
@@ -79,25 +84,27 @@ def test_fetch_ticket_routes_by_key_shape():
         "lin_api_x",
         transport=Script({"GetIssue": [reply("linear/get_issue_eng_123.json")]}).transport(),
     )
-    assert fetch_ticket("ENG-123", ticket_sources(linear, None)).external_id.startswith("9cfb482a")
+    ticket = fetch_ticket("ENG-123", ticket_sources([LinearTicketSource(linear)]))
+    assert ticket.external_id.startswith("9cfb482a")
     slack_script = Script({"conversations.replies": [reply("slack/replies_thread.json")]})
     slack = SlackClient(
         "https://slack.test/api", "xoxb-x", transport=slack_script.transport(), bot_user_id="U111"
     )
-    ticket = fetch_ticket("slack-C0ACME001-1712345670.000200", ticket_sources(None, slack))
+    sources = ticket_sources([SlackTicketSource(slack)])
+    ticket = fetch_ticket("slack-C0ACME001-1712345670.000200", sources)
     assert ticket.source == "slack" and ticket.thread_ts == "1712345670.000200"
     assert slack_script.requests[0].url.params["ts"] == "1712345670.000200"
 
 
 def test_fetch_ticket_without_a_client_names_the_env_var_and_bad_keys_are_input_errors():
     with pytest.raises(ConfigError, match="LINEAR_API_KEY"):
-        fetch_ticket("ENG-1", ticket_sources(None, None))
+        fetch_ticket("ENG-1", ticket_sources())
     with pytest.raises(ConfigError, match="SLACK_BOT_TOKEN"):
-        fetch_ticket("slack-C0ACME001-1712345670.000200", ticket_sources(None, None))
+        fetch_ticket("slack-C0ACME001-1712345670.000200", ticket_sources())
     with pytest.raises(InputError, match="not a ticket key"):
-        fetch_ticket("not a key", ticket_sources(None, None))
+        fetch_ticket("not a key", ticket_sources())
     with pytest.raises(InputError, match="not a ticket key"):
-        fetch_ticket("ENG-1\n", ticket_sources(None, None))
+        fetch_ticket("ENG-1\n", ticket_sources())
 
 
 def test_fetch_ticket_with_malformed_issue_names_the_field():
@@ -107,7 +114,7 @@ def test_fetch_ticket_with_malformed_issue_names_the_field():
         transport=Script({"GetIssue": [reply("linear/get_issue_missing_title.json")]}).transport(),
     )
     with pytest.raises(InputError, match="'title'"):
-        fetch_ticket("ENG-123", ticket_sources(linear, None))
+        fetch_ticket("ENG-123", ticket_sources([LinearTicketSource(linear)]))
 
 
 def _nested_mention(levels: int, user_id: str) -> list[dict]:
@@ -142,7 +149,7 @@ def test_fetch_ticket_routes_over_the_sources_and_a_key_nobody_owns_names_them()
         def post(self, ticket: Ticket, text: str, marker: str) -> str:
             return marker
 
-    sources = [Acme(), *ticket_sources(None, None)]
+    sources = ticket_sources([Acme()])
     assert fetch_ticket("acme-PAY-17", sources).source == "acme"
-    with pytest.raises(ConfigError, match=r"no configured ticket source .*acme, linear, slack"):
+    with pytest.raises(ConfigError, match=r"no configured ticket source .*acme, jira, linear, sl"):
         fetch_ticket("other-PAY-17", sources)

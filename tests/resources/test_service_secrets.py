@@ -9,10 +9,10 @@ import pytest
 
 from tests.observability.render import load_values
 from tests.support.secret_docs import readme_secret_rows, vault_templates
-from veranda_dagster.resources.secrets import SERVICE_SECRETS
+from veranda_dagster.resources.secrets import service_secrets
 
 TEMPLATE_KEY = "vault.hashicorp.com/agent-inject-template-services.env"
-SECRETS = [(res, name) for res, names in SERVICE_SECRETS.items() for name in names]
+SECRETS = [(res, name) for res, names in service_secrets().items() for name in names]
 
 
 def test_the_new_systems_secrets_are_declared() -> None:

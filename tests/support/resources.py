@@ -12,27 +12,19 @@ from typing import Any
 from veranda_dagster.clients.forges import ForgeClient
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
-from veranda_dagster.resources.jira import JiraResource
-from veranda_dagster.resources.linear import LinearResource
 from veranda_dagster.resources.pipeline import PipelineResource
-from veranda_dagster.resources.slack import SlackResource
+from veranda_dagster.resources.ticket_source import TicketSourceResource
 from veranda_dagster.resources.tickets import TicketSourcesResource
 from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.storage import ValueStore
 
 
 def tickets(
-    linear: LinearResource | None = None,
-    slack: SlackResource | None = None,
-    jira: JiraResource | None = None,
-    enabled: tuple[str, ...] = ("linear", "slack"),
+    enabled: tuple[str, ...] = ("linear", "slack"), **sources: TicketSourceResource
 ) -> TicketSourcesResource:
-    return TicketSourcesResource(
-        linear=linear or LinearResource(),
-        slack=slack or SlackResource(),
-        jira=jira or JiraResource(),
-        enabled=list(enabled),
-    )
+    """The tickets resource over ``sources`` (by source name: ``linear=LinearResource(...)``);
+    every other registered source is there unconfigured."""
+    return TicketSourcesResource.of(sources, enabled)
 
 
 def nested(**overrides: Any) -> dict[str, Any]:

@@ -6,9 +6,9 @@ timeout is (a) the subprocesses it started (agent CLIs, the repository's test co
 each usually in a session of its own, and (b) its own Python thread, which would go on to
 commit or push once a killed command returns. So at the bound the shell
 
-1. SIGKILLs every process descended from the run worker that started after the phase did
-   (found through ``/proc``; each one's whole process group, so a CLI's children go too),
-   which leaves Dagster's own helpers (started before the phase) alone, and
+1. SIGKILLs every process descended from the run worker that was not already there when the
+   phase started (found through ``/proc``; each one's whole process group, so a CLI's children
+   go too), which leaves Dagster's own helpers (started before the phase) alone, and
 2. raises ``PhaseTimeoutError`` inside the phase's thread (``PyThreadState_SetAsyncExc``): a
    thread blocked on a killed child wakes up and dies at its next Python instruction.
 
@@ -25,7 +25,8 @@ import signal
 import threading
 from pathlib import Path
 
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+Process = tuple[int, int]
+"""``(pid, start time in clock ticks since boot)``: a pid reused later is another process."""
 
 
 def _stat(pid: int) -> tuple[int, int] | None:
@@ -38,15 +39,8 @@ def _stat(pid: int) -> tuple[int, int] | None:
     return int(fields[1]), int(fields[19])
 
 
-def now_ticks() -> int:
-    """The current time in the clock ticks ``/proc/<pid>/stat`` counts start times in."""
-    uptime = float(Path("/proc/uptime").read_text().split()[0])
-    return int(uptime * _CLOCK_TICKS)
-
-
-def descendants(root: int, started_after: int) -> list[int]:
-    """Processes under ``root`` (children, their children, …) started at or after the tick
-    ``started_after``."""
+def descendants(root: int) -> list[Process]:
+    """Processes under ``root`` (children, their children, …), as they are now."""
     parents: dict[int, int] = {}
     starts: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
@@ -60,15 +54,23 @@ def descendants(root: int, started_after: int) -> list[int]:
             if ppid == parent and pid not in found:
                 found.append(pid)
                 frontier.append(pid)
-    return [pid for pid in found if starts.get(pid, 0) >= started_after]
+    return [(pid, starts[pid]) for pid in found]
 
 
-def kill_started_since(started_after: int, root: int | None = None) -> list[int]:
-    """SIGKILL the process groups of ``root``'s descendants started since ``started_after``
-    (never ``root``'s own group); returns the pids found."""
+def already_running(root: int | None = None) -> frozenset[Process]:
+    """What ``root`` (this process) has running now: taken when a phase starts, so that at its
+    bound exactly what the phase started is killed. A snapshot, not a start-time comparison:
+    start times tick in hundredths of a second, so a helper started in the phase's first tick
+    would otherwise count as the phase's."""
+    return frozenset(descendants(os.getpid() if root is None else root))
+
+
+def kill_started_since(before: frozenset[Process], root: int | None = None) -> list[int]:
+    """SIGKILL the process groups of ``root``'s descendants that are not in ``before`` (never
+    ``root``'s own group); returns the pids found."""
     root = os.getpid() if root is None else root
     own_group = os.getpgid(root)
-    pids = descendants(root, started_after)
+    pids = [pid for pid, start in descendants(root) if (pid, start) not in before]
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             group = os.getpgid(pid)

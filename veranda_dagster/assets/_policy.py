@@ -19,7 +19,6 @@ Each timeout (from the spec) is the wall-clock bound of one attempt, enforced by
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +28,9 @@ import dagster as dg
 from veranda_dagster.concurrency import FORGE_POOL, FORGE_WRITING_PHASES, MODEL_POOL
 from veranda_dagster.domain import phases
 from veranda_dagster.domain.phases import AGENT_TURN_S, GIT_AND_API_S, Phase, Retry
+from veranda_dagster.resources.forge import requested_forge
 from veranda_dagster.settings import env_number
+from veranda_dagster.sources.registry import requested_sources
 
 __all__ = ["AGENT_TURN_S", "GIT_AND_API_S", "PHASES", "PhaseSpec", "phase_asset"]
 
@@ -106,15 +107,14 @@ class PhaseSpec:
 
 
 def configured_names() -> dict[str, frozenset[str]]:
-    """The registry's placeholder kinds, named as this deployment configures them
-    (``VERANDA_SOURCES``, ``VERANDA_JIRA_INTAKE``, ``VERANDA_FORGE``), read once at import."""
-    sources = {
-        s.strip().lower() for s in os.environ.get("VERANDA_SOURCES", "linear,slack").split(",")
+    """The registry's placeholder kinds, named as this deployment configures them, read once at
+    import by the same functions the resources read them with. The names are shown as written:
+    a source or forge that does not exist is refused where the Definitions are built (naming
+    the choices), not here, where it would surface as an import error of every asset module."""
+    return {
+        phases.TRACKER: frozenset(requested_sources()),
+        phases.FORGE: frozenset({requested_forge()}),
     }
-    if os.environ.get("VERANDA_JIRA_INTAKE") == "1":
-        sources.add("jira")
-    forge = os.environ.get("VERANDA_FORGE", "github").strip().lower() or "github"
-    return {phases.TRACKER: frozenset(sources - {""}), phases.FORGE: frozenset({forge})}
 
 
 def shown_kinds(

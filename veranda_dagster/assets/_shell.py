@@ -19,7 +19,7 @@ import dagster as dg
 from dagster._core.errors import DagsterInvalidPropertyError
 from pydantic import BaseModel
 
-from veranda_dagster.assets._phase_kill import kill_started_since, now_ticks, stop_thread
+from veranda_dagster.assets._phase_kill import already_running, kill_started_since, stop_thread
 from veranda_dagster.assets._policy import PhaseSpec
 from veranda_dagster.domain.errors import TicketRunInProgressError, TransientError, VerandaError
 from veranda_dagster.domain.models import PhaseValue
@@ -41,7 +41,7 @@ def call_with_timeout(fn: Callable[[], V], timeout_s: float, phase: str) -> V:
     its thread stopped (``_phase_kill``): the next attempt starts with nothing of this one
     still running.
     """
-    started = now_ticks()
+    started = already_running()
     box: dict[str, Any] = {}
 
     def target() -> None:

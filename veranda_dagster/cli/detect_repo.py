@@ -16,7 +16,6 @@ import tempfile
 
 from pydantic import ValidationError
 
-from veranda_dagster.clients.ticket_sources import SOURCE_NAMES
 from veranda_dagster.domain.bounds import MAX_TICKET_FILE_BYTES
 from veranda_dagster.domain.catalog import load_catalog
 from veranda_dagster.domain.errors import InputError
@@ -24,6 +23,7 @@ from veranda_dagster.domain.input_files import load_document
 from veranda_dagster.domain.models import RepoGuess, Ticket
 from veranda_dagster.domain.repo_detection import confirm_repo_guess, detect_repo
 from veranda_dagster.domain.ticket_bounds import bound_ticket
+from veranda_dagster.sources import source_names
 
 OUTPUT_KEYS = ("repo", "confidence", "signal", "decision", "candidates", "question")
 
@@ -46,8 +46,8 @@ def load_ticket(path: str, what: str = "ticket") -> Ticket:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
         raise InputError(f"{what} {path}: field {where!r}: {first['msg']}") from None
-    if ticket.source not in SOURCE_NAMES:
-        known = ", ".join(SOURCE_NAMES)
+    if ticket.source not in source_names():
+        known = ", ".join(source_names())
         raise InputError(f"{what} {path}: field 'source': {ticket.source!r} is not one of {known}")
     return bound_ticket(ticket)
 

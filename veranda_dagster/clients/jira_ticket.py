@@ -11,14 +11,33 @@ from __future__ import annotations
 from veranda_dagster.clients.jira import JiraClient, JiraIssue
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Attachment, Ticket
+from veranda_dagster.domain.ticket_source import KeyGrammar, SourcePort
 
 NAME = "jira"
 PREFIX = NAME + "-"
 
 
+def partition_key(issue_key: str) -> str:
+    """A source-qualified partition key (``jira-PAY-17``): a Jira ``PAY-17`` and a Linear
+    ``PAY-17`` are different tickets and must never share a partition."""
+    return PREFIX + issue_key
+
+
+def owns(key: str) -> bool:
+    return key.startswith(PREFIX)
+
+
+def address(key: str) -> Ticket:
+    """The issue a key names (``jira-PAY-17`` -> ``PAY-17``), enough to comment on it."""
+    return Ticket(id=key, source=NAME, title=key, external_id=key.removeprefix(PREFIX))
+
+
+KEYS = KeyGrammar(example="jira-PAY-17", owns=owns, address=address)
+
+
 def ticket_from_jira(issue: JiraIssue) -> Ticket:
     return Ticket(
-        id=PREFIX + issue.key,
+        id=partition_key(issue.key),
         source=NAME,
         title=issue.summary or issue.key,
         description=issue.description,
@@ -30,14 +49,9 @@ def ticket_from_jira(issue: JiraIssue) -> Ticket:
     )
 
 
-class JiraTicketSource:
+class JiraTicketSource(SourcePort[JiraClient]):
     name = NAME
-
-    def __init__(self, client: JiraClient) -> None:
-        self.client = client
-
-    def owns(self, key: str) -> bool:
-        return key.startswith(PREFIX)
+    keys = KEYS
 
     def fetch(self, key: str) -> Ticket:
         if not self.owns(key):

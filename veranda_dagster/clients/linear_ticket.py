@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Attachment, Ticket
 from veranda_dagster.domain.ticket_key import TRACKER_KEY
+from veranda_dagster.domain.ticket_source import KeyGrammar, SourcePort
 
 NAME = "linear"
 
@@ -22,6 +23,18 @@ KEY = TRACKER_KEY
 
 KEY_IN_TEXT = re.compile(r"(?<![A-Za-z0-9-])([A-Z][A-Z0-9]{0,9}-\d{1,9})(?![A-Za-z0-9-])")
 """A Linear identifier mentioned in prose (``ENG-123``)."""
+
+
+def owns(key: str) -> bool:
+    return bool(KEY.fullmatch(key))
+
+
+def address(key: str) -> Ticket:
+    """The issue as its identifier names it; the comment id is looked up when posting."""
+    return Ticket(id=key, source=NAME, title=key)
+
+
+KEYS = KeyGrammar(example="ENG-123", owns=owns, address=address, mentioned=KEY_IN_TEXT.findall)
 
 
 class LinearIssues(Protocol):
@@ -81,14 +94,9 @@ def ticket_from_linear(node: dict[str, Any]) -> Ticket:
     )
 
 
-class LinearTicketSource:
+class LinearTicketSource(SourcePort[LinearIssues]):
     name = NAME
-
-    def __init__(self, client: LinearIssues) -> None:
-        self.client = client
-
-    def owns(self, key: str) -> bool:
-        return bool(KEY.fullmatch(key))
+    keys = KEYS
 
     def fetch(self, key: str) -> Ticket:
         if not self.owns(key):

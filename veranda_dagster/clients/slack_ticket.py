@@ -3,7 +3,8 @@
 A thread is a ticket: its key is ``slack-<channel>-<thread ts>``, its title the root message's
 first line with the bot's mention removed, its description the rest plus the replies. Posting
 replies in the thread with the dedup marker in message ``metadata``, which people never see, and
-reads the thread for it first.
+reads the thread for it first. This module is the one home of that key grammar (``KEYS``):
+the sensor builds keys with ``thread_key`` and a failed run's note reads them with ``address``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Protocol
 from veranda_dagster.clients.limits import MAX_SLACK_BLOCK_DEPTH, MAX_SLACK_THREAD_MESSAGES
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Ticket
+from veranda_dagster.domain.ticket_source import KeyGrammar, SourcePort
 
 NAME = "slack"
 PREFIX = NAME + "-"
@@ -59,6 +61,19 @@ def parse_thread_key(key: str) -> tuple[str, str]:
     except ValueError:
         raise InputError(f"ticket key {key!r} is not slack-<channel>-<ts>") from None
     return channel, ts
+
+
+def owns(key: str) -> bool:
+    return key.startswith(PREFIX)
+
+
+def address(key: str) -> Ticket:
+    """The thread a key names: its channel and root timestamp are all a reply needs."""
+    channel, ts = parse_thread_key(key)
+    return Ticket(id=key, source=NAME, title=key, external_id=channel, thread_ts=ts)
+
+
+KEYS = KeyGrammar(example="slack-C0ACME001-1712345670.000200", owns=owns, address=address)
 
 
 def _field(node: dict[str, Any], name: str) -> str:
@@ -142,14 +157,9 @@ def post_marker_of(message: dict[str, Any]) -> str | None:
     return payload.get("marker") if isinstance(payload, dict) else None
 
 
-class SlackTicketSource:
+class SlackTicketSource(SourcePort[SlackThreads]):
     name = NAME
-
-    def __init__(self, client: SlackThreads) -> None:
-        self.client = client
-
-    def owns(self, key: str) -> bool:
-        return key.startswith(PREFIX)
+    keys = KEYS
 
     def fetch(self, key: str) -> Ticket:
         channel, ts = parse_thread_key(key)

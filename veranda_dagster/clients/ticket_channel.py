@@ -11,9 +11,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from veranda_dagster.clients.linear import LinearClient
-from veranda_dagster.clients.slack import SlackClient
-from veranda_dagster.clients.ticket_sources import ticket_sources
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.models import Ticket
 from veranda_dagster.domain.ticket_source import TicketSource
@@ -27,16 +24,11 @@ def post_marker(ticket: Ticket, text: str, key: str | None = None) -> str:
 class TicketChannel:
     """Post to the ticket's own channel; returns the comment id / message ts."""
 
-    def __init__(
-        self,
-        linear: LinearClient | None,
-        slack: SlackClient | None,
-        sources: Sequence[TicketSource] = (),
-    ) -> None:
-        self.linear = linear
-        self.slack = slack
-        self.sources = {s.name: s for s in reversed(ticket_sources(linear, slack, sources))}
-        """Every source by the ``Ticket.source`` it owns (the first listed wins a name)."""
+    def __init__(self, sources: Sequence[TicketSource]) -> None:
+        self.sources = {s.name: s for s in reversed(sources)}
+        """Every source by the ``Ticket.source`` it owns (the first listed wins a name); the
+        routing list (``sources.registry.ticket_sources``) lists every registered source, so
+        a source without credentials refuses by naming its setting."""
 
     def post(self, ticket: Ticket, text: str, *, key: str | None = None) -> str | None:
         """Post ``text`` once per (ticket, ``key`` or text); a repeat returns the first id."""

@@ -37,6 +37,12 @@ SECRET_ENV = tuple(name for row in FORGES.values() for name in row.secret_env)
 """Every forge row's token variable: a deployment exports all, ``VERANDA_FORGE`` picks one."""
 
 
+def requested_forge(environ: Mapping[str, str] | None = None) -> str:
+    """``VERANDA_FORGE`` as written (trimmed, lowercased; the default when unset): the one
+    reading, refused by ``forge_provider`` where the resource is built when it names no row."""
+    return setting(FORGE_ENV, DEFAULT_FORGE, environ).strip().lower() or DEFAULT_FORGE
+
+
 class OrgForge(dg.Config):
     """One org's forge connection from the orgs file; its token arrives through ``dg.EnvVar``."""
 
@@ -91,7 +97,7 @@ class ForgeResource(dg.ConfigurableResource):
         """The forge named by ``forge`` or ``VERANDA_FORGE``, from its row's variables, plus one
         connection per org of ``orgs``; a forge name that is not a row is a ``ConfigError`` at
         load, naming the choices."""
-        row = forge_provider(forge or setting(FORGE_ENV, DEFAULT_FORGE, environ))
+        row = forge_provider(forge or requested_forge(environ))
         prefix = row.env_prefix
         rate = env_number("VERANDA_CODE_SEARCH_PER_MINUTE", 0, int, allow_zero=True)
         return cls(

@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import cast
 
-import dagster as dg
 from pydantic import Field
 
 from veranda_dagster.clients.jira import ApiVersion, JiraClient
-from veranda_dagster.clients.jira_ticket import JiraTicketSource
 from veranda_dagster.resources._env import secret, setting
+from veranda_dagster.resources.ticket_source import TicketSourceResource
 
 TOKEN_ENV = "JIRA_API_TOKEN"
 EMAIL_ENV = "JIRA_EMAIL"
@@ -23,7 +22,7 @@ SECRET_ENV = (TOKEN_ENV, EMAIL_ENV)
 """The secrets this resource binds (the email too: it names the bot account)."""
 
 
-class JiraResource(dg.ConfigurableResource):
+class JiraResource(TicketSourceResource):
     """Jira connection settings; secrets arrive through ``dg.EnvVar``."""
 
     base_url: str | None = None
@@ -63,7 +62,3 @@ class JiraResource(dg.ConfigurableResource):
             assignee=self.assignee,
             project=self.project,
         )
-
-    def ticket_source(self) -> JiraTicketSource:
-        """Jira as a ``domain.ticket_source.TicketSource``: fetches and posts ``jira-`` keys."""
-        return JiraTicketSource(self.client())

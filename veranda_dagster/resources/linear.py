@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import dagster as dg
 from pydantic import Field
 
 from veranda_dagster.clients.linear import LINEAR_API_URL, LinearClient
 from veranda_dagster.resources._env import secret, setting
+from veranda_dagster.resources.ticket_source import TicketSourceResource
 
 SECRET_ENV = ("LINEAR_API_KEY",)
 """The secrets this resource binds (the Helm services template and README list each)."""
 
 
-class LinearResource(dg.ConfigurableResource):
+class LinearResource(TicketSourceResource):
     """Linear connection settings; the key arrives through ``dg.EnvVar("LINEAR_API_KEY")``."""
 
     api_key: str | None = Field(default=None, repr=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from veranda_dagster.clients.forges import FORGES
-from veranda_dagster.clients.ticket_sources import SOURCE_NAMES
+from veranda_dagster.sources import source_names
 from veranda_dagster.domain.orgs import OrgsConfig, load_orgs
 from veranda_dagster.resources._env import setting
 
@@ -23,5 +23,5 @@ def orgs_from_env(environ: Mapping[str, str] | None = None) -> OrgsConfig | None
     if not path:
         return None
     orgs = load_orgs(path)
-    orgs.check_names(FORGES, SOURCE_NAMES, f"{ORGS_ENV} {path}")
+    orgs.check_names(FORGES, source_names(), f"{ORGS_ENV} {path}")
     return orgs

@@ -1,16 +1,17 @@
-"""The secrets the outside-system resources bind, by resource key, derived from each module.
+"""The secrets the outside-system resources bind, by resource key: each ticket source's as its
+registration declares them (``sources.registry.secret_env``), and the forge rows'.
 
 A deployment's secret templates (Helm's Vault ``services.env``) and the README's configuration
-table must list every one; ``tests/resources/test_service_secrets.py`` holds them to it.
+table must list every one; ``tests/resources/test_service_secrets.py`` holds them to it, so a
+new source's secrets fail that test until both list them.
 """
 
 from __future__ import annotations
 
-from veranda_dagster.resources import forge, jira, linear, slack
+from veranda_dagster.resources import forge
+from veranda_dagster.sources import registry
 
-SERVICE_SECRETS: dict[str, tuple[str, ...]] = {
-    "linear": linear.SECRET_ENV,
-    "slack": slack.SECRET_ENV,
-    "jira": jira.SECRET_ENV,
-    "forge": forge.SECRET_ENV,
-}
+
+def service_secrets() -> dict[str, tuple[str, ...]]:
+    """Every secret an outside-system resource binds, by the key it is bound under."""
+    return {**registry.secret_env(), "forge": forge.SECRET_ENV}

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import dagster as dg
 from pydantic import Field
 
 from veranda_dagster.clients.slack import SLACK_API_URL, SlackClient
 from veranda_dagster.resources._env import listing, secret, setting
+from veranda_dagster.resources.ticket_source import TicketSourceResource
 
 SECRET_ENV = ("SLACK_BOT_TOKEN",)
 """The secrets this resource binds (the Helm services template and README list each)."""
 
 
-class SlackResource(dg.ConfigurableResource):
+class SlackResource(TicketSourceResource):
     """Slack connection settings; the token arrives through ``dg.EnvVar("SLACK_BOT_TOKEN")``."""
 
     bot_token: str | None = Field(default=None, repr=False)

@@ -12,7 +12,7 @@ the same everywhere. The search is ordered by ``updated``, so a walk cut by the 
 resumes from the highest stamp it saw; the minute precision of JQL dates gives an overlap that
 the cursor's ``recent`` map absorbs. Two guards keep runs single:
 
-- **dedup across restarts** is asked of the Dagster instance (``dedup.new_tickets``), never of
+- **dedup across restarts** is asked of the Dagster instance (``intake.settle``), never of
   process memory;
 - **our own comments are not new work**: posting the ticket comment, the fallback notice or the
   failed-run note bumps the issue's ``updated``. For a ticket that already had a partition (a
@@ -23,24 +23,24 @@ the cursor's ``recent`` map absorbs. Two guards keep runs single:
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 import dagster as dg
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field
 
-from veranda_dagster.clients._http import HttpAuthError, HttpStatusError
+from veranda_dagster.clients._http import HttpStatusError
 from veranda_dagster.clients.jira import JiraClient
-from veranda_dagster.clients.jira_ticket import PREFIX
+from veranda_dagster.clients.jira_ticket import NAME, partition_key
 from veranda_dagster.domain.bounds import MAX_CURSOR_RECENT
 from veranda_dagster.domain.errors import InputError, TransientError
-from veranda_dagster.partitions import TICKET_JOB, is_ticket_key
+from veranda_dagster.partitions import is_ticket_key
 from veranda_dagster.resources.jira import JiraResource
-from veranda_dagster.resources.tickets import JIRA_INTAKE_ENV, enabled_sources
-from veranda_dagster.sensors.dedup import sensor_result, ticket_holds
+from veranda_dagster.sensors.dedup import TicketHolds
+from veranda_dagster.sensors.intake import JsonCursor, Walk, intake_sensor, settle
+from veranda_dagster.sources import registry
 
 POLL_INTERVAL_S = 60
 """Seconds between Jira polls: one search per minute is far inside Jira Cloud's cost budget."""
@@ -52,34 +52,16 @@ count as ours (Jira stamps both from the same write; a person's edit is seconds 
 OVERLAP_MINUTES = 1
 """Extra minutes asked for beyond the high-water mark: JQL compares at minute precision."""
 
-ENABLE_ENV = JIRA_INTAKE_ENV
 
+class JiraCursor(JsonCursor):
+    SENSOR = "jira_tickets"
 
-def jira_partition_key(issue_key: str) -> str:
-    """A source-qualified partition key (``jira-PAY-17``): a Jira ``PAY-17`` and a Linear
-    ``PAY-17`` are different tickets and must never share a partition."""
-    return PREFIX + issue_key
-
-
-class JiraCursor(BaseModel):
     since: str | None = None
     """ISO UTC stamp of the newest ``updated`` seen; the next search starts a minute before."""
     recent: dict[str, str] = Field(default_factory=dict)
     """issue key -> ``updated`` already handled, to skip the overlap cheaply."""
     bot: str | None = None
     """Our own account id (``accountId`` / user name), read once from ``/myself``."""
-
-    @classmethod
-    def parse(cls, raw: str | None) -> JiraCursor:
-        if not raw:
-            return cls()
-        try:
-            return cls.model_validate(json.loads(raw))
-        except (ValueError, ValidationError):
-            raise InputError("jira_tickets: the stored cursor is not valid JSON") from None
-
-    def dump(self) -> str:
-        return json.dumps(self.model_dump(), sort_keys=True)
 
 
 def parse_stamp(value: str) -> datetime | None:
@@ -102,7 +84,8 @@ def relative_since(since: str | None, now: datetime) -> str | None:
 
 
 def _ours(client: JiraClient, cursor: JiraCursor, key: str, updated: datetime) -> bool:
-    """Whether the issue's last update is our own newest comment."""
+    """Whether the issue's last update is our own newest comment (learning our account id
+    into ``cursor`` the first time it is needed)."""
     if cursor.bot is None:
         me = client.myself()
         cursor.bot = str(me.get("accountId") or me.get("name") or me.get("key") or "")
@@ -122,67 +105,59 @@ def poll_jira(
 ) -> dg.SensorResult | dg.SkipReason:
     """One tick's work, separated from the decorator so it reads (and tests) as a function."""
     cursor = JiraCursor.parse(raw_cursor)
-    found: dict[str, datetime] = {}
+    found: dict[str, tuple[str, datetime]] = {}  # partition key -> (issue key, its updated)
     high = parse_stamp(cursor.since) if cursor.since else None
     error: Exception | None = None
     try:
         for page in client.iter_issue_pages(relative_since(cursor.since, now())):
             for issue in page:
                 updated = parse_stamp(issue.updated)
-                if not is_ticket_key(jira_partition_key(issue.key)) or updated is None:
+                if not is_ticket_key(partition_key(issue.key)) or updated is None:
                     log.warning(f"jira_tickets: skipped {issue.key!r}: bad key or 'updated'")
                     continue
                 high = max(high or updated, updated)
                 if cursor.recent.get(issue.key) != issue.updated:
-                    found.setdefault(issue.key, updated)
+                    found.setdefault(partition_key(issue.key), (issue.key, updated))
                     cursor.recent[issue.key] = issue.updated
     except (TransientError, InputError, HttpStatusError) as exc:
         error = exc
-    keys: list[str] = []
-    wanted = [jira_partition_key(k) for k in found]
-    holds = ticket_holds(instance, wanted, registered=True)  # taken, and seen at all
-    for pk in (k for k in wanted if k not in holds.taken):
-        issue_key = pk.removeprefix(PREFIX)
-        held_before = pk in holds.known
-        if held_before and _ours(client, cursor, issue_key, found[issue_key]):
-            log.info(f"jira_tickets: {issue_key} changed only by our own comment; not new work")
-            continue
-        keys.append(pk)
     if error is not None:
-        log.warning(f"jira_tickets: {error}; cursor kept, {len(keys)} new ticket(s) requested")
-        old = JiraCursor.parse(raw_cursor).model_copy(update={"bot": cursor.bot})
-        if not keys:
-            return dg.SkipReason(f"Jira poll failed ({error}); cursor kept, retrying next tick")
-        return sensor_result(keys, old.dump())
-    since = high.isoformat(timespec="milliseconds") if high else cursor.since
-    newest = sorted(cursor.recent.items(), key=lambda kv: kv[1], reverse=True)[:MAX_CURSOR_RECENT]
-    nxt = JiraCursor(since=since, recent=dict(newest), bot=cursor.bot)
-    return sensor_result(keys, nxt.dump())
+        nxt = JiraCursor.parse(raw_cursor).model_copy(update={"bot": cursor.bot})
+    else:
+        since = high.isoformat(timespec="milliseconds") if high else cursor.since
+        recent = sorted(cursor.recent.items(), key=lambda kv: kv[1], reverse=True)
+        nxt = JiraCursor(since=since, recent=dict(recent[:MAX_CURSOR_RECENT]), bot=cursor.bot)
+
+    def changed_only_by_us(key: str, holds: TicketHolds) -> str | None:
+        """A ticket seen before (a run that failed before materializing holds nothing) whose
+        last update is our own comment (the failed-run note) is not new work."""
+        issue_key, updated = found[key]
+        if key in holds.known and _ours(client, nxt, issue_key, updated):
+            return f"{issue_key} changed only by our own comment; not new work"
+        return None
+
+    walk = Walk(list(found), nxt.dump, None if error is None else str(error))
+    return settle(instance, NAME, walk, log, drop=changed_only_by_us)
 
 
-@dg.sensor(
-    name="jira_tickets",
-    job_name=TICKET_JOB,
-    minimum_interval_seconds=POLL_INTERVAL_S,
+def _tick(
+    context: dg.SensorEvaluationContext, jira: JiraResource, client: JiraClient
+) -> dg.SensorResult | dg.SkipReason:
+    return poll_jira(context.instance, client, context.cursor, context.log)
+
+
+jira_tickets = intake_sensor(
+    name=JiraCursor.SENSOR,
+    source=NAME,
+    tick=_tick,
+    interval_s=POLL_INTERVAL_S,
     default_status=dg.DefaultSensorStatus.STOPPED,
     description="Jira issues labelled for the bot or assigned to it -> ticket runs (jira-KEY).",
 )
-def jira_tickets(
-    context: dg.SensorEvaluationContext, jira: JiraResource
-) -> dg.SensorResult | dg.SkipReason:
-    if not jira.configured:
-        return dg.SkipReason("Jira is not configured: set JIRA_BASE_URL and JIRA_API_TOKEN")
-    client = jira.client()
-    try:
-        return poll_jira(context.instance, client, context.cursor, context.log)
-    except HttpAuthError as exc:
-        raise HttpAuthError(f"{exc}; check JIRA_API_TOKEN (and JIRA_EMAIL on Cloud)") from None
-    finally:
-        client.close()
 
 
 def jira_intake(environ: Mapping[str, str] | None = None) -> list[dg.SensorDefinition]:
-    """The Jira sensors to add to the Definitions: none unless ``jira`` is an enabled source
-    (``VERANDA_SOURCES``, or the older ``VERANDA_JIRA_INTAKE=1``), so a deployment that never
-    asked for Jira sees no change at all. Its ``jira`` resource is bound either way."""
-    return [jira_tickets] if "jira" in enabled_sources(environ) else []
+    """The Jira sensors the Definitions list: none unless ``jira`` is an enabled source (it is
+    opt-in: ``registry.listed_sensors``), so a deployment that never asked for Jira sees no
+    change at all. Its ``jira`` resource is bound either way."""
+    return [s for s in registry.listed_sensors(environ) if s is jira_tickets]

@@ -10,26 +10,27 @@ restart, never yields a second run.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta
 from typing import Any
 
 import dagster as dg
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field
 
-from veranda_dagster.clients._http import HttpAuthError
 from veranda_dagster.clients.limits import LINEAR_POLL_INTERVAL_S
 from veranda_dagster.clients.linear import LinearApiError, LinearClient
+from veranda_dagster.clients.linear_ticket import NAME
 from veranda_dagster.domain.bounds import CURSOR_OVERLAP_S, MAX_CURSOR_RECENT
 from veranda_dagster.domain.errors import InputError, TransientError
-from veranda_dagster.partitions import TICKET_JOB, is_ticket_key
+from veranda_dagster.partitions import is_ticket_key
 from veranda_dagster.resources.linear import LinearResource
-from veranda_dagster.sensors.dedup import new_tickets, sensor_result
+from veranda_dagster.sensors.intake import JsonCursor, Walk, intake_sensor, settle
 from veranda_dagster.sensors.status import sensor_default_status
 
 
-class LinearCursor(BaseModel):
+class LinearCursor(JsonCursor):
     """The sensor's JSON cursor."""
+
+    SENSOR = "linear_tickets"
 
     since: str | None = None
     """High-water mark: only issues with ``updatedAt`` after this are asked for."""
@@ -39,18 +40,6 @@ class LinearCursor(BaseModel):
     """Highest ``updatedAt`` seen in the unfinished walk; becomes ``since`` when it completes."""
     recent: dict[str, str] = Field(default_factory=dict)
     """identifier -> updatedAt already handled, to skip re-seen items in the overlap."""
-
-    @classmethod
-    def parse(cls, raw: str | None) -> LinearCursor:
-        if not raw:
-            return cls()
-        try:
-            return cls.model_validate(json.loads(raw))
-        except (ValueError, ValidationError):
-            raise InputError("linear_tickets: the stored cursor is not valid JSON") from None
-
-    def dump(self) -> str:
-        return json.dumps(self.model_dump(), sort_keys=True)
 
 
 def _minus_overlap(stamp: str) -> str:
@@ -96,39 +85,31 @@ def poll_linear(
             complete = not page_info["hasNextPage"]
     except (TransientError, InputError, LinearApiError) as exc:
         error = exc
-    keys = new_tickets(instance, found)
-    if error is not None:
-        log.warning(f"linear_tickets: {error}; cursor kept, {len(keys)} new ticket(s) requested")
-        if not keys:
-            return dg.SkipReason(f"Linear poll failed ({error}); cursor kept, retrying next tick")
-        return sensor_result(keys, cursor.dump())
     recent = {**cursor.recent, **{k: v for k, v in found.items() if v}}
-    if complete:
+    if error is not None:
+        nxt = cursor
+    elif complete:
         since = _minus_overlap(high) if high else cursor.since
         nxt = LinearCursor(since=since, recent=_trim(recent, since))
     else:
         nxt = LinearCursor(
             since=cursor.since, after=after, pending=high, recent=_trim(recent, None)
         )
-    return sensor_result(keys, nxt.dump())
+    walk = Walk(list(found), nxt.dump, None if error is None else str(error))
+    return settle(instance, NAME, walk, log)
 
 
-@dg.sensor(
-    name="linear_tickets",
-    job_name=TICKET_JOB,
-    minimum_interval_seconds=LINEAR_POLL_INTERVAL_S,
+def _tick(
+    context: dg.SensorEvaluationContext, linear: LinearResource, client: LinearClient
+) -> dg.SensorResult | dg.SkipReason:
+    return poll_linear(context.instance, client, context.cursor, context.log)
+
+
+linear_tickets = intake_sensor(
+    name=LinearCursor.SENSOR,
+    source=NAME,
+    tick=_tick,
+    interval_s=LINEAR_POLL_INTERVAL_S,
     default_status=sensor_default_status(),
     description="Linear issues assigned/delegated to the bot or labelled for it -> ticket runs.",
 )
-def linear_tickets(
-    context: dg.SensorEvaluationContext, linear: LinearResource
-) -> dg.SensorResult | dg.SkipReason:
-    if not linear.configured:
-        return dg.SkipReason("Linear is not configured: set LINEAR_API_KEY to poll for tickets")
-    client = linear.client()
-    try:
-        return poll_linear(context.instance, client, context.cursor, context.log)
-    except HttpAuthError as exc:
-        raise HttpAuthError(f"{exc}; check LINEAR_API_KEY") from None
-    finally:
-        client.close()

@@ -21,14 +21,14 @@ from typing import Any
 import dagster as dg
 
 from veranda_dagster.assets._policy import PHASES
-from veranda_dagster.clients.jira_ticket import PREFIX as JIRA_PREFIX
 from veranda_dagster.clients.ticket_channel import TicketChannel
 from veranda_dagster.domain.errors import VerandaError
 from veranda_dagster.domain.models import Ticket
 from veranda_dagster.domain.run_failure import RunFailure, failure_note
-from veranda_dagster.partitions import TICKET_TAG, is_ticket_key, parse_slack_key
+from veranda_dagster.partitions import TICKET_TAG, is_ticket_key
 from veranda_dagster.resources.tickets import TicketSourcesResource
 from veranda_dagster.sensors.status import sensor_default_status
+from veranda_dagster.sources import registry
 from veranda_dagster.storage import ValueStore
 
 RUN_FAILURE_POLL_INTERVAL_S = 15
@@ -103,18 +103,13 @@ def read_failure(
 
 
 def ticket_for(key: str, store: ValueStore) -> Ticket:
-    """The stored ticket (it names the Linear or Jira issue or the Slack thread), or, when the
-    run failed before ``ticket`` was stored, the address the key itself carries."""
+    """The stored ticket (it names the issue or the thread), or, when the run failed before
+    ``ticket`` was stored, the address the key itself carries (its source's grammar)."""
     if store.values().exists("ticket", key):
         ticket = store.load("ticket", key)
         if isinstance(ticket, Ticket):
             return ticket
-    if key.startswith("slack-"):
-        channel, ts = parse_slack_key(key)
-        return Ticket(id=key, source="slack", title=key, external_id=channel, thread_ts=ts)
-    if key.startswith(JIRA_PREFIX):
-        return Ticket(id=key, source="jira", title=key, external_id=key.removeprefix(JIRA_PREFIX))
-    return Ticket(id=key, source="linear", title=key)
+    return registry.address(key)
 
 
 def tell_ticket(

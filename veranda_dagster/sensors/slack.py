@@ -4,34 +4,35 @@ Slack is polled, not pushed (no Ingress): per channel, ``conversations.history``
 channel's ``oldest`` mark, newest first, paged up to a bound; threads that started in the window
 are opened with ``conversations.replies`` to find mentions in replies. The key is the thread
 root (``slack-<channel>-<thread_ts>``), so an edited message or a second mention in the same
-thread is the same ticket. A mention whose text names a Linear ticket already in flight
-(``ENG-123``) is that ticket, not a new one. Per-channel marks move only when the channel's walk
-completes; a channel that errors keeps its mark while the others advance.
+thread is the same ticket. A mention whose text names a ticket already in flight (a key that a
+source reads in prose, ``ENG-123``) is that ticket, not a new one. Per-channel marks move only
+when the channel's walk completes; a channel that errors keeps its mark while the others
+advance.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from typing import Any
 
 import dagster as dg
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from veranda_dagster.clients.limits import (
     MAX_SLACK_CHANNELS,
     MAX_SLACK_THREADS_PER_TICK,
     SLACK_POLL_INTERVAL_S,
 )
-from veranda_dagster.clients.linear_ticket import KEY_IN_TEXT as LINEAR_KEY_IN_TEXT
 from veranda_dagster.clients.slack import SlackApiError, SlackClient
-from veranda_dagster.clients.slack_ticket import mentions
+from veranda_dagster.clients.slack_ticket import NAME, mentions, thread_key
 from veranda_dagster.domain.errors import InputError, TransientError
-from veranda_dagster.partitions import TICKET_JOB, is_ticket_key, slack_key
+from veranda_dagster.partitions import is_ticket_key
 from veranda_dagster.resources.slack import SlackResource
-from veranda_dagster.sensors.dedup import sensor_result, ticket_holds
+from veranda_dagster.sensors.dedup import TicketHolds
+from veranda_dagster.sensors.intake import JsonCursor, Walk, intake_sensor, settle
 from veranda_dagster.sensors.status import sensor_default_status
+from veranda_dagster.sources import registry
 
 INITIAL_LOOKBACK_S = 3600
 """A channel seen for the first time is read back one hour, not to the beginning of time."""
@@ -50,20 +51,10 @@ class ChannelCursor(BaseModel):
     """Newest ``ts`` of the unfinished walk; becomes ``oldest`` when it completes."""
 
 
-class SlackCursor(BaseModel):
+class SlackCursor(JsonCursor):
+    SENSOR = "slack_mentions"
+
     channels: dict[str, ChannelCursor] = Field(default_factory=dict)
-
-    @classmethod
-    def parse(cls, raw: str | None) -> SlackCursor:
-        if not raw:
-            return cls()
-        try:
-            return cls.model_validate(json.loads(raw))
-        except (ValueError, ValidationError):
-            raise InputError("slack_mentions: the stored cursor is not valid JSON") from None
-
-    def dump(self) -> str:
-        return json.dumps(self.model_dump(), sort_keys=True)
 
 
 def _ts(value: Any) -> float:
@@ -100,14 +91,14 @@ def _walk_channel(
                 continue
             root = str(message.get("thread_ts") or ts)
             if mentions(message, bot):
-                found.setdefault(slack_key(channel, root), message)
+                found.setdefault(thread_key(channel, root), message)
             elif message.get("reply_count") and root == ts:
                 threads.append(root)
         page, complete = nxt, nxt is None
     for root in threads[:MAX_SLACK_THREADS_PER_TICK]:
         for reply in client.replies(channel, root)[1:]:
             if _is_human(reply, bot) and mentions(reply, bot):
-                found.setdefault(slack_key(channel, root), reply)
+                found.setdefault(thread_key(channel, root), reply)
                 break
     if complete:
         return found, ChannelCursor(oldest=high or cc.oldest)
@@ -139,43 +130,37 @@ def poll_slack(
         cursor.channels[channel] = nxt
         found.update({k: v for k, v in hits.items() if k not in found and is_ticket_key(k)})
     referenced = {
-        key: LINEAR_KEY_IN_TEXT.findall(str(message.get("text") or ""))
+        key: registry.keys_mentioned(str(message.get("text") or ""))
         for key, message in found.items()
     }
+
+    def in_flight_reference(key: str, holds: TicketHolds) -> str | None:
+        held = [r for r in referenced[key] if r in holds.known]
+        return f"{key} refers to {held[0]}, which has its own run; no new run" if held else None
+
+    walk = Walk(
+        list(found),
+        cursor.dump,
+        "; ".join(errors) or None,
+        kept="those channels keep their cursor",
+    )
     referred = [k for refs in referenced.values() for k in refs]
-    holds = ticket_holds(instance, [*found, *referred], registered=True)  # batched, not per key
-    known = holds.known
-    for key, refs in referenced.items():
-        held = [r for r in refs if r in known]
-        if held:
-            log.info(
-                f"slack_mentions: {key} refers to {held[0]}, which has its own run; no new run"
-            )
-            del found[key]
-    keys = [k for k in found if k not in holds.taken]
-    if errors:
-        log.warning(f"slack_mentions: {'; '.join(errors)}; those channels keep their cursor")
-        if not keys:
-            return dg.SkipReason(f"Slack poll failed ({'; '.join(errors)}); retrying next tick")
-    return sensor_result(keys, cursor.dump())
+    return settle(instance, NAME, walk, log, drop=in_flight_reference, also_ask=referred)
 
 
-@dg.sensor(
-    name="slack_mentions",
-    job_name=TICKET_JOB,
-    minimum_interval_seconds=SLACK_POLL_INTERVAL_S,
+def _tick(
+    context: dg.SensorEvaluationContext, slack: SlackResource, client: SlackClient
+) -> dg.SensorResult | dg.SkipReason:
+    if not slack.channels:
+        return dg.SkipReason("Slack has no channels to poll: set SLACK_CHANNELS (comma-separated)")
+    return poll_slack(context.instance, client, slack.channels, context.cursor, context.log)
+
+
+slack_mentions = intake_sensor(
+    name=SlackCursor.SENSOR,
+    source=NAME,
+    tick=_tick,
+    interval_s=SLACK_POLL_INTERVAL_S,
     default_status=sensor_default_status(),
     description="Mentions of the bot in the configured Slack channels -> ticket runs.",
 )
-def slack_mentions(
-    context: dg.SensorEvaluationContext, slack: SlackResource
-) -> dg.SensorResult | dg.SkipReason:
-    if not slack.configured:
-        return dg.SkipReason("Slack is not configured: set SLACK_BOT_TOKEN to poll for mentions")
-    if not slack.channels:
-        return dg.SkipReason("Slack has no channels to poll: set SLACK_CHANNELS (comma-separated)")
-    client = slack.client()
-    try:
-        return poll_slack(context.instance, client, slack.channels, context.cursor, context.log)
-    finally:
-        client.close()

@@ -5,6 +5,7 @@ import pytest
 
 from tests.domain.work.conftest import TICKET, FakeForge
 from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
+from veranda_dagster.clients.linear_ticket import LinearTicketSource
 from veranda_dagster.clients.ticket_channel import TicketChannel
 from veranda_dagster.domain.errors import TransientError
 from veranda_dagster.domain.models import CommandResult, ModelCall, Patch, RedTests, Usage
@@ -116,7 +117,7 @@ def test_a_crash_between_opening_the_pr_and_posting_the_comment_loses_no_comment
             comments.append({"id": f"lc{len(comments) + 1}", "body": body})
             return comments[-1]["id"]
 
-    channel = TicketChannel(Linear(), None)  # type: ignore[arg-type]
+    channel = TicketChannel([LinearTicketSource(Linear())])
     ticket = TICKET.model_copy(update={"external_id": "issue-uuid"})
     patch = _patch(project, [_call("implementer")])
 

@@ -1,0 +1,24 @@
+"""Linear: issues assigned or delegated to the bot, or labelled for it, keyed ``ENG-123``.
+
+Linear's identifiers are the one unqualified key shape, so partitions made before keys were
+source-qualified keep working; on by default.
+"""
+
+from __future__ import annotations
+
+from veranda_dagster.clients import linear_ticket
+from veranda_dagster.resources import linear
+from veranda_dagster.sensors.linear import linear_tickets
+from veranda_dagster.sources.registry import TicketSourceInfo, register
+
+SOURCE = register(
+    TicketSourceInfo(
+        port=linear_ticket.LinearTicketSource,
+        title="Linear",
+        resource=linear.LinearResource,
+        secret_env=linear.SECRET_ENV,
+        setup_hint="set LINEAR_API_KEY",
+        sensor=linear_tickets,
+        on_by_default=True,
+    )
+)
