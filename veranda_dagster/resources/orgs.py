@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from veranda_dagster.clients.forges import FORGES
-from veranda_dagster.sources import source_names
 from veranda_dagster.domain.orgs import OrgsConfig, load_orgs
 from veranda_dagster.resources._env import setting
+from veranda_dagster.sources import source_names
 
 ORGS_ENV = "VERANDA_ORGS"
 
