@@ -13,11 +13,14 @@ from typing import Any
 import dagster as dg
 
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
+from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.domain.orgs import OrgsConfig
 from veranda_dagster.executor import phase_executor
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.resources._env import setting
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
+from veranda_dagster.resources.orgs import ORGS_ENV, org_catalogs, orgs_from_env
 from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.resources.ticket_source import TicketSourceResource
 from veranda_dagster.resources.tickets import TicketSourcesResource, resources_from_env
@@ -52,31 +55,45 @@ class OutsideResources:
     agents: AgentsResource
     workspace: WorkspaceResource
 
+    orgs: OrgsConfig | None
+    """The orgs file (``VERANDA_ORGS``): each org's forge, sources and catalog; ``None``: one
+    forge and one catalog for everything."""
+
     @classmethod
     def from_env(cls, store: ValueStore) -> OutsideResources:
         sources = resources_from_env()
+        orgs = orgs_from_env()
         return cls(
+            orgs=orgs,
             sources=sources,
             tickets=TicketSourcesResource.from_env(sources),
-            forge=ForgeResource.from_env(),
+            forge=ForgeResource.from_env(orgs=orgs),
             agents=AgentsResource.from_env(store),
             workspace=WorkspaceResource.from_env(),
         )
 
     def by_key(self) -> dict[str, dg.ConfigurableResource]:
-        systems = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "sources"}
+        systems = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("sources", "orgs")
+        }
         return {**self.sources, **systems}
 
 
 def pipeline_resource(outside: OutsideResources | None = None) -> PipelineResource:
     """The phases' seam, composed of the shared resources (Dagster nested resources)."""
     outside = outside or OutsideResources.from_env(value_store())
+    catalog_path = setting("VERANDA_CATALOG")
+    if outside.orgs and catalog_path:
+        raise ConfigError(
+            f"set one of {ORGS_ENV} (a catalog per org) and VERANDA_CATALOG, not both"
+        )
     return PipelineResource(
         tickets=outside.tickets,
         forge=outside.forge,
         agents=outside.agents,
         workspace=outside.workspace,
-        catalog_path=setting("VERANDA_CATALOG"),
+        catalog_path=catalog_path,
+        org_catalogs=org_catalogs(outside.orgs),
         runbooks_dir=setting("VERANDA_RUNBOOKS_DIR"),
         hints_dir=setting("VERANDA_HINTS_DIR"),
     )

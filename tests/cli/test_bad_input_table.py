@@ -154,6 +154,14 @@ FILE_SLOTS: dict[str, tuple[Callable[[Path, Path], tuple[list[str], dict[str, st
         ),
         MAX_DOSSIER_BYTES,
     ),
+    "catalog --hand-kept": (
+        lambda d, bad: (["catalog", "--org", "acme", "--hand-kept", str(bad)], {}),
+        MAX_CATALOG_BYTES,
+    ),
+    "catalog $VERANDA_ORGS": (
+        lambda d, bad: (["catalog", "--org", "acme"], {"VERANDA_ORGS": str(bad)}),
+        MAX_CONFIG_FILE_BYTES,
+    ),
     "report $DAGSTER_HOME/dagster.yaml": (
         lambda d, bad: (["report"], {"DAGSTER_HOME": str(_home_with(d, bad))}),
         MAX_CONFIG_FILE_BYTES,
@@ -283,6 +291,14 @@ DIR_SLOTS: dict[str, Callable[[Path], tuple[list[str], dict[str, str]]]] = {
     ),
     "serve-ops --port not a number": lambda d: (["serve-ops", "--port", "eighty"], {}),
     "detect-repo no --ticket": lambda d: (["detect-repo", "--catalog", str(CATALOG)], {}),
+    "catalog no forge token": lambda d: (
+        ["catalog", "--org", "acme"],
+        {"VERANDA_FORGE": "gitlab", "GITLAB_TOKEN": "", "VERANDA_ORGS": ""},
+    ),
+    "catalog --out in a missing folder": lambda d: (
+        ["catalog", "--org", "acme", "--out", str(d / "nope" / "catalog.json")],
+        {"VERANDA_ORGS": ""},
+    ),
     "unknown flag": lambda d: (["backends", "--frobnicate"], {}),
 }
 
@@ -322,6 +338,7 @@ PROCESS_CASES = [
     "report $DAGSTER_HOME/dagster.yaml <- binary",
     "demo --workdir unwritable",
     "serve-ops --port not a number",
+    "catalog $VERANDA_ORGS <- binary",
 ]
 """One row per subcommand as a real process: the exit code through ``sys.exit``, nothing printed
 by importing the subcommand, and the in-process run's outcome shown equal to the process's."""

@@ -11,6 +11,7 @@ from veranda_dagster.clients.forges import link_readers as forge_link_readers
 from veranda_dagster.domain.repo_evidence import RepoLink, link_readers
 
 GH, GL, RAW = "https://github.com", "https://gitlab.com", "https://raw.githubusercontent.com"
+SELF = "https://git.acme.internal"  # a self-managed GitLab
 BILLING, LEDGER, SUB_LEDGER = "acme/billing", "acme/ledger", "acme/payments/ledger"
 
 
@@ -36,6 +37,9 @@ def link(repo: str, kind: str) -> RepoLink:
         (gitlab_link, f"{GL}/{LEDGER}/-/issues/4#note_99", link(LEDGER, "url_comment")),
         (gitlab_link, f"{GL}/explore/projects", None),
         (gitlab_link, f"{GH}/{LEDGER}", None),
+        # a self-managed instance: GitLab's own /-/ separator tells its links apart
+        (gitlab_link, f"{SELF}/{SUB_LEDGER}/-/blob/main/app.py", link(SUB_LEDGER, "url_code")),
+        (gitlab_link, f"{SELF}/{LEDGER}", None),  # no separator: could be any forge
     ],
 )
 def test_each_forge_reads_its_own_urls(

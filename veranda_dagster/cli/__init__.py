@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("veranda_dagster.cli.sim", "file tickets and inject faults into veranda dev"),
     "backends": ("veranda_dagster.cli.backends", "probe every configured backend"),
     "detect-repo": ("veranda_dagster.cli.detect_repo", "infer the repository for a ticket"),
+    "catalog": ("veranda_dagster.cli.catalog", "build an org's repository catalog from its forge"),
     "pack": ("veranda_dagster.cli.pack", "build the bounded context pack for a ticket"),
     "demo": ("veranda_dagster.cli.demo", "run the whole pipeline against loopback fakes"),
     "report": ("veranda_dagster.cli.report", "cost, tokens and outcomes from the instance"),

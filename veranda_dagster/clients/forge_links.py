@@ -51,9 +51,11 @@ def github_link(url: str) -> RepoLink | None:
 
 def gitlab_link(url: str) -> RepoLink | None:
     """``gitlab.com/<group>[/<subgroup>...]/<name>[/-/blob|tree|merge_requests|issues/...]``:
-    the project path runs up to GitLab's ``/-/`` separator, so subgroups stay in the owner."""
+    the project path runs up to GitLab's ``/-/`` separator, so subgroups stay in the owner.
+    On another host (a self-managed instance) only a path with that separator is read: it is
+    GitLab's own, so a link into any instance still points at its project."""
     parts = urlsplit(url)
-    if parts.netloc.lower() not in GITLAB_HOSTS:
+    if parts.netloc.lower() not in GITLAB_HOSTS and "/-/" not in parts.path:
         return None
     path, _, rest = parts.path.strip("/").partition("/-/")
     segments = [s for s in path.split("/") if s]

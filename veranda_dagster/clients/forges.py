@@ -25,6 +25,7 @@ from veranda_dagster.clients.forge_links import github_link, gitlab_link
 from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.clients.token_shapes import GITHUB_TOKENS, GITLAB_TOKENS
 from veranda_dagster.domain.bounds import FORGE_BLOB_SEARCH_PER_MINUTE
+from veranda_dagster.domain.catalog_builder import RepositoryListing
 from veranda_dagster.domain.code_search import CodeSearch
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.redaction import TokenShape
@@ -36,9 +37,10 @@ _ENV_PREFIX = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
 @runtime_checkable
-class ForgeClient(Forge, Protocol):
-    """A forge client as the service holds it: the domain's ``Forge`` plus ``close`` (a sensor
-    closes its connection pool after each tick)."""
+class ForgeClient(Forge, RepositoryListing, Protocol):
+    """A forge client as the service holds it: the domain's ``Forge``, the repository listing
+    a catalog is built from (``veranda catalog``), and ``close`` (a sensor closes its
+    connection pool after each tick)."""
 
     def close(self) -> None: ...
 

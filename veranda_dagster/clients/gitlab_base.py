@@ -159,11 +159,36 @@ class GitLabApi(HttpService):
             params["archived"] = "false"
         return self._pages(f"/groups/{quote(group.strip('/'), safe='')}/projects", **params)
 
+    # --- the catalog's view (domain.catalog_builder.RepositoryListing) -----------------------
+
+    def list_org_repositories(self, org: str) -> list[dict[str, Any]]:
+        """The group's projects and its subgroups' in the catalog's terms: ``full_name`` is
+        the whole path (``acme/platform/billing``), archived ones included and flagged."""
+        return [
+            _repository(project) for project in self.list_group_projects(org, include_archived=True)
+        ]
+
+    def get_repository(self, owner: str, name: str) -> dict[str, Any] | None:
+        """The project an ``owner/name`` path answers with now (its new path after a rename),
+        or ``None`` when there is none."""
+        project = self.find_project(f"{owner}/{name}")
+        return _repository(project) if project else None
+
     def remote(self, project: str) -> GitRemote:
         """The https clone/push remote of ``project`` on this instance, with our token."""
         path = self.renamed.get(project.strip("/"), project.strip("/"))
         project_ref(path)  # validates
         return GitRemote(url=f"{self.base_url}/{path}.git", token=self._token)
+
+
+def _repository(project: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "full_name": str(project.get("path_with_namespace") or ""),
+        "description": str(project.get("description") or ""),
+        "topics": [str(t) for t in project.get("topics") or project.get("tag_list") or []],
+        "language": None,
+        "archived": bool(project.get("archived")),
+    }
 
 
 def _message(response: httpx.Response) -> str:

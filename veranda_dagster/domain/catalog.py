@@ -10,7 +10,7 @@ the hand-kept file adds aliases and service names. A catalog with only ``full_na
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,23 @@ class CatalogRepo(Strict):
 class Catalog(Strict):
     org: str
     repositories: list[CatalogRepo]
+    also_orgs: list[str] = Field(default_factory=list)
+    """Further orgs this catalog answers for: where a ticket may go to the repositories of
+    several orgs, detection runs once over their catalogs merged (``merge_catalogs``), so the
+    lead a repository needs is measured against every org's candidates, not per org."""
+
+    @property
+    def orgs(self) -> list[str]:
+        return [self.org, *self.also_orgs]
+
+    @property
+    def title(self) -> str:
+        """How a question names the catalog: ``acme`` or ``acme, acme-data``."""
+        return ", ".join(self.orgs)
+
+    def is_org(self, owner: str) -> bool:
+        """``owner`` is one of this catalog's orgs (not a group inside one)."""
+        return owner.lower() in {org.lower() for org in self.orgs}
 
     def by_full_name(self, full_name: str) -> CatalogRepo | None:
         wanted = full_name.lower().removesuffix(".git")
@@ -80,8 +97,8 @@ class Catalog(Strict):
 
     def in_org(self, namespace: str) -> bool:
         """``acme`` and ``acme/payments`` are this org's (org ``acme``); ``other`` is not."""
-        lowered, org = namespace.lower(), self.org.lower()
-        return lowered == org or lowered.startswith(org + "/")
+        lowered = namespace.lower()
+        return any(lowered == o or lowered.startswith(o + "/") for o in map(str.lower, self.orgs))
 
     def by_name(self, name: str) -> CatalogRepo | None:
         """A repository by its short name (``billing-api``) in this org: the first listed when
@@ -121,18 +138,23 @@ class Catalog(Strict):
         if not value:
             return []
         if "/" in value:
-            exact = self.by_full_name(value) or self.by_full_name(f"{self.org}/{value}")
+            exact = self.by_full_name(value) or next(
+                (r for org in self.orgs if (r := self.by_full_name(f"{org}/{value}"))), None
+            )
             if exact:
                 return [exact]
             owner, _, name = value.rpartition("/")
-            hit = self.by_name(name) if owner.lower() == self.org.lower() else None
+            hit = self.by_name(name) if self.is_org(owner) else None
             return [hit] if hit else self.by_former_name(owner, name)
         hit = self.by_name(value)
         if hit:
             return [hit]
-        return (
-            self.by_alias(value) or self.by_service(value) or self.by_former_name(self.org, value)
-        )
+        return self.by_alias(value) or self.by_service(value) or self._formerly_in_org(value)
+
+    def _formerly_in_org(self, name: str) -> list[CatalogRepo]:
+        """Repositories once called ``name`` inside any of the catalog's orgs, each once."""
+        found = [r for org in self.orgs for r in self.by_former_name(org, name)]
+        return list({r.full_name: r for r in found}.values())
 
     def names(self) -> list[str]:
         return [r.full_name for r in self.repositories]
@@ -193,4 +215,29 @@ def refresh_catalog_from_forge(
                     description=str(item.get("description") or ""),
                 )
             )
-    return Catalog(org=catalog.org, repositories=kept)
+    return Catalog(org=catalog.org, repositories=kept, also_orgs=catalog.also_orgs)
+
+
+def merge_catalogs(catalogs: Sequence[Catalog]) -> Catalog:
+    """One catalog answering for every org of ``catalogs`` (the first names it), so one ticket
+    is weighed against all the repositories it may go to. An org listed twice, or a repository
+    in two catalogs, is an ``InputError``: which org's settings it follows would be a guess."""
+    if not catalogs:
+        raise InputError("no catalog to detect the repository from")
+    orgs = [org for c in catalogs for org in c.orgs]
+    seen_orgs: set[str] = set()
+    for org in orgs:
+        if org.lower() in seen_orgs:
+            raise InputError(f"org {org!r} has two catalogs")
+        seen_orgs.add(org.lower())
+    seen: dict[str, str] = {}
+    for catalog in catalogs:
+        for repo in catalog.repositories:
+            first = seen.setdefault(repo.full_name.lower(), catalog.org)
+            if first != catalog.org:
+                raise InputError(f"{repo.full_name!r} is in the {first} and {catalog.org} catalogs")
+    return Catalog(
+        org=orgs[0],
+        also_orgs=orgs[1:],
+        repositories=[r for c in catalogs for r in c.repositories],
+    )

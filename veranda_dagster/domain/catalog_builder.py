@@ -11,13 +11,44 @@ still points at that repository (or when no lookup is available); at most
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from veranda_dagster.domain.bounds import MAX_RENAME_LOOKUPS
 from veranda_dagster.domain.catalog import Catalog, CatalogRepo
 
 ResolveRepo = Callable[[str, str], dict[str, Any] | None]
 """``(owner, name) -> the repository the forge serves for it (after a rename), or None``."""
+
+
+@runtime_checkable
+class RepositoryListing(Protocol):
+    """What building a catalog needs from a forge, in its terms: every repository of an org
+    (subgroups included, where the forge has them) as ``full_name``, ``description``,
+    ``topics``, ``language`` and ``archived``; and the repository a name points at now."""
+
+    def list_org_repositories(self, org: str) -> list[dict[str, Any]]: ...
+
+    def get_repository(self, owner: str, name: str) -> dict[str, Any] | None:
+        """The repository served for ``owner/name`` (its new ``full_name`` after a rename),
+        or ``None`` when no repository has or had that name."""
+        ...
+
+
+def build_catalog_from_forge(
+    org: str,
+    forge: RepositoryListing,
+    hand_kept: Catalog | None = None,
+    *,
+    include_archived: bool = False,
+) -> tuple[Catalog, list[str]]:
+    """``build_catalog`` over the forge's live listing, former names checked against it."""
+    return build_catalog(
+        org,
+        forge.list_org_repositories(org),
+        hand_kept,
+        forge.get_repository,
+        include_archived=include_archived,
+    )
 
 
 def _from_listing(item: dict[str, Any]) -> CatalogRepo:

@@ -147,7 +147,7 @@ def _question(
         lines.append("Candidates:\n" + "\n".join(f"- {c}" for c in candidates))
     else:
         examples = ", ".join(catalog.names()[:MAX_REPO_CANDIDATES])
-        lines.append(f"The {catalog.org} catalog has, for example: {examples}.")
+        lines.append(f"The {catalog.title} catalog has, for example: {examples}.")
     lines.append(settle)
     return "\n".join(lines)
 
@@ -190,7 +190,7 @@ def _from_declaration(ticket: Ticket, catalog: Catalog, ev: Evidence) -> RepoGue
         return _ask(ticket, catalog, ev, ev.declared, "it declares two repositories", "declaration")
     near = [r.full_name for v in ev.declared_unknown for r in _near(catalog, v)]
     names = ", ".join(repr(v) for v in ev.declared_unknown)
-    reason = f"the declared repository {names} is not in the {catalog.org} catalog"
+    reason = f"the declared repository {names} is not in the {catalog.title} catalog"
     settle = (
         "Check the name (or add the repository to the catalog) and reply with `repo: <org>/<name>`."
     )

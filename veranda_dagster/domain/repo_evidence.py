@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import urlsplit
 
-from veranda_dagster.domain.bounds import MAX_DETECT_TEXT_CHARS
+from veranda_dagster.domain.bounds import MAX_DETECT_TEXT_CHARS, MAX_GROUP_DEPTH
 from veranda_dagster.domain.catalog import Catalog, CatalogRepo, normalise
 from veranda_dagster.domain.models import RepoEvidence, Ticket
 from veranda_dagster.domain.redaction import scrub
@@ -87,8 +87,10 @@ FUZZY_CUTOFF: Final = 0.85
 FUZZY_MIN_LEN: Final = 6
 
 _DECLARATION = re.compile(
-    r"(?im)(?:^|[\s\[(])repo(?:sitory)?[ \t]*[:=][ \t]*`?([A-Za-z0-9][\w.-]*(?:/[\w.-]+)?)`?"
+    r"(?im)(?:^|[\s\[(])repo(?:sitory)?[ \t]*[:=][ \t]*`?"
+    rf"([A-Za-z0-9][\w.-]*(?:/[\w.-]+){{0,{MAX_GROUP_DEPTH + 1}}})`?"
 )
+"""``repo: name``, ``repo: org/name`` or, on a forge with subgroups, ``repo: org/group/name``."""
 _ANY_URL = re.compile(r"https?://[^\s<>()\[\]\"'`]+")
 _REPO_LABEL = re.compile(r"^repo(?:sitory)?[ \t]*[:/=][ \t]*", re.I)
 _SERVICE_LABEL = re.compile(r"^(?:service|svc)[ \t]*[:/=][ \t]*", re.I)
@@ -169,7 +171,7 @@ def _declarations(ticket: Ticket, text: str, catalog: Catalog, ev: Evidence) -> 
             ev.add(hits[0].full_name, "declaration", scrub(f"repo: {value}")[:100])
         else:
             ev.declared_unknown.append(value)
-            ev.notes.append(f"declared repository {value!r} is not in the {catalog.org} catalog")
+            ev.notes.append(f"declared repository {value!r} is not in the {catalog.title} catalog")
 
 
 @dataclass(frozen=True)
@@ -207,7 +209,7 @@ def _forge_link(url: str, text: str, catalog: Catalog, ev: Evidence) -> None:
     owner, name, kind = link.owner, link.name, link.kind
     shown = scrub(url)[:120]
     live = catalog.by_full_name(f"{owner}/{name}") or (
-        catalog.by_name(name) if owner.lower() == catalog.org.lower() else None
+        catalog.by_name(name) if catalog.is_org(owner) else None
     )
     if live:
         ev.add(live.full_name, kind, shown)
@@ -228,7 +230,7 @@ def _forge_link(url: str, text: str, catalog: Catalog, ev: Evidence) -> None:
             "but nothing says it is a fork"
         )
     else:
-        ev.notes.append(f"ignored foreign URL to {owner}/{name} (not in org {catalog.org})")
+        ev.notes.append(f"ignored foreign URL to {owner}/{name} (not in org {catalog.title})")
 
 
 def _docs_link(url: str, terms: dict[str, list[str]], ev: Evidence) -> None:
@@ -303,10 +305,14 @@ def _is_name_like(text: str, start: int, end: int) -> bool:
     return False
 
 
-def _classify(text: str, title_len: int, start: int, end: int, org: str, common: bool) -> str:
+def _classify(
+    text: str, title_len: int, start: int, end: int, orgs: list[str], common: bool
+) -> str:
     if _FILE_AFTER.match(text, end):
         return ""
-    qualified = text[max(0, start - len(org) - 1) : start].lower() == f"{org.lower()}/"
+    qualified = any(
+        text[max(0, start - len(org) - 1) : start].lower() == f"{org.lower()}/" for org in orgs
+    )
     if start and text[start - 1] == "/" and not qualified:
         return "path"
     if start >= title_len and _VERSION_AFTER.match(text, end):
@@ -338,7 +344,7 @@ def _mentions(text: str, title_len: int, catalog: Catalog, ev: Evidence) -> set[
     for start, end, term in _longest_matches(text, terms):
         repos = terms[term]
         common = term in COMMON_WORDS
-        kind = _classify(text, title_len, start, end, catalog.org, common)
+        kind = _classify(text, title_len, start, end, catalog.orgs, common)
         if not kind:
             continue
         matched.add(term)

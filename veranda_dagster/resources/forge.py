@@ -7,6 +7,12 @@ backend, the clone URL, the username git sends beside the token, and the grammar
 URL. Settings are read from the row's variables: ``GITHUB_API_URL``/``GITHUB_GIT_BASE``/
 ``GITHUB_TOKEN`` or ``GITLAB_API_URL``/``GITLAB_GIT_BASE``/``GITLAB_TOKEN``; an empty URL
 means the row's hosted default (``https://api.github.com``, ``https://gitlab.com``).
+
+With an orgs file (``VERANDA_ORGS``, ``domain.orgs``) each listed org gets its own connection:
+its forge's row, its URLs (else the row's variables), and its token from the variable the file
+names (else the row's). ``for_repo`` is the connection of a repository's org (the default one
+outside every listed org), and ``client`` routes each call by the repository it names, so the
+phases and the PR-feedback sensor hold one client whatever mix of forges the orgs use.
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ import dagster as dg
 from pydantic import Field
 
 from veranda_dagster.clients.forges import FORGES, ForgeClient, ForgeProvider, forge_provider
+from veranda_dagster.clients.routed_forge import RoutedForge
 from veranda_dagster.domain.code_search import CodeSearch
 from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.domain.orgs import OrgsConfig, OrgSettings
 from veranda_dagster.resources._env import secret, setting
 from veranda_dagster.settings import env_number
 from veranda_dagster.storage.search_budget import BudgetState, SearchBudget, budget_key
@@ -35,8 +43,34 @@ def requested_forge(environ: Mapping[str, str] | None = None) -> str:
     return setting(FORGE_ENV, DEFAULT_FORGE, environ).strip().lower() or DEFAULT_FORGE
 
 
+class OrgForge(dg.Config):
+    """One org's forge connection from the orgs file; its token arrives through ``dg.EnvVar``."""
+
+    org: str
+    forge: str
+    api_url: str = ""
+    git_base: str = ""
+    token: str | None = Field(default=None, repr=False)
+    token_variable: str = ""
+    """The variable the token is read from (named in errors, never the value)."""
+
+    @classmethod
+    def from_settings(cls, org: OrgSettings, environ: Mapping[str, str] | None) -> OrgForge:
+        row = forge_provider(org.forge)
+        prefix, variable = row.env_prefix, org.token_env or row.token_env
+        return cls(
+            org=org.name,
+            forge=row.name,
+            api_url=org.api_url or setting(f"{prefix}_API_URL", "", environ),
+            git_base=org.git_base or setting(f"{prefix}_GIT_BASE", "", environ),
+            token=secret(variable, environ),
+            token_variable=variable,
+        )
+
+
 class ForgeResource(dg.ConfigurableResource):
-    """One forge's connection settings; the token arrives through ``dg.EnvVar``."""
+    """One forge's connection settings (and, with an orgs file, one per org); tokens arrive
+    through ``dg.EnvVar``."""
 
     forge: str = DEFAULT_FORGE
     """The row in ``clients.forges.FORGES`` (``github`` or ``gitlab``)."""
@@ -48,13 +82,21 @@ class ForgeResource(dg.ConfigurableResource):
     token: str | None = Field(default=None, repr=False)
     code_search_per_minute: int = 0
     """The token's code-search rate; 0 = the row's hosted rate (GitHub 10/min, GitLab 30/min)."""
+    token_variable: str = ""
+    """Where the token is read from when not the row's own variable (an org's ``token_env``)."""
+    orgs: list[OrgForge] = Field(default_factory=list)
+    """Each listed org's own connection; repositories outside them use the fields above."""
 
     @classmethod
     def from_env(
-        cls, environ: Mapping[str, str] | None = None, forge: str | None = None
+        cls,
+        environ: Mapping[str, str] | None = None,
+        forge: str | None = None,
+        orgs: OrgsConfig | None = None,
     ) -> ForgeResource:
-        """The forge named by ``forge`` or ``VERANDA_FORGE``, from its row's variables; a
-        forge name that is not a row is a ``ConfigError`` at load, naming the choices."""
+        """The forge named by ``forge`` or ``VERANDA_FORGE``, from its row's variables, plus one
+        connection per org of ``orgs``; a forge name that is not a row is a ``ConfigError`` at
+        load, naming the choices."""
         row = forge_provider(forge or requested_forge(environ))
         prefix = row.env_prefix
         rate = env_number("VERANDA_CODE_SEARCH_PER_MINUTE", 0, int, allow_zero=True)
@@ -64,6 +106,44 @@ class ForgeResource(dg.ConfigurableResource):
             git_base=setting(f"{prefix}_GIT_BASE", "", environ),
             token=secret(row.token_env, environ),
             code_search_per_minute=rate,
+            orgs=[OrgForge.from_settings(org, environ) for org in (orgs.orgs if orgs else [])],
+        )
+
+    def for_repo(self, repo: str) -> ForgeResource:
+        """The connection of ``repo``'s org: its own when the orgs file lists the org, else
+        this resource's default forge."""
+        return self.for_owner(repo.strip("/").rsplit("/", 1)[0])
+
+    def for_owner(self, owner: str) -> ForgeResource:
+        """The connection of the org ``owner`` (``acme`` or ``acme/platform``) is in."""
+        org_name = owner.strip("/").split("/", 1)[0].lower()
+        org = next((o for o in self.orgs if o.org.lower() == org_name), None)
+        return self._default() if org is None else self._of(org)
+
+    def connections(self) -> list[ForgeResource]:
+        """The default connection, then each org's, each with no orgs of its own."""
+        return [self._default(), *(self._of(org) for org in self.orgs)]
+
+    def _default(self) -> ForgeResource:
+        if not self.orgs:
+            return self
+        return ForgeResource(
+            forge=self.forge,
+            api_url=self.api_url,
+            git_base=self.git_base,
+            token=self.token,
+            code_search_per_minute=self.code_search_per_minute,
+            token_variable=self.token_variable,
+        )
+
+    def _of(self, org: OrgForge) -> ForgeResource:
+        return ForgeResource(
+            forge=org.forge,
+            api_url=org.api_url,
+            git_base=org.git_base,
+            token=org.token,
+            code_search_per_minute=self.code_search_per_minute,
+            token_variable=org.token_variable,
         )
 
     @property
@@ -72,12 +152,13 @@ class ForgeResource(dg.ConfigurableResource):
 
     @property
     def configured(self) -> bool:
-        return bool(self.token)
+        """A token is set for the default forge or for any listed org."""
+        return bool(self.token) or any(org.token for org in self.orgs)
 
     @property
     def token_env(self) -> str:
         """The variable an operator sets to configure this forge (for error messages)."""
-        return self.provider.token_env
+        return self.token_variable or self.provider.token_env
 
     @property
     def git_username(self) -> str:
@@ -88,7 +169,12 @@ class ForgeResource(dg.ConfigurableResource):
         return self.code_search_per_minute or self.provider.search_per_minute
 
     def client(self) -> ForgeClient:
-        return self.provider.client(self.api_url, self.token or None)
+        """This forge's client; with orgs listed, one that routes each call to the client of
+        the org its repository is in."""
+        own = self.provider.client(self.api_url, self.token or None)
+        if not self.orgs:
+            return own
+        return RoutedForge(own, {org.org: self._of(org).client() for org in self.orgs})
 
     def clone_url(self, repo: str) -> str:
         if not (self.git_base or self.provider.default_git_base):
@@ -96,7 +182,10 @@ class ForgeResource(dg.ConfigurableResource):
         return self.provider.clone_url(self.git_base, repo)
 
     def parse_pr_url(self, url: str) -> tuple[str, int] | None:
-        """``(repo, number)`` of one of this forge's PR/MR URLs, else ``None``."""
+        """``(repo, number)`` of a PR/MR URL of this forge or of any listed org's, else
+        ``None``."""
+        if self.orgs:
+            return next((hit for c in self.connections() if (hit := c.parse_pr_url(url))), None)
         return self.provider.parse_pr_url(url, self.git_base)
 
     def search_budget(self, state: BudgetState) -> SearchBudget:

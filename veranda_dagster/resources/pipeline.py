@@ -17,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import dagster as dg
+from pydantic import Field
 
 from veranda_dagster.clients.forges import ForgeClient
 from veranda_dagster.clients.ticket_channel import TicketChannel
 from veranda_dagster.domain import context, repo_confirmation, repo_detection
 from veranda_dagster.domain.budget import BudgetedAgent
+from veranda_dagster.domain.catalog import Catalog
 from veranda_dagster.domain.code_search import CodeSearch, LocalGitGrep
 from veranda_dagster.domain.errors import ConfigError, InputError
 from veranda_dagster.domain.models import (
@@ -45,6 +47,7 @@ from veranda_dagster.domain.work import review as work_review
 from veranda_dagster.domain.workspace import Workspace
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
+from veranda_dagster.resources.orgs import OrgCatalog, catalog_for
 from veranda_dagster.resources.tickets import TicketSourcesResource
 from veranda_dagster.resources.workspace import WorkspaceResource
 
@@ -60,6 +63,9 @@ class PipelineResource(dg.ConfigurableResource):
     """The repo catalog file (``VERANDA_CATALOG``) ``repo_guess`` detects from."""
     runbooks_dir: str = ""
     hints_dir: str = ""
+    org_catalogs: list[OrgCatalog] = Field(default_factory=list)
+    """With an orgs file (``VERANDA_ORGS``): each org's catalog and the sources it takes
+    tickets from, in place of ``catalog_path``."""
 
     # --- collaborators -----------------------------------------------------------------------
 
@@ -81,12 +87,11 @@ class PipelineResource(dg.ConfigurableResource):
     ) -> Workspace:
         """The ticket's clone: of ``clone_url`` when the pack recorded one, else of the forge's
         URL for ``repo``; the forge's token and git username go with it."""
-        if not clone_url:
-            if not repo or "/" not in repo:
-                raise InputError(f"ticket {ticket_id}: repository {repo!r} is not <org>/<name>")
-            clone_url = self.forge.clone_url(repo)
+        if not repo or "/" not in repo:
+            raise InputError(f"ticket {ticket_id}: repository {repo!r} is not <org>/<name>")
+        forge = self.forge.for_repo(repo)  # the repository's org's forge, token and user
         return self.workspace.clone(
-            ticket_id, clone_url, branch, self.forge.token, self.forge.git_username
+            ticket_id, clone_url or forge.clone_url(repo), branch, forge.token, forge.git_username
         )
 
     def pack_workspace(self, ticket: Ticket, pack: ContextPack) -> Workspace:
@@ -94,8 +99,9 @@ class PipelineResource(dg.ConfigurableResource):
 
     def code_search(self, repo: str, workspace: Workspace) -> CodeSearch:
         """The forge's code search when it holds a token, else ``git grep`` in the clone."""
-        if self.forge.configured:
-            return self.forge.code_search(repo, self.agents.budget_state())
+        forge = self.forge.for_repo(repo)
+        if forge.configured:
+            return forge.code_search(repo, self.agents.budget_state())
         return LocalGitGrep(workspace.path)
 
     # --- phases ------------------------------------------------------------------------------
@@ -103,10 +109,17 @@ class PipelineResource(dg.ConfigurableResource):
     def fetch_ticket(self, key: str) -> Ticket:
         return self.tickets.fetch(key)
 
-    def guess_repo(self, ticket: Ticket) -> RepoGuess:
+    def catalog(self, ticket: Ticket) -> Catalog:
+        """What ``ticket`` may go to: with an orgs file, the catalogs of the orgs taking its
+        source, merged; else the one catalog."""
+        if self.org_catalogs:
+            return catalog_for(ticket, self.org_catalogs)
         if not self.catalog_path:
             raise ConfigError("catalog_path is empty: set VERANDA_CATALOG to the repo catalog file")
-        catalog = repo_detection.load_catalog(self.catalog_path)
+        return repo_detection.load_catalog(self.catalog_path)
+
+    def guess_repo(self, ticket: Ticket) -> RepoGuess:
+        catalog = self.catalog(ticket)
         guess = repo_detection.detect_repo(ticket, catalog)
         if guess.decision == "proceed":
             scratch = self.workspace.scratch_dir(ticket.id)

@@ -66,6 +66,8 @@ class GitLabFake(MergeRequestsAndPipelines, FakeHttpServer):
         self.bot_username = bot_username
         self.ci = FakeCI(ci_mode)
         self.redirects: dict[str, str] = {}
+        self.archived: set[str] = set()
+        """Projects archived with ``archive``: listed as such, left out by ``archived=false``."""
         self._ids = itertools.count(1000)
         self._project_ids: dict[str, int] = {}
         self.init_merge_requests()
@@ -100,6 +102,10 @@ class GitLabFake(MergeRequestsAndPipelines, FakeHttpServer):
             self._project_ids[new] = self._project_ids.pop(old, next(self._ids) - 999)
             self.redirects[old] = new
 
+    def archive(self, path: str) -> None:
+        with self.lock:
+            self.archived.add(path)
+
     def lookup(self, ref: str) -> BareRepo | None:
         """A project by numeric id or (URL-decoded) full path, following renames."""
         projects = self.projects()
@@ -130,7 +136,7 @@ class GitLabFake(MergeRequestsAndPipelines, FakeHttpServer):
             "description": _description(repo),
             "default_branch": repo.default_branch(),
             "topics": [],
-            "archived": False,
+            "archived": path in self.archived,
             "visibility": "private",
             "web_url": f"{self.base_url}/{path}",
             "http_url_to_repo": f"{self.base_url}/{path}.git",
@@ -143,10 +149,13 @@ class GitLabFake(MergeRequestsAndPipelines, FakeHttpServer):
     def _group_projects(self, request: FakeRequest, g: str) -> FakeResponse:
         group = unquote(g).strip("/")
         deep = request.arg("include_subgroups") == "true"
+        live_only = request.arg("archived") == "false"
         rows = [
             self.project_json(repo)
             for path, repo in self.projects().items()
-            if path.startswith(group + "/") and (deep or path.count("/") == group.count("/") + 1)
+            if path.startswith(group + "/")
+            and (deep or path.count("/") == group.count("/") + 1)
+            and not (live_only and path in self.archived)
         ]
         if not rows and not any(p.startswith(group + "/") for p in self.projects()):
             return not_found("Group")

@@ -53,6 +53,7 @@ from veranda_dagster.sim.model_server import ScriptedModelServer
 from veranda_dagster.sim.sample_org import SampleOrg, create_sample_org
 from veranda_dagster.sim.slack_fake import BOT_USER_ID as SLACK_BOT
 from veranda_dagster.sim.slack_fake import SlackFake
+from veranda_dagster.sim.two_orgs import add_data_org
 
 SLACK_CHANNEL = "C0SIMBILL"
 LINEAR_LABEL = "veranda"
@@ -120,6 +121,7 @@ class SimWorld:
         tickets: str = "linear",
         forge: str = "github",
         code_quality: bool = False,
+        two_orgs: bool = False,
     ) -> None:
         if tickets not in TICKET_SOURCES:
             raise ValueError(f"tickets={tickets!r}: choose one of {', '.join(TICKET_SOURCES)}")
@@ -128,6 +130,9 @@ class SimWorld:
         self.tickets = tickets
         self.forge = forge
         self.code_quality = code_quality
+        self.two_orgs = two_orgs
+        """A second org, ``acme-data`` on the GitLab fake taking Jira tickets, configured per
+        org through an orgs file (``sim/two_orgs.py``)."""
         self._own_root = root is None
         self.root = Path(root or tempfile.mkdtemp(prefix="veranda-sim-"))
         self.ci_mode: CiMode = ci_mode
@@ -198,7 +203,8 @@ class SimWorld:
         return self
 
     def _product_env(self, backends: Path) -> dict[str, str]:
-        return {**self._base_env(backends), **self._choice_env()}
+        env = {**self._base_env(backends), **self._choice_env()}
+        return env | add_data_org(self) if self.two_orgs else env
 
     def _choice_env(self) -> dict[str, str]:
         """The forge row and the ticket sources the product is configured with."""
@@ -290,10 +296,10 @@ class SimWorld:
             return self.slack.bot_replies(SLACK_CHANNEL)
         return self.linear.bot_comments(key)
 
-    def pull_requests(self) -> list[dict[str, str]]:
-        """Every pull/merge request on the chosen forge: ``repo``, ``url``, ``title``, ``body``,
-        ``branch``."""
-        if self.forge == "gitlab":
+    def pull_requests(self, forge: str | None = None) -> list[dict[str, str]]:
+        """Every pull/merge request on ``forge`` (default: the chosen one): ``repo``, ``url``,
+        ``title``, ``body``, ``branch``."""
+        if (forge or self.forge) == "gitlab":
             return [
                 {
                     "repo": repo,

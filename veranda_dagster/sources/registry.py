@@ -206,8 +206,11 @@ def keys_mentioned(text: str) -> list[str]:
 
 def requested_sources(environ: Mapping[str, str] | None = None) -> list[str]:
     """``VERANDA_SOURCES`` as written (lowercased, each once), plus every source whose
-    ``alias_env`` is ``1``; unknown names are kept, for the caller to refuse or show."""
-    default = ",".join(i.name for i in sources() if i.on_by_default)
+    ``alias_env`` is ``1``; unknown names are kept, for the caller to refuse or show. Unset,
+    it is every source the orgs file's orgs take tickets from (``VERANDA_ORGS``), else the
+    on-by-default sources; an orgs file that does not load leaves that default to
+    ``enabled_sources``, which refuses it."""
+    default = ",".join(_orgs_sources(environ) or [i.name for i in sources() if i.on_by_default])
     names = [n.lower() for n in listing(SOURCES_ENV, default, environ)]
     names += [i.name for i in sources() if i.alias_env and setting(i.alias_env, "", environ) == "1"]
     return list(dict.fromkeys(names))
@@ -223,7 +226,27 @@ def enabled_sources(environ: Mapping[str, str] | None = None) -> list[str]:
             f"{SOURCES_ENV}: unknown source(s) {', '.join(unknown)}; "
             f"choose from {', '.join(i.name for i in sources())}"
         )
+    from veranda_dagster.resources.orgs import ORGS_ENV, orgs_from_env, sources_missing_from
+
+    orgs = orgs_from_env(environ)
+    missing = sources_missing_from(names, orgs) if orgs else []
+    if missing:
+        raise ConfigError(
+            f"{ORGS_ENV}: an org takes tickets from {', '.join(missing)}, which {SOURCES_ENV} "
+            "does not enable (add it there, or leave it unset to enable the orgs' sources)"
+        )
     return names
+
+
+def _orgs_sources(environ: Mapping[str, str] | None) -> list[str]:
+    """The sources the orgs file's orgs take tickets from; none without a loadable file."""
+    from veranda_dagster.resources.orgs import orgs_from_env
+
+    try:
+        orgs = orgs_from_env(environ)
+    except ConfigError:
+        return []
+    return orgs.sources() if orgs else []
 
 
 def ticket_sources(
