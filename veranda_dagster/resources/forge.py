@@ -125,18 +125,10 @@ class ForgeResource(dg.ConfigurableResource):
         return [self._default(), *(self._of(org) for org in self.orgs)]
 
     def _default(self) -> ForgeResource:
-        if not self.orgs:
-            return self
-        return ForgeResource(
-            forge=self.forge,
-            api_url=self.api_url,
-            git_base=self.git_base,
-            token=self.token,
-            code_search_per_minute=self.code_search_per_minute,
-            token_variable=self.token_variable,
-        )
+        return self._of(self) if self.orgs else self
 
-    def _of(self, org: OrgForge) -> ForgeResource:
+    def _of(self, org: OrgForge | ForgeResource) -> ForgeResource:
+        """One connection alone: ``org``'s forge, URLs and token, this resource's search rate."""
         return ForgeResource(
             forge=org.forge,
             api_url=org.api_url,
