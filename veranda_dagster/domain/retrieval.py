@@ -118,7 +118,8 @@ class RetrievalResult(BaseModel):
     """The seeds that hit, at most ``MAX_SEEDS``, in rank order: what the pack was built from."""
     unavailable: list[str] = Field(default_factory=list)
     """Ticket signals the backend could not provide (a forge's hosted index with no clone: the
-    full-text ranking and traceback frames), so a reader knows what the ranking lacked."""
+    full-text ranking, traceback frames and source links), so a reader knows what the ranking
+    lacked."""
 
 
 def path_factor(path: str) -> float:
@@ -285,12 +286,24 @@ def rank_files(
 
 
 def _add_signals(evidence: dict[str, _FileEvidence], signals: TicketEvidence) -> None:
-    """Frames and full-text scores join the seed evidence (messages came in as searches)."""
+    """Frames, linked lines and full-text scores join the seed evidence (messages came in as
+    searches). A file linked several times counts once; each linked line is an anchor."""
     for frame in signals.frames:
         ev = evidence.setdefault(frame.path, _FileEvidence(frame.path))
         ev.score += frame.weight
         ev.lines[frame.line] = max(ev.lines.get(frame.line, 0.0), frame.weight)
         ev.strong.add(frame.line)
+    linked: dict[str, float] = {}
+    for link in signals.links:
+        ev = evidence.setdefault(link.path, _FileEvidence(link.path))
+        linked[link.path] = link.weight
+        if link.line > 0:
+            ev.lines[link.line] = max(ev.lines.get(link.line, 0.0), link.weight)
+            ev.strong.add(link.line)
+        else:
+            ev.head = max(ev.head, link.weight)
+    for path, weight in linked.items():
+        evidence[path].score += weight
     for path, share in signals.full_text.items():
         ev = evidence.setdefault(path, _FileEvidence(path))
         ev.score += FULL_TEXT_WEIGHT * share
