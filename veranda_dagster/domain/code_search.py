@@ -298,7 +298,7 @@ class LocalGitGrep:
         Tests, docs, vendored and generated files, and files in another language are left
         out: they would set the scale every other file's score is normalised by."""
         from veranda_dagster.domain.full_text import FullTextIndex, query_terms
-        from veranda_dagster.domain.retrieval import path_factor
+        from veranda_dagster.domain.path_kinds import path_factor
         from veranda_dagster.domain.source_language import dominant_language, language_of
 
         if self._index is None:
