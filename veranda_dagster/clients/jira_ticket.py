@@ -8,9 +8,14 @@ which carries the marker and reads the issue's comments for it first.
 
 from __future__ import annotations
 
-from veranda_dagster.clients.jira import JiraClient, JiraIssue
+from typing import TYPE_CHECKING
+
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.models import Attachment, Ticket
+
+if TYPE_CHECKING:  # the client (and httpx) only when a source is built: ``veranda pack`` and
+    # every reader of a ticket file need the source's name, not its transport
+    from veranda_dagster.clients.jira import JiraClient, JiraIssue
 
 NAME = "jira"
 PREFIX = NAME + "-"

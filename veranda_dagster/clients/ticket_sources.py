@@ -7,13 +7,17 @@ credentials is still listed, unconfigured, so a key it owns fails naming the set
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from veranda_dagster.clients import jira_ticket, linear_ticket, slack_ticket
-from veranda_dagster.clients.linear import LinearClient
 from veranda_dagster.clients.linear_ticket import LinearTicketSource
-from veranda_dagster.clients.slack import SlackClient
 from veranda_dagster.clients.slack_ticket import SlackTicketSource
 from veranda_dagster.domain.ticket_source import TicketSource, UnconfiguredSource
+
+if TYPE_CHECKING:  # the clients (and httpx) are the caller's: reading a ticket file needs the
+    # sources' names only, and ``veranda pack`` starts in well under a second without them
+    from veranda_dagster.clients.linear import LinearClient
+    from veranda_dagster.clients.slack import SlackClient
 
 SOURCE_NAMES = (jira_ticket.NAME, linear_ticket.NAME, slack_ticket.NAME)
 """Every ticket source this build knows: a ticket file naming another one is refused."""
