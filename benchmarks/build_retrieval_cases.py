@@ -15,6 +15,8 @@ from the repositories' own history, so anyone with the same clones gets the same
 
 Reports come from ``retrieval_reports.json`` and from every ``retrieval_reports/*.json`` (one
 file per project, same entry schema), so curators can add projects without touching one file.
+A report may carry ``"split": "heldout"``: it is built like the others but the benchmark reports
+it apart, and ranking changes are not tuned on it (``dev``, the default, is what they are tuned on).
 
 A case whose gold set comes out empty is dropped and named on stderr. Bodies are trimmed to
 ``MAX_BODY_BYTES``. Run it as::
@@ -42,6 +44,11 @@ MAX_BODY_BYTES = 4_096
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|testing|docs?|examples?|benchmarks?)/|(^|/)(test_[^/]*|[^/]*_test\.py|tests?\.py|conftest\.py)$"
 )
+
+
+DEV_SPLIT = "dev"
+"""Reports the ranking may be developed against; ``heldout`` reports are only measured."""
+SPLITS = (DEV_SPLIT, "heldout")
 
 
 class DatasetError(Exception):
@@ -124,6 +131,7 @@ def build_case(report: dict, git_dir: Path) -> dict | None:
         "issue_url": report.get("issue_url")
         or f"https://github.com/{owner_name}/issues/{report['issue']}",
         "report_source": report.get("report_source", "issue"),
+        "split": report.get("split", DEV_SPLIT),
         "title": report["title"],
         "body": trim_utf8(report["body"], MAX_BODY_BYTES),
         "fix_sha": fix,
@@ -139,6 +147,8 @@ def build(repos_dir: Path, reports: list[dict]) -> list[dict]:
         for key in ("repo", "issue", "fix", "title", "body"):
             if key not in report:
                 raise DatasetError(f"report {report!r:.80} has no {key!r}")
+        if report.get("split", DEV_SPLIT) not in SPLITS:
+            raise DatasetError(f"report {report['repo']}#{report['issue']}: unknown split")
         case = build_case(report, find_git_dir(repos_dir, report["repo"]))
         if case is None:
             print(f"dropped {report['repo']}#{report['issue']}: no gold file", file=sys.stderr)

@@ -25,9 +25,12 @@ Rankers:
 - ``naive``: files ranked by how many of the pack's own seeds they contain (ties: more matching
   lines, then path), windows around the matching lines, same budget.
 
+Cases carry a ``split``: ``dev`` (what the ranking is developed on) and ``heldout`` (measured
+only). With more than one split in a run every total is per split, never pooled.
+
 Run::
 
-    python benchmarks/retrieval.py --repos-dir /work/bench_repos [--json out.json]
+    python benchmarks/retrieval.py --repos-dir /work/bench_repos [--split dev] [--json out.json]
 """
 
 from __future__ import annotations
@@ -58,6 +61,8 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_CASES = HERE / "data" / "retrieval_cases.json"
 RANKERS = ("ours", "bm25_full", "bm25_budget", "naive")
 ANCHOR = "bm25_full"
+DEV_SPLIT = "dev"
+"""Cases the ranking is developed on; other splits (``heldout``) are reported apart."""
 MAX_FILE_BYTES = 1_000_000
 """Larger files (vendored data, generated tables) are left out of the BM25 corpus."""
 TIME_BIN = "/usr/bin/time"
@@ -395,6 +400,7 @@ def run_case(case: dict[str, Any], repo_dir: Path, pack_cmd: list[str]) -> dict[
     edits = case.get("edit_lines") or {}
     row: dict[str, Any] = {"id": case["id"], "repo": case["repo"], "seeds": seeds}
     row.update(report_source=case.get("report_source", "issue"), gold=case["gold_files"])
+    row.update(split=case.get("split", DEV_SPLIT))
     row.update(seconds=round(ours.seconds, 3), cpu_seconds=round(ours.cpu_seconds, 3))
     row.update(peak_rss_mb=round(ours.peak_rss_mb, 1))
     for name, packed in packs.items():
@@ -474,19 +480,31 @@ def run(
     for number, case in enumerate(cases, 1):
         print(f"[{number}/{len(cases)}] {case['id']}", file=sys.stderr, flush=True)
         rows.append(run_case(case, dirs[case["repo"]], command))
-    groups = {"all": totals(rows)}
+    return {
+        "budget": {"files": MAX_PACK_FILES, "bytes": MAX_PACK_BYTES},
+        "rows": rows,
+        "totals": group_totals(rows),
+    }
+
+
+def group_totals(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Totals per split first (a held-out split is never pooled with the development one), then
+    per project and report source, then the multi-file fixes of each split."""
+    splits = sorted({r.get("split", DEV_SPLIT) for r in rows}, key=lambda s: (s != DEV_SPLIT, s))
+    in_split = {s: [r for r in rows if r.get("split", DEV_SPLIT) == s] for s in splits}
+    groups = {"all": totals(rows)} if len(splits) == 1 else {}
+    if len(splits) > 1:
+        groups.update({f"split:{s}": totals(in_split[s]) for s in splits})
     for repo in sorted({r["repo"] for r in rows}):
         groups[repo] = totals([r for r in rows if r["repo"] == repo])
     for source in sorted({r["report_source"] for r in rows}):
         groups[f"source:{source}"] = totals([r for r in rows if r["report_source"] == source])
-    multi = [r for r in rows if len(r["gold"]) > 1]
-    if multi:
-        groups["gold files > 1"] = totals(multi)
-    return {
-        "budget": {"files": MAX_PACK_FILES, "bytes": MAX_PACK_BYTES},
-        "rows": rows,
-        "totals": groups,
-    }
+    for split in splits:
+        multi = [r for r in in_split[split] if len(r["gold"]) > 1]
+        if multi:
+            label = "gold files > 1" if len(splits) == 1 else f"split:{split} gold files > 1"
+            groups[label] = totals(multi)
+    return groups
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -495,6 +513,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=Path, default=DEFAULT_CASES)
     parser.add_argument("--case", action="append", default=[], help="run only this id")
     parser.add_argument("--repo", action="append", default=[], help="run only this owner/name")
+    parser.add_argument("--split", action="append", default=[], help="run only this split")
     parser.add_argument("--pack-cmd", help="the veranda command (default: veranda on PATH)")
     parser.add_argument("--json", metavar="PATH", help="also write the rows and totals as JSON")
     args = parser.parse_args(argv)
@@ -504,6 +523,8 @@ def main(argv: list[str] | None = None) -> int:
             cases = [c for c in cases if c["id"] in set(args.case)]
         if args.repo:
             cases = [c for c in cases if c["repo"] in set(args.repo)]
+        if args.split:
+            cases = [c for c in cases if c.get("split", DEV_SPLIT) in set(args.split)]
         result = run(cases, args.repos_dir, args.pack_cmd)
     except (OSError, ValueError) as exc:
         print(f"retrieval benchmark: error: cannot read {args.cases}: {exc}", file=sys.stderr)

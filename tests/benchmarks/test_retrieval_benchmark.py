@@ -103,6 +103,39 @@ def test_builder_derives_base_gold_and_edited_lines_from_history(repos_dir: Path
     assert case["edit_lines"] == {"demo/auth.py": [[7, 7]]}
 
 
+def test_a_held_out_report_keeps_its_split_and_an_unknown_split_is_refused(
+    repos_dir: Path,
+) -> None:
+    [case] = builder.build(repos_dir, [REPORT])
+    assert case["split"] == "dev"
+    [held] = builder.build(repos_dir, [dict(REPORT, split="heldout")])
+    assert held["split"] == "heldout"
+    with pytest.raises(builder.DatasetError, match="unknown split"):
+        builder.build(repos_dir, [dict(REPORT, split="train")])
+
+
+def _row(case_id: str, repo: str, split: str, r6: float, gold: int = 1) -> dict:
+    cell = {"r1": r6, "r6": r6, "edit_hit": None, "files": [], "bytes": 0}
+    row = {"id": case_id, "repo": repo, "split": split, "report_source": "issue"}
+    row.update(gold=[f"f{i}.py" for i in range(gold)], seconds=1.0, cpu_seconds=1.0)
+    return row | {"peak_rss_mb": 1.0} | {name: dict(cell) for name in bench.RANKERS}
+
+
+def test_a_held_out_split_is_totalled_apart_and_never_pooled() -> None:
+    rows = [
+        _row("a-1", "o/a", "dev", 1.0),
+        _row("a-2", "o/a", "dev", 0.0, gold=2),
+        _row("b-1", "o/b", "heldout", 0.5, gold=2),
+    ]
+    groups = bench.group_totals(rows)
+    assert "all" not in groups  # two splits: no pooled row to quote by mistake
+    assert groups["split:dev"]["cases"] == 2 and groups["split:heldout"]["cases"] == 1
+    assert groups["split:dev"]["ours"]["recall_at_6"] == 0.5
+    assert groups["split:heldout gold files > 1"]["cases"] == 1
+    assert groups["split:dev gold files > 1"]["cases"] == 1
+    assert set(bench.group_totals(rows[:2])) >= {"all", "o/a", "gold files > 1"}
+
+
 def test_edited_ranges_count_base_lines_and_anchor_pure_insertions() -> None:
     diff = "@@ -3,2 +3,4 @@ x\n@@ -10 +12 @@\n@@ -20,0 +23,5 @@\n@@ -0,0 +1 @@\n"
     assert builder.edited_ranges(diff) == [[3, 4], [10, 10], [20, 20], [1, 1]]

@@ -15,7 +15,7 @@ import veranda_dagster.domain as domain
 VENDOR = re.compile(r"(?i)(?<![a-z])(github|gitlab|linear|jira|slack|atlassian)(?![a-z])")
 
 ALLOWED = {
-    ("retrieval.py", r"(\.github|\.gitlab|\.circleci)"): (
+    ("path_kinds.py", r"(\.github|\.gitlab|\.circleci)"): (
         "directories a repository itself holds (its CI configuration), ranked as data files: "
         "a fact about the code being read, not a system the product talks to"
     ),

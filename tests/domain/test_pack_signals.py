@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.context.gitrepo import make_repo
+from veranda_dagster.domain import pack_signals
 from veranda_dagster.domain.bounds import MAX_FUNCTION_WINDOW_BYTES, MAX_PACK_BYTES, MAX_SEARCHES
 from veranda_dagster.domain.code_search import Hit, LocalGitGrep, split_lines, window_bounds
 from veranda_dagster.domain.context import build_local_pack
 from veranda_dagster.domain.models import Ticket, Window
-from veranda_dagster.domain.pack_signals import SIGNAL_FRAMES, SIGNAL_FULL_TEXT
+from veranda_dagster.domain.pack_signals import SIGNAL_FRAMES, SIGNAL_FULL_TEXT, SIGNAL_LINKS
 from veranda_dagster.domain.retrieval import build_pack
 from veranda_dagster.domain.seeds import seed_candidates
 
@@ -152,11 +153,49 @@ class IndexOnlySearch:
         return Window(start=start, end=end, text="".join(self.files[path][start - 1 : end]))
 
 
+LINKED = """The result is off by one after the upgrade. The code in question:
+https://example.org/acme/pkg/blob/0a2b96f/src/pkg/types.py#L{line}
+(and again https://example.org/acme/pkg/blob/main/src/pkg/types.py#L{line}, and
+https://example.org/acme/pkg/blob/main/src/pkg/gone.py#L3, a file that no longer exists)
+"""
+
+
+def test_a_linked_source_line_leads_the_pack_with_its_whole_function(repo, monkeypatch):
+    start, end = _convert_span()
+    out = _pack(repo, "Off by one", LINKED.format(line=start + 5))
+    assert out["files"][0]["path"] == "src/pkg/types.py"
+    windows = [(w["start"], w["end"]) for w in out["files"][0]["windows"]]
+    assert (start, end) in windows  # the linked line's whole function
+    monkeypatch.setattr(pack_signals, "source_links", lambda text: [])
+    out = _pack(repo, "Off by one", LINKED.format(line=start + 5))
+    types = [f for f in out["files"] if f["path"] == "src/pkg/types.py"]
+    assert (start, end) not in [(w["start"], w["end"]) for f in types for w in f["windows"]]
+
+
+def test_a_file_linked_twice_counts_once():
+    class Listing(IndexOnlySearch):
+        def paths(self) -> list[str]:
+            return list(self.files)
+
+        def file_text(self, path: str) -> list[str] | None:
+            return self.files.get(path)
+
+    search = Listing({"src/pkg/types.py": CORE, "src/pkg/cli.py": CALLER})
+    anchors = pack_signals.link_anchors(LINKED.format(line=70), search)
+    assert [(a.path, a.line, a.weight) for a in anchors] == [
+        ("src/pkg/types.py", 70, pack_signals.LINK_WEIGHT)
+    ]  # the same line linked twice is one anchor; the gone file resolves to nothing
+    pack = build_pack([], search, ticket_text=LINKED.format(line=70))
+    assert [f.path for f in pack.files] == ["src/pkg/types.py"]
+
+
 def test_the_pack_says_which_signals_a_code_index_without_a_clone_lacks():
     search = IndexOnlySearch({"pkg/types.py": CORE})
     pack = build_pack(["convert"], search, ticket_text=TRACEBACK)
     assert pack.unavailable == [SIGNAL_FRAMES, SIGNAL_FULL_TEXT]
     assert [f.path for f in pack.files] == ["pkg/types.py"]
+    linked = build_pack(["convert"], search, ticket_text=LINKED.format(line=3))
+    assert linked.unavailable == [SIGNAL_LINKS, SIGNAL_FULL_TEXT]
     # without a traceback, frames are not missing, only the ranking is
     assert build_pack(["convert"], search, ticket_text="convert fails").unavailable == [
         SIGNAL_FULL_TEXT

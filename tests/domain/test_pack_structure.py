@@ -8,17 +8,12 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.context.gitrepo import make_repo
-from veranda_dagster.domain import retrieval
+from veranda_dagster.domain import path_kinds, retrieval
 from veranda_dagster.domain.code_search import Hit, LocalGitGrep
 from veranda_dagster.domain.import_graph import MAX_IMPORT_SCAN_LINES, PathIndex, imported_paths
 from veranda_dagster.domain.pack_signals import TicketEvidence
-from veranda_dagster.domain.retrieval import (
-    SearchResult,
-    build_pack,
-    language_factor,
-    path_factor,
-    rank_files,
-)
+from veranda_dagster.domain.path_kinds import language_factor, path_factor
+from veranda_dagster.domain.retrieval import SearchResult, build_pack, rank_files
 from veranda_dagster.domain.seeds import seed_candidates
 from veranda_dagster.domain.source_language import dominant_language, language_of
 
@@ -137,7 +132,7 @@ def test_a_file_in_another_language_than_the_tree_ranks_below_the_same_evidence(
     ranked = [e.path for e in rank_files(results, evidence)]
     assert ranked == ["src/upload.py", "ext/upload.rs"]
     assert [e.path for e in rank_files(results, TicketEvidence())] == ranked[::-1]  # by name
-    monkeypatch.setattr(retrieval, "OTHER_LANGUAGE_FACTOR", 1.0)
+    monkeypatch.setattr(path_kinds, "OTHER_LANGUAGE_FACTOR", 1.0)
     assert [e.path for e in rank_files(results, evidence)] == ranked[::-1]
 
 
@@ -155,7 +150,7 @@ def test_the_tree_language_and_the_factor_it_gives():
     assert language_of("x/y.tsx") == "ts" and language_of("lib.h") == "c"
     assert language_of("README.md") is None and language_of("Makefile") is None
     assert dominant_language(["README.md"]) is None
-    assert language_factor("c.rs", "py") == retrieval.OTHER_LANGUAGE_FACTOR < 1.0
+    assert language_factor("c.rs", "py") == path_kinds.OTHER_LANGUAGE_FACTOR < 1.0
     assert language_factor("a.py", "py") == language_factor("docs/x.md", "py") == 1.0
     assert language_factor("c.rs", None) == 1.0  # no listing (a hosted index): no judgement
 
@@ -171,7 +166,7 @@ def test_the_tree_language_and_the_factor_it_gives():
     ],
 )
 def test_generated_files_are_discounted(path):
-    assert path_factor(path) == retrieval.GENERATED_FACTOR < retrieval.TEST_FACTOR
+    assert path_factor(path) == path_kinds.GENERATED_FACTOR < path_kinds.TEST_FACTOR
 
 
 def test_a_generated_migration_does_not_outrank_the_model_it_was_made_from(tmp_path):

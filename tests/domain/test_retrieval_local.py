@@ -91,6 +91,38 @@ def test_a_top_level_package_init_is_no_module_hit_for_its_attributes(tmp_path):
     assert [(h.path, h.kind) for h in search.search("pkg.core")] == [("pkg/core.py", "path")]
 
 
+def _promotions_repo(tmp_path):
+    """A package whose ``__init__`` and its ``models`` module both exist, as in
+    ``wagtail.contrib.search_promotions``; eight other modules mention the ticket's words."""
+    files = {
+        "site/promos/__init__.py": "".join(f"LEVEL_{i} = {i}\n" for i in range(40)),
+        "site/promos/models.py": "class Query:\n    def get(self, text):\n        return text\n",
+    }
+    files |= {
+        f"site/promos/v{i}.py": f"def query_{i}():\n    return 'search query'\n" for i in range(8)
+    }
+    return make_repo(tmp_path / "r", files)
+
+
+def test_a_dotted_name_credits_only_its_most_specific_existing_level(tmp_path):
+    search = LocalGitGrep(_promotions_repo(tmp_path))
+    hits = search.search("site.promos.models")
+    assert [(h.path, h.kind) for h in hits] == [("site/promos/models.py", "path")]
+    # no ``site/promos/models/attr.py``: one level up, the module the attribute lives in
+    hits = search.search("site.promos.models.Query")
+    assert [(h.path, h.kind) for h in hits] == [("site/promos/models.py", "path")]
+    # the package itself, named as such, is its __init__
+    assert [h.path for h in search.search("site.promos")] == ["site/promos/__init__.py"]
+
+
+def test_a_module_named_by_its_dotted_path_leads_the_pack_alone(tmp_path):
+    search = LocalGitGrep(_promotions_repo(tmp_path))
+    text = "Search query fails in site.promos.models after saving a search query"
+    paths = [f.path for f in build_pack(["site.promos.models"], search, ticket_text=text).files]
+    assert paths[0] == "site/promos/models.py"
+    assert "site/promos/__init__.py" not in paths  # no evidence of its own once not named
+
+
 @pytest.mark.parametrize(
     "seed, paths",
     [

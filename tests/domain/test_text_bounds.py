@@ -24,7 +24,7 @@ import pytest
 
 from veranda_dagster.clients.linear_ticket import KEY_IN_TEXT as LINEAR_KEY_IN_TEXT
 from veranda_dagster.clients.slack_ticket import mentions, strip_mentions
-from veranda_dagster.domain import citations, repo_detection, repo_evidence, seeds
+from veranda_dagster.domain import citations, repo_detection, repo_evidence, seeds, ticket_signals
 from veranda_dagster.domain.bounds import (
     MAX_DETECT_TEXT_CHARS,
     MAX_EXTRACT_TEXT_CHARS,
@@ -68,6 +68,7 @@ EXTRACTORS: dict[str, Callable[[str], object]] = {
     "seeds": lambda t: seeds.extract_seeds([t]),
     "seed_candidates": lambda t: seeds.seed_candidates([t, t]),
     "keywords": lambda t: seeds.extract_keywords([t], ["seed"], 12),
+    "source_links": ticket_signals.source_links,
     "citations": lambda t: citations.annotate(
         t, citations.resolve(t, [], lambda path: 10 if path.endswith(".py") else None)
     ),

@@ -7,10 +7,12 @@ from veranda_dagster.domain.full_text import FullTextIndex, identifier_terms, qu
 from veranda_dagster.domain.function_spans import enclosing_function
 from veranda_dagster.domain.ticket_signals import (
     MAX_FRAMES,
+    MAX_LINKS,
     MAX_MESSAGES,
     Frame,
     error_messages,
     resolve_frame_path,
+    source_links,
     static_fragment,
     traceback_frames,
 )
@@ -46,6 +48,26 @@ def test_pytest_short_frames_count_too_and_a_recursion_is_capped():
     ]
     loop = "".join(f'  File "pkg/a.py", line {n}, in f\n' for n in range(1, 500))
     assert len(traceback_frames(loop)) == MAX_FRAMES
+
+
+def test_links_to_file_views_give_the_path_in_the_tree_and_the_linked_line():
+    text = (
+        "It fails here: https://example.org/acme/app/blob/3aa4410/src/app/io.py#L46-L47, "
+        "see (https://git.example.net/group/sub/app/-/blob/main/src/app/io.py#L12) and "
+        "https://code.example.com/acme/app/src/v2.0/app/cli.py?at=x#lines-9 and "
+        "https://example.org/acme/app/blob/main/src/app/io.py#L46 again; "
+        "not https://example.org/acme/app/tree/main/src, https://docs.example.org/io.html#L3 "
+        "or https://example.org/acme/app/blob/main/LICENSE; a file: "
+        "https://example.org/acme/app/blob/main/setup.py"
+    )
+    assert source_links(text) == [
+        Frame("src/app/io.py", 46, None),
+        Frame("src/app/io.py", 12, None),
+        Frame("app/cli.py", 9, None),
+        Frame("setup.py", 0, None),  # no line: the file only
+    ]
+    many = " ".join(f"https://e.org/a/b/blob/m/pkg/m{i}.py#L1" for i in range(40))
+    assert len(source_links(many)) == MAX_LINKS
 
 
 def test_frame_paths_resolve_by_their_longest_tail_inside_the_project():

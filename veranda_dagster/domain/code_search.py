@@ -89,23 +89,30 @@ _FILE_SUFFIXES = frozenset(_FILE_SUFFIXES_TEXT.split())
 """``utils.py`` is a file name, already searched as a path; not a dotted module name."""
 
 
-def module_paths(seed: str) -> list[str]:
-    """The files a dotted Python name can live in: ``rich.panel`` -> ``rich/panel.py`` (or a
-    package's ``__init__.py``), and one level up for an attribute, ``attrs.validators.in_`` ->
-    ``attrs/validators.py``, but never a top-level ``pkg/__init__.py`` for ``pkg.name``: it
-    re-exports every public name, so it would top every pack that mentions ``click.command``.
-    A module rarely contains its own dotted name, so without these path hits ``rich.panel``
-    finds every importer of ``rich/panel.py`` but not the file itself."""
+def module_path_levels(seed: str) -> list[list[str]]:
+    """The files a dotted Python name can live in, most specific level first: ``rich.panel`` ->
+    ``rich/panel.py`` (or a package's ``__init__.py``), then one level up for an attribute,
+    ``attrs.validators.in_`` -> ``attrs/validators.py``, but never a top-level
+    ``pkg/__init__.py`` for ``pkg.name``: it re-exports every public name, so it would top every
+    pack that mentions ``click.command``. A module rarely contains its own dotted name, so
+    without these path hits ``rich.panel`` finds every importer of ``rich/panel.py`` but not the
+    file itself."""
     if not _DOTTED_NAME.fullmatch(seed) or seed.rsplit(".", 1)[-1].lower() in _FILE_SUFFIXES:
         return []
     parts = seed.split(".")
-    out: list[str] = []
+    levels: list[list[str]] = []
     for n in (len(parts), len(parts) - 1):
         stem = "/".join(parts[:n])
-        out.append(f"{stem}.py")
+        level = [f"{stem}.py"]
         if n >= 2:  # a top-level package's __init__ re-exports everything: not a hit
-            out.append(f"{stem}/__init__.py")
-    return out
+            level.append(f"{stem}/__init__.py")
+        levels.append(level)
+    return levels
+
+
+def module_paths(seed: str) -> list[str]:
+    """Every file ``module_path_levels`` names, most specific first."""
+    return [path for level in module_path_levels(seed) for path in level]
 
 
 def looks_like_path(seed: str) -> bool:
@@ -254,15 +261,21 @@ class LocalGitGrep:
         return lines[line - 1].rstrip("\n") if 0 < line <= len(lines) else ""
 
     def _path_hits(self, seed: str) -> list[Hit]:
-        suffixes = [seed.strip("/")] if looks_like_path(seed) else []
-        suffixes += module_paths(seed)
-        if not suffixes:
-            return []
-        return [
-            Hit(path, 1, kind="path")
-            for path in self.paths()
-            if any(path == s or path.endswith("/" + s) for s in suffixes)
-        ]
+        """Path hits for a path-like seed, and for a dotted name the files of its most specific
+        level that exists (``module_path_levels``): ``pkg.sub.models`` names
+        ``pkg/sub/models.py`` when there is one, and then not also ``pkg/sub/__init__.py``, so
+        the module's bonus is not split with the package that merely contains it."""
+        paths = self.paths()
+
+        def matching(suffixes: list[str]) -> list[str]:
+            return [p for p in paths if any(p == s or p.endswith("/" + s) for s in suffixes)]
+
+        found = matching([seed.strip("/")]) if looks_like_path(seed) else []
+        for level in module_path_levels(seed):
+            if matched := matching(level):
+                found += [path for path in matched if path not in found]
+                break
+        return [Hit(path, 1, kind="path") for path in found]
 
     def _git_grep(self, seed: str) -> list[Hit]:
         self.paths()
@@ -294,7 +307,7 @@ class LocalGitGrep:
         Tests, docs, vendored and generated files, and files in another language are left
         out: they would set the scale every other file's score is normalised by."""
         from veranda_dagster.domain.full_text import FullTextIndex, query_terms
-        from veranda_dagster.domain.retrieval import path_factor
+        from veranda_dagster.domain.path_kinds import path_factor
         from veranda_dagster.domain.source_language import dominant_language, language_of
 
         if self._index is None:

@@ -253,7 +253,8 @@ class ContextPack(PhaseValue):
     citations: list[Citation] = Field(default_factory=list)
     unavailable_signals: list[str] = Field(default_factory=list)
     """Ticket signals the code-search backend could not provide (a forge's hosted index with no
-    clone: ``traceback_frames``, ``full_text_bm25``): the ranking ran without them."""
+    clone: ``traceback_frames``, ``source_links``, ``full_text_bm25``): the ranking ran without
+    them."""
     layers: list[ContextLayer] = Field(default_factory=list)
     facts: RepoFacts = Field(default_factory=RepoFacts)
     instruction_files: list[str] = Field(default_factory=list)

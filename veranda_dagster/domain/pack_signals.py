@@ -1,9 +1,11 @@
 """The ticket's non-seed evidence, turned into file scores and anchor lines for the pack.
 
-Three signals join the seed searches, each where its evidence is strongest:
+Four signals join the seed searches, each where its evidence is strongest:
 
 - **traceback frames** name a file, a line and a function with no search at all: the deepest
   frame inside the project weighs most (``FRAME_WEIGHT``), outer frames less;
+- **source links** (a forge file view's URL, ``…/blob/<ref>/pkg/mod.py#L42``) name a file and
+  usually a line, chosen by the reporter: weighed like frames, in the order they appear;
 - **error messages** are searched as fixed strings (one search each): the file holding the
   literal is where the message is raised;
 - **full-text BM25** of the whole ticket over the clone's source files (one search): the
@@ -17,6 +19,7 @@ listing to resolve frames against, no texts to index) is named in ``unavailable`
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from veranda_dagster.domain.code_search import CodeSearch, Hit
@@ -25,6 +28,7 @@ from veranda_dagster.domain.source_language import dominant_language
 from veranda_dagster.domain.ticket_signals import (
     error_messages,
     resolve_frame_path,
+    source_links,
     traceback_frames,
 )
 
@@ -33,6 +37,9 @@ FRAME_WEIGHT = 3.0
 FRAME_DECAY = 0.6
 """Each outer frame weighs this much of the one below it."""
 MAX_PROJECT_FRAMES = 6
+LINK_WEIGHT = FRAME_WEIGHT
+"""The first linked file: a reporter pointing at a line of the tree is as specific as a frame;
+each further linked file weighs ``FRAME_DECAY`` of the one before, like outer frames."""
 MESSAGE_WEIGHT = 2.0
 """A file holding the printed message's literal, before the rarity discount."""
 FULL_TEXT_WEIGHT = 1.5
@@ -41,6 +48,7 @@ FULL_TEXT_DEPTH = 40
 """Files taken from the full-text ranking: below this BM25 only restates the seed ranking."""
 
 SIGNAL_FRAMES = "traceback_frames"
+SIGNAL_LINKS = "source_links"
 SIGNAL_MESSAGES = "error_messages"
 SIGNAL_FULL_TEXT = "full_text_bm25"
 
@@ -55,6 +63,8 @@ class FrameAnchor:
 @dataclass
 class TicketEvidence:
     frames: list[FrameAnchor] = field(default_factory=list)
+    links: list[FrameAnchor] = field(default_factory=list)
+    """Linked source lines; a file linked twice has two anchors and counts once."""
     messages: list[tuple[str, list[Hit]]] = field(default_factory=list)
     full_text: dict[str, float] = field(default_factory=dict)
     """Path -> normalised BM25 score in (0, 1]."""
@@ -74,19 +84,27 @@ def _definition_line(lines: list[str], function: str, near: int) -> int | None:
     return min(found, key=lambda n: abs(n - near)) if found else None
 
 
-def frame_anchors(text: str, search: CodeSearch) -> list[FrameAnchor] | None:
-    """Project frames, deepest first, as file anchors; ``None`` when the backend lists no
-    files to resolve frame paths against."""
+def _listing(search: CodeSearch) -> tuple[list[str], Callable[[str], list[str] | None]] | None:
+    """The tree's file listing and text reader, ``None`` when the backend has no clone to list
+    (a remote index), so frame and link paths cannot be resolved."""
     paths = getattr(search, "paths", None)
     file_text = getattr(search, "file_text", None)
-    frames = traceback_frames(text)
-    if not frames:
-        return []
     if not (callable(paths) and callable(file_text)):
         return None
     repo_paths = paths()
-    if repo_paths is None:  # a remote index with no clone attached lists no files
+    return None if repo_paths is None else (repo_paths, file_text)
+
+
+def frame_anchors(text: str, search: CodeSearch) -> list[FrameAnchor] | None:
+    """Project frames, deepest first, as file anchors; ``None`` when the backend lists no
+    files to resolve frame paths against."""
+    frames = traceback_frames(text)
+    if not frames:
+        return []
+    listing = _listing(search)
+    if listing is None:
         return None
+    repo_paths, file_text = listing
     anchors: list[FrameAnchor] = []
     weight = FRAME_WEIGHT
     for frame in frames:
@@ -106,6 +124,31 @@ def frame_anchors(text: str, search: CodeSearch) -> list[FrameAnchor] | None:
     return anchors
 
 
+def link_anchors(text: str, search: CodeSearch) -> list[FrameAnchor] | None:
+    """Linked source lines, in the order the ticket has them, as file anchors: the first linked
+    file weighs ``LINK_WEIGHT``, each further file ``FRAME_DECAY`` of the one before, and every
+    line linked in a file is one of its anchors at that file's weight (line 0 when the link
+    names no line: the file only). ``None`` when the backend lists no files."""
+    links = source_links(text)
+    if not links:
+        return []
+    listing = _listing(search)
+    if listing is None:
+        return None
+    repo_paths, file_text = listing
+    weights: dict[str, float] = {}
+    anchors: list[FrameAnchor] = []
+    for link in links:
+        path = resolve_frame_path(link.path, repo_paths)
+        if path is None or (path not in weights and len(weights) >= MAX_PROJECT_FRAMES):
+            continue
+        weights.setdefault(path, LINK_WEIGHT * FRAME_DECAY ** len(weights))
+        lines = len(file_text(path) or [])
+        line = min(link.line, max(1, lines))
+        anchors.append(FrameAnchor(path, line, weights[path]))
+    return anchors
+
+
 def gather(text: str, search: CodeSearch, max_searches: int) -> TicketEvidence:
     """Frames (free), then the full-text ranking and the error messages, each one search, all
     within ``max_searches``."""
@@ -118,6 +161,11 @@ def gather(text: str, search: CodeSearch, max_searches: int) -> TicketEvidence:
         evidence.unavailable.append(SIGNAL_FRAMES)
     else:
         evidence.frames = frames
+    links = link_anchors(text, search)
+    if links is None:
+        evidence.unavailable.append(SIGNAL_LINKS)
+    else:
+        evidence.links = links
     rank = getattr(search, "full_text_rank", None)
     ranked = rank(text) if callable(rank) and max_searches > 0 else None
     if ranked is None:

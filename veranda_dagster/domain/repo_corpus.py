@@ -14,7 +14,10 @@ so a monorepo is reported as too large to index instead of filling memory.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
+import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -48,23 +51,84 @@ def load_texts(repo_dir: Path, sha: str, want: Callable[[str], bool]) -> dict[st
     if not wanted:
         return {}
     feed = "".join(f"{blob}\n" for blob, _ in wanted).encode()
-    out = _run(repo_dir, ["cat-file", "--batch"], feed)
     texts: dict[str, str] = {}
-    cursor = 0
-    for blob, path in wanted:
-        header_end = out.index(b"\n", cursor)
-        header = out[cursor:header_end].split()
-        if header[:1] != [blob.encode()]:
-            raise InputError(f"git cat-file --batch answered out of order in {repo_dir}")
-        if len(header) != 3:  # ``<sha> missing``: a partial clone lacks it; nothing to read
-            cursor = header_end + 1
-            continue
-        size = int(header[2])
-        data = out[header_end + 1 : header_end + 1 + size]
-        cursor = header_end + 1 + size + 1
-        if b"\0" not in data[:BINARY_PROBE_BYTES]:
-            texts[path] = data.decode("utf-8", errors="replace")
+    with _BatchReader(repo_dir, feed) as reader:
+        for blob, path in wanted:
+            data = reader.next_blob(blob)
+            if data is not None and b"\0" not in data[:BINARY_PROBE_BYTES]:
+                texts[path] = data.decode("utf-8", errors="replace")
     return texts
+
+
+class _BatchReader:
+    """``git cat-file --batch`` read as it answers: each blob is decoded while git inflates the
+    next ones, so on two cores the read costs about the larger of git's and Python's time
+    rather than their sum, and the whole output is never held twice. The blob list is written
+    from a thread (git stops reading it while its output is unread), and a timer kills a git
+    that hangs past ``CAT_FILE_TIMEOUT_S``."""
+
+    def __init__(self, repo_dir: Path, feed: bytes) -> None:
+        self.repo_dir = repo_dir
+        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as git; closed on exit)
+        try:
+            self._proc = subprocess.Popen(
+                git_argv("cat-file", "--batch", cwd=repo_dir),
+                env=git_env(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._errors,
+            )
+        except FileNotFoundError:
+            self._errors.close()
+            raise InputError("git is not installed") from None
+        self._timer = threading.Timer(CAT_FILE_TIMEOUT_S, self._proc.kill)
+        self._writer = threading.Thread(target=self._write, args=(feed,), daemon=True)
+
+    def __enter__(self) -> _BatchReader:
+        self._timer.start()
+        self._writer.start()
+        return self
+
+    def _write(self, feed: bytes) -> None:
+        stdin = self._proc.stdin
+        assert stdin is not None
+        with contextlib.suppress(BrokenPipeError, ValueError):  # git died: reported on exit
+            stdin.write(feed)
+            stdin.close()
+
+    def next_blob(self, blob: str) -> bytes | None:
+        """The next answer's content, which must be ``blob``'s; ``None`` when the clone lacks
+        it (``<sha> missing``: a partial clone)."""
+        stdout = self._proc.stdout
+        assert stdout is not None
+        header = stdout.readline().split()
+        if header[:1] != [blob.encode()]:
+            raise InputError(self._failure("answered out of order"))
+        if len(header) != 3:
+            return None
+        size = int(header[2])
+        data = stdout.read(size)
+        if len(data) != size or stdout.read(1) != b"\n":
+            raise InputError(self._failure("answered short"))
+        return data
+
+    def _failure(self, what: str) -> str:
+        self._proc.kill()
+        self._proc.wait()
+        if not self._timer.is_alive() and self._proc.returncode != 0:
+            return f"git cat-file timed out in {self.repo_dir}"
+        self._errors.seek(0)
+        detail = self._errors.read().decode(errors="replace").strip()[-300:]
+        return f"git cat-file --batch {what} in {self.repo_dir}: {detail}".rstrip(": ")
+
+    def __exit__(self, *exc: object) -> None:
+        stdout = self._proc.stdout
+        assert stdout is not None
+        stdout.close()
+        self._proc.wait()
+        self._timer.cancel()
+        self._writer.join()
+        self._errors.close()
 
 
 _BINARY_SUFFIXES_TEXT = (

@@ -15,10 +15,10 @@ that hits many (an inverse document frequency). A line that *defines* the seed (
 ``class X``, ``func X``, ``X =``) doubles that seed's share, and a file whose path matches a
 path seed (or a dotted module name: ``rich.panel`` -> ``rich/panel.py``) gets a bonus, its
 rarity counted among the path hits alone, because the file that defines or is named by an
-identifier is where a fix usually goes. Tests, docs and vendored code are discounted. The byte
-budget is then spent round-robin: every chosen file's best window first, then second windows, so
-one long file cannot starve the other five; the window that would cross the ceiling is truncated
-to fit exactly.
+identifier is where a fix usually goes. Tests, docs and vendored code are discounted
+(``path_kinds.py``). The byte budget is then spent round-robin (``pack_windows.py``): every
+chosen file's best window first, then second windows, so one long file cannot starve the other
+five; the window that would cross the ceiling is truncated to fit exactly.
 
 Every window becomes a ``Citation`` ``R1..Rn`` (path, line range, commit sha) here, in reading
 order, and nowhere else: the set the agent may cite is closed by construction.
@@ -29,83 +29,36 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from veranda_dagster.domain.bounds import (
-    MAX_FUNCTION_WINDOW_BYTES,
-    MAX_PACK_BYTES,
-    MAX_PACK_FILES,
-    MAX_SEARCHES,
-    MAX_SEEDS,
-    MAX_WINDOWS_PER_FILE,
-    SEARCH_WINDOW_LINES,
-)
-from veranda_dagster.domain.code_search import CodeSearch, Hit, looks_like_path, split_lines
-from veranda_dagster.domain.full_text import IDENT, identifier_terms
-from veranda_dagster.domain.function_spans import enclosing_function
+from veranda_dagster.domain.bounds import MAX_PACK_BYTES, MAX_PACK_FILES, MAX_SEARCHES, MAX_SEEDS
+from veranda_dagster.domain.code_search import CodeSearch, Hit, looks_like_path
 from veranda_dagster.domain.import_graph import PathIndex, imported_paths
-from veranda_dagster.domain.models import Citation, PackFile, Window
+from veranda_dagster.domain.models import Citation, PackFile
 from veranda_dagster.domain.pack_signals import (
     FULL_TEXT_WEIGHT,
     MESSAGE_WEIGHT,
     TicketEvidence,
     gather,
 )
+from veranda_dagster.domain.pack_windows import FileEvidence, file_windows, spend_budget, utf8_len
+from veranda_dagster.domain.path_kinds import language_factor, path_factor
 from veranda_dagster.domain.seeds import MIN_SEED_LEN, PROSE_WORDS, relaxed_variant
-from veranda_dagster.domain.source_language import language_of
 
-TEST_FACTOR = 0.35
-DOCS_FACTOR = 0.3
-VENDORED_FACTOR = 0.2
-DATA_FACTOR = 0.3
-GENERATED_FACTOR = 0.2
-"""Database migrations, protobuf stubs, UI stories, snapshots: written by a tool, their words
-echo the models they were generated from, and a fix goes to the source, not to them."""
-OTHER_LANGUAGE_FACTOR = 0.6
-"""A source file in another language than the tree's main one (``source_language.py``)."""
 IMPORT_PROMOTION = 1.6
 """A file the best-ranked file imports has its score multiplied by this (``promote_imported``)."""
-"""Config, CI and data files: worth a window when nothing else matches, rarely the fix."""
 DEFINITION_BONUS = 1.0
 PATH_MATCH_BONUS = 1.5
 KEYWORD_WEIGHT = 0.5
 """A plain ticket word is weaker evidence than an identifier someone typed."""
-TOPIC_VALUE = 0.3
-"""The topic span ranks after a file's definitions and frames, before its plain hit lines."""
 IMPORT_FACTOR = 0.3
 """A hit on an import line says the file uses the name, not that the fix goes there: a
 package's ``__init__`` re-exports every public name."""
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+[\w.]+\s+import\b|import\s+\w)")
-MAX_TOPIC_SCAN_LINES = 5_000
-"""Lines of a file scanned for the ticket's words when only the full-text ranking chose it."""
 RANK_DECAY = 0.06
 """Weight lost per seed rank: the first seed weighs 1.0, the eighth 0.58."""
-
-_TEST_PATH = re.compile(
-    r"(^|/)(tests?|__tests__|spec|specs|testing|testdata|fixtures)/|(^|/)test_[^/]*$"
-    r"|_test\.\w+$|\.(test|spec)\.\w+$|(^|/)conftest\.py$"
-)
-_VENDORED_PATH = re.compile(
-    r"(^|/)(vendor|vendored|_vendor|third_party|thirdparty|external|externals|node_modules|dist"
-    r"|build|site-packages)/|\.min\.(js|css)$|(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml"
-    r"|poetry\.lock|Cargo\.lock|go\.sum|uv\.lock)$"
-)
-_GENERATED_PATH = re.compile(
-    r"(^|/)(migrations|_migrations|alembic)/|_pb2(_grpc)?\.pyi?$|\.stories\.\w+$"
-    r"|(^|/)__snapshots__/|\.snap$|\.generated\.\w+$"
-)
-_DATA_PATH = re.compile(
-    r"\.(toml|ya?ml|json|ini|cfg|in|lock|svg|png|jpe?g|gif|ico|csv|xml|html?|css|txt)$"
-    r"|(^|/)(\.github|\.gitlab|\.circleci)/",
-    re.IGNORECASE,
-)
-_DOCS_PATH = re.compile(
-    r"(^|/)(docs?|documentation|examples?|changelog\.d|news)/|\.(md|rst|txt|adoc)$"
-    r"|(^|/)(CHANGELOG|CHANGES|HISTORY|NEWS|AUTHORS)[^/]*$",
-    re.IGNORECASE,
-)
 
 
 class RetrievalResult(BaseModel):
@@ -118,31 +71,8 @@ class RetrievalResult(BaseModel):
     """The seeds that hit, at most ``MAX_SEEDS``, in rank order: what the pack was built from."""
     unavailable: list[str] = Field(default_factory=list)
     """Ticket signals the backend could not provide (a forge's hosted index with no clone: the
-    full-text ranking and traceback frames), so a reader knows what the ranking lacked."""
-
-
-def path_factor(path: str) -> float:
-    """Non-test source outranks tests, docs and vendored code at equal evidence."""
-    if _VENDORED_PATH.search(path):
-        return VENDORED_FACTOR
-    if _GENERATED_PATH.search(path):
-        return GENERATED_FACTOR
-    if _TEST_PATH.search(path):
-        return TEST_FACTOR
-    if _DOCS_PATH.search(path):
-        return DOCS_FACTOR
-    if _DATA_PATH.search(path):
-        return DATA_FACTOR
-    return 1.0
-
-
-def language_factor(path: str, main_language: str | None) -> float:
-    """``OTHER_LANGUAGE_FACTOR`` for a source file in another language than ``main_language``;
-    1.0 for the main language, for non-source files and when the main language is unknown."""
-    language = language_of(path)
-    if main_language is None or language is None or language == main_language:
-        return 1.0
-    return OTHER_LANGUAGE_FACTOR
+    full-text ranking, traceback frames and source links), so a reader knows what the ranking
+    lacked."""
 
 
 def _definition_pattern(seed: str) -> re.Pattern[str] | None:
@@ -169,19 +99,6 @@ class SearchResult:
     """The candidate seed this search was for (``None`` for a relaxed variant or a word)."""
     strong: bool = False
     """Every hit line is where the fix may go (an error message's literal)."""
-
-
-@dataclass
-class _FileEvidence:
-    path: str
-    score: float = 0.0
-    lines: dict[int, float] = field(default_factory=dict)
-    """Hit line -> its value: the best weight of a seed hitting it (more for a definition)."""
-    head: float = 0.0
-    """A path hit's value: the file head is its window only when nothing in the file hit."""
-    strong: set[int] = field(default_factory=set)
-    """Lines that define a matched symbol, are named by a traceback frame or raise a quoted
-    message: their whole function is packed when it fits."""
 
 
 def run_searches(
@@ -239,12 +156,12 @@ def _idf(files: int) -> float:
 
 def rank_files(
     results: list[SearchResult], signals: TicketEvidence | None = None
-) -> list[_FileEvidence]:
+) -> list[FileEvidence]:
     """Files by score, best first; ties broken by path so the same inputs give the same pack.
 
     A path hit's rarity is counted among the path hits alone: ``rich.panel`` names one file
     (``rich/panel.py``) even though 35 files import it, and the importers must not dilute it."""
-    evidence: dict[str, _FileEvidence] = {}
+    evidence: dict[str, FileEvidence] = {}
     for result in results:
         if not result.hits:
             continue
@@ -264,7 +181,7 @@ def rank_files(
                 value, strong = weight * (1.0 + DEFINITION_BONUS), True
             else:
                 value = weight * (IMPORT_FACTOR if _IMPORT_LINE.match(hit.text) else 1.0)
-            ev = evidence.setdefault(hit.path, _FileEvidence(hit.path))
+            ev = evidence.setdefault(hit.path, FileEvidence(hit.path))
             if hit.kind == "path":
                 ev.head = max(ev.head, value)
             else:
@@ -284,19 +201,31 @@ def rank_files(
     return sorted(evidence.values(), key=lambda e: (-e.score, e.path))
 
 
-def _add_signals(evidence: dict[str, _FileEvidence], signals: TicketEvidence) -> None:
-    """Frames and full-text scores join the seed evidence (messages came in as searches)."""
+def _add_signals(evidence: dict[str, FileEvidence], signals: TicketEvidence) -> None:
+    """Frames, linked lines and full-text scores join the seed evidence (messages came in as
+    searches). A file linked several times counts once; each linked line is an anchor."""
     for frame in signals.frames:
-        ev = evidence.setdefault(frame.path, _FileEvidence(frame.path))
+        ev = evidence.setdefault(frame.path, FileEvidence(frame.path))
         ev.score += frame.weight
         ev.lines[frame.line] = max(ev.lines.get(frame.line, 0.0), frame.weight)
         ev.strong.add(frame.line)
+    linked: dict[str, float] = {}
+    for link in signals.links:
+        ev = evidence.setdefault(link.path, FileEvidence(link.path))
+        linked[link.path] = link.weight
+        if link.line > 0:
+            ev.lines[link.line] = max(ev.lines.get(link.line, 0.0), link.weight)
+            ev.strong.add(link.line)
+        else:
+            ev.head = max(ev.head, link.weight)
+    for path, weight in linked.items():
+        evidence[path].score += weight
     for path, share in signals.full_text.items():
-        ev = evidence.setdefault(path, _FileEvidence(path))
+        ev = evidence.setdefault(path, FileEvidence(path))
         ev.score += FULL_TEXT_WEIGHT * share
 
 
-def promote_imported(ranked: list[_FileEvidence], search: CodeSearch) -> list[_FileEvidence]:
+def promote_imported(ranked: list[FileEvidence], search: CodeSearch) -> list[FileEvidence]:
     """``ranked`` with every file the best-ranked file imports (``import_graph.py``) scored
     ``IMPORT_PROMOTION`` times higher, the best file kept first.
 
@@ -319,157 +248,6 @@ def promote_imported(ranked: list[_FileEvidence], search: CodeSearch) -> list[_F
         if ev.path in imported and not ev.path.endswith("/__init__.py"):
             ev.score *= IMPORT_PROMOTION
     return ranked[:1] + sorted(ranked[1:], key=lambda e: (-e.score, e.path))
-
-
-def _merge(a: Window, b: Window) -> Window:
-    lines = dict(enumerate(split_lines(a.text), start=a.start))
-    for number, text in enumerate(split_lines(b.text), start=b.start):
-        lines.setdefault(number, text)
-    start, end = min(a.start, b.start), max(a.end, b.end)
-    text = "".join(lines.get(n, "") for n in range(start, end + 1))
-    return Window(start=start, end=end, text=text)
-
-
-@dataclass
-class _Candidate:
-    """One window to pay for: ``window`` (a whole function when ``short`` is set), and the
-    12-line ``short`` window at its anchor to fall back on when the function does not fit."""
-
-    window: Window
-    value: float
-    short: Window | None = None
-
-
-def _function_window(lines: list[str], line: int) -> Window | None:
-    span = enclosing_function(lines, line)
-    if span is None:
-        return None
-    text = "".join(lines[span[0] - 1 : span[1]])
-    if utf8_len(text) > MAX_FUNCTION_WINDOW_BYTES:
-        return None
-    return Window(start=span[0], end=span[1], text=text)
-
-
-def _topic_line(lines: list[str], weights: dict[str, float]) -> int | None:
-    """The line the ticket talks about most: inside the ``SEARCH_WINDOW_LINES``-line span whose
-    lines carry the most ticket words (each weighted by its rarity in the tree, counted once per
-    line), the line carrying the most. ``None`` when no line carries any."""
-    scores: list[float] = []
-    for text in lines[:MAX_TOPIC_SCAN_LINES]:
-        terms = {t for raw in set(IDENT.findall(text)) for t in identifier_terms(raw)}
-        scores.append(sum(weights.get(t, 0.0) for t in terms))
-    if not scores or max(scores) <= 0:
-        return None
-    span = min(SEARCH_WINDOW_LINES, len(scores))
-    running = sum(scores[:span])
-    best, best_start = running, 0
-    for start in range(1, len(scores) - span + 1):
-        running += scores[start + span - 1] - scores[start - 1]
-        if running > best:
-            best, best_start = running, start
-    inside = scores[best_start : best_start + span]
-    return best_start + inside.index(max(inside)) + 1
-
-
-def file_windows(
-    ev: _FileEvidence, search: CodeSearch, weights: dict[str, float] | None = None
-) -> list[_Candidate]:
-    """A file's windows, best first: the strong lines (definitions, frames, messages) before
-    plain hit lines, each by value; around a strong line the whole function when the backend
-    has the file's text and the body is at most ``MAX_FUNCTION_WINDOW_BYTES``. With the
-    ticket's term ``weights`` the span the ticket talks about most (``_topic_line``) is a strong
-    line too: a fix often edits the function whose body uses the report's words. Overlapping or
-    adjacent windows merge; at most ``MAX_WINDOWS_PER_FILE``."""
-    file_text = getattr(search, "file_text", None)
-    lines = file_text(ev.path) if callable(file_text) else None
-    anchors = dict(ev.lines)
-    if lines and weights and (topic := _topic_line(lines, weights)) and topic not in anchors:
-        anchors[topic] = TOPIC_VALUE
-        ev.strong.add(topic)
-    if not anchors:
-        anchors[1] = ev.head
-    ordered = sorted(
-        anchors.items(), key=lambda item: (item[0] not in ev.strong, -item[1], item[0])
-    )
-    scored: list[_Candidate] = []
-    for line, value in ordered[: MAX_WINDOWS_PER_FILE * 4]:
-        if any(c.window.start <= line <= c.window.end for c in scored):
-            continue
-        short = search.read_window(ev.path, line)
-        whole = _function_window(lines, line) if lines and line in ev.strong else None
-        window = whole if whole is not None else short
-        for i, other in enumerate(scored):
-            if window.start <= other.window.end + 1 and other.window.start <= window.end + 1:
-                merged = _merge(other.window, window)
-                scored[i] = _Candidate(merged, max(value, other.value), other.short or short)
-                break
-        else:
-            if len(scored) >= MAX_WINDOWS_PER_FILE:
-                break
-            scored.append(_Candidate(window, value, short if window is not short else None))
-    return scored
-
-
-def utf8_len(text: str) -> int:
-    return len(text.encode("utf-8"))
-
-
-def truncate_window(window: Window, budget: int) -> Window | None:
-    """The window cut to at most ``budget`` bytes: whole lines first, then the next line's prefix
-    (cut on a character boundary) so the budget is filled exactly. ``None`` if nothing fits."""
-    kept: list[str] = []
-    used = 0
-    for line in split_lines(window.text):
-        size = utf8_len(line)
-        if used + size <= budget:
-            kept.append(line)
-            used += size
-            continue
-        prefix = line.encode("utf-8")[: budget - used].decode("utf-8", errors="ignore")
-        if prefix:
-            kept.append(prefix)
-        break
-    if not kept:
-        return None
-    end = window.start + len(kept) - 1
-    return Window(start=window.start, end=end, text="".join(kept))
-
-
-def _spend(
-    candidates: list[tuple[str, list[_Candidate]]], max_bytes: int
-) -> dict[str, list[Window]]:
-    """Spend the byte budget: every file's best window first, in rank order, then second
-    windows, and so on, so one long file cannot starve the other five. A first window is capped
-    at an equal share of the budget, except a whole function, which may take up to
-    ``MAX_FUNCTION_WINDOW_BYTES`` as long as every later file can still have its 12-line first
-    window: so the budget is never split so thin that no window holds a whole function body. A
-    function that does not fit falls back to its 12-line window; the window that would cross
-    the ceiling is truncated to fit exactly."""
-    kept: dict[str, list[Window]] = {path: [] for path, _ in candidates}
-    remaining = max_bytes
-    fair_share = max_bytes // max(1, len(candidates))
-    firsts = [
-        min(fair_share, utf8_len((c[0].short or c[0].window).text)) if c else 0
-        for _, c in candidates
-    ]
-    for k in range(MAX_WINDOWS_PER_FILE):
-        for i, (path, windows) in enumerate(candidates):
-            if k >= len(windows) or remaining <= 0:
-                continue
-            cand = windows[k]
-            reserve = sum(firsts[i + 1 :]) if k == 0 else 0
-            size = utf8_len(cand.window.text)
-            if cand.short is not None and size <= remaining - reserve:
-                fitted: Window | None = cand.window
-            else:
-                window = cand.short or cand.window
-                cap = min(remaining, fair_share) if k == 0 else remaining
-                fitted = window if utf8_len(window.text) <= cap else truncate_window(window, cap)
-            if fitted is None or not fitted.text:
-                continue
-            kept[path].append(fitted)
-            remaining -= utf8_len(fitted.text)
-    return kept
 
 
 def build_pack(
@@ -507,7 +285,7 @@ def build_pack(
         if len(t) >= MIN_SEED_LEN and t not in PROSE_WORDS
     }
     candidates = [(ev.path, file_windows(ev, search, weights)) for ev in chosen]
-    kept = _spend(candidates, max_bytes)
+    kept = spend_budget(candidates, max_bytes)
     files = [
         PackFile(path=path, windows=sorted(kept[path], key=lambda w: w.start))
         for path, _ in candidates

@@ -1,4 +1,5 @@
-"""Evidence a bug report carries beyond identifiers: traceback frames and error messages.
+"""Evidence a bug report carries beyond identifiers: traceback frames, links to source lines and
+error messages.
 
 A traceback names the file, the line and the function where the program was when it failed, so
 it is the strongest pointer a ticket can hold; the deepest frame inside the project is usually
@@ -6,7 +7,9 @@ next to the bug, so frames are returned deepest first. An error message is text 
 printed, so the literal that produced it is in the source: searched as a fixed string it finds
 the ``raise`` that the fix often changes. Messages are reduced to their longest static part,
 because the printed text carries values (``'abc'``, ``42``, ``<object at 0x7f…>``) the source
-has as ``{value!r}``.
+has as ``{value!r}``. A link to a file of the tree at some revision
+(``…/blob/<ref>/pkg/mod.py#L42``, ``…/-/blob/…``, ``…/src/<ref>/…#lines-42``: the forms forges'
+file views share) is the reporter pointing at a line by hand, as specific as a frame.
 
 Both are regex over hostile text, bounded by ``MAX_EXTRACT_TEXT_CHARS`` and by the caps here.
 """
@@ -20,6 +23,8 @@ from veranda_dagster.domain.bounds import MAX_EXTRACT_TEXT_CHARS
 
 MAX_FRAMES = 40
 """Frames read from one ticket: a recursion error's thousand frames repeat the same few."""
+MAX_LINKS = 8
+"""Source links read from one ticket: past a few, the report quotes a code review, not a bug."""
 MAX_MESSAGES = 2
 """Error-message searches per pack: each is one of the twelve searches."""
 MIN_MESSAGE_CHARS = 12
@@ -33,6 +38,11 @@ _PY_FRAME = re.compile(
 _PYTEST_FRAME = re.compile(r"(?m)^\s{0,8}([\w./\\-]{1,300}\.py):(\d{1,7}):\s(?:in\s+(\w{1,120}))?")
 """pytest's short form ``pkg/mod.py:12: in func`` (or ``: ValueError``)."""
 _SITE_PREFIX = re.compile(r"^.*?[/\\](?:site-packages|dist-packages)[/\\]")
+_URL = re.compile(r"https?://[^\s<>()\[\]\"'`]{1,2000}")
+_FILE_NAME = re.compile(r"\.\w{1,10}$")
+_LINE_FRAGMENT = re.compile(r"^(?:L|lines-)(\d{1,7})")
+_FILE_VIEW_MARKERS = ("blob", "src")
+"""The path segment after which a file view's URL has ``<ref>/<path in the tree>``."""
 _EXCEPTION_LINE = re.compile(
     r"(?m)^\s{0,8}(?:E\s+)?(?:[a-z_][\w]{0,40}\.){0,6}"
     r"((?:[A-Z]\w{0,60})?(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault)"
@@ -77,6 +87,32 @@ def traceback_frames(text: str) -> list[Frame]:
         if len(frames) >= MAX_FRAMES:
             break
     return frames
+
+
+def source_links(text: str) -> list[Frame]:
+    """Every link to a file view in ``text`` as a frame: the path inside the tree and the linked
+    line (0 when the link names no line), in order of appearance, each ``(path, line)`` once; at
+    most ``MAX_LINKS``. Split with string operations: hostile text costs time in proportion to
+    its length."""
+    links: list[Frame] = []
+    seen: set[tuple[str, int]] = set()
+    for m in _URL.finditer(text[:MAX_EXTRACT_TEXT_CHARS]):
+        address, _, fragment = m.group(0).partition("#")
+        parts = address.split("?", 1)[0].split("/")[3:]  # after the scheme and the host
+        marker = next((i for i, part in enumerate(parts) if part in _FILE_VIEW_MARKERS), None)
+        if marker is None:
+            continue
+        path = "/".join(p for p in parts[marker + 2 :] if p)
+        if not _FILE_NAME.search(path):
+            continue
+        line = _LINE_FRAGMENT.match(fragment)
+        link = Frame(path, int(line.group(1)) if line else 0, None)
+        if (link.path, link.line) not in seen:
+            seen.add((link.path, link.line))
+            links.append(link)
+        if len(links) >= MAX_LINKS:
+            break
+    return links
 
 
 def resolve_frame_path(frame_path: str, repo_paths: list[str]) -> str | None:
