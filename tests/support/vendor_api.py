@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from veranda_dagster.sim.http_fake import SHUTDOWN_POLL_S
 from veranda_dagster.sim.model_listing import model_listing
 from veranda_dagster.sim.wire import from_schema
 
@@ -108,7 +109,9 @@ class VendorApiServer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> VendorApiServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(SHUTDOWN_POLL_S,), daemon=True
+        )
         self._thread.start()
         return self
 
