@@ -1,4 +1,12 @@
-"""Shared fixtures. ``postgres_url``: a throwaway PostgreSQL 15 cluster for the whole session.
+"""Shared fixtures, and the order the suite runs in.
+
+Under xdist (``addopts``' ``-n 2 --maxschedchunk 1``) the whole-ticket tests run first,
+longest kind first (``slow`` and ``real_cli``, then ``slow``), and the quick ones after: the
+scheduler hands each free worker the next test in collection order, so the long runs are
+shared by both workers and the last minute is short tests on both, not one long run on one
+worker while the other idles.
+
+``postgres_url``: a throwaway PostgreSQL 15 cluster for the whole session.
 
 The cluster lives in a temp dir, listens on a free 127.0.0.1 port only (its unix socket in the
 same temp dir), trusts local connections, and is stopped with ``pg_ctl stop -m fast``.
@@ -22,6 +30,17 @@ from pathlib import Path
 import pytest
 
 PG_START_TIMEOUT_S = 60
+
+
+def _run_order(item: pytest.Item) -> int:
+    if item.get_closest_marker("slow") is None:
+        return 2
+    return 0 if item.get_closest_marker("real_cli") is not None else 1
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if hasattr(config, "workerinput"):  # an xdist worker; a plain run keeps the file order
+        items.sort(key=_run_order)  # stable: within each kind, the file order
 
 
 def _pg_bin(name: str) -> str:

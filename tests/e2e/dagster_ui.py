@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 import dagster as dg
+from dagster._core.scheduler.instigation import InstigatorType, TickStatus
 
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.sim.dagster_dev import DagsterDev
@@ -108,6 +109,19 @@ def max_concurrent_model_steps(instance: dg.DagsterInstance, run_ids: Iterable[s
         current += delta
         most = max(most, current)
     return most
+
+
+def sensor_ticked_after(instance: dg.DagsterInstance, sensor: str, since: float) -> bool:
+    """Whether a tick of ``sensor`` that started after ``since`` has finished without error
+    (so it has read every run event written before ``since``)."""
+    done = (TickStatus.SUCCESS, TickStatus.SKIPPED)
+    for state in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR):
+        if state.instigator_name != sensor:
+            continue
+        ticks = instance.get_ticks(state.instigator_origin_id, state.selector_id, after=since)
+        if any(t.status in done and t.timestamp > since for t in ticks):
+            return True
+    return False
 
 
 def failure_notes(comments: list[str]) -> list[str]:

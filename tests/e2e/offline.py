@@ -55,7 +55,7 @@ def ran_offline(request: pytest.FixtureRequest) -> bool:
     if wrapper is None:
         return False
     cmd = [*wrapper, sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider"]
-    cmd += ["-m", "", request.node.nodeid]
+    cmd += ["-n", "0", "-m", "", request.node.nodeid]  # one test: no xdist workers
     proc = subprocess.run(
         cmd,
         cwd=str(request.config.rootpath),

@@ -31,6 +31,7 @@ from tests.e2e.dagster_ui import (
     max_concurrent_model_steps,
     reexecute_from_failure,
     run_overlap,
+    sensor_ticked_after,
     steps_with,
     wait_for,
 )
@@ -153,9 +154,16 @@ def check_the_whole_story(world: SimWorld, dev: DagsterDev, instance, keys: list
     assert len(heads) == TICKETS and len(set(heads)) == TICKETS, heads
 
     # the pool's one slot held across the sensor's runs, the re-execution and the backfill
-    all_runs = [*first, rerun, *backfill_runs]
-    assert max_concurrent_model_steps(instance, [r.run_id for r in all_runs]) == 1
+    ids = [r.run_id for r in [*first, rerun, *backfill_runs]]
+    assert max_concurrent_model_steps(instance, ids) == 1
 
-    # successful reruns post no failure note; each failed run's note is still there once
-    time.sleep(20)  # past one run-failure sensor interval
+    # successful reruns post no failure note; each failed run's note is still there once, after
+    # a run-failure sensor tick that started once every run had ended (was: a 20 s sleep)
+    ended = max(r.end_time for r in map(instance.get_run_record_by_id, ids) if r and r.end_time)
+    wait_for(
+        "a run-failure sensor tick after the last run ended",
+        lambda: sensor_ticked_after(instance, "ticket_run_failures", ended),
+        120,
+        poll=1,
+    )
     assert {k: len(v) for k, v in notes().items()} == {k: 1 for k in keys}

@@ -30,6 +30,7 @@ from veranda_dagster.domain.mcp_config import (
     render_mcp_config,
     resolve_playwright_mcp,
 )
+from veranda_dagster.sim.http_fake import SHUTDOWN_POLL_S
 from veranda_dagster.vendors import registry
 from veranda_dagster.vendors.config import FamilyConfig
 
@@ -122,7 +123,7 @@ def test_the_rendered_server_drives_chromium_on_a_loopback_page(tmp_path):
         *a, directory=str(tmp_path)
     )
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, args=(SHUTDOWN_POLL_S,), daemon=True).start()
     try:
         _, content = render_mcp_config([server], "mcp_json")
         command, args = launch_of("mcp_json", content)

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from veranda_dagster.sim.http_fake import SHUTDOWN_POLL_S
+
 CGI_TIMEOUT_S = 60.0
 
 
@@ -43,7 +45,9 @@ class GitHttpServer:
                 return
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(SHUTDOWN_POLL_S,), daemon=True
+        )
 
     @property
     def base_url(self) -> str:

@@ -126,6 +126,10 @@ class Fault:
 
 _CREDENTIAL_HEADERS = ("authorization", "x-api-key", "cookie")
 
+SHUTDOWN_POLL_S = 0.05
+"""How often the serving thread checks for ``stop`` (``serve_forever``'s default is 0.5 s, which
+``shutdown`` waits out: half a second per fake, six per ``SimWorld``, on every test's teardown)."""
+
 
 class LoopbackServer:
     """A threaded HTTP server on a free loopback port, served from a daemon thread while in a
@@ -150,7 +154,10 @@ class LoopbackServer:
     def start(self) -> Self:
         if self._thread is None:
             self._thread = threading.Thread(
-                target=self._httpd.serve_forever, name=f"{self.name}-fake", daemon=True
+                target=self._httpd.serve_forever,
+                args=(SHUTDOWN_POLL_S,),
+                name=f"{self.name}-fake",
+                daemon=True,
             )
             self._thread.start()
         return self
