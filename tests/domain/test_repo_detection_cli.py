@@ -121,3 +121,25 @@ def test_missing_file_exits_2(tmp_path):
     )
     assert done.returncode == 2 and done.stdout == "" and "cannot read" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_several_catalogs_are_weighed_together(tmp_path, capsys):
+    """A ticket several orgs may take: each org's catalog once, one guess over all of them."""
+    data = tmp_path / "data.json"
+    data.write_text(
+        json.dumps(
+            {"org": "acme-data", "repositories": [{"full_name": "acme-data/warehouse-loader"}]}
+        )
+    )
+    ticket = tmp_path / "t.json"
+    ticket.write_text(
+        json.dumps(
+            {"id": "jira-D-1", "source": "jira", "title": "The warehouse-loader job drops rows"}
+        )
+    )
+    args = ["--ticket", str(ticket), "--no-model"]
+    assert main(["detect-repo", "--catalog", str(CATALOG), "--catalog", str(data), *args]) == 0
+    guess = json.loads(capsys.readouterr().out)
+    assert (guess["decision"], guess["repo"]) == ("proceed", "acme-data/warehouse-loader")
+    assert main(["detect-repo", "--catalog", str(data), "--catalog", str(data), *args]) == 2
+    assert "two catalogs" in capsys.readouterr().err

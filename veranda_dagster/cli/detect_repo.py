@@ -17,7 +17,7 @@ import tempfile
 from pydantic import ValidationError
 
 from veranda_dagster.domain.bounds import MAX_TICKET_FILE_BYTES
-from veranda_dagster.domain.catalog import load_catalog
+from veranda_dagster.domain.catalog import Catalog, load_catalog, merge_catalogs
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.input_files import load_document
 from veranda_dagster.domain.models import RepoGuess, Ticket
@@ -29,7 +29,13 @@ OUTPUT_KEYS = ("repo", "confidence", "signal", "decision", "candidates", "questi
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--catalog", required=True, help="CATALOG.json or .yaml of the org repos")
+    parser.add_argument(
+        "--catalog",
+        required=True,
+        action="append",
+        help="CATALOG.json or .yaml of an org's repos; repeat it for a ticket several orgs may "
+        "take (their catalogs are weighed together)",
+    )
     parser.add_argument("--ticket", required=True, help="TICKET.json")
     parser.add_argument(
         "--no-model", action="store_true", help="skip the cheap-tier confirmation pass"
@@ -52,9 +58,8 @@ def load_ticket(path: str, what: str = "ticket") -> Ticket:
     return bound_ticket(ticket)
 
 
-def _with_model(guess: RepoGuess, ticket: Ticket, catalog_path: str) -> RepoGuess:
+def _with_model(guess: RepoGuess, ticket: Ticket, catalog: Catalog) -> RepoGuess:
     """Run the confirmation pass if a backend is available; never fail the command over it."""
-    catalog = load_catalog(catalog_path)
     try:
         from veranda_dagster.vendors.config import BackendsConfig
         from veranda_dagster.vendors.resolver import build_agent
@@ -76,13 +81,13 @@ def _with_model(guess: RepoGuess, ticket: Ticket, catalog_path: str) -> RepoGues
 
 def run(args: argparse.Namespace) -> int:
     try:
-        catalog = load_catalog(args.catalog)
+        catalog = merge_catalogs([load_catalog(path) for path in args.catalog])
         ticket = load_ticket(args.ticket)
     except InputError as exc:
         print(f"detect-repo: {exc}".splitlines()[0], file=sys.stderr)
         return 2
     guess = detect_repo(ticket, catalog)
     if not args.no_model and guess.decision == "proceed":
-        guess = _with_model(guess, ticket, args.catalog)
+        guess = _with_model(guess, ticket, catalog)
     print(json.dumps({key: getattr(guess, key) for key in OUTPUT_KEYS}))
     return 0
