@@ -177,6 +177,41 @@ def test_a_module_the_best_file_calls_through_its_package_joins_the_pack(tmp_pat
     assert "netx/utils/zmisc.py" not in _paths(repo, ticket)
 
 
+def _weak_evidence_repo(tmp_path, defined: bool = False):
+    """Six files each use one identifier the ticket names (a keyword-strength hit, no
+    definition); ``m0`` and ``zthrottle`` read like the ticket's prose, so the full-text
+    ranking puts them first and second, but ``zthrottle`` has no identifier hit."""
+    names = ["upload_part", "read_timeout", "pool_size", "chunk_size", "backoff_factor"]
+    names.append("retry_total")
+    files = {
+        f"app/m{i}.py": _filler(f"m{i}", 6) + f"    settings.apply({name})  # upload\n"
+        for i, name in enumerate(names, 1)
+    }
+    if defined:
+        files["app/m1.py"] += "upload_part = 3\n"
+    files["app/m0.py"] = "# uploads stall on a slow network, the transfer never finishes\n" * 3
+    files["app/zthrottle.py"] = "# a slow transfer stalls, never finishes\n" * 2 + _filler("t", 1)
+    return make_repo(tmp_path / ("defined" if defined else "weak"), files)
+
+
+WEAK_TICKET = (
+    "Uploads stall on a slow network: upload_part, read_timeout, pool_size, chunk_size, "
+    "backoff_factor and retry_total are set, yet the transfer never finishes."
+)
+
+
+def test_with_only_weak_evidence_the_full_text_ranking_keeps_half_the_pack(tmp_path, monkeypatch):
+    repo = _weak_evidence_repo(tmp_path)
+    assert "app/zthrottle.py" in _paths(repo, WEAK_TICKET)  # full-text second, no seed hit
+    monkeypatch.setattr(pack_promotion, "FULL_TEXT_SHARE_WHEN_WEAK", 0)
+    assert "app/zthrottle.py" not in _paths(repo, WEAK_TICKET)  # six keyword hits crowd it out
+
+
+def test_strong_evidence_is_trusted_over_the_full_text_share(tmp_path):
+    repo = _weak_evidence_repo(tmp_path, defined=True)  # ``upload_part = 3``: a definition
+    assert "app/zthrottle.py" not in _paths(repo, WEAK_TICKET)
+
+
 def test_a_file_in_another_language_than_the_tree_ranks_below_the_same_evidence(monkeypatch):
     hits = [Hit("ext/upload.rs", 3, "retry_budget(count)"), Hit("src/upload.py", 3, "x")]
     results = [SearchResult("retry_budget", 0, hits)]

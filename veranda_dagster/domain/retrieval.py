@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field
 from veranda_dagster.domain.bounds import MAX_PACK_BYTES, MAX_PACK_FILES, MAX_SEARCHES, MAX_SEEDS
 from veranda_dagster.domain.code_search import CodeSearch, Hit, looks_like_path
 from veranda_dagster.domain.models import Citation, PackFile
-from veranda_dagster.domain.pack_promotion import promote_imported
+from veranda_dagster.domain.pack_promotion import keep_full_text_share, promote_imported
 from veranda_dagster.domain.pack_signals import (
     FULL_TEXT_WEIGHT,
     MESSAGE_WEIGHT,
@@ -251,7 +251,8 @@ def build_pack(
         SearchResult(message, 0, hits, MESSAGE_WEIGHT, strong=True)
         for message, hits in signals.messages
     ]
-    chosen = promote_imported(rank_files(results, signals), search, max_files)[:max_files]
+    ranked = promote_imported(rank_files(results, signals), search, max_files)
+    chosen = keep_full_text_share(ranked, signals.full_text, max_files)
     weights = {
         t: w
         for t, w in signals.term_weights.items()
