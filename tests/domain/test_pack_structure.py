@@ -8,9 +8,15 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.context.gitrepo import make_repo
-from veranda_dagster.domain import path_kinds, retrieval
+from veranda_dagster.domain import pack_promotion, path_kinds
 from veranda_dagster.domain.code_search import Hit, LocalGitGrep
-from veranda_dagster.domain.import_graph import MAX_IMPORT_SCAN_LINES, PathIndex, imported_paths
+from veranda_dagster.domain.import_graph import (
+    MAX_IMPORT_SCAN_LINES,
+    PathIndex,
+    defines,
+    imported_paths,
+    package_calls,
+)
 from veranda_dagster.domain.pack_signals import TicketEvidence
 from veranda_dagster.domain.path_kinds import language_factor, path_factor
 from veranda_dagster.domain.retrieval import SearchResult, build_pack, rank_files
@@ -109,7 +115,7 @@ def test_a_module_the_best_file_imports_joins_the_pack_ahead_of_equal_evidence(
     paths = _paths(repo)
     assert paths[0] == "pkg/parser.py"  # the best file stays first
     assert paths[1] == "pkg/zerrors.py"  # last by name among equals, promoted by the import
-    monkeypatch.setattr(retrieval, "IMPORT_PROMOTION", 1.0)
+    monkeypatch.setattr(pack_promotion, "IMPORT_PROMOTION", 1.0)
     assert "pkg/zerrors.py" not in _paths(repo)  # without it, six equals fill the pack first
 
 
@@ -123,6 +129,87 @@ def test_a_package_init_and_a_file_with_no_evidence_are_not_promoted(tmp_path):
     }
     repo = make_repo(tmp_path / "repo2", files)
     assert _paths(repo) == ["pkg/parser.py"]  # imported, but nothing in the ticket points there
+
+
+def test_calls_through_a_package_alias_name_the_functions_called():
+    tree = ["netx/__init__.py", "netx/utils/__init__.py", "netx/utils/misc.py", "netx/core.py"]
+    text = (
+        "import netx as nx\n"
+        "from netx import utils\n"
+        "import netx.core as core\n"
+        "import os\n"
+        "def is_graphical(seq):\n"
+        '    """\n    >>> nx.path_graph(4)\n    """\n'
+        "    # nx.commented_out(seq)\n"
+        "    if not nx.utils.is_list_of_ints(seq) or utils.flatten(seq):\n"
+        "        return core.degree(seq) + os.path.join('a')\n"
+    )
+    lines = text.splitlines(keepends=True)
+    # ``core`` is a module (``imported_paths`` resolves it); ``os`` is not the tree's
+    assert package_calls("netx/graphical.py", lines, PathIndex(tree)) == {
+        "is_list_of_ints",
+        "flatten",
+    }
+    assert defines(["def is_list_of_ints(x):\n"], {"is_list_of_ints"})
+    assert not defines(["    def is_list_of_ints(self):\n"], {"is_list_of_ints"})  # a method
+
+
+def test_a_module_the_best_file_calls_through_its_package_joins_the_pack(tmp_path, monkeypatch):
+    """networkx style: ``import netx as nx`` and ``nx.utils.check_int_list(...)``, the package
+    re-exporting the function from ``netx/utils/zmisc.py``, which no import line names."""
+    files = {
+        "netx/__init__.py": "from netx.utils import *\nfrom netx.graphical import *\n",
+        "netx/utils/__init__.py": "from netx.utils.zmisc import *\n",
+        "netx/graphical.py": "import netx as nx\n\n\ndef is_graphical(sequence):\n"
+        "    # a degree sequence of floats must be rejected\n"
+        "    if not nx.utils.check_int_list(sequence):\n        raise ValueError(sequence)\n",
+        "netx/utils/zmisc.py": _filler("z", 2)
+        + "def check_int_list(values):\n    return all(isinstance(v, int) for v in values)\n"
+        + "\n\nsequence = None\n",
+    }
+    files |= {f"netx/a{i}.py": _filler(f"a{i}", 2) + "sequence = None\n" for i in range(6)}
+    repo = make_repo(tmp_path / "repo", files)
+    ticket = "is_graphical accepts a float degree sequence: is_graphical should raise."
+    paths = _paths(repo, ticket)
+    assert paths[0] == "netx/graphical.py"
+    assert "netx/utils/zmisc.py" in paths  # last by name among equals, promoted by the call
+    monkeypatch.setattr(pack_promotion, "ALIAS_CALL_PROMOTION", 1.0)
+    assert "netx/utils/zmisc.py" not in _paths(repo, ticket)
+
+
+def _weak_evidence_repo(tmp_path, defined: bool = False):
+    """Six files each use one identifier the ticket names (a keyword-strength hit, no
+    definition); ``m0`` and ``zthrottle`` read like the ticket's prose, so the full-text
+    ranking puts them first and second, but ``zthrottle`` has no identifier hit."""
+    names = ["upload_part", "read_timeout", "pool_size", "chunk_size", "backoff_factor"]
+    names.append("retry_total")
+    files = {
+        f"app/m{i}.py": _filler(f"m{i}", 6) + f"    settings.apply({name})  # upload\n"
+        for i, name in enumerate(names, 1)
+    }
+    if defined:
+        files["app/m1.py"] += "upload_part = 3\n"
+    files["app/m0.py"] = "# uploads stall on a slow network, the transfer never finishes\n" * 3
+    files["app/zthrottle.py"] = "# a slow transfer stalls, never finishes\n" * 2 + _filler("t", 1)
+    return make_repo(tmp_path / ("defined" if defined else "weak"), files)
+
+
+WEAK_TICKET = (
+    "Uploads stall on a slow network: upload_part, read_timeout, pool_size, chunk_size, "
+    "backoff_factor and retry_total are set, yet the transfer never finishes."
+)
+
+
+def test_with_only_weak_evidence_the_full_text_ranking_keeps_half_the_pack(tmp_path, monkeypatch):
+    repo = _weak_evidence_repo(tmp_path)
+    assert "app/zthrottle.py" in _paths(repo, WEAK_TICKET)  # full-text second, no seed hit
+    monkeypatch.setattr(pack_promotion, "FULL_TEXT_SHARE_WHEN_WEAK", 0)
+    assert "app/zthrottle.py" not in _paths(repo, WEAK_TICKET)  # six keyword hits crowd it out
+
+
+def test_strong_evidence_is_trusted_over_the_full_text_share(tmp_path):
+    repo = _weak_evidence_repo(tmp_path, defined=True)  # ``upload_part = 3``: a definition
+    assert "app/zthrottle.py" not in _paths(repo, WEAK_TICKET)
 
 
 def test_a_file_in_another_language_than_the_tree_ranks_below_the_same_evidence(monkeypatch):

@@ -35,8 +35,8 @@ from pydantic import BaseModel, Field
 
 from veranda_dagster.domain.bounds import MAX_PACK_BYTES, MAX_PACK_FILES, MAX_SEARCHES, MAX_SEEDS
 from veranda_dagster.domain.code_search import CodeSearch, Hit, looks_like_path
-from veranda_dagster.domain.import_graph import PathIndex, imported_paths
 from veranda_dagster.domain.models import Citation, PackFile
+from veranda_dagster.domain.pack_promotion import keep_full_text_share, promote_imported
 from veranda_dagster.domain.pack_signals import (
     FULL_TEXT_WEIGHT,
     MESSAGE_WEIGHT,
@@ -47,8 +47,6 @@ from veranda_dagster.domain.pack_windows import FileEvidence, file_windows, spen
 from veranda_dagster.domain.path_kinds import language_factor, path_factor
 from veranda_dagster.domain.seeds import MIN_SEED_LEN, PROSE_WORDS, relaxed_variant
 
-IMPORT_PROMOTION = 1.6
-"""A file the best-ranked file imports has its score multiplied by this (``promote_imported``)."""
 DEFINITION_BONUS = 1.0
 PATH_MATCH_BONUS = 1.5
 KEYWORD_WEIGHT = 0.5
@@ -225,31 +223,6 @@ def _add_signals(evidence: dict[str, FileEvidence], signals: TicketEvidence) -> 
         ev.score += FULL_TEXT_WEIGHT * share
 
 
-def promote_imported(ranked: list[FileEvidence], search: CodeSearch) -> list[FileEvidence]:
-    """``ranked`` with every file the best-ranked file imports (``import_graph.py``) scored
-    ``IMPORT_PROMOTION`` times higher, the best file kept first.
-
-    Why: the second file of a two-file fix is most often a module the first one imports, and
-    the ticket's words rarely name it. Only files the ticket already gave evidence for move
-    (the imports of a long module are many), never a package ``__init__`` (it re-exports, the
-    fix goes to the module behind it), and only the first file's imports: the imports of the
-    second guess promote noise as often as a fix. Costs no search; needs the backend's file
-    listing and texts (a clone), and does nothing without them."""
-    paths = getattr(search, "paths", None)
-    file_text = getattr(search, "file_text", None)
-    if len(ranked) < 2 or not (callable(paths) and callable(file_text)):
-        return ranked
-    tree = paths()
-    lines = file_text(ranked[0].path) if tree else None
-    if not lines:
-        return ranked
-    imported = set(imported_paths(ranked[0].path, lines, PathIndex(tree)))
-    for ev in ranked[1:]:
-        if ev.path in imported and not ev.path.endswith("/__init__.py"):
-            ev.score *= IMPORT_PROMOTION
-    return ranked[:1] + sorted(ranked[1:], key=lambda e: (-e.score, e.path))
-
-
 def build_pack(
     seeds: list[str],
     search: CodeSearch,
@@ -278,7 +251,8 @@ def build_pack(
         SearchResult(message, 0, hits, MESSAGE_WEIGHT, strong=True)
         for message, hits in signals.messages
     ]
-    chosen = promote_imported(rank_files(results, signals), search)[:max_files]
+    ranked = promote_imported(rank_files(results, signals), search, max_files)
+    chosen = keep_full_text_share(ranked, signals.full_text, max_files)
     weights = {
         t: w
         for t, w in signals.term_weights.items()
