@@ -24,7 +24,7 @@ the cursor's ``recent`` map absorbs. Two guards keep runs single:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,7 +40,6 @@ from veranda_dagster.partitions import is_ticket_key
 from veranda_dagster.resources.jira import JiraResource
 from veranda_dagster.sensors.dedup import TicketHolds
 from veranda_dagster.sensors.intake import JsonCursor, Walk, intake_sensor, settle
-from veranda_dagster.sources import registry
 
 POLL_INTERVAL_S = 60
 """Seconds between Jira polls: one search per minute is far inside Jira Cloud's cost budget."""
@@ -154,10 +153,3 @@ jira_tickets = intake_sensor(
     default_status=dg.DefaultSensorStatus.STOPPED,
     description="Jira issues labelled for the bot or assigned to it -> ticket runs (jira-KEY).",
 )
-
-
-def jira_intake(environ: Mapping[str, str] | None = None) -> list[dg.SensorDefinition]:
-    """The Jira sensors the Definitions list: none unless ``jira`` is an enabled source (it is
-    opt-in: ``registry.listed_sensors``), so a deployment that never asked for Jira sees no
-    change at all. Its ``jira`` resource is bound either way."""
-    return [s for s in registry.listed_sensors(environ) if s is jira_tickets]
