@@ -24,7 +24,7 @@ from veranda_dagster.sensors.jira import (
     relative_since,
 )
 from veranda_dagster.sim.jira_fake import JiraFake
-from veranda_dagster.sources.registry import listed_sensors
+from veranda_dagster.sources.registry import enabled_sources, listed_sensors
 
 TOKEN = "ATATT3xFfGF0-fake-jira-token"
 
@@ -125,7 +125,7 @@ def test_relative_since_and_bad_cursor():
 
 def test_registration_is_off_by_default_and_skips_unconfigured():
     def jira_intake(environ: dict[str, str]) -> list[dg.SensorDefinition]:
-        return [s for s in listed_sensors(environ) if s is jira_tickets]
+        return [s for s in listed_sensors(enabled_sources(environ)) if s is jira_tickets]
 
     assert jira_intake({}) == []
     assert jira_intake({"VERANDA_JIRA_INTAKE": "1"}) == [jira_tickets]  # the older switch
