@@ -30,6 +30,13 @@ _ORG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
 
+def org_of(path: str) -> str:
+    """The org a repository (``acme/payments/ledger``) or an owner (``acme/payments``) is in:
+    its first segment, lowercased. Every call is routed by this one rule, so a repository's
+    clone credentials and its API calls always go to the same org's forge."""
+    return path.strip("/").split("/", 1)[0].lower()
+
+
 class OrgSettings(Strict):
     name: str
     forge: str
