@@ -16,9 +16,9 @@ from tests.sensors.test_linear_sensor import launch, runs_per_ticket, ticket_job
 from veranda_dagster.clients.jira import JiraClient
 from veranda_dagster.clients.jira_ticket import partition_key as jira_partition_key
 from veranda_dagster.partitions import TICKET_TAG
+from veranda_dagster.resources.jira import JiraResource
 from veranda_dagster.sensors.jira import (
     JiraCursor,
-    JiraResource,
     jira_tickets,
     poll_jira,
     relative_since,

@@ -37,9 +37,8 @@ from veranda_dagster.clients.jira_ticket import NAME, partition_key
 from veranda_dagster.domain.bounds import MAX_CURSOR_RECENT
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.partitions import is_ticket_key
-from veranda_dagster.resources.jira import JiraResource
 from veranda_dagster.sensors.dedup import TicketHolds
-from veranda_dagster.sensors.intake import JsonCursor, Walk, intake_sensor, settle
+from veranda_dagster.sensors.intake import JsonCursor, Walk, intake_sensor, polled, settle
 
 POLL_INTERVAL_S = 60
 """Seconds between Jira polls: one search per minute is far inside Jira Cloud's cost budget."""
@@ -139,16 +138,10 @@ def poll_jira(
     return settle(instance, NAME, walk, log, drop=changed_only_by_us)
 
 
-def _tick(
-    context: dg.SensorEvaluationContext, jira: JiraResource, client: JiraClient
-) -> dg.SensorResult | dg.SkipReason:
-    return poll_jira(context.instance, client, context.cursor, context.log)
-
-
 jira_tickets = intake_sensor(
     name=JiraCursor.SENSOR,
     source=NAME,
-    tick=_tick,
+    tick=polled(poll_jira),
     interval_s=POLL_INTERVAL_S,
     default_status=dg.DefaultSensorStatus.STOPPED,
     description="Jira issues labelled for the bot or assigned to it -> ticket runs (jira-KEY).",
