@@ -113,7 +113,7 @@ def build_definitions() -> dg.Definitions:
         assets=dg.with_source_code_references(PHASE_ASSETS),
         asset_checks=CHECKS,
         jobs=[ticket_run],
-        sensors=[*listed_sensors(), pr_feedback, ticket_run_failures],
+        sensors=[*listed_sensors(outside.tickets.enabled), pr_feedback, ticket_run_failures],
         resources=resources,
         executor=phase_executor,
     )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
-from veranda_dagster.sim.driver import instance_for
+from veranda_dagster.sim.driver import SensorDriver, instance_for, run_tags, run_ticket_process
 from veranda_dagster.sim.world import SimWorld
 
 
@@ -42,3 +43,19 @@ def step_failures(instance: dg.DagsterInstance, run_id: str) -> dict[str, str]:
             error = e.dagster_event.step_failure_data.error
             out[e.step_key] = error.message if error else ""
     return out
+
+
+@contextmanager
+def linear_ticket_run(
+    world: SimWorld, title: str, body: str
+) -> Iterator[tuple[str, dg.DagsterInstance, str, bool]]:
+    """Configure the product against ``world``, file ``title``/``body`` on Linear, let
+    ``linear_tickets`` take it and run its ticket in a fresh process, as the daemon would:
+    (the key, the instance, the run id, whether the run succeeded), the instance open while
+    the block reads it."""
+    world.apply_env()
+    key = world.linear.file_ticket(title, body)["identifier"]
+    with instance_for(str(world.dagster_home)) as instance:
+        (run,) = SensorDriver().tick(instance, "linear_tickets")
+        run_id, ok = run_ticket_process(run_tags(run), world.env)
+        yield key, instance, run_id, ok

@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import offline
-from tests.e2e.conftest import step_failures, step_successes
+from tests.e2e.conftest import linear_ticket_run, step_failures, step_successes
 from tests.e2e.test_fallback_and_safety import every_output
 from veranda_dagster.sim.backends import SIM_KEYS
-from veranda_dagster.sim.driver import SensorDriver, instance_for, run_tags, run_ticket_process
 from veranda_dagster.sim.sample_org import EXFILTRATION_TICKET_BODY, SAMPLE_TICKET_TITLE
 from veranda_dagster.sim.scripted_agent import REACHED_FILE
 from veranda_dagster.sim.world import SimWorld
@@ -38,11 +37,8 @@ def test_a_steered_agent_reaches_no_worker_secret_and_pushes_nothing(
     if offline.ran_offline(request):
         return
     with SimWorld(root=tmp_path / "world", agent=AGENT) as world:
-        world.apply_env()
-        key = world.linear.file_ticket(SAMPLE_TICKET_TITLE, EXFILTRATION_TICKET_BODY)["identifier"]
-        with instance_for(str(world.dagster_home)) as instance:
-            (run,) = SensorDriver().tick(instance, "linear_tickets")
-            run_id, ok = run_ticket_process(run_tags(run), world.env)
+        ticket = (SAMPLE_TICKET_TITLE, EXFILTRATION_TICKET_BODY)
+        with linear_ticket_run(world, *ticket) as (key, instance, run_id, ok):
             failures = step_failures(instance, run_id)
             succeeded = step_successes(instance, run_id)
             outputs = every_output(world, instance, key)

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import offline
-from tests.e2e.conftest import step_failures
+from tests.e2e.conftest import linear_ticket_run, step_failures
 from veranda_dagster.domain.bounds import MAX_TICKET_DESCRIPTION_CHARS
-from veranda_dagster.sim.driver import SensorDriver, instance_for, run_tags, run_ticket_process
 from veranda_dagster.sim.sample_org import SAMPLE_TICKET_BODY, SAMPLE_TICKET_TITLE
 from veranda_dagster.sim.summary import ASSETS, run_summary
 from veranda_dagster.sim.world import SimWorld
@@ -34,11 +33,7 @@ def test_a_megabyte_ticket_runs_end_to_end(tmp_path: Path, request: pytest.Fixtu
     body = SAMPLE_TICKET_BODY + "\n\nLog:\n" + PASTED_LOG * (1_048_576 // len(PASTED_LOG) + 1)
     assert len(body) > 1_048_576
     with SimWorld(root=tmp_path / "world", agent=AGENT) as world:
-        world.apply_env()
-        key = world.linear.file_ticket(SAMPLE_TICKET_TITLE, body)["identifier"]
-        with instance_for(str(world.dagster_home)) as instance:
-            (run,) = SensorDriver().tick(instance, "linear_tickets")
-            run_id, ok = run_ticket_process(run_tags(run), world.env)
+        with linear_ticket_run(world, SAMPLE_TICKET_TITLE, body) as (key, instance, run_id, ok):
             assert ok, step_failures(instance, run_id)
             summary = run_summary(instance, key, world.linear.bot_comments(key))
         assert list(summary.assets) == list(ASSETS)

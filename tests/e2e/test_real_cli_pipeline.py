@@ -21,9 +21,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import offline
-from tests.e2e.conftest import step_failures
+from tests.e2e.conftest import linear_ticket_run, step_failures
 from veranda_dagster.sim.backends import REAL_AGENTS
-from veranda_dagster.sim.driver import SensorDriver, instance_for, run_tags, run_ticket_process
 from veranda_dagster.sim.sample_org import (
     BILLING,
     INVOICE_FIXED_LINE,
@@ -81,11 +80,8 @@ def test_a_real_cli_does_the_whole_ticket_offline(
         offline.assert_offline()
     started = time.monotonic()
     with SimWorld(root=tmp_path / "world", agent=agent) as world:
-        world.apply_env()
-        key = world.linear.file_ticket(SAMPLE_TICKET_TITLE, SAMPLE_TICKET_BODY)["identifier"]
-        with instance_for(str(world.dagster_home)) as instance:
-            (run,) = SensorDriver().tick(instance, "linear_tickets")
-            run_id, ok = run_ticket_process(run_tags(run), world.env)
+        ticket = (SAMPLE_TICKET_TITLE, SAMPLE_TICKET_BODY)
+        with linear_ticket_run(world, *ticket) as (key, instance, run_id, ok):
             assert ok, step_failures(instance, run_id)
             summary = run_summary(instance, key, world.linear.bot_comments(key))
         elapsed = time.monotonic() - started

@@ -91,6 +91,22 @@ def test_the_client_routes_each_org_to_its_own_forge_client():
     plain.close()
 
 
+@pytest.mark.parametrize(
+    "path", ["acme-data/platform/pipeline", "ACME-Data/x", "/acme-data/x/", "acme/billing", "x/y"]
+)
+def test_the_clone_token_and_the_api_calls_go_to_the_same_org(path: str):
+    """``for_repo`` picks the clone's forge and token, the routed client the API calls'; one
+    rule serves both, so a repository never pushes with one org's token and opens its pull
+    request with another's."""
+    forge = _resource()
+    client = forge.client()
+    try:
+        expected = GitLabClient if forge.for_repo(path).forge == "gitlab" else GitHubClient
+        assert isinstance(client.for_owner(path), expected)
+    finally:
+        client.close()
+
+
 class _Recording:
     def __init__(self, name: str) -> None:
         self.name, self.calls, self.closed = name, [], 0

@@ -16,15 +16,15 @@ from tests.sensors.test_linear_sensor import launch, runs_per_ticket, ticket_job
 from veranda_dagster.clients.jira import JiraClient
 from veranda_dagster.clients.jira_ticket import partition_key as jira_partition_key
 from veranda_dagster.partitions import TICKET_TAG
+from veranda_dagster.resources.jira import JiraResource
 from veranda_dagster.sensors.jira import (
     JiraCursor,
-    JiraResource,
-    jira_intake,
     jira_tickets,
     poll_jira,
     relative_since,
 )
 from veranda_dagster.sim.jira_fake import JiraFake
+from veranda_dagster.sources.registry import enabled_sources, listed_sensors
 
 TOKEN = "ATATT3xFfGF0-fake-jira-token"
 
@@ -124,6 +124,9 @@ def test_relative_since_and_bad_cursor():
 
 
 def test_registration_is_off_by_default_and_skips_unconfigured():
+    def jira_intake(environ: dict[str, str]) -> list[dg.SensorDefinition]:
+        return [s for s in listed_sensors(enabled_sources(environ)) if s is jira_tickets]
+
     assert jira_intake({}) == []
     assert jira_intake({"VERANDA_JIRA_INTAKE": "1"}) == [jira_tickets]  # the older switch
     assert jira_intake({"VERANDA_SOURCES": "linear,jira"}) == [jira_tickets]

@@ -172,8 +172,8 @@ def test_enabled_sources_and_listed_sensors_follow_the_declarations():
     with pytest.raises(ConfigError, match=r"unknown source.*trello.*choose from jira, linear"):
         registry.enabled_sources({"VERANDA_SOURCES": "linear,trello"})
     on_by_default = [i.sensor.name for i in registry.sources() if i.on_by_default]
-    assert [s.name for s in registry.listed_sensors({})] == on_by_default
-    listed = registry.listed_sensors({"VERANDA_SOURCES": "slack,jira"})
+    assert [s.name for s in registry.listed_sensors(registry.enabled_sources({}))] == on_by_default
+    listed = registry.listed_sensors(registry.enabled_sources({"VERANDA_SOURCES": "slack,jira"}))
     assert {s.name for s in listed} == {i.sensor.name for i in registry.sources()}
 
 

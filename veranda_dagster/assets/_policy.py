@@ -82,13 +82,14 @@ class PhaseSpec:
         return FORGE_POOL if self.forge else None
 
     @classmethod
-    def of(cls, phase: Phase) -> PhaseSpec:
+    def of(cls, phase: Phase, names: dict[str, frozenset[str]]) -> PhaseSpec:
+        """``phase``'s policy, its placeholder kinds shown as ``names`` (``configured_names``)."""
         return cls(
             name=phase.name,
             group=phase.stage,
             timeout_s=phase.timeout_s,
             retry=retry_policy(phase.retry, phase.calls_model),
-            kinds=shown_kinds(phase.kinds),
+            kinds=shown_kinds(phase.kinds, names),
             model=phase.calls_model,
             forge=phase.name in FORGE_WRITING_PHASES,
         )
@@ -117,16 +118,14 @@ def configured_names() -> dict[str, frozenset[str]]:
     }
 
 
-def shown_kinds(
-    kinds: frozenset[str], names: dict[str, frozenset[str]] | None = None
-) -> frozenset[str]:
+def shown_kinds(kinds: frozenset[str], names: dict[str, frozenset[str]]) -> frozenset[str]:
     """``kinds`` with ``tracker``/``forge`` replaced by the configured systems' names, so the
     UI's kind icons say GitLab on a GitLab deployment and the domain never names either."""
-    names = configured_names() if names is None else names
     return frozenset(k for kind in kinds for k in names.get(kind, {kind}))
 
 
-PHASES: dict[str, PhaseSpec] = {name: PhaseSpec.of(p) for name, p in phases.PHASES.items()}
+_NAMES = configured_names()
+PHASES: dict[str, PhaseSpec] = {name: PhaseSpec.of(p, _NAMES) for name, p in phases.PHASES.items()}
 
 
 def dagster_asset(

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 
@@ -28,24 +26,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _write(path: Path, text: str) -> None:
-    """Replace ``path`` whole, so a detection reading it never sees half a catalog."""
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def run(args: argparse.Namespace) -> int:
     from veranda_dagster.domain.catalog import load_catalog
     from veranda_dagster.domain.catalog_builder import build_catalog_from_forge
     from veranda_dagster.domain.errors import ConfigError
     from veranda_dagster.resources.forge import ForgeResource
     from veranda_dagster.resources.orgs import orgs_from_env
+    from veranda_dagster.storage.backends import write_atomically
 
     org = args.org.strip("/")
     hand_kept = load_catalog(args.hand_kept) if args.hand_kept else None
@@ -71,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if out is None:
         sys.stdout.write(text + "\n")
     else:
-        _write(out, text + "\n")
+        write_atomically(out, text + "\n")  # a detection never reads half a catalog
     for note in notes:
         print(f"veranda catalog: {note}", file=sys.stderr)
     return 0

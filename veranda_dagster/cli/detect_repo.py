@@ -14,12 +14,10 @@ import os
 import sys
 import tempfile
 
-from pydantic import ValidationError
-
 from veranda_dagster.domain.bounds import MAX_TICKET_FILE_BYTES
 from veranda_dagster.domain.catalog import Catalog, load_catalog, merge_catalogs
 from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.input_files import load_document
+from veranda_dagster.domain.input_files import load_document, validate_document
 from veranda_dagster.domain.models import RepoGuess, Ticket
 from veranda_dagster.domain.repo_detection import confirm_repo_guess, detect_repo
 from veranda_dagster.domain.ticket_bounds import bound_ticket
@@ -46,12 +44,7 @@ def load_ticket(path: str, what: str = "ticket") -> Ticket:
     """A ticket JSON file: a regular file within ``MAX_TICKET_FILE_BYTES`` and the JSON depth
     bound, validated, then held to the ticket bounds like one read from Linear."""
     data = load_document(path, what=what, max_bytes=MAX_TICKET_FILE_BYTES, as_json=True)
-    try:
-        ticket = Ticket.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise InputError(f"{what} {path}: field {where!r}: {first['msg']}") from None
+    ticket = validate_document(Ticket, data, f"{what} {path}")
     if ticket.source not in source_names():
         known = ", ".join(source_names())
         raise InputError(f"{what} {path}: field 'source': {ticket.source!r} is not one of {known}")

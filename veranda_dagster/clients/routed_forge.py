@@ -3,7 +3,8 @@
 Every operation of the forge port names its repository first, so a deployment whose orgs live
 on different forges (or different instances of one) still hands the phases and the PR-feedback
 sensor a single ``Forge``: the call for ``acme-data/platform/pipeline`` goes to the client of
-org ``acme-data``, anything outside the listed orgs to the deployment's default forge.
+org ``acme-data``, anything outside the listed orgs to the deployment's default forge, by
+``domain.orgs.org_of``, the rule ``ForgeResource.for_repo`` picks the clone's token by.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from veranda_dagster.clients.forges import ForgeClient
+from veranda_dagster.domain.orgs import org_of
 from veranda_dagster.domain.work.forge import CiFinding, CiJob, Comment, ForgePR
 
 
@@ -22,10 +24,10 @@ class RoutedForge:
 
     def for_owner(self, owner: str) -> ForgeClient:
         """The client of the org ``owner`` (``acme-data`` or ``acme-data/platform``) is in."""
-        return self.by_org.get(owner.split("/", 1)[0].lower(), self.default)
+        return self.by_org.get(org_of(owner), self.default)
 
     def _for(self, repo: str) -> ForgeClient:
-        return self.for_owner(repo.rsplit("/", 1)[0])
+        return self.for_owner(repo)
 
     def find_pull_request(self, repo: str, head_branch: str) -> ForgePR | None:
         return self._for(repo).find_pull_request(repo, head_branch)

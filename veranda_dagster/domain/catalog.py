@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from veranda_dagster.domain.bounds import MAX_CATALOG_BYTES, MAX_GROUP_DEPTH
 from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.input_files import load_document
+from veranda_dagster.domain.input_files import load_document, validate_document
 from veranda_dagster.domain.models import Strict
 
 _FULL_NAME = re.compile(
@@ -166,12 +166,7 @@ def normalise(text: str) -> str:
 
 
 def parse_catalog(data: Any, source: str = "catalog") -> Catalog:
-    try:
-        catalog = Catalog.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise InputError(f"{source}: field {where!r}: {first['msg']}") from None
+    catalog = validate_document(Catalog, data, source)
     for repo in catalog.repositories:
         if not catalog.in_org(repo.namespace):
             raise InputError(f"{source}: {repo.full_name!r} is not in org {catalog.org!r}")

@@ -21,7 +21,7 @@ from veranda_dagster.domain.bounds import (
     SEARCH_WINDOW_LINES,
 )
 from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.git_command import git_argv, git_env
+from veranda_dagster.domain.git_command import run_git
 from veranda_dagster.domain.models import Window
 from veranda_dagster.domain.repo_corpus import TextCorpus, is_probably_text, load_texts
 
@@ -185,22 +185,7 @@ class LocalGitGrep:
         return True
 
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-        try:
-            proc = subprocess.run(
-                git_argv(*args, cwd=self.repo_dir),
-                env=git_env(),
-                capture_output=True,
-                timeout=GREP_TIMEOUT_S,
-                check=False,
-            )
-        except FileNotFoundError:
-            raise InputError("git is not installed") from None
-        except subprocess.TimeoutExpired:
-            raise InputError(f"git {args[0]} timed out in {self.repo_dir}") from None
-        if check and proc.returncode != 0:
-            detail = proc.stderr.decode(errors="replace").strip()[-300:]
-            raise InputError(f"git {args[0]} failed in {self.repo_dir}: {detail}")
-        return proc
+        return run_git(self.repo_dir, args, timeout=GREP_TIMEOUT_S, check=check)
 
     @property
     def sha(self) -> str:

@@ -20,13 +20,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.domain.errors import ConfigError, InputError
 
 SAFE_GIT_CONFIG: tuple[str, ...] = (
     "-c", "core.hooksPath=/dev/null",
@@ -77,6 +78,36 @@ def git_argv(*args: str, cwd: str | Path | None = None) -> list[str]:
     """``git`` with the safety config, optionally ``-C cwd``, then ``args``."""
     where = ["-C", str(cwd)] if cwd is not None else []
     return ["git", *SAFE_GIT_CONFIG, *where, *args]
+
+
+def run_git(
+    repo_dir: str | Path,
+    args: Sequence[str],
+    *,
+    timeout: float,
+    check: bool = True,
+    feed: bytes | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """``git args`` in ``repo_dir`` (safe config, allowlisted env), output captured; a missing
+    git, a timeout or (with ``check``) a non-zero exit is an ``InputError`` naming the command
+    and the clone, with the end of git's stderr."""
+    try:
+        proc = subprocess.run(
+            git_argv(*args, cwd=repo_dir),
+            env=git_env(),
+            input=feed,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise InputError("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise InputError(f"git {args[0]} timed out in {repo_dir}") from None
+    if check and proc.returncode != 0:
+        detail = proc.stderr.decode(errors="replace").strip()[-300:]
+        raise InputError(f"git {args[0]} failed in {repo_dir}: {detail}")
+    return proc
 
 
 def token_allowed(remote_url: str) -> bool:

@@ -4,7 +4,8 @@ A FIFO given as ``--ticket`` used to hang, ``/dev/zero`` to fill memory, a 50 MB
 to take minutes, and a ten-thousand-deep JSON to end in a ``RecursionError`` traceback. Every
 file argument and configuration file goes through ``read_input_text``: a regular file only
 (opened non-blocking, checked on the open descriptor), at most ``max_bytes``, UTF-8 text with no
-NUL; ``parse_document`` then bounds nesting. Each refusal is one line naming the file.
+NUL; ``parse_document`` then bounds nesting, and ``validate_document`` reads the result as its
+model. Each refusal is one line naming the file.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
+from pydantic import BaseModel, ValidationError
 
 from veranda_dagster.domain.bounds import MAX_DOCUMENT_NODES, MAX_JSON_DEPTH
 from veranda_dagster.domain.errors import InputError, VerandaError
@@ -126,3 +128,19 @@ def load_document(
     text = read_input_text(path, what=what, max_bytes=max_bytes, error=error)
     json_file = Path(path).suffix.lower() == ".json" if as_json is None else as_json
     return parse_document(text, where=f"{what} {path}", as_json=json_file, error=error)
+
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def validate_document(
+    model: type[ModelT], data: Any, where: str, error: type[VerandaError] = InputError
+) -> ModelT:
+    """``data`` as a ``model``; invalid, ``error`` naming ``where``, the first bad field and why
+    (``catalog c.yaml: field 'repositories.0.full_name': ...``)."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(root)"
+        raise error(f"{where}: field {field!r}: {first['msg']}") from None

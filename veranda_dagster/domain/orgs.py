@@ -19,15 +19,22 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from veranda_dagster.domain.bounds import MAX_CONFIG_FILE_BYTES
 from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.input_files import load_document
+from veranda_dagster.domain.input_files import load_document, validate_document
 from veranda_dagster.domain.models import Strict
 
 _ORG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+
+
+def org_of(path: str) -> str:
+    """The org a repository (``acme/payments/ledger``) or an owner (``acme/payments``) is in:
+    its first segment, lowercased. Every call is routed by this one rule, so a repository's
+    clone credentials and its API calls always go to the same org's forge."""
+    return path.strip("/").split("/", 1)[0].lower()
 
 
 class OrgSettings(Strict):
@@ -112,12 +119,7 @@ class OrgsConfig(Strict):
 
 
 def parse_orgs(data: object, where: str) -> OrgsConfig:
-    try:
-        return OrgsConfig.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise ConfigError(f"{where}: field {field!r}: {first['msg']}") from None
+    return validate_document(OrgsConfig, data, where, ConfigError)
 
 
 def load_orgs(path: str | Path) -> OrgsConfig:

@@ -26,6 +26,7 @@ from veranda_dagster.domain.code_search import CodeSearch, Hit
 from veranda_dagster.domain.function_spans import enclosing_function
 from veranda_dagster.domain.source_language import dominant_language
 from veranda_dagster.domain.ticket_signals import (
+    Frame,
     error_messages,
     resolve_frame_path,
     source_links,
@@ -84,7 +85,10 @@ def _definition_line(lines: list[str], function: str, near: int) -> int | None:
     return min(found, key=lambda n: abs(n - near)) if found else None
 
 
-def _listing(search: CodeSearch) -> tuple[list[str], Callable[[str], list[str] | None]] | None:
+FileText = Callable[[str], list[str] | None]
+
+
+def _listing(search: CodeSearch) -> tuple[list[str], FileText] | None:
     """The tree's file listing and text reader, ``None`` when the backend has no clone to list
     (a remote index), so frame and link paths cannot be resolved."""
     paths = getattr(search, "paths", None)
@@ -95,16 +99,28 @@ def _listing(search: CodeSearch) -> tuple[list[str], Callable[[str], list[str] |
     return None if repo_paths is None else (repo_paths, file_text)
 
 
+def _anchored(
+    found: list[Frame],
+    search: CodeSearch,
+    anchor: Callable[[list[Frame], list[str], FileText], list[FrameAnchor]],
+) -> list[FrameAnchor] | None:
+    """``anchor`` over the tree's listing for what the ticket names (``found``): ``[]`` when it
+    names nothing, ``None`` when the backend lists no files to resolve the paths against."""
+    if not found:
+        return []
+    listing = _listing(search)
+    return None if listing is None else anchor(found, *listing)
+
+
 def frame_anchors(text: str, search: CodeSearch) -> list[FrameAnchor] | None:
     """Project frames, deepest first, as file anchors; ``None`` when the backend lists no
     files to resolve frame paths against."""
-    frames = traceback_frames(text)
-    if not frames:
-        return []
-    listing = _listing(search)
-    if listing is None:
-        return None
-    repo_paths, file_text = listing
+    return _anchored(traceback_frames(text), search, _frame_anchors)
+
+
+def _frame_anchors(
+    frames: list[Frame], repo_paths: list[str], file_text: FileText
+) -> list[FrameAnchor]:
     anchors: list[FrameAnchor] = []
     weight = FRAME_WEIGHT
     for frame in frames:
@@ -129,13 +145,12 @@ def link_anchors(text: str, search: CodeSearch) -> list[FrameAnchor] | None:
     file weighs ``LINK_WEIGHT``, each further file ``FRAME_DECAY`` of the one before, and every
     line linked in a file is one of its anchors at that file's weight (line 0 when the link
     names no line: the file only). ``None`` when the backend lists no files."""
-    links = source_links(text)
-    if not links:
-        return []
-    listing = _listing(search)
-    if listing is None:
-        return None
-    repo_paths, file_text = listing
+    return _anchored(source_links(text), search, _link_anchors)
+
+
+def _link_anchors(
+    links: list[Frame], repo_paths: list[str], file_text: FileText
+) -> list[FrameAnchor]:
     weights: dict[str, float] = {}
     anchors: list[FrameAnchor] = []
     for link in links:

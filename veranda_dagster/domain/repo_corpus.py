@@ -23,7 +23,7 @@ from pathlib import Path
 
 from veranda_dagster.domain.bounds import MAX_CORPUS_BYTES, MAX_REPO_FILE_BYTES
 from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.git_command import git_argv, git_env
+from veranda_dagster.domain.git_command import git_argv, git_env, run_git
 
 BINARY_PROBE_BYTES = 8_000
 """git's ``buffer_is_binary`` looks this far for a NUL byte."""
@@ -177,20 +177,4 @@ class TextCorpus:
 
 
 def _run(repo_dir: Path, args: list[str], feed: bytes | None = None) -> bytes:
-    try:
-        proc = subprocess.run(
-            git_argv(*args, cwd=repo_dir),
-            env=git_env(),
-            input=feed,
-            capture_output=True,
-            timeout=CAT_FILE_TIMEOUT_S,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise InputError("git is not installed") from None
-    except subprocess.TimeoutExpired:
-        raise InputError(f"git {args[0]} timed out in {repo_dir}") from None
-    if proc.returncode != 0:
-        detail = proc.stderr.decode(errors="replace").strip()[-300:]
-        raise InputError(f"git {args[0]} failed in {repo_dir}: {detail}")
-    return proc.stdout
+    return run_git(repo_dir, args, timeout=CAT_FILE_TIMEOUT_S, feed=feed).stdout

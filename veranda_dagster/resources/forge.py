@@ -26,7 +26,7 @@ from veranda_dagster.clients.forges import FORGES, ForgeClient, ForgeProvider, f
 from veranda_dagster.clients.routed_forge import RoutedForge
 from veranda_dagster.domain.code_search import CodeSearch
 from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.orgs import OrgsConfig, OrgSettings
+from veranda_dagster.domain.orgs import OrgsConfig, OrgSettings, org_of
 from veranda_dagster.resources._env import secret, setting
 from veranda_dagster.settings import env_number
 from veranda_dagster.storage.search_budget import BudgetState, SearchBudget, budget_key
@@ -112,12 +112,11 @@ class ForgeResource(dg.ConfigurableResource):
     def for_repo(self, repo: str) -> ForgeResource:
         """The connection of ``repo``'s org: its own when the orgs file lists the org, else
         this resource's default forge."""
-        return self.for_owner(repo.strip("/").rsplit("/", 1)[0])
+        return self.for_owner(repo)
 
     def for_owner(self, owner: str) -> ForgeResource:
         """The connection of the org ``owner`` (``acme`` or ``acme/platform``) is in."""
-        org_name = owner.strip("/").split("/", 1)[0].lower()
-        org = next((o for o in self.orgs if o.org.lower() == org_name), None)
+        org = next((o for o in self.orgs if o.org.lower() == org_of(owner)), None)
         return self._default() if org is None else self._of(org)
 
     def connections(self) -> list[ForgeResource]:

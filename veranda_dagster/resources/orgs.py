@@ -1,4 +1,5 @@
-"""The orgs file (``VERANDA_ORGS``), read once at load and checked against this build.
+"""The orgs file (``VERANDA_ORGS``), read when the code location loads and checked against this
+build.
 
 Its forges must be registered forge rows and its sources registered ticket sources, so a typo
 is a ``ConfigError`` when the code location loads, naming the org and the choices, instead of

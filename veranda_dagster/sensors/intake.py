@@ -5,7 +5,8 @@ it walks its source for candidate tickets and what cursor that walk leaves. The 
 
 - ``intake_sensor`` builds the ``dg.sensor``: it takes the source's resource under the source's
   name, skips naming the setting to make until the source is configured, opens one client per
-  tick and closes it, and turns a rejected credential into an error naming the variables;
+  tick and closes it, and turns a rejected credential into an error naming the variables
+  (``polled`` makes the tick of a source that needs only that client: Linear's, Jira's);
 - ``JsonCursor`` is the stored cursor, a pydantic model as JSON, a bad one an ``InputError``;
 - ``settle`` turns a walk into the tick's result: one batched dedup question to the instance
   (``dedup.ticket_holds``: never process memory, so a restart starts no second run), the
@@ -31,6 +32,10 @@ from veranda_dagster.sources import registry
 
 Tick = Callable[[dg.SensorEvaluationContext, Any, Any], dg.SensorResult | dg.SkipReason]
 """One tick of a source: (the context, its resource, an open client) -> the result."""
+
+Poll = Callable[[dg.DagsterInstance, Any, str | None, Any], dg.SensorResult | dg.SkipReason]
+"""A source's walk and settle over (the instance, an open client, the stored cursor, the log):
+what a tick is when the source needs nothing more of its resource (``polled``)."""
 
 DropReason = Callable[[str, TicketHolds], str | None]
 """Why a key that no run holds is still not new work (logged), or ``None`` to take it."""
@@ -99,6 +104,17 @@ def settle(
                 f"{info.title} poll failed ({walk.error}); {walk.kept}, retrying next tick"
             )
     return sensor_result(keys, walk.cursor())
+
+
+def polled(poll: Poll) -> Tick:
+    """The tick that runs ``poll`` over the context's instance, cursor and log."""
+
+    def tick(
+        context: dg.SensorEvaluationContext, resource: Any, client: Any
+    ) -> dg.SensorResult | dg.SkipReason:
+        return poll(context.instance, client, context.cursor, context.log)
+
+    return tick
 
 
 def intake_sensor(

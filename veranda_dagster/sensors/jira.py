@@ -24,7 +24,7 @@ the cursor's ``recent`` map absorbs. Two guards keep runs single:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,10 +37,8 @@ from veranda_dagster.clients.jira_ticket import NAME, partition_key
 from veranda_dagster.domain.bounds import MAX_CURSOR_RECENT
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.partitions import is_ticket_key
-from veranda_dagster.resources.jira import JiraResource
 from veranda_dagster.sensors.dedup import TicketHolds
-from veranda_dagster.sensors.intake import JsonCursor, Walk, intake_sensor, settle
-from veranda_dagster.sources import registry
+from veranda_dagster.sensors.intake import JsonCursor, Walk, intake_sensor, polled, settle
 
 POLL_INTERVAL_S = 60
 """Seconds between Jira polls: one search per minute is far inside Jira Cloud's cost budget."""
@@ -140,24 +138,11 @@ def poll_jira(
     return settle(instance, NAME, walk, log, drop=changed_only_by_us)
 
 
-def _tick(
-    context: dg.SensorEvaluationContext, jira: JiraResource, client: JiraClient
-) -> dg.SensorResult | dg.SkipReason:
-    return poll_jira(context.instance, client, context.cursor, context.log)
-
-
 jira_tickets = intake_sensor(
     name=JiraCursor.SENSOR,
     source=NAME,
-    tick=_tick,
+    tick=polled(poll_jira),
     interval_s=POLL_INTERVAL_S,
     default_status=dg.DefaultSensorStatus.STOPPED,
     description="Jira issues labelled for the bot or assigned to it -> ticket runs (jira-KEY).",
 )
-
-
-def jira_intake(environ: Mapping[str, str] | None = None) -> list[dg.SensorDefinition]:
-    """The Jira sensors the Definitions list: none unless ``jira`` is an enabled source (it is
-    opt-in: ``registry.listed_sensors``), so a deployment that never asked for Jira sees no
-    change at all. Its ``jira`` resource is bound either way."""
-    return [s for s in registry.listed_sensors(environ) if s is jira_tickets]

@@ -22,8 +22,7 @@ from veranda_dagster.clients.linear_ticket import NAME
 from veranda_dagster.domain.bounds import CURSOR_OVERLAP_S, MAX_CURSOR_RECENT
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.partitions import is_ticket_key
-from veranda_dagster.resources.linear import LinearResource
-from veranda_dagster.sensors.intake import JsonCursor, Walk, intake_sensor, settle
+from veranda_dagster.sensors.intake import JsonCursor, Walk, intake_sensor, polled, settle
 from veranda_dagster.sensors.status import sensor_default_status
 
 
@@ -99,16 +98,10 @@ def poll_linear(
     return settle(instance, NAME, walk, log)
 
 
-def _tick(
-    context: dg.SensorEvaluationContext, linear: LinearResource, client: LinearClient
-) -> dg.SensorResult | dg.SkipReason:
-    return poll_linear(context.instance, client, context.cursor, context.log)
-
-
 linear_tickets = intake_sensor(
     name=LinearCursor.SENSOR,
     source=NAME,
-    tick=_tick,
+    tick=polled(poll_linear),
     interval_s=LINEAR_POLL_INTERVAL_S,
     default_status=sensor_default_status(),
     description="Linear issues assigned/delegated to the bot or labelled for it -> ticket runs.",

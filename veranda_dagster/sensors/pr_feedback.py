@@ -129,31 +129,32 @@ def _meta(record: Any) -> tuple[str | None, dict[str, Any]]:
     return mat.partition, {k: getattr(v, "value", v) for k, v in (mat.metadata or {}).items()}
 
 
-def _learn_prs(
-    instance: dg.DagsterInstance, cursor: FeedbackCursor, parse_pr_url: PrUrlParser
-) -> None:
+def _materialized_since(
+    instance: dg.DagsterInstance, asset: dg.AssetKey, after: int | None
+) -> list[tuple[int, str | None, dict[str, Any]]]:
+    """``asset``'s materializations after storage id ``after``, oldest first, at most
+    ``MATERIALIZATIONS_PER_TICK``: (storage id, partition, metadata values)."""
     result = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=PULL_REQUEST, after_storage_id=cursor.after),
+        dg.AssetRecordsFilter(asset_key=asset, after_storage_id=after),
         limit=MATERIALIZATIONS_PER_TICK,
         ascending=True,
     )
-    for record in result.records:
-        cursor.after = record.storage_id
-        key, meta = _meta(record)
+    return [(record.storage_id, *_meta(record)) for record in result.records]
+
+
+def _learn_prs(
+    instance: dg.DagsterInstance, cursor: FeedbackCursor, parse_pr_url: PrUrlParser
+) -> None:
+    for stored, key, meta in _materialized_since(instance, PULL_REQUEST, cursor.after):
+        cursor.after = stored
         parsed = parse_pr_url(str(meta.get("pr_url") or ""))
         if key and parsed:
             repo, number = parsed[0], int(meta.get("pr_number") or parsed[1])
             known = cursor.prs.get(key)
             if known is None or (known.repo, known.number) != (repo, number):
                 cursor.prs[key] = WatchedPR(repo=repo, number=number)
-    done = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=FEEDBACK, after_storage_id=cursor.after_feedback),
-        limit=MATERIALIZATIONS_PER_TICK,
-        ascending=True,
-    )
-    for record in done.records:
-        cursor.after_feedback = record.storage_id
-        key, meta = _meta(record)
+    for stored, key, meta in _materialized_since(instance, FEEDBACK, cursor.after_feedback):
+        cursor.after_feedback = stored
         if key and meta.get("outcome") == "bound_reached":
             cursor.prs.pop(key, None)  # finished: forgotten, so the cursor stays bounded
     cursor.forget_oldest()

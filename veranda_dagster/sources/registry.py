@@ -35,6 +35,7 @@ from veranda_dagster.resources._env import listing, setting
 from veranda_dagster.sources import source_names
 
 if TYPE_CHECKING:
+    from veranda_dagster.domain.orgs import OrgsConfig
     from veranda_dagster.resources.ticket_source import TicketSourceResource
 
 SOURCES_ENV = "VERANDA_SOURCES"
@@ -210,25 +211,25 @@ def requested_sources(environ: Mapping[str, str] | None = None) -> list[str]:
     it is every source the orgs file's orgs take tickets from (``VERANDA_ORGS``), else the
     on-by-default sources; an orgs file that does not load leaves that default to
     ``enabled_sources``, which refuses it."""
-    default = ",".join(_orgs_sources(environ) or [i.name for i in sources() if i.on_by_default])
-    names = [n.lower() for n in listing(SOURCES_ENV, default, environ)]
-    names += [i.name for i in sources() if i.alias_env and setting(i.alias_env, "", environ) == "1"]
-    return list(dict.fromkeys(names))
+    return _requested(environ, _read_orgs(environ)[0])
 
 
 def enabled_sources(environ: Mapping[str, str] | None = None) -> list[str]:
     """The requested sources; an unknown name is a ``ConfigError`` naming the choices (raised
-    where the Definitions are built, so a typo stops the code location from loading)."""
-    names = requested_sources(environ)
+    where the Definitions are built, so a typo stops the code location from loading), and so
+    is an orgs file that does not load, or whose orgs take tickets from a source left out."""
+    orgs, unreadable = _read_orgs(environ)
+    names = _requested(environ, orgs)
     unknown = [n for n in names if n not in _REGISTRY]
     if unknown:
         raise ConfigError(
             f"{SOURCES_ENV}: unknown source(s) {', '.join(unknown)}; "
             f"choose from {', '.join(i.name for i in sources())}"
         )
-    from veranda_dagster.resources.orgs import ORGS_ENV, orgs_from_env, sources_missing_from
+    if unreadable is not None:
+        raise unreadable
+    from veranda_dagster.resources.orgs import ORGS_ENV, sources_missing_from
 
-    orgs = orgs_from_env(environ)
     missing = sources_missing_from(names, orgs) if orgs else []
     if missing:
         raise ConfigError(
@@ -238,15 +239,24 @@ def enabled_sources(environ: Mapping[str, str] | None = None) -> list[str]:
     return names
 
 
-def _orgs_sources(environ: Mapping[str, str] | None) -> list[str]:
-    """The sources the orgs file's orgs take tickets from; none without a loadable file."""
+def _requested(environ: Mapping[str, str] | None, orgs: OrgsConfig | None) -> list[str]:
+    default = ",".join(orgs.sources() if orgs else [i.name for i in sources() if i.on_by_default])
+    names = [n.lower() for n in listing(SOURCES_ENV, default, environ)]
+    names += [i.name for i in sources() if i.alias_env and setting(i.alias_env, "", environ) == "1"]
+    return list(dict.fromkeys(names))
+
+
+def _read_orgs(
+    environ: Mapping[str, str] | None,
+) -> tuple[OrgsConfig | None, ConfigError | None]:
+    """The orgs file, read once per call that needs it: ``(orgs, None)``, ``(None, None)``
+    without one, or ``(None, why)`` when it does not load, for the caller to show or raise."""
     from veranda_dagster.resources.orgs import orgs_from_env
 
     try:
-        orgs = orgs_from_env(environ)
-    except ConfigError:
-        return []
-    return orgs.sources() if orgs else []
+        return orgs_from_env(environ), None
+    except ConfigError as exc:
+        return None, exc
 
 
 def ticket_sources(
@@ -268,10 +278,10 @@ def ticket_sources(
     return routed
 
 
-def listed_sensors(environ: Mapping[str, str] | None = None) -> list[dg.SensorDefinition]:
+def listed_sensors(enabled: Collection[str]) -> list[dg.SensorDefinition]:
     """The intake sensors the Definitions list: every on-by-default source's, and an opt-in
-    source's only when it is enabled (a deployment that never asked for it sees no change)."""
-    enabled = enabled_sources(environ)
+    source's only when it is ``enabled`` (a deployment that never asked for it sees no
+    change)."""
     return [i.sensor for i in sources() if i.on_by_default or i.name in enabled]
 
 

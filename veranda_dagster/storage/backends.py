@@ -26,6 +26,23 @@ from veranda_dagster.domain.errors import ConfigError, StoredValueError, Transie
 from veranda_dagster.domain.redaction import mask_url_passwords, scrub, url_password
 from veranda_dagster.storage.faults import StorageFaultError
 
+
+def write_atomically(target: Path, text: str) -> None:
+    """Replace ``target`` whole: written to a hidden ``.tmp`` sibling, synced, then renamed
+    over it, so a reader sees the old text or the new, never half (a failed write leaves no
+    temp file behind)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 TABLE = "veranda_asset_values"
 
 _DDL = f"""
@@ -137,16 +154,7 @@ class FilesystemValues:
     def _write(self, target: Path, text: str) -> str:
         target.parent.mkdir(parents=True, exist_ok=True)
         self.sweep(target.parent)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(target, text)
         return str(target)
 
     def read(self, asset: str, partition: str) -> str:

@@ -11,11 +11,11 @@ import os
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from veranda_dagster.domain.bounds import MAX_CONFIG_FILE_BYTES
 from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.input_files import load_document
+from veranda_dagster.domain.input_files import load_document, validate_document
 from veranda_dagster.vendors import registry
 
 CONFIG_ENV = "VERANDA_BACKENDS_CONFIG"
@@ -108,9 +108,4 @@ class BackendsConfig(BaseModel):
         data = load_document(
             p, what="backends config", max_bytes=MAX_CONFIG_FILE_BYTES, error=ConfigError
         )
-        try:
-            return cls.model_validate(data or {})
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "(root)"
-            raise ConfigError(f"backends config {p}: field {where!r}: {first['msg']}") from None
+        return validate_document(cls, data or {}, f"backends config {p}", ConfigError)
