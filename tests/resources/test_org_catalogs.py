@@ -103,3 +103,16 @@ def test_an_orgs_file_and_a_single_catalog_together_are_refused(orgs_file, monke
     monkeypatch.setenv("VERANDA_CATALOG", "/etc/veranda/catalog.yaml")
     with pytest.raises(ConfigError, match="set one of VERANDA_ORGS"):
         pipeline_resource()
+
+
+def test_the_ui_names_every_forge_the_orgs_use(orgs_file, tmp_path):
+    from veranda_dagster.resources.forge import requested_forges
+
+    assert requested_forges({"VERANDA_ORGS": str(orgs_file), "VERANDA_FORGE": "github"}) == [
+        "github",
+        "gitlab",
+    ]
+    assert requested_forges({"VERANDA_FORGE": "gitlab"}) == ["gitlab"]
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("orgs: []\n")
+    assert requested_forges({"VERANDA_ORGS": str(broken)}) == ["github"]  # refused at load

@@ -28,7 +28,7 @@ import dagster as dg
 from veranda_dagster.concurrency import FORGE_POOL, FORGE_WRITING_PHASES, MODEL_POOL
 from veranda_dagster.domain import phases
 from veranda_dagster.domain.phases import AGENT_TURN_S, GIT_AND_API_S, Phase, Retry
-from veranda_dagster.resources.forge import requested_forge
+from veranda_dagster.resources.forge import requested_forges
 from veranda_dagster.settings import env_number
 from veranda_dagster.sources.registry import requested_sources
 
@@ -114,7 +114,7 @@ def configured_names() -> dict[str, frozenset[str]]:
     the choices), not here, where it would surface as an import error of every asset module."""
     return {
         phases.TRACKER: frozenset(requested_sources()),
-        phases.FORGE: frozenset({requested_forge()}),
+        phases.FORGE: frozenset(requested_forges()),
     }
 
 

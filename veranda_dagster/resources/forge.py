@@ -28,6 +28,7 @@ from veranda_dagster.domain.code_search import CodeSearch
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.orgs import OrgsConfig, OrgSettings, org_of
 from veranda_dagster.resources._env import secret, setting
+from veranda_dagster.resources.orgs import orgs_from_env
 from veranda_dagster.settings import env_number
 from veranda_dagster.storage.search_budget import BudgetState, SearchBudget, budget_key
 
@@ -41,6 +42,17 @@ def requested_forge(environ: Mapping[str, str] | None = None) -> str:
     """``VERANDA_FORGE`` as written (trimmed, lowercased; the default when unset): the one
     reading, refused by ``forge_provider`` where the resource is built when it names no row."""
     return setting(FORGE_ENV, DEFAULT_FORGE, environ).strip().lower() or DEFAULT_FORGE
+
+
+def requested_forges(environ: Mapping[str, str] | None = None) -> list[str]:
+    """``requested_forge`` and every forge the orgs file names, as written, for display (the
+    UI's kind icons): an orgs file that does not load adds nothing here and is refused where
+    the resources are built."""
+    try:
+        orgs = orgs_from_env(environ)
+    except ConfigError:
+        orgs = None
+    return list(dict.fromkeys([requested_forge(environ), *(orgs.forges() if orgs else [])]))
 
 
 class OrgForge(dg.Config):
