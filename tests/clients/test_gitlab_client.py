@@ -23,7 +23,11 @@ from veranda_dagster.clients.gitlab_base import (
 )
 from veranda_dagster.clients.gitlab_ci import LOG_TAIL_BYTES, job_state
 from veranda_dagster.clients.gitlab_code_search import GitLabCodeSearch
-from veranda_dagster.domain.bounds import MAX_CI_REPORT_BYTES, MAX_FORGE_LIST_PAGES
+from veranda_dagster.domain.bounds import (
+    MAX_CI_REPORT_BYTES,
+    MAX_COMMENT_CHARS,
+    MAX_FORGE_LIST_PAGES,
+)
 from veranda_dagster.domain.code_quality import parse_any_report
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.domain.static_analysis import filter_to_commit, from_findings
@@ -199,6 +203,18 @@ def test_notes_are_one_id_space_and_a_diff_note_is_answered_in_its_discussion():
     assert client.reply(PROJECT, 12, comments[0], "noted") == "note:1132"  # the conversation
     assert len(router.to("POST", f"{ENC}/merge_requests/12/notes")) == 2
     assert len(router.to("GET", disc)) == 1  # a reply needs no second listing
+
+
+def test_a_note_past_the_comment_bound_is_cut_with_a_note_like_a_github_comment():
+    disc = f"{ENC}/merge_requests/12/discussions"
+    long = "please fix " * (MAX_COMMENT_CHARS // 5)
+    note = {"id": 7, "body": long, "author": {"username": "ann"}}
+    at_bound = {"id": 8, "body": "x" * MAX_COMMENT_CHARS, "author": {"username": "bo"}}
+    discussions = [{"id": "d1", "notes": [note]}, {"id": "d2", "notes": [at_bound]}]
+    client, _ = gitlab(Router({("GET", disc): [respond(body=discussions)]}))
+    cut, kept = client.list_comments(PROJECT, 12)
+    assert len(cut.body) < MAX_COMMENT_CHARS + 100 and "[veranda: comment cut at" in cut.body
+    assert kept.body == "x" * MAX_COMMENT_CHARS
 
 
 def test_pipeline_jobs_are_ci_jobs():

@@ -12,7 +12,8 @@ phases run unchanged on GitLab:
 - *comments* are the notes of the MR's discussions, one id space (``note:<id>``); system notes
   ("added 1 commit") are left out. A diff note's thread is its discussion, so a reply goes
   there (``POST .../discussions/:discussion_id/notes``); any other note is in the
-  conversation, where an answer is a new note.
+  conversation, where an answer is a new note. A note's body is cut at the same bound as a
+  GitHub comment's, since a reviewer's text goes into the feedback prompt.
 
 Shapes are from docs.gitlab.com/api/merge_requests, /api/notes and /api/discussions.
 """
@@ -26,6 +27,7 @@ from urllib.parse import quote
 from veranda_dagster.clients._http import HttpStatusError
 from veranda_dagster.clients.gitlab_base import project_ref
 from veranda_dagster.clients.gitlab_ci import GitLabCI
+from veranda_dagster.domain.ticket_bounds import bound_comment
 from veranda_dagster.domain.work.forge import Comment, ForgePR
 
 BOT_USERNAME = re.compile(r"^(?:project|group)_\d+_bot(?:_[0-9a-f]+)?$|\[bot\]$|-bot$")
@@ -137,7 +139,7 @@ def _note(note: dict[str, Any], discussion_id: str, first_id: Any) -> Comment:
     return Comment(
         id=f"note:{int(note['id'])}",
         author=username,
-        body=str(note.get("body") or ""),
+        body=bound_comment(str(note.get("body") or "")),
         thread=discussion_id if is_diff and discussion_id else None,
         is_reply=first_id is not None and first_id != note["id"],
         bot_author=bool(author.get("bot")) or bool(BOT_USERNAME.search(username)),
