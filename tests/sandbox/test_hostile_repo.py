@@ -17,6 +17,7 @@ import pytest
 
 from veranda_dagster.domain.bounds import MAX_REPO_FILE_BYTES
 from veranda_dagster.domain.code_search import LocalGitGrep
+from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.facts import read_repo_facts
 from veranda_dagster.domain.git_command import git_argv, git_askpass, git_env
 from veranda_dagster.domain.layers import HINTS_IN_REPO, build_layers, write_instruction_files
@@ -27,11 +28,13 @@ from veranda_dagster.domain.workspace import SecretInChangeError, Workspace
 from veranda_dagster.sim.git_http import GitHttpServer
 
 SECRET = "ghs_HOSTILE_repo_canary_9b2e41"
+USERNAME = "x-access-token"
+"""What GitHub's forge row sends beside the token."""
 
 
 @pytest.fixture(autouse=True)
 def _secret_in_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GITHUB_TOKEN", SECRET)
+    monkeypatch.setenv("GITHUB_TOKEN", SECRET, USERNAME)
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -203,7 +206,7 @@ def test_push_sends_the_token_only_through_askpass_and_runs_no_planted_hook(
     bare = _bare_with_main(tmp_path)
     with GitHttpServer(bare.parent.parent, SECRET) as server:
         url = server.url_for("acme/app")
-        ws = Workspace(tmp_path / "ws", "ENG-7", url, "veranda/eng-7", SECRET)
+        ws = Workspace(tmp_path / "ws", "ENG-7", url, "veranda/eng-7", SECRET, USERNAME)
         ws.ensure()
         hooks = ws.path / ".git" / "hooks"
         for hook in ("pre-commit", "pre-push", "post-commit", "reference-transaction"):
@@ -244,7 +247,7 @@ def test_a_rewritten_origin_or_push_url_is_reset_before_the_token_goes_anywhere(
         GitHttpServer(decoy.parent.parent, "not-the-token") as attacker,
     ):
         url = server.url_for("acme/app")
-        ws = Workspace(tmp_path / "ws", "ENG-8", url, "veranda/eng-8", SECRET)
+        ws = Workspace(tmp_path / "ws", "ENG-8", url, "veranda/eng-8", SECRET, USERNAME)
         ws.ensure()
         _git(ws.path, "remote", "set-url", "--push", "origin", attacker.url_for("acme/app"))
         (ws.path / "app.py").write_text("x = 3\n")
@@ -259,10 +262,21 @@ def test_a_rewritten_origin_or_push_url_is_reset_before_the_token_goes_anywhere(
 
 
 def test_no_token_is_offered_to_a_plain_http_remote_that_is_not_loopback(tmp_path: Path) -> None:
-    ws = Workspace(tmp_path, "ENG-9", "http://forge.example/acme/app.git", "b", SECRET)
+    ws = Workspace(tmp_path, "ENG-9", "http://forge.example/acme/app.git", "b", SECRET, USERNAME)
     with pytest.raises(Exception) as caught:
         ws.git("ls-remote", "origin", cwd=tmp_path, timeout=20)
     assert SECRET not in str(caught.value)
+
+
+def test_a_token_without_the_forges_username_is_refused_before_any_git_runs(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ConfigError, match="git username"):
+        Workspace(tmp_path, "ENG-9", "https://forge.example/acme/app.git", "b", SECRET)
+    assert not (tmp_path / "ENG-9").exists()
+    assert (
+        Workspace(tmp_path, "ENG-9", "https://forge.example/acme/app.git", "b").git_username == ""
+    )
 
 
 def test_the_git_command_line_and_env_never_carry_the_token() -> None:
@@ -270,7 +284,7 @@ def test_the_git_command_line_and_env_never_carry_the_token() -> None:
     assert "core.hooksPath=/dev/null" in argv and "core.fsmonitor=false" in argv
     assert not any(SECRET in part for part in argv)
     assert SECRET not in "".join(git_env().values())
-    with git_askpass(SECRET) as extra:
+    with git_askpass(SECRET, USERNAME) as extra:
         assert SECRET not in "".join(extra.values())
         script = Path(extra["GIT_ASKPASS"])
         token_files = [p for p in script.parent.iterdir() if p != script]
@@ -300,7 +314,7 @@ def test_a_change_that_adds_a_worker_secret_is_never_pushed(
     bare = _bare_with_main(tmp_path)
     with GitHttpServer(bare.parent.parent, SECRET) as server:
         url = server.url_for("acme/app")
-        ws = Workspace(tmp_path / "ws", "ENG-10", url, "veranda/eng-10", SECRET)
+        ws = Workspace(tmp_path / "ws", "ENG-10", url, "veranda/eng-10", SECRET, USERNAME)
         ws.ensure()
         (ws.path / "notes").mkdir()
         (ws.path / "notes" / "leak.txt").write_text(f"LINEAR_API_KEY={linear_key}\n")

@@ -78,7 +78,7 @@ def test_push_merge_request_pipeline_code_quality_and_discussions(fake: GitLabFa
     gl = client(fake)
     remote = gl.remote(BILLING)
     work = tmp_path / "clone"
-    with git_askpass(TOKEN) as askpass:
+    with git_askpass(TOKEN, "oauth2") as askpass:
         env = {**git_env(), **askpass}
         git("clone", "-q", remote.url, str(work), env=env)
         text = (work / "billing/invoice.py").read_text()
@@ -151,7 +151,7 @@ def test_ci_repair_grounding_reads_code_quality_and_keeps_only_our_half(tmp_path
     with GitLabFake(git_root, token=TOKEN) as server:
         gl = client(server)
         work = tmp_path / "clone"
-        with git_askpass(TOKEN) as askpass:
+        with git_askpass(TOKEN, "oauth2") as askpass:
             env = {**git_env(), **askpass}
             git("clone", "-q", gl.remote(BILLING).url, str(work), env=env)
             base = git("rev-parse", "HEAD", cwd=work)

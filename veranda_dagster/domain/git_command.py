@@ -46,9 +46,6 @@ GIT_ENV_ALLOWLIST = (
 """What git needs to find itself, its certificates and a proxy; keys and tokens stay out."""
 
 TOKEN_FILE_ENV = "VERANDA_GIT_TOKEN_FILE"
-GIT_USERNAME = "x-access-token"
-"""The username the forges accept beside a personal token (a forge row may name its own)."""
-
 _USERNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 """A username askpass may print: it is pasted into a shell script, so nothing else."""
 
@@ -120,8 +117,9 @@ def token_allowed(remote_url: str) -> bool:
 
 
 @contextmanager
-def git_askpass(token: str, username: str = GIT_USERNAME) -> Iterator[dict[str, str]]:
-    """The env additions that let git ask for ``token`` (as ``username``): a script path and a
+def git_askpass(token: str, username: str) -> Iterator[dict[str, str]]:
+    """The env additions that let git ask for ``token`` (as ``username``, which the forge row
+    names: each forge has its own word for "the token is the password"): a script path and a
     file path, never the value. Both live in a fresh 0700 directory removed on exit."""
     script_text = _askpass_script(username)
     folder = Path(tempfile.mkdtemp(prefix="veranda-git-"))

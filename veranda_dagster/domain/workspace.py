@@ -16,9 +16,8 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from veranda_dagster.domain.errors import VerandaError
+from veranda_dagster.domain.errors import ConfigError, VerandaError
 from veranda_dagster.domain.git_command import (
-    GIT_USERNAME,
     git_argv,
     git_askpass,
     git_env,
@@ -60,15 +59,21 @@ class Workspace:
         clone_url: str,
         branch: str,
         token: str | None = None,
-        git_username: str = GIT_USERNAME,
+        git_username: str = "",
     ) -> None:
+        if token and not git_username:
+            raise ConfigError(
+                f"ticket {ticket_id}: a git token needs the forge's git username beside it "
+                "(its forge row names one)"
+            )
         self.root = Path(root)
         self.ticket_id = ticket_id
         self.clone_url = clone_url
         self.branch = branch
         self._token = token or ""
         self.git_username = git_username
-        """Sent beside the token over https (named by the forge row: ``oauth2`` for OAuth)."""
+        """Sent beside the token over https; each forge has its own word for it, so its forge
+        row names it and the domain holds none."""
         self.recovered: list[str] = []
         """What the last ``ensure`` recovered (stale locks, a half-made clone)."""
 

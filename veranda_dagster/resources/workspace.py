@@ -14,7 +14,6 @@ from pathlib import Path
 import dagster as dg
 
 from veranda_dagster.domain.bounds import CI_WAIT_TIMEOUT_S, VALIDATION_TIMEOUT_S
-from veranda_dagster.domain.git_command import GIT_USERNAME
 from veranda_dagster.domain.ticket_key import ticket_dir
 from veranda_dagster.domain.workspace import Workspace
 from veranda_dagster.resources._env import setting
@@ -61,7 +60,7 @@ class WorkspaceResource(dg.ConfigurableResource):
         clone_url: str,
         branch: str = "",
         token: str | None = None,
-        git_username: str = GIT_USERNAME,
+        git_username: str = "",
     ) -> Workspace:
         """The ticket's clone of ``clone_url`` on ``branch`` (default ``veranda/<key>``)."""
         return Workspace(
