@@ -441,16 +441,22 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def render(rows: list[dict[str, Any]], groups: dict[str, dict[str, Any]]) -> str:
+def render(
+    rows: list[dict[str, Any]], groups: dict[str, dict[str, Any]], per_case: bool = True
+) -> str:
+    """The per-case table, then the totals; ``per_case=False`` prints the totals alone."""
     head = " ".join(f"{n:>11}" for n in RANKERS)
     lines = [f"{'case':<22} {'gold':>4} {head}   (recall@6 / edit hit)  secs"]
+    if not per_case:
+        lines, rows = [], []
     for r in rows:
         cells = " ".join(
             f"{r[n]['r6']:>6.2f}/{'-' if r[n]['edit_hit'] is None else int(r[n]['edit_hit']):>4}"
             for n in RANKERS
         )
         lines.append(f"{r['id']:<22} {len(r['gold']):>4} {cells}  {r['seconds']:.2f}")
-    lines.append("")
+    if lines:
+        lines.append("")
     lines.append(
         f"{'group':<28} {'n':>4}  "
         + "  ".join(f"{n + ' r1/r6/edit/KB':>26}" for n in RANKERS)
@@ -471,21 +477,28 @@ def render(rows: list[dict[str, Any]], groups: dict[str, dict[str, Any]]) -> str
 
 
 def run(
-    cases: list[dict[str, Any]], repos_dir: Path, pack_cmd: str | list[str] | None = None
+    cases: list[dict[str, Any]],
+    repos_dir: Path,
+    pack_cmd: str | list[str] | None = None,
+    per_case: bool = True,
 ) -> dict[str, Any]:
+    """Every case through every ranker. ``per_case=False`` keeps each case out of sight (the
+    progress line names no case, the result holds only totals), so a held-out set can be
+    measured without being read case by case, which is how tuning to it starts."""
     if not cases:
         raise BenchmarkError("no cases to run")
     command = resolve_pack_cmd(pack_cmd)
     dirs = check_cases(cases, repos_dir)
     rows = []
     for number, case in enumerate(cases, 1):
-        print(f"[{number}/{len(cases)}] {case['id']}", file=sys.stderr, flush=True)
+        named = f" {case['id']}" if per_case else ""
+        print(f"[{number}/{len(cases)}]{named}", file=sys.stderr, flush=True)
         rows.append(run_case(case, dirs[case["repo"]], command))
-    return {
-        "budget": {"files": MAX_PACK_FILES, "bytes": MAX_PACK_BYTES},
-        "rows": rows,
-        "totals": group_totals(rows),
-    }
+    result: dict[str, Any] = {"budget": {"files": MAX_PACK_FILES, "bytes": MAX_PACK_BYTES}}
+    if per_case:
+        result["rows"] = rows
+    result["totals"] = group_totals(rows)
+    return result
 
 
 def group_totals(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -517,6 +530,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", action="append", default=[], help="run only this split")
     parser.add_argument("--pack-cmd", help="the veranda command (default: veranda on PATH)")
     parser.add_argument("--json", metavar="PATH", help="also write the rows and totals as JSON")
+    parser.add_argument(
+        "--totals-only",
+        action="store_true",
+        help="print and write only totals, never a case (for measuring a held-out set)",
+    )
     args = parser.parse_args(argv)
     try:
         cases = json.loads(args.cases.read_text(encoding="utf-8"))
@@ -526,14 +544,14 @@ def main(argv: list[str] | None = None) -> int:
             cases = [c for c in cases if c["repo"] in set(args.repo)]
         if args.split:
             cases = [c for c in cases if c.get("split", DEV_SPLIT) in set(args.split)]
-        result = run(cases, args.repos_dir, args.pack_cmd)
+        result = run(cases, args.repos_dir, args.pack_cmd, per_case=not args.totals_only)
     except (OSError, ValueError) as exc:
         print(f"retrieval benchmark: error: cannot read {args.cases}: {exc}", file=sys.stderr)
         return 2
     except BenchmarkError as exc:
         print(f"retrieval benchmark: error: {exc}", file=sys.stderr)
         return 2
-    print(render(result["rows"], result["totals"]))
+    print(render(result.get("rows", []), result["totals"], per_case=not args.totals_only))
     if args.json:
         text = json.dumps(result, indent=1)
         if args.json == "-":

@@ -184,6 +184,27 @@ def test_all_rankers_side_by_side_with_recall_edit_hit_time_and_memory(
     assert len(listing.splitlines()) == 1
 
 
+def test_totals_only_names_no_case_on_screen_or_in_the_json(
+    one_run, repos_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A held-out set measured with ``--totals-only`` is never read case by case."""
+    _, _, result = one_run
+    [row] = result["rows"]
+    monkeypatch.setattr(bench, "run_case", lambda case, repo_dir, command: row)
+    cases_file = tmp_path / "cases.json"
+    cases_file.write_text(json.dumps(builder.build(repos_dir, [REPORT])))
+    out_json = tmp_path / "out.json"
+    argv = ["--repos-dir", str(repos_dir), "--cases", str(cases_file), "--json", str(out_json)]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert bench.main([*argv, "--totals-only", "--pack-cmd", sys.executable]) == 0
+    assert row["id"] == "demo-7" and "demo-7" not in out.getvalue() + err.getvalue()
+    assert "acme/demo" in out.getvalue() and "[1/1]" in err.getvalue()
+    written = json.loads(out_json.read_text())
+    assert "rows" not in written and "demo-7" not in out_json.read_text()
+    assert written["totals"] == result["totals"]
+
+
 def test_edit_hit_needs_a_window_overlapping_an_edited_line() -> None:
     packed = bench.Packed(files=["a.py"], spans={"a.py": [(1, 12), (30, 41)]})
     assert bench.edit_hit(packed, {"a.py": [[42, 50]]}) is False
