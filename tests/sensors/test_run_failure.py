@@ -13,6 +13,7 @@ from dagster._core.instance.ref import InstanceRef
 from tests.assets.fakes import CountingPipeline, resources
 from tests.support.resources import nested, tickets
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
+from veranda_dagster.clients.linear import LinearClient
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.models import ContextPack, Patch, RedTests, Ticket
 from veranda_dagster.domain.run_failure import RunFailure, failure_note
@@ -91,6 +92,14 @@ def test_a_failed_run_posts_one_note_naming_phase_error_kept_phases_and_rerun(
     tmp_path: Path, linear: LinearFake, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setenv("VERANDA_UI_URL", "http://127.0.0.1:3999")
+    closed: list[bool] = []
+    real_close = LinearClient.close
+
+    def close(self: LinearClient) -> None:
+        real_close(self)
+        closed.append(self._client.is_closed)
+
+    monkeypatch.setattr(LinearClient, "close", close)
     key = linear.file_ticket("Fix retries", "repo: acme/api")["identifier"]
     instance, run_id, store = failed_run(tmp_path, key)
     with instance:
@@ -101,6 +110,7 @@ def test_a_failed_run_posts_one_note_naming_phase_error_kept_phases_and_rerun(
         assert "Re-execute > From failure" in note
         assert f"http://127.0.0.1:3999/runs/{run_id}" in note
         assert DB_PASSWORD not in note and TOKEN not in note
+        assert closed == [True]  # the daemon lives for weeks: its client is closed, not left
 
         # the same failed run handed over again (a reset cursor, a second daemon): no repeat
         evaluate(instance, run_id, store, linear.graphql_url)

@@ -17,7 +17,8 @@ holding them in a mapping.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
 from functools import cache
 
 import dagster as dg
@@ -29,7 +30,7 @@ from veranda_dagster.domain import intake
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.models import Ticket
 from veranda_dagster.domain.ticket_source import TicketSource
-from veranda_dagster.resources.ticket_source import TicketSourceResource
+from veranda_dagster.resources.ticket_source import SourceClient, TicketSourceResource
 from veranda_dagster.sources import registry
 
 
@@ -68,13 +69,30 @@ class TicketSourcesResource(dg.ConfigurableResource):
     def is_enabled(self, name: str) -> bool:
         return name in self.enabled
 
-    def live(self) -> list[TicketSource]:
-        """The ports of the sources that are enabled and configured."""
-        return [
-            info.port(resource.client())
-            for info in registry.sources()
-            if self.is_enabled(info.name) and (resource := self.resource(info.name)).configured
-        ]
+    def live(self, opened: list[SourceClient] | None = None) -> list[TicketSource]:
+        """The ports of the sources that are enabled and configured; each client built is
+        also added to ``opened`` when given, for the caller to close."""
+        ports: list[TicketSource] = []
+        for info in registry.sources():
+            resource = self.resource(info.name)
+            if self.is_enabled(info.name) and resource.configured:
+                client = resource.client()
+                if opened is not None:
+                    opened.append(client)
+                ports.append(info.port(client))
+        return ports
+
+    @contextmanager
+    def connected(self) -> Iterator[TicketChannel]:
+        """A channel whose source clients are closed on leaving: for the daemon, a process
+        that lives for weeks, where a client built per failed run would keep its connection
+        pool until the collector happens by. A run worker's phases use ``channel``."""
+        opened: list[SourceClient] = []
+        try:
+            yield TicketChannel(registry.ticket_sources(self.live(opened), self.enabled))
+        finally:
+            for client in opened:
+                client.close()
 
     def sources(self) -> list[TicketSource]:
         """Every source in routing order (``registry.ticket_sources``)."""

@@ -142,9 +142,9 @@ def ticket_run_failures(
     tickets: TicketSourcesResource,
     value_store: ValueStore,
 ) -> None:
-    channel = tickets.channel()
     try:
-        posted = tell_ticket(context.instance, context.dagster_run, channel, value_store)
+        with tickets.connected() as channel:
+            posted = tell_ticket(context.instance, context.dagster_run, channel, value_store)
     except VerandaError as exc:
         # the note is a courtesy: a channel that is down must not wedge the sensor's cursor
         context.log.warning(f"run {context.dagster_run.run_id}: note not posted: {exc}")
