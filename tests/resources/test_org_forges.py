@@ -55,6 +55,7 @@ def test_each_org_gets_its_forge_urls_and_its_own_token_variable():
         "x-access-token",
     )
     assert forge.for_repo("elsewhere/x").forge == "github"  # outside every org: the default
+    assert forge.for_repo("acme-datawarehouse/x").forge == "github"  # a prefix is not the org
     assert [c.forge for c in forge.connections()] == ["github", "github", "gitlab"]
 
 

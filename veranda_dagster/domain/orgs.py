@@ -69,10 +69,6 @@ class OrgSettings(Strict):
     def _lower(cls, values: list[str]) -> list[str]:
         return list(dict.fromkeys(v.strip().lower() for v in values))
 
-    def owns(self, repo: str) -> bool:
-        """``acme/billing`` and ``acme/payments/ledger`` are org ``acme``'s."""
-        return repo.lower().startswith(self.name.lower() + "/")
-
 
 class OrgsConfig(Strict):
     orgs: list[OrgSettings] = Field(min_length=1)
@@ -85,13 +81,6 @@ class OrgsConfig(Strict):
                 raise ValueError(f"org {org.name!r} is listed twice")
             seen.add(org.name.lower())
         return self
-
-    def for_repo(self, repo: str) -> OrgSettings | None:
-        return next((org for org in self.orgs if org.owns(repo)), None)
-
-    def taking(self, source: str) -> list[OrgSettings]:
-        """The orgs a ticket from ``source`` may be routed to, in file order."""
-        return [org for org in self.orgs if source.lower() in org.sources]
 
     def sources(self) -> list[str]:
         """Every source some org takes tickets from: the sources whose sensors should run."""
