@@ -13,7 +13,7 @@ import dagster as dg
 import pytest
 
 from tests.assets.fakes import call
-from tests.support.resources import forge_returning
+from tests.support.resources import forge_returning, tickets
 from tests.support.resources import pipeline as make_pipeline
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import (
@@ -155,18 +155,30 @@ def test_phase_methods_call_the_domain_entry_points_they_import():
     assert pipeline.work_ci.await_ci is ci.await_ci
 
 
+class _ClosableForge:
+    """A forge client that only records being closed."""
+
+    def __init__(self) -> None:
+        self.closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+
+
 def test_phase_methods_delegate_with_the_workspace_and_clients(monkeypatch, tmp_path):
     seen: dict[str, object] = {}
+    client = _ClosableForge()
 
     def review_rounds(ticket, pack, pr, workspace, agent, forge, *, validation_timeout_s):
         seen.update(workspace=workspace, agent=agent, forge=forge, bound=validation_timeout_s)
+        seen["closed_during"] = client.closed
         return "reviewed"
 
     monkeypatch.setattr("veranda_dagster.domain.work.review.review_rounds", review_rounds)
-    forge = forge_returning("forge", token="t0k")  # the resource's client is the fake
+    forge = forge_returning(client, token="t0k")  # the resource's client is the fake
     workspace = WorkspaceResource(root=str(tmp_path))
     pipeline = make_pipeline(forge=forge, workspace=workspace)
-    monkeypatch.setattr(PipelineResource, "agent", lambda self, ticket: "agent")
+    monkeypatch.setattr(PipelineResource, "agent", lambda self, ticket, channel: "agent")
     ticket = Ticket(id="ENG-42", source="linear", title="t")
     pack = types.SimpleNamespace(
         repo="acme/api", clone_url="https://github.com/acme/api.git", branch="veranda/eng-42"
@@ -174,9 +186,37 @@ def test_phase_methods_delegate_with_the_workspace_and_clients(monkeypatch, tmp_
     assert pipeline.review(ticket, pack, None) == "reviewed"  # type: ignore[arg-type]
     ws = seen["workspace"]
     assert (ws.clone_url, ws.branch, ws.path) == (pack.clone_url, pack.branch, tmp_path / "ENG-42")
-    assert (seen["agent"], seen["forge"]) == ("agent", "forge")
+    assert (seen["agent"], seen["forge"]) == ("agent", client)
     assert seen["bound"] == workspace.validation_timeout_s
     assert ws.git_username == "x-access-token"
+    # open for the domain call, closed when the phase returns
+    assert (seen["closed_during"], client.closed) == (0, 1)
+
+
+def test_a_phase_closes_its_clients_when_the_domain_call_raises(monkeypatch, tmp_path):
+    """A run worker runs every phase of a ticket: the forge and ticket-source clients a phase
+    opened are closed on its way out, error or not."""
+    from veranda_dagster.clients.linear import LinearClient
+    from veranda_dagster.resources.linear import LinearResource
+
+    closed: list[str] = []
+    monkeypatch.setattr(LinearClient, "close", lambda self: closed.append("linear"))
+    client = _ClosableForge()
+
+    def await_ci(*args, **kwargs):
+        raise RuntimeError("the forge went away")
+
+    monkeypatch.setattr("veranda_dagster.domain.work.ci.await_ci", await_ci)
+    pipeline = make_pipeline(
+        forge=forge_returning(client, token="t0k"),
+        workspace=WorkspaceResource(root=str(tmp_path)),
+        tickets=tickets(linear=LinearResource(api_key="lin_api_" + "x" * 40)),
+    )
+    ticket = Ticket(id="ENG-42", source="linear", title="t")
+    pack = types.SimpleNamespace(repo="acme/api", clone_url="", branch="veranda/eng-42")
+    with pytest.raises(RuntimeError, match="went away"):
+        pipeline.await_ci(ticket, pack, None, None)  # type: ignore[arg-type]
+    assert client.closed == 1 and closed == ["linear"]
 
 
 def test_workspace_clone_url_and_branch_from_config(tmp_path):

@@ -34,9 +34,9 @@ def test_a_jira_ticket_is_read_from_and_answered_on_jira():
         resource = tickets(jira=jira, enabled=("linear", "jira"))
         ticket = resource.fetch("jira-PAY-17")
         assert (ticket.source, ticket.external_id) == ("jira", "PAY-17")
-        channel = resource.channel()
-        first = channel.post(ticket, "Run failed in phase `patch`", key="run-failed:abc")
-        again = channel.post(ticket, "Run failed in phase `patch`", key="run-failed:abc")
+        with resource.connected() as channel:
+            first = channel.post(ticket, "Run failed in phase `patch`", key="run-failed:abc")
+            again = channel.post(ticket, "Run failed in phase `patch`", key="run-failed:abc")
         assert first == again and len(fake.comment_texts("PAY-17")) == 1
 
 

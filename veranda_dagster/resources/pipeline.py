@@ -8,13 +8,19 @@ their modules (``work_ci.await_ci``), so go-to-definition reaches the domain and
 still patch one module's function. A test replaces a collaborator by passing a different
 resource (a ``ForgeResource`` whose ``client()`` returns a fake), not by subclassing this.
 
+Each phase method opens the clients it needs (the forge's, the ticket sources', a remote code
+search) for the length of its domain call and closes them on return, error or not: with the
+in-process executor one run worker runs every phase of a ticket, so a client per call left to
+the collector would hold its connection pool for the rest of the run.
+
 Secrets live only in the nested resources (bound with ``dg.EnvVar``, hidden from their reprs)
 and are handed only to clients, which redact them; nothing here logs or returns config.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, closing, contextmanager
 
 import dagster as dg
 from pydantic import Field
@@ -69,16 +75,16 @@ class PipelineResource(dg.ConfigurableResource):
 
     # --- collaborators -----------------------------------------------------------------------
 
-    def channel(self) -> TicketChannel:
-        return self.tickets.channel()
+    @contextmanager
+    def forge_client(self) -> Iterator[ForgeClient]:
+        """The forge's client, closed on leaving."""
+        with closing(self.forge.client()) as client:
+            yield client
 
-    def forge_client(self) -> ForgeClient:
-        return self.forge.client()
-
-    def agent(self, ticket: Ticket) -> BudgetedAgent:
+    def agent(self, ticket: Ticket, channel: TicketChannel) -> BudgetedAgent:
         """The resolving agent, held to the ticket's budget: every phase's turns go through
-        one ``BudgetedAgent`` reading and writing the ticket's durable spend ledger."""
-        channel = self.channel()
+        one ``BudgetedAgent`` reading and writing the ticket's durable spend ledger; the note
+        that the cap was hit goes to ``channel``."""
         key = f"budget:{self.agents.ticket_budget_usd:g}"  # one note per cap, however often hit
         return self.agents.agent(ticket, lambda text: channel.post(ticket, text, key=key))
 
@@ -97,12 +103,21 @@ class PipelineResource(dg.ConfigurableResource):
     def pack_workspace(self, ticket: Ticket, pack: ContextPack) -> Workspace:
         return self.clone(ticket.id, pack.repo, pack.clone_url, pack.branch)
 
-    def code_search(self, repo: str, workspace: Workspace) -> CodeSearch:
-        """The forge's code search when it holds a token, else ``git grep`` in the clone."""
+    @contextmanager
+    def code_search(self, repo: str, workspace: Workspace) -> Iterator[CodeSearch]:
+        """The forge's code search when it holds a token (closed on leaving), else ``git
+        grep`` in the clone."""
         forge = self.forge.for_repo(repo)
-        if forge.configured:
-            return forge.code_search(repo, self.agents.budget_state())
-        return LocalGitGrep(workspace.path)
+        if not forge.configured:
+            yield LocalGitGrep(workspace.path)
+            return
+        search = forge.code_search(repo, self.agents.budget_state())
+        try:
+            yield search
+        finally:
+            close = getattr(search, "close", None)
+            if callable(close):
+                close()
 
     # --- phases ------------------------------------------------------------------------------
 
@@ -121,25 +136,33 @@ class PipelineResource(dg.ConfigurableResource):
     def guess_repo(self, ticket: Ticket) -> RepoGuess:
         catalog = self.catalog(ticket)
         guess = repo_detection.detect_repo(ticket, catalog)
-        if guess.decision == "proceed":
-            scratch = self.workspace.scratch_dir(ticket.id)
-            guess = repo_confirmation.confirm_repo_guess(
-                guess, ticket, catalog, self.agent(ticket), scratch
-            )
-        if guess.decision == "ask":
-            text = guess.question or f"Which repository is {ticket.id} about?"
-            comment_id = self.channel().post(ticket, text)
-            guess = guess.model_copy(update={"question_comment_id": comment_id})
+        with self.tickets.connected() as channel:
+            if guess.decision == "proceed":
+                scratch = self.workspace.scratch_dir(ticket.id)
+                guess = repo_confirmation.confirm_repo_guess(
+                    guess, ticket, catalog, self.agent(ticket, channel), scratch
+                )
+            if guess.decision == "ask":
+                text = guess.question or f"Which repository is {ticket.id} about?"
+                comment_id = channel.post(ticket, text)
+                guess = guess.model_copy(update={"question_comment_id": comment_id})
         return guess
 
     def build_context_pack(self, ticket: Ticket, guess: RepoGuess) -> ContextPack:
         if not guess.repo:
             raise InputError(f"ticket {ticket.id}: no repository was decided to pack")
         workspace = self.clone(ticket.id, guess.repo)
-        search = self.code_search(guess.repo, workspace)
-        return context.build_context_pack(
-            ticket, guess, workspace, search, self.agent(ticket), self._context_config()
-        )
+        with ExitStack() as opened:
+            search = opened.enter_context(self.code_search(guess.repo, workspace))
+            channel = opened.enter_context(self.tickets.connected())
+            return context.build_context_pack(
+                ticket,
+                guess,
+                workspace,
+                search,
+                self.agent(ticket, channel),
+                self._context_config(),
+            )
 
     def _context_config(self) -> context.ContextConfig:
         """The layer directories that are set; the rest keep the config's defaults."""
@@ -148,23 +171,25 @@ class PipelineResource(dg.ConfigurableResource):
         )
 
     def write_red_tests(self, ticket: Ticket, pack: ContextPack) -> RedTests:
-        return work_red_tests.write_red_tests(
-            ticket,
-            pack,
-            self.pack_workspace(ticket, pack),
-            self.agent(ticket),
-            validation_timeout_s=self.workspace.validation_timeout_s,
-        )
+        with self.tickets.connected() as channel:
+            return work_red_tests.write_red_tests(
+                ticket,
+                pack,
+                self.pack_workspace(ticket, pack),
+                self.agent(ticket, channel),
+                validation_timeout_s=self.workspace.validation_timeout_s,
+            )
 
     def implement(self, ticket: Ticket, pack: ContextPack, red: RedTests) -> Patch:
-        return work_patch.implement(
-            ticket,
-            pack,
-            red,
-            self.pack_workspace(ticket, pack),
-            self.agent(ticket),
-            validation_timeout_s=self.workspace.validation_timeout_s,
-        )
+        with self.tickets.connected() as channel:
+            return work_patch.implement(
+                ticket,
+                pack,
+                red,
+                self.pack_workspace(ticket, pack),
+                self.agent(ticket, channel),
+                validation_timeout_s=self.workspace.validation_timeout_s,
+            )
 
     def open_pull_request(
         self,
@@ -175,52 +200,55 @@ class PipelineResource(dg.ConfigurableResource):
     ) -> PullRequest:
         """``earlier`` phases' calls join the PR's what-ran table, so a fallback in the repo
         confirmation or the red phase is reported too."""
-        channel = self.channel()
-        return work_pull_request.open_pull_request(
-            ticket,
-            pack,
-            patch,
-            self.pack_workspace(ticket, pack),
-            self.forge_client(),
-            lambda text: channel.post(ticket, text),
-            earlier=earlier,
-        )
+        with self.tickets.connected() as channel, self.forge_client() as forge:
+            return work_pull_request.open_pull_request(
+                ticket,
+                pack,
+                patch,
+                self.pack_workspace(ticket, pack),
+                forge,
+                lambda text: channel.post(ticket, text),
+                earlier=earlier,
+            )
 
     def review(self, ticket: Ticket, pack: ContextPack, pr: PullRequest) -> ReviewRounds:
-        return work_review.review_rounds(
-            ticket,
-            pack,
-            pr,
-            self.pack_workspace(ticket, pack),
-            self.agent(ticket),
-            self.forge_client(),
-            validation_timeout_s=self.workspace.validation_timeout_s,
-        )
+        with self.tickets.connected() as channel, self.forge_client() as forge:
+            return work_review.review_rounds(
+                ticket,
+                pack,
+                pr,
+                self.pack_workspace(ticket, pack),
+                self.agent(ticket, channel),
+                forge,
+                validation_timeout_s=self.workspace.validation_timeout_s,
+            )
 
     def await_ci(
         self, ticket: Ticket, pack: ContextPack, pr: PullRequest, review: ReviewRounds
     ) -> CIOutcome:
-        return work_ci.await_ci(
-            ticket,
-            pack,
-            pr,
-            review,
-            self.pack_workspace(ticket, pack),
-            self.agent(ticket),
-            self.forge_client(),
-            timeout_s=self.workspace.ci_wait_timeout_s,
-        )
+        with self.tickets.connected() as channel, self.forge_client() as forge:
+            return work_ci.await_ci(
+                ticket,
+                pack,
+                pr,
+                review,
+                self.pack_workspace(ticket, pack),
+                self.agent(ticket, channel),
+                forge,
+                timeout_s=self.workspace.ci_wait_timeout_s,
+            )
 
     def process_feedback(
         self, ticket: Ticket, pack: ContextPack, pr: PullRequest, previous: Feedback | None
     ) -> Feedback:
-        return work_feedback.process_feedback(
-            ticket,
-            pack,
-            pr,
-            self.pack_workspace(ticket, pack),
-            self.agent(ticket),
-            self.forge_client(),
-            previous,
-            validation_timeout_s=self.workspace.validation_timeout_s,
-        )
+        with self.tickets.connected() as channel, self.forge_client() as forge:
+            return work_feedback.process_feedback(
+                ticket,
+                pack,
+                pr,
+                self.pack_workspace(ticket, pack),
+                self.agent(ticket, channel),
+                forge,
+                previous,
+                validation_timeout_s=self.workspace.validation_timeout_s,
+            )

@@ -4,7 +4,7 @@
 sources a deployment takes tickets from; an opt-in source also has an older switch of its own
 (``VERANDA_JIRA_INTAKE=1``). Both are read by ``sources.registry.enabled_sources``, the one
 reading. The ``ticket`` phase fetches through ``fetch`` and every post (the ticket comment, the
-fallback notice, the budget note, the failed-run note) goes through ``channel``, so a
+fallback notice, the budget note, the failed-run note) goes through ``connected``, so a
 ``jira-PAY-17`` ticket is read from and answered on Jira, and a disabled source's key is a
 ``ConfigError`` naming the setting instead of a silent re-route.
 
@@ -69,42 +69,40 @@ class TicketSourcesResource(dg.ConfigurableResource):
     def is_enabled(self, name: str) -> bool:
         return name in self.enabled
 
-    def live(self, opened: list[SourceClient] | None = None) -> list[TicketSource]:
+    def live(self, opened: list[SourceClient]) -> list[TicketSource]:
         """The ports of the sources that are enabled and configured; each client built is
-        also added to ``opened`` when given, for the caller to close."""
+        added to ``opened`` as soon as it is built, for the caller to close."""
         ports: list[TicketSource] = []
         for info in registry.sources():
             resource = self.resource(info.name)
             if self.is_enabled(info.name) and resource.configured:
                 client = resource.client()
-                if opened is not None:
-                    opened.append(client)
+                opened.append(client)
                 ports.append(info.port(client))
         return ports
 
     @contextmanager
     def connected(self) -> Iterator[TicketChannel]:
-        """A channel whose source clients are closed on leaving: for the daemon, a process
-        that lives for weeks, where a client built per failed run would keep its connection
-        pool until the collector happens by. A run worker's phases use ``channel``."""
-        opened: list[SourceClient] = []
-        try:
-            yield TicketChannel(registry.ticket_sources(self.live(opened), self.enabled))
-        finally:
-            for client in opened:
-                client.close()
-
-    def sources(self) -> list[TicketSource]:
-        """Every source in routing order (``registry.ticket_sources``)."""
-        return registry.ticket_sources(self.live(), self.enabled)
+        """Where posts to a ticket go (its own source's comment thread), over source clients
+        closed on leaving: the daemon lives for weeks and a run worker runs every phase of a
+        ticket, so a client left to the collector would keep its connection pool."""
+        with self._ports() as ports:
+            yield TicketChannel(ports)
 
     def fetch(self, key: str) -> Ticket:
         """The ticket behind a partition key, from the source that owns the key."""
-        return intake.fetch_ticket(key, self.sources())
+        with self._ports() as ports:
+            return intake.fetch_ticket(key, ports)
 
-    def channel(self) -> TicketChannel:
-        """Where posts to a ticket go: its own source's comment thread."""
-        return TicketChannel(self.sources())
+    @contextmanager
+    def _ports(self) -> Iterator[list[TicketSource]]:
+        """Every live source in routing order (``registry.ticket_sources``), closed after."""
+        opened: list[SourceClient] = []
+        try:
+            yield registry.ticket_sources(self.live(opened), self.enabled)
+        finally:
+            for client in opened:
+                client.close()
 
 
 @cache
