@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from veranda_dagster.clients.forges import forge_provider
+from veranda_dagster.sim.choices import FORGES
 from veranda_dagster.sim.driver import SensorDriver, instance_for
-from veranda_dagster.sim.world import FAKE_TOKENS, SimWorld
+from veranda_dagster.sim.world import FAKE_TOKENS, FORGE_FAKES, SimWorld
 
 
 def test_jira_and_gitlab_are_configured_through_the_env_contract(tmp_path: Path):
@@ -43,3 +45,18 @@ def test_an_unknown_source_or_forge_is_refused_by_name(tmp_path: Path):
         SimWorld(root=tmp_path, tickets="trello")
     with pytest.raises(ValueError, match="github, gitlab"):
         SimWorld(root=tmp_path, forge="bitbucket")
+
+
+def test_every_offered_forge_has_a_fake_configured_from_its_own_row(tmp_path: Path):
+    """The fakes are one table: each forge the demo offers is stood up and configured through
+    its forge row's variables, so a new row needs only its fake in ``FORGE_FAKES``."""
+    assert tuple(FORGE_FAKES) == FORGES
+    with SimWorld(root=tmp_path / "w") as world:
+        assert set(world.forges) == set(FORGES)
+        for name, fake in world.forges.items():
+            row = forge_provider(name)
+            assert world.env[f"{row.env_prefix}_API_URL"] == fake.base_url
+            assert world.env[f"{row.env_prefix}_GIT_BASE"] == fake.clone_base
+            assert world.env[row.token_env] == fake.token  # type: ignore[attr-defined]
+        assert world.env["GITHUB_GIT_BASE"] == str(world.org.git_base)  # bare repos, no HTTP
+        assert world.github is world.forges["github"] and world.gitlab is world.forges["gitlab"]

@@ -144,6 +144,27 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
     def repo(self, full_name: str) -> BareRepo | None:
         return self.repos().get(full_name)
 
+    @property
+    def clone_base(self) -> str:
+        """Where the product clones from: the bare repositories as a local git base."""
+        return str(self.git_root)
+
+    def pull_request_rows(self) -> list[dict[str, str]]:
+        """Every pull request as ``repo``, ``url``, ``title``, ``body``, ``branch``: the
+        simulation's forge-neutral view (``SimForgeFake``)."""
+        with self.lock:
+            return [
+                {
+                    "repo": repo,
+                    "url": pr["html_url"],
+                    "title": pr["title"],
+                    "body": pr["body"],
+                    "branch": pr["head"]["ref"],
+                }
+                for repo, pulls in self.pulls.items()
+                for pr in pulls.values()
+            ]
+
     def all_pulls(self, full_name: str | None = None) -> list[dict[str, Any]]:
         with self.lock:
             return [

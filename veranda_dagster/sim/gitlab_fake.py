@@ -58,13 +58,18 @@ class GitLabFake(MergeRequestsAndPipelines, FakeHttpServer):
         git_root: str | Path,
         token: str | None = None,
         ci_mode: CiMode = "run",
+        ci_command_timeout_s: float | None = None,
         bot_username: str = "project_1_bot_veranda",
     ) -> None:
         super().__init__()
         self.git_root = Path(git_root)
         self.token = token
         self.bot_username = bot_username
-        self.ci = FakeCI(ci_mode)
+        self.ci = (
+            FakeCI(ci_mode)
+            if ci_command_timeout_s is None
+            else FakeCI(ci_mode, ci_command_timeout_s)
+        )
         self.redirects: dict[str, str] = {}
         self.archived: set[str] = set()
         """Projects archived with ``archive``: listed as such, left out by ``archived=false``."""
@@ -82,6 +87,27 @@ class GitLabFake(MergeRequestsAndPipelines, FakeHttpServer):
                 *self.merge_request_routes(p),
             ]
         )
+
+    @property
+    def clone_base(self) -> str:
+        """Where the product clones from: the repositories served over smart HTTP."""
+        return self.base_url
+
+    def pull_request_rows(self) -> list[dict[str, str]]:
+        """Every merge request as ``repo``, ``url``, ``title``, ``body``, ``branch``: the
+        simulation's forge-neutral view (``SimForgeFake``)."""
+        with self.lock:
+            return [
+                {
+                    "repo": repo,
+                    "url": f"{self.base_url}/{repo}/-/merge_requests/{iid}",
+                    "title": mr["title"],
+                    "body": mr["description"],
+                    "branch": mr["source_branch"],
+                }
+                for repo, mrs in self.mrs.items()
+                for iid, mr in mrs.items()
+            ]
 
     # --- projects ----------------------------------------------------------------------------
 

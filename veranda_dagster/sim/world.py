@@ -28,8 +28,9 @@ import shutil
 import tempfile
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
+from veranda_dagster.clients.forges import forge_provider
 from veranda_dagster.concurrency import POOL_DEFAULT_LIMIT, RUNS_PER_TICKET
 from veranda_dagster.jobs import RUN_MAX_RUNTIME_S
 from veranda_dagster.sandbox.policy import READONLY_ENV
@@ -70,6 +71,31 @@ FAKE_TOKENS = {
     "GITLAB_TOKEN": "glpat-SIMULATED-gitlab-token-3e9c",
     "JIRA_API_TOKEN": "ATATT3xSIMULATED-jira-token-6d2a",
 }
+
+_Fake = TypeVar("_Fake")
+
+
+class SimForgeFake(Protocol):
+    """What the world needs of a fake forge, whichever it is."""
+
+    ci: FakeCI
+
+    @property
+    def base_url(self) -> str: ...
+
+    @property
+    def clone_base(self) -> str: ...
+
+    def pull_request_rows(self) -> list[dict[str, str]]: ...
+
+
+FORGE_FAKES: dict[str, type[GitHubFake] | type[GitLabFake]] = {
+    "github": GitHubFake,
+    "gitlab": GitLabFake,
+}
+"""The fake of each forge the simulation stands up (``choices.FORGES``, import-light for the
+CLI, names the same ones), each configured from its own forge row: ``<PREFIX>_API_URL``,
+``<PREFIX>_GIT_BASE`` and the row's token variable."""
 
 
 def dagster_yaml(pool_limit: int = POOL_DEFAULT_LIMIT, max_runs: int = 4) -> str:
@@ -149,8 +175,8 @@ class SimWorld:
         self.org: SampleOrg
         self.linear: LinearFake
         self.slack: SlackFake
-        self.github: GitHubFake
-        self.gitlab: GitLabFake
+        self.forges: dict[str, SimForgeFake] = {}
+        """Every forge's fake, by forge row name; ``forge`` is the one the product uses."""
         self.jira: JiraFake
         self.model: ScriptedModelServer
         self.env: dict[str, str] = {}
@@ -169,22 +195,17 @@ class SimWorld:
         self.slack = self._stack.enter_context(
             SlackFake(token=FAKE_TOKENS["SLACK_BOT_TOKEN"], channels=(SLACK_CHANNEL,))
         )
-        self.github = self._stack.enter_context(
-            GitHubFake(
+        for name, fake_type in FORGE_FAKES.items():
+            fake = fake_type(
                 self.org.git_base,
-                token=FAKE_TOKENS["GITHUB_TOKEN"],
+                token=FAKE_TOKENS[forge_provider(name).token_env],
                 ci_mode=self.ci_mode,
                 ci_command_timeout_s=self.ci_command_timeout_s,
             )
-        )
-        self.gitlab = self._stack.enter_context(
-            GitLabFake(self.org.git_base, token=FAKE_TOKENS["GITLAB_TOKEN"], ci_mode=self.ci_mode)
-        )
-        if self.ci_command_timeout_s is not None:
-            self.gitlab.ci.command_timeout_s = self.ci_command_timeout_s
-        if self.code_quality:
-            for fake in (self.github, self.gitlab):
+            self._stack.enter_context(fake)
+            if self.code_quality:
                 fake.ci = FakeCI(fake.ci.mode, fake.ci.command_timeout_s, code_quality=True)
+            self.forges[name] = fake
         self.jira = self._stack.enter_context(JiraFake(FAKE_TOKENS["JIRA_API_TOKEN"]))
         keys, tokens = model_credentials()
         self.model = self._stack.enter_context(ScriptedModelServer(keys, tokens))
@@ -208,11 +229,10 @@ class SimWorld:
 
     def _choice_env(self) -> dict[str, str]:
         """The forge row and the ticket sources the product is configured with."""
-        env = {
-            "VERANDA_FORGE": self.forge,
-            "GITLAB_API_URL": self.gitlab.base_url,
-            "GITLAB_GIT_BASE": self.gitlab.base_url,
-        }
+        env = {"VERANDA_FORGE": self.forge}
+        for name, fake in self.forges.items():
+            prefix = forge_provider(name).env_prefix
+            env |= {f"{prefix}_API_URL": fake.base_url, f"{prefix}_GIT_BASE": fake.clone_base}
         if self.tickets == "jira":
             env |= {
                 "VERANDA_SOURCES": "linear,slack,jira",
@@ -234,8 +254,6 @@ class SimWorld:
             "SLACK_API_URL": self.slack.api_url,
             "SLACK_CHANNELS": SLACK_CHANNEL,
             "SLACK_BOT_USER_ID": SLACK_BOT,
-            "GITHUB_API_URL": self.github.base_url,
-            "GITHUB_GIT_BASE": str(self.org.git_base),
             "VERANDA_CATALOG": str(self.org.catalog_path),
             "VERANDA_RUNBOOKS_DIR": str(self.org.runbooks_dir),
             "VERANDA_HINTS_DIR": str(self.org.hints_dir),
@@ -261,8 +279,23 @@ class SimWorld:
         return SENSORS[self.tickets]
 
     @property
-    def forge_fake(self) -> GitHubFake | GitLabFake:
-        return self.gitlab if self.forge == "gitlab" else self.github
+    def github(self) -> GitHubFake:
+        return self._fake("github", GitHubFake)
+
+    @property
+    def gitlab(self) -> GitLabFake:
+        return self._fake("gitlab", GitLabFake)
+
+    def _fake(self, name: str, kind: type[_Fake]) -> _Fake:
+        """The fake of forge ``name``, typed: a test reaches a forge's own API through it."""
+        fake = self.forges[name]
+        if not isinstance(fake, kind):
+            raise TypeError(f"the {name} fake is a {type(fake).__name__}, not a {kind.__name__}")
+        return fake
+
+    @property
+    def forge_fake(self) -> SimForgeFake:
+        return self.forges[self.forge]
 
     @property
     def forge_ci(self) -> FakeCI:
@@ -299,30 +332,7 @@ class SimWorld:
     def pull_requests(self, forge: str | None = None) -> list[dict[str, str]]:
         """Every pull/merge request on ``forge`` (default: the chosen one): ``repo``, ``url``,
         ``title``, ``body``, ``branch``."""
-        if (forge or self.forge) == "gitlab":
-            return [
-                {
-                    "repo": repo,
-                    "url": f"{self.gitlab.base_url}/{repo}/-/merge_requests/{iid}",
-                    "title": mr["title"],
-                    "body": mr["description"],
-                    "branch": mr["source_branch"],
-                }
-                for repo, mrs in self.gitlab.mrs.items()
-                for iid, mr in mrs.items()
-            ]
-        with self.github.lock:
-            return [
-                {
-                    "repo": repo,
-                    "url": pr["html_url"],
-                    "title": pr["title"],
-                    "body": pr["body"],
-                    "branch": pr["head"]["ref"],
-                }
-                for repo, pulls in self.github.pulls.items()
-                for pr in pulls.values()
-            ]
+        return self.forges[forge or self.forge].pull_request_rows()
 
     def apply_env(self) -> None:
         """Put ``env`` into this process's environment (restored by ``stop``), so the product's
