@@ -55,11 +55,13 @@ def test_a_new_process_honours_what_was_spent_and_a_raised_cap_lets_it_go_on(tmp
         agents = AgentsResource(store=ValueStore(base_dir=str(values)), ticket_budget_usd=cap)
         return make_pipeline(agents=agents)
 
-    agent = resource(1.0).agent(TICKET)
-    assert isinstance(agent, BudgetedAgent) and agent.ledger.spent(TICKET.id) == 1.1
+    pipeline = resource(1.0)
     request = AgentRequest(role="implementer", tier="high", prompt="p", workdir=str(tmp_path))
-    with pytest.raises(BudgetExceededError, match=r"\$1\.10 of this ticket's \$1\.00"):
-        agent.run(request)  # refused before the (unconfigured) backends are even tried
+    with pipeline.tickets.connected() as channel:
+        agent = pipeline.agent(TICKET, channel)
+        assert isinstance(agent, BudgetedAgent) and agent.ledger.spent(TICKET.id) == 1.1
+        with pytest.raises(BudgetExceededError, match=r"\$1\.10 of this ticket's \$1\.00"):
+            agent.run(request)  # refused before the (unconfigured) backends are even tried
 
     scripted = ScriptedAgent({"implementer": [reply("ok")]})
     raised = BudgetedAgent(scripted, TICKET.id, 2.0, StoreLedger(FilesystemValues(values)))
