@@ -219,6 +219,39 @@ def test_a_phase_closes_its_clients_when_the_domain_call_raises(monkeypatch, tmp
     assert client.closed == 1 and closed == ["linear"]
 
 
+def test_opening_the_pull_request_builds_no_agent_and_posts_to_the_tickets_thread(
+    monkeypatch, tmp_path
+):
+    """The PR phase calls no model: it never reads the backends file (the agent is built only
+    when a phase asks for it), and its ticket notes go to the ticket's own source."""
+    client = _ClosableForge()
+    posted: list[str] = []
+
+    def open_pull_request(ticket, pack, patch, workspace, forge, post, *, earlier):
+        assert forge is client
+        post("PR opened")
+        return "opened"
+
+    def no_agent(self, ticket, channel):
+        raise AssertionError("the PR phase built an agent")
+
+    monkeypatch.setattr(
+        "veranda_dagster.domain.work.pull_request.open_pull_request", open_pull_request
+    )
+    monkeypatch.setattr(PipelineResource, "agent", no_agent)
+    monkeypatch.setattr(
+        "veranda_dagster.clients.ticket_channel.TicketChannel.post",
+        lambda self, ticket, text, key=None: posted.append(f"{ticket.id}: {text}"),
+    )
+    pipeline = make_pipeline(
+        forge=forge_returning(client, token="t0k"), workspace=WorkspaceResource(root=str(tmp_path))
+    )
+    ticket = Ticket(id="ENG-42", source="linear", title="t")
+    pack = types.SimpleNamespace(repo="acme/api", clone_url="", branch="veranda/eng-42")
+    assert pipeline.open_pull_request(ticket, pack, None) == "opened"  # type: ignore[arg-type]
+    assert posted == ["ENG-42: PR opened"] and client.closed == 1
+
+
 def test_workspace_clone_url_and_branch_from_config(tmp_path):
     forge = ForgeResource(git_base="/srv/git/")
     pipeline = make_pipeline(forge=forge, workspace=WorkspaceResource(root=str(tmp_path)))

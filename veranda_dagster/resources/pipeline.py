@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, closing, contextmanager
+from functools import cached_property
 
 import dagster as dg
 from pydantic import Field
@@ -170,25 +171,24 @@ class PipelineResource(dg.ConfigurableResource):
             runbooks_dir=self.runbooks_dir or None, hints_dir=self.hints_dir or None
         )
 
+    @contextmanager
+    def _work(self, ticket: Ticket, pack: ContextPack) -> Iterator[WorkClients]:
+        """A work phase's collaborators on the pack's clone, open for the domain call."""
+        with self.tickets.connected() as channel, self.forge_client() as forge:
+            yield WorkClients(self, ticket, self.pack_workspace(ticket, pack), channel, forge)
+
     def write_red_tests(self, ticket: Ticket, pack: ContextPack) -> RedTests:
-        with self.tickets.connected() as channel:
+        timeout_s = self.workspace.validation_timeout_s
+        with self._work(ticket, pack) as w:
             return work_red_tests.write_red_tests(
-                ticket,
-                pack,
-                self.pack_workspace(ticket, pack),
-                self.agent(ticket, channel),
-                validation_timeout_s=self.workspace.validation_timeout_s,
+                ticket, pack, w.workspace, w.agent, validation_timeout_s=timeout_s
             )
 
     def implement(self, ticket: Ticket, pack: ContextPack, red: RedTests) -> Patch:
-        with self.tickets.connected() as channel:
+        timeout_s = self.workspace.validation_timeout_s
+        with self._work(ticket, pack) as w:
             return work_patch.implement(
-                ticket,
-                pack,
-                red,
-                self.pack_workspace(ticket, pack),
-                self.agent(ticket, channel),
-                validation_timeout_s=self.workspace.validation_timeout_s,
+                ticket, pack, red, w.workspace, w.agent, validation_timeout_s=timeout_s
             )
 
     def open_pull_request(
@@ -200,55 +200,64 @@ class PipelineResource(dg.ConfigurableResource):
     ) -> PullRequest:
         """``earlier`` phases' calls join the PR's what-ran table, so a fallback in the repo
         confirmation or the red phase is reported too."""
-        with self.tickets.connected() as channel, self.forge_client() as forge:
+        with self._work(ticket, pack) as w:
             return work_pull_request.open_pull_request(
-                ticket,
-                pack,
-                patch,
-                self.pack_workspace(ticket, pack),
-                forge,
-                lambda text: channel.post(ticket, text),
-                earlier=earlier,
+                ticket, pack, patch, w.workspace, w.forge, w.post, earlier=earlier
             )
 
     def review(self, ticket: Ticket, pack: ContextPack, pr: PullRequest) -> ReviewRounds:
-        with self.tickets.connected() as channel, self.forge_client() as forge:
+        timeout_s = self.workspace.validation_timeout_s
+        with self._work(ticket, pack) as w:
             return work_review.review_rounds(
-                ticket,
-                pack,
-                pr,
-                self.pack_workspace(ticket, pack),
-                self.agent(ticket, channel),
-                forge,
-                validation_timeout_s=self.workspace.validation_timeout_s,
+                ticket, pack, pr, w.workspace, w.agent, w.forge, validation_timeout_s=timeout_s
             )
 
     def await_ci(
         self, ticket: Ticket, pack: ContextPack, pr: PullRequest, review: ReviewRounds
     ) -> CIOutcome:
-        with self.tickets.connected() as channel, self.forge_client() as forge:
+        timeout_s = self.workspace.ci_wait_timeout_s
+        with self._work(ticket, pack) as w:
             return work_ci.await_ci(
-                ticket,
-                pack,
-                pr,
-                review,
-                self.pack_workspace(ticket, pack),
-                self.agent(ticket, channel),
-                forge,
-                timeout_s=self.workspace.ci_wait_timeout_s,
+                ticket, pack, pr, review, w.workspace, w.agent, w.forge, timeout_s=timeout_s
             )
 
     def process_feedback(
         self, ticket: Ticket, pack: ContextPack, pr: PullRequest, previous: Feedback | None
     ) -> Feedback:
-        with self.tickets.connected() as channel, self.forge_client() as forge:
+        timeout_s = self.workspace.validation_timeout_s
+        with self._work(ticket, pack) as w:
             return work_feedback.process_feedback(
                 ticket,
                 pack,
                 pr,
-                self.pack_workspace(ticket, pack),
-                self.agent(ticket, channel),
-                forge,
+                w.workspace,
+                w.agent,
+                w.forge,
                 previous,
-                validation_timeout_s=self.workspace.validation_timeout_s,
+                validation_timeout_s=timeout_s,
             )
+
+
+class WorkClients:
+    """What a work phase hands its domain call: the clone, the open forge client and ticket
+    channel, and the budgeted agent, built only when the phase asks for it (opening a pull
+    request calls no model, so a backends file is not read for it)."""
+
+    def __init__(
+        self,
+        pipeline: PipelineResource,
+        ticket: Ticket,
+        workspace: Workspace,
+        channel: TicketChannel,
+        forge: ForgeClient,
+    ) -> None:
+        self._pipeline, self._ticket = pipeline, ticket
+        self.workspace, self.channel, self.forge = workspace, channel, forge
+
+    @cached_property
+    def agent(self) -> BudgetedAgent:
+        return self._pipeline.agent(self._ticket, self.channel)
+
+    def post(self, text: str) -> str | None:
+        """A note on the ticket's own thread."""
+        return self.channel.post(self._ticket, text)
