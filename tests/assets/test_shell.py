@@ -219,6 +219,24 @@ def test_a_phase_closes_its_clients_when_the_domain_call_raises(monkeypatch, tmp
     assert client.closed == 1 and closed == ["linear"]
 
 
+def test_writing_red_tests_opens_no_forge_client(monkeypatch, tmp_path):
+    """Writing tests talks to no forge: the phase never builds the forge's client."""
+
+    def no_forge(self):
+        raise AssertionError("the red-tests phase opened a forge client")
+
+    def write_red_tests(ticket, pack, workspace, agent, *, validation_timeout_s):
+        return "red"
+
+    monkeypatch.setattr("veranda_dagster.domain.work.red_tests.write_red_tests", write_red_tests)
+    monkeypatch.setattr(PipelineResource, "forge_client", no_forge)
+    monkeypatch.setattr(PipelineResource, "agent", lambda self, ticket, channel: "agent")
+    pipeline = make_pipeline(workspace=WorkspaceResource(root=str(tmp_path)))
+    ticket = Ticket(id="ENG-42", source="linear", title="t")
+    pack = types.SimpleNamespace(repo="acme/api", clone_url="", branch="veranda/eng-42")
+    assert pipeline.write_red_tests(ticket, pack) == "red"  # type: ignore[arg-type]
+
+
 def test_opening_the_pull_request_builds_no_agent_and_posts_to_the_tickets_thread(
     monkeypatch, tmp_path
 ):

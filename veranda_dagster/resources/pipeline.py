@@ -153,9 +153,7 @@ class PipelineResource(dg.ConfigurableResource):
         if not guess.repo:
             raise InputError(f"ticket {ticket.id}: no repository was decided to pack")
         workspace = self.clone(ticket.id, guess.repo)
-        with ExitStack() as opened:
-            search = opened.enter_context(self.code_search(guess.repo, workspace))
-            channel = opened.enter_context(self.tickets.connected())
+        with self.code_search(guess.repo, workspace) as search, self.tickets.connected() as channel:
             return context.build_context_pack(
                 ticket,
                 guess,
@@ -174,8 +172,9 @@ class PipelineResource(dg.ConfigurableResource):
     @contextmanager
     def _work(self, ticket: Ticket, pack: ContextPack) -> Iterator[WorkClients]:
         """A work phase's collaborators on the pack's clone, open for the domain call."""
-        with self.tickets.connected() as channel, self.forge_client() as forge:
-            yield WorkClients(self, ticket, self.pack_workspace(ticket, pack), channel, forge)
+        with ExitStack() as opened:
+            channel = opened.enter_context(self.tickets.connected())
+            yield WorkClients(self, ticket, self.pack_workspace(ticket, pack), channel, opened)
 
     def write_red_tests(self, ticket: Ticket, pack: ContextPack) -> RedTests:
         timeout_s = self.workspace.validation_timeout_s
@@ -239,9 +238,10 @@ class PipelineResource(dg.ConfigurableResource):
 
 
 class WorkClients:
-    """What a work phase hands its domain call: the clone, the open forge client and ticket
-    channel, and the budgeted agent, built only when the phase asks for it (opening a pull
-    request calls no model, so a backends file is not read for it)."""
+    """What a work phase hands its domain call: the clone and the open ticket channel; the
+    forge client and the budgeted agent are built only when the phase takes them (writing tests
+    and implementing talk to no forge; opening a pull request calls no model, so no backends
+    file is read for it). What is opened here closes with the phase's ``opened`` stack."""
 
     def __init__(
         self,
@@ -249,10 +249,14 @@ class WorkClients:
         ticket: Ticket,
         workspace: Workspace,
         channel: TicketChannel,
-        forge: ForgeClient,
+        opened: ExitStack,
     ) -> None:
-        self._pipeline, self._ticket = pipeline, ticket
-        self.workspace, self.channel, self.forge = workspace, channel, forge
+        self._pipeline, self._ticket, self._opened = pipeline, ticket, opened
+        self.workspace, self.channel = workspace, channel
+
+    @cached_property
+    def forge(self) -> ForgeClient:
+        return self._opened.enter_context(self._pipeline.forge_client())
 
     @cached_property
     def agent(self) -> BudgetedAgent:

@@ -110,13 +110,16 @@ class FakeCI:
     def __init__(
         self,
         mode: CiMode = "run",
-        command_timeout_s: float = CI_COMMAND_TIMEOUT_S,
+        command_timeout_s: float | None = None,
         commands: tuple[tuple[str, tuple[str, ...]], ...] = DEFAULT_COMMANDS,
         *,
         code_quality: bool = False,
     ) -> None:
         self.mode: CiMode = mode
-        self.command_timeout_s = command_timeout_s
+        self.command_timeout_s = (
+            CI_COMMAND_TIMEOUT_S if command_timeout_s is None else command_timeout_s
+        )
+        """Each CI command's bound; ``None`` is the default (``CI_COMMAND_TIMEOUT_S``)."""
         self.commands = (*commands, CODE_QUALITY_COMMAND) if code_quality else commands
         self._baselines: dict[str, set[tuple[str, str, str]]] = {}
         """merge-base sha -> fingerprints of a gated job's findings there."""

@@ -65,11 +65,7 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
         super().__init__()
         self.git_root = Path(git_root)
         self.token = token
-        self.ci = (
-            FakeCI(ci_mode)
-            if ci_command_timeout_s is None
-            else FakeCI(ci_mode, ci_command_timeout_s)
-        )
+        self.ci = FakeCI(ci_mode, ci_command_timeout_s)
         self.pulls: dict[str, dict[int, dict[str, Any]]] = {}
         self.issue_comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.review_comments: dict[tuple[str, int], list[dict[str, Any]]] = {}

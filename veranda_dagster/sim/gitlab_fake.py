@@ -65,11 +65,7 @@ class GitLabFake(MergeRequestsAndPipelines, FakeHttpServer):
         self.git_root = Path(git_root)
         self.token = token
         self.bot_username = bot_username
-        self.ci = (
-            FakeCI(ci_mode)
-            if ci_command_timeout_s is None
-            else FakeCI(ci_mode, ci_command_timeout_s)
-        )
+        self.ci = FakeCI(ci_mode, ci_command_timeout_s)
         self.redirects: dict[str, str] = {}
         self.archived: set[str] = set()
         """Projects archived with ``archive``: listed as such, left out by ``archived=false``."""
