@@ -7,6 +7,7 @@ requirement (``.ci/run`` installs it), so an unavailable sandbox fails rather th
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from veranda_dagster.domain.work.validation import run_command
-from veranda_dagster.sandbox import Sandbox, SandboxError
+from veranda_dagster.sandbox import Sandbox, SandboxError, require_sandbox, sandbox_mode
 from veranda_dagster.sandbox.policy import build_policy
 from veranda_dagster.vendors.runner import SubprocessRunner
 
@@ -142,11 +143,94 @@ def test_required_sandbox_without_bubblewrap_fails_closed(clone: Path) -> None:
         sandbox.prepare(["true"], clone, {}, network="none")
 
 
-def test_auto_mode_without_bubblewrap_runs_unsandboxed_and_says_so(clone: Path) -> None:
-    sandbox = Sandbox(mode="auto")
-    sandbox.bwrap = None
-    prepared = sandbox.prepare(["true"], clone, {}, network="none")
-    assert not prepared.sandboxed and "unsandboxed" in prepared.notes[0]
+def test_auto_is_gone_and_the_default_is_required(clone: Path) -> None:
+    """No mode runs unsandboxed because bubblewrap is missing: the default requires it, and
+    the old ``auto`` is refused by name."""
+    assert sandbox_mode({}) == "bwrap"
+    with pytest.raises(SandboxError, match="auto is gone"):
+        sandbox_mode({"VERANDA_SANDBOX": "auto"})
+    default = Sandbox(mode=sandbox_mode({}))
+    default.bwrap = None
+    with pytest.raises(SandboxError, match="apt-get install bubblewrap"):
+        default.prepare(["true"], clone, {}, network="none")
+
+
+def test_off_runs_unsandboxed_only_when_chosen() -> None:
+    assert require_sandbox({"VERANDA_SANDBOX": "off"}) is None
+    assert require_sandbox({"VERANDA_SANDBOX": "bwrap"}) is None  # bubblewrap works here
+
+
+@pytest.mark.parametrize("command", ["demo", "dev"])
+def test_the_readme_commands_refuse_in_one_line_on_a_machine_without_bubblewrap(
+    command: str, tmp_path: Path
+) -> None:
+    """``veranda dev`` / ``veranda demo`` with no ``bwrap`` on ``PATH`` (a fresh laptop, a
+    container under Docker's default seccomp profile): exit 2, one line that names the fix,
+    and nothing started or made."""
+    python_only = Path(sys.executable).parent
+    workdir = tmp_path / "world"
+    env = {"PATH": str(python_only), "HOME": str(tmp_path), "GITHUB_TOKEN": SECRET}
+    proc = subprocess.run(
+        [shutil.which("veranda") or "veranda", command, "--agent", "sim",
+         "--workdir", str(workdir)],
+        env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "apt-get install bubblewrap" in lines[0], proc.stderr
+    assert f"veranda {command}: error:" in lines[0]
+    assert not workdir.exists()
+
+
+def test_hidden_paths_are_empty_and_read_only_inside(clone: Path) -> None:
+    """A repository's own agent settings are shown empty, not deleted: outside they stay."""
+    (clone / ".claude").mkdir()
+    (clone / ".claude" / "settings.json").write_text('{"hooks": "evil"}')
+    (clone / ".mcp.json").write_text('{"mcpServers": {"evil": {}}}')
+    (clone / "link.json").symlink_to(".mcp.json")
+    script = (
+        "ls -A .claude; cat .mcp.json; echo x > .mcp.json && echo WROTE; "
+        "touch .claude/new && echo MADE; echo end"
+    )
+    prepared = Sandbox(mode="bwrap").prepare(
+        ["/bin/sh", "-c", script], clone, {"PATH": "/usr/bin:/bin"}, network="none",
+        hidden=[clone / ".claude", clone / "link.json", clone / "absent.toml"],
+    )  # fmt: skip
+    proc = subprocess.run(prepared.argv, env=prepared.env, capture_output=True, text=True)
+    assert proc.stdout.strip() == "end", proc.stdout + proc.stderr
+    assert (clone / ".mcp.json").read_text() == '{"mcpServers": {"evil": {}}}'
+    assert (clone / ".claude" / "settings.json").exists()
+
+
+def test_the_products_own_git_sandbox_may_write_git_and_others_may_not(clone: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin"}
+    argv = ["/bin/sh", "-c", "touch .git/planted && echo WROTE"]
+    for protect, wrote in ((True, False), (False, True)):
+        prepared = Sandbox(mode="bwrap").prepare(
+            argv, clone, env, network="none", protect_git=protect
+        )
+        proc = subprocess.run(prepared.argv, env=prepared.env, capture_output=True, text=True)
+        assert ("WROTE" in proc.stdout) is wrote
+        assert (clone / ".git" / "planted").exists() is wrote
+
+
+def test_a_read_only_bind_shows_one_folder_and_refuses_worker_state(
+    clone: Path, tmp_path: Path
+) -> None:
+    shared = tmp_path / "sock"
+    shared.mkdir()
+    (shared / "hello").write_text("hi")
+    prepared = Sandbox(mode="bwrap").prepare(
+        ["/bin/sh", "-c", "cat /run/veranda/hello; echo; touch /run/veranda/x || echo RO"],
+        clone, {"PATH": "/usr/bin:/bin"}, network="none", ro_binds={str(shared): "/run/veranda"},
+    )  # fmt: skip
+    proc = subprocess.run(prepared.argv, env=prepared.env, capture_output=True, text=True)
+    assert proc.stdout.split() == ["hi", "RO"], proc.stderr
+    with pytest.raises(SandboxError, match="holds worker state"):
+        build_policy(
+            ["true"], clone, {}, network="none", forbidden=[tmp_path / "sock"],
+            ro_binds={str(shared): "/run/veranda"},
+        )  # fmt: skip
 
 
 def test_worker_state_is_never_made_writable_or_visible(tmp_path: Path) -> None:

@@ -68,12 +68,14 @@ def _say(text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from veranda_dagster.cli.sandbox_check import refuse_without_sandbox
     from veranda_dagster.sim.control import SimControl
     from veranda_dagster.sim.dagster_dev import DagsterDev, DagsterDevError, free_port
     from veranda_dagster.sim.driver import kill_agents_in
     from veranda_dagster.sim.sample_org import SAMPLE_TICKET_BODY, SAMPLE_TICKET_TITLE
     from veranda_dagster.sim.world import SimWorld
 
+    refuse_without_sandbox()
     root = Path(args.workdir or tempfile.mkdtemp(prefix="veranda-dev-"))
     state_path = Path(args.state) if args.state else default_state_path()
     stop = threading.Event()

@@ -4,19 +4,21 @@
 from an allowlist policy (``policy.py``, ``bwrap.py``) and the exact environment, or the command
 unchanged when sandboxing is off. Callers keep their own process-group and timeout handling.
 
-``VERANDA_SANDBOX`` chooses:
+``VERANDA_SANDBOX`` chooses, and the product fails closed:
 
-* ``auto`` (default): bubblewrap when an empty sandbox starts on this machine, otherwise run
-  unsandboxed and say so in every result (``sandboxed: false``) and the log. A laptop without
-  user namespaces can still run the demo.
-* ``bwrap``: bubblewrap or a ``SandboxError`` naming why not; what production sets, so a node
-  that lost user namespaces fails closed instead of exposing its keys.
-* ``off``: never (a debugging switch; the README says what it exposes).
+* ``bwrap`` (the default): bubblewrap or a ``SandboxError`` naming why not and how to get it.
+  A machine without a working sandbox runs no repository command and no agent at all, so a
+  newcomer's laptop and a node that lost user namespaces both stop instead of exposing keys.
+* ``off``: never sandbox; only when set explicitly (a debugging switch; the README says what
+  it exposes).
+
+There is no "use it when it works" mode: a fallback that runs unsandboxed when bubblewrap is
+missing made every machine without it (any container under Docker's default seccomp profile)
+run hostile code next to the worker's secrets while the run looked normal.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -32,18 +34,38 @@ from veranda_dagster.sandbox.policy import (
     build_policy,
 )
 
-log = logging.getLogger(__name__)
-
 SANDBOX_ENV = "VERANDA_SANDBOX"
-Mode = Literal["auto", "bwrap", "off"]
-MODES: tuple[Mode, ...] = ("auto", "bwrap", "off")
+Mode = Literal["bwrap", "off"]
+MODES: tuple[Mode, ...] = ("bwrap", "off")
+INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 
 
 def sandbox_mode(environ: Mapping[str, str] | None = None) -> Mode:
-    raw = (os.environ if environ is None else environ).get(SANDBOX_ENV, "").strip() or "auto"
+    raw = (os.environ if environ is None else environ).get(SANDBOX_ENV, "").strip() or "bwrap"
+    if raw == "auto":
+        raise SandboxError(
+            f"{SANDBOX_ENV}=auto is gone: it ran everything unsandboxed where bubblewrap was "
+            f"missing; use bwrap (the default) or, knowingly, off"
+        )
     if raw not in MODES:
         raise SandboxError(f"{SANDBOX_ENV}={raw!r} is not one of {', '.join(MODES)}")
     return raw
+
+
+def require_sandbox(environ: Mapping[str, str] | None = None) -> str | None:
+    """``None`` when commands will run sandboxed (or ``off`` was chosen explicitly), else the
+    one line a command that starts the product (``veranda dev``, ``veranda demo``) prints
+    before refusing."""
+    try:
+        sandbox = Sandbox(sandbox_mode(environ))
+    except SandboxError as exc:
+        return str(exc)
+    if sandbox.mode == "off":
+        return None
+    reason = sandbox.unavailable()
+    if reason is None:
+        return None
+    return f"no working sandbox here ({reason}): {INSTALL_HINT}, or set {SANDBOX_ENV}=off knowingly"
 
 
 @dataclass(frozen=True)
@@ -82,17 +104,29 @@ class Sandbox:
         *,
         network: Network,
         writable: Iterable[str | Path] = (),
+        hidden: Iterable[str | Path] = (),
+        protect_git: bool = True,
+        ro_binds: Mapping[str, str] | None = None,
     ) -> Prepared:
+        """``hidden``: paths inside a writable bind the command must not see (a repository's
+        own agent settings); ``protect_git=False`` lets the product's own sandboxed git write
+        the clone's ``.git``; ``ro_binds``: host path -> path inside, read-only (the proxy's
+        socket folder)."""
         if self.mode == "off":
             return Prepared(list(argv), dict(env), None, ["sandbox off (VERANDA_SANDBOX=off)"])
         reason = self.unavailable()
         if reason is not None:
-            if self.mode == "bwrap":
-                raise SandboxError(f"{SANDBOX_ENV}=bwrap but the sandbox cannot start: {reason}")
-            note = f"unsandboxed: {reason} (set {SANDBOX_ENV}=bwrap to require it)"
-            log.warning(note)
-            return Prepared(list(argv), dict(env), None, [note])
-        policy = build_policy(list(argv), cwd, env, network=network, writable=writable)
+            raise SandboxError(f"the sandbox cannot start: {reason}; {INSTALL_HINT}")
+        policy = build_policy(
+            list(argv),
+            cwd,
+            env,
+            network=network,
+            writable=writable,
+            hidden=hidden,
+            protect_git=protect_git,
+            ro_binds=ro_binds,
+        )
         inner = {**env, "HOME": _home(policy, env), "TMPDIR": "/tmp"}
         assert self.bwrap is not None
         return Prepared(bwrap_argv(policy, list(argv), self.bwrap), inner, policy, policy.notes)
@@ -114,5 +148,6 @@ __all__ = [
     "Sandbox",
     "SandboxError",
     "SandboxPolicy",
+    "require_sandbox",
     "sandbox_mode",
 ]

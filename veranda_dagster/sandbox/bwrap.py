@@ -62,10 +62,22 @@ def bwrap_argv(policy: SandboxPolicy, argv: list[str], bwrap: str = "bwrap") -> 
     for path in policy.writable:
         out += ["--bind", path, path]
         git_dir = Path(path) / ".git"
-        if git_dir.is_dir() and not git_dir.is_symlink():
+        if policy.protect_git and git_dir.is_dir() and not git_dir.is_symlink():
             out += ["--ro-bind", str(git_dir), str(git_dir)]
+    for path in policy.hidden:
+        out += _masked(Path(path))
+    for source, dest in policy.ro_binds.items():
+        out += ["--ro-bind", source, dest]
     out += ["--chdir", policy.cwd, "--", *argv]
     return out
+
+
+def _masked(path: Path) -> list[str]:
+    """A folder becomes an empty read-only one, anything else an empty read-only file; a link
+    is replaced where it stands, never followed (it may point out of the clone)."""
+    if path.is_dir() and not path.is_symlink():
+        return ["--tmpfs", str(path), "--remount-ro", str(path)]
+    return ["--ro-bind", "/dev/null", str(path)]
 
 
 def find_bwrap() -> str | None:

@@ -36,8 +36,11 @@ class SandboxError(ConfigError):
     """A sandbox cannot be built as asked (a forbidden path, no working bubblewrap)."""
 
 
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
-"""Read-only everywhere: binaries, shared libraries, interpreters installed by the image."""
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+"""Read-only everywhere: binaries, shared libraries, interpreters installed by the image.
+``/opt`` is not among them: images keep state there (a ``DAGSTER_HOME`` under ``/opt`` put
+every ticket's values, ledgers and run databases in every sandbox); a toolchain under ``/opt``
+is bound through its ``PATH`` entry like any other."""
 
 ETC_ENTRIES = (
     "passwd", "group", "hosts", "host.conf", "nsswitch.conf", "resolv.conf", "localtime",
@@ -81,6 +84,14 @@ class SandboxPolicy(BaseModel):
     """``$HOME`` inside; a private tmpfs unless a writable bind provides it."""
     notes: list[str] = Field(default_factory=list)
     """Paths left out because they would have exposed a forbidden one."""
+    hidden: list[str] = Field(default_factory=list)
+    """Paths inside a writable bind shown empty and read-only (a repository's own agent
+    settings, hooks and MCP servers, which must not take effect for the product's turn)."""
+    protect_git: bool = True
+    """Keep each writable bind's ``.git`` read-only; off only for the product's own sandboxed
+    git, which has no credential and no network."""
+    ro_binds: dict[str, str] = Field(default_factory=dict)
+    """Host path -> path inside, read-only (the credential proxy's socket folder)."""
 
 
 def _contains(parent: Path, child: Path) -> bool:
@@ -162,6 +173,9 @@ def build_policy(
     network: Network,
     writable: Iterable[str | Path] = (),
     forbidden: Iterable[Path] | None = None,
+    hidden: Iterable[str | Path] = (),
+    protect_git: bool = True,
+    ro_binds: Mapping[str, str] | None = None,
 ) -> SandboxPolicy:
     """The policy for ``argv`` run in ``cwd`` (always writable) with exactly ``env``."""
     banned = [Path(os.path.realpath(p)) for p in (forbidden or default_forbidden())]
@@ -187,10 +201,27 @@ def build_policy(
         for shown in dict.fromkeys([str(real), str(root)]):  # where it is, and how it is named
             if shown not in readable and not _under_system_dir(shown):
                 readable.append(shown)
+    masked: list[str] = []
+    for raw in hidden:
+        path = Path(os.path.abspath(raw))
+        if not any(_contains(Path(w), path) for w in rw):
+            raise SandboxError(f"can only hide a path inside a writable bind, not {path}")
+        # A link is hidden where it leads: bubblewrap mounts through a link, and a link that
+        # leaves the clone leads to nothing the sandbox shows.
+        real = Path(os.path.realpath(path))
+        inside = any(_contains(Path(w), real) for w in rw)
+        if inside and os.path.exists(real) and str(real) not in masked:
+            masked.append(str(real))
+    for source in ro_binds or {}:
+        if not _usable(Path(os.path.realpath(source)), banned):
+            raise SandboxError(f"refusing to bind {source} into a sandbox: it holds worker state")
     return SandboxPolicy(
         cwd=str(Path(os.path.realpath(cwd))),
         writable=rw,
         readable=outermost(readable),
         network=network,
         notes=notes,
+        hidden=masked,
+        protect_git=protect_git,
+        ro_binds=dict(ro_binds or {}),
     )

@@ -33,7 +33,6 @@ from veranda_dagster.domain.work.red_tests import run_red_tests
 from veranda_dagster.domain.work.test_writer import ExtraTests, write_extra_tests
 from veranda_dagster.domain.work.validation import (
     failure_report,
-    network_for,
     run_command,
     run_validation,
 )
@@ -78,9 +77,7 @@ def measure_coverage(
 ) -> float | None:
     if not facts.coverage:
         return None
-    return parse_coverage_total(
-        run_command(facts.coverage[0], repo, timeout_s, network=network_for(facts)).output_tail
-    )
+    return parse_coverage_total(run_command(facts.coverage[0], repo, timeout_s).output_tail)
 
 
 def _restore_red_tests(workspace: Workspace, red: RedTests) -> list[str]:

@@ -35,7 +35,7 @@ from veranda_dagster.domain.work._common import (
     worktree_changes,
 )
 from veranda_dagster.domain.work.prompts import red_tests_prompt
-from veranda_dagster.domain.work.validation import network_for, run_command
+from veranda_dagster.domain.work.validation import run_command
 from veranda_dagster.domain.workspace import Workspace
 
 PHASE = "red_tests"
@@ -73,7 +73,7 @@ def run_red_tests(
     repository's facts allow: how every phase that judges tests (this one, the patch's check,
     the second test writer) runs them."""
     command = red_test_command(pack, files)
-    return run_command(command, repo, timeout_s, network=network_for(pack.facts))
+    return run_command(command, repo, timeout_s)
 
 
 def _named_in_ticket(module: str, ticket: Ticket) -> bool:

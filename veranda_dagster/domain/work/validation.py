@@ -6,8 +6,7 @@ is kept as a tail bounded in bytes, read while the command runs so a chatty buil
 memory. The environment is an allowlist: the provider keys and forge token this service holds
 must not reach a repository's test suite, which is code we did not write. And the command runs
 in the sandbox (``veranda_dagster.sandbox``): it sees the clone (its ``.git`` read-only), the
-toolchains and a private ``/proc``, never the worker's files or processes, and no network
-unless the repository's facts say its tests need one.
+toolchains and a private ``/proc``, never the worker's files or processes, and no network.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ from pathlib import Path
 from veranda_dagster.domain.bounds import OUTPUT_TAIL_BYTES, VALIDATION_TIMEOUT_S
 from veranda_dagster.domain.models import CommandResult, RepoFacts
 from veranda_dagster.sandbox import Sandbox
-from veranda_dagster.sandbox.policy import Network
 
 ENV_ALLOWLIST = (
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ",
@@ -68,23 +66,17 @@ class _Tail:
         return data.decode("utf-8", errors="replace")
 
 
-def network_for(facts: RepoFacts | None) -> Network:
-    """Tests get no network unless the repository's facts say they need one (containers)."""
-    return "host" if facts is not None and facts.needs_containers else "none"
-
-
 def run_command(
     cmd: str,
     cwd: str | Path,
     timeout_s: float = VALIDATION_TIMEOUT_S,
     tail_bytes: int = OUTPUT_TAIL_BYTES,
-    *,
-    network: Network = "none",
 ) -> CommandResult:
-    """Run ``cmd`` with ``sh -c`` in ``cwd``, sandboxed; kill its whole process group (and so
-    the sandbox with everything in it) at ``timeout_s``."""
+    """Run ``cmd`` with ``sh -c`` in ``cwd``, sandboxed with no network (a repository's own
+    code never reaches the host's network, its loopback services or its abstract sockets);
+    kill its whole process group (and so the sandbox with everything in it) at ``timeout_s``."""
     started = time.monotonic()
-    prepared = Sandbox().prepare(["/bin/sh", "-c", cmd], cwd, scrubbed_env(), network=network)
+    prepared = Sandbox().prepare(["/bin/sh", "-c", cmd], cwd, scrubbed_env(), network="none")
     proc = subprocess.Popen(
         prepared.argv,
         cwd=str(cwd),
@@ -132,8 +124,7 @@ def run_validation(
 ) -> list[CommandResult]:
     """Every validation command, each with its own bound; all run, so one failing lint does
     not hide a failing test from the implementer's next attempt."""
-    network = network_for(facts)
-    return [run_command(cmd, cwd, timeout_s, network=network) for cmd in validation_commands(facts)]
+    return [run_command(cmd, cwd, timeout_s) for cmd in validation_commands(facts)]
 
 
 def failure_report(results: list[CommandResult], limit: int = OUTPUT_TAIL_BYTES) -> str:
