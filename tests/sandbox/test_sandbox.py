@@ -170,6 +170,7 @@ def test_the_readme_commands_refuse_in_one_line_on_a_machine_without_bubblewrap(
     python_only = Path(sys.executable).parent
     workdir = tmp_path / "world"
     env = {"PATH": str(python_only), "HOME": str(tmp_path), "GITHUB_TOKEN": SECRET}
+    env["VERANDA_BWRAP"] = str(tmp_path / "not-installed" / "bwrap")  # as on a bare machine
     proc = subprocess.run(
         [shutil.which("veranda") or "veranda", command, "--agent", "sim",
          "--workdir", str(workdir)],

@@ -93,7 +93,7 @@ class Sandbox:
     def unavailable(self) -> str | None:
         """Why bubblewrap cannot be used here, or ``None`` when it can."""
         if self.bwrap is None:
-            return "bubblewrap (bwrap) is not installed"
+            return "bubblewrap (bwrap) is not installed (looked in /usr/bin, PATH, $VERANDA_BWRAP)"
         return bwrap_works(self.bwrap)
 
     def prepare(

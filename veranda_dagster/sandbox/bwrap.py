@@ -80,8 +80,20 @@ def _masked(path: Path) -> list[str]:
     return ["--ro-bind", "/dev/null", str(path)]
 
 
+BWRAP_ENV = "VERANDA_BWRAP"
+"""Where bubblewrap is, when not in the system folders (an operator's own build)."""
+SYSTEM_BWRAP = ("/usr/bin/bwrap", "/bin/bwrap")
+
+
 def find_bwrap() -> str | None:
-    return shutil.which("bwrap")
+    """``$VERANDA_BWRAP`` when set (and only it), else the system's bubblewrap, else one on
+    ``PATH``: the system copy comes first so a folder planted early on ``PATH`` cannot stand in
+    a look-alike that sandboxes nothing."""
+    named = os.environ.get(BWRAP_ENV, "").strip()
+    if named:
+        return named if os.access(named, os.X_OK) else None
+    system = next((p for p in SYSTEM_BWRAP if os.access(p, os.X_OK)), None)
+    return system or shutil.which("bwrap")
 
 
 @functools.cache
