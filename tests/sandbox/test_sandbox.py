@@ -275,3 +275,12 @@ def test_a_tool_linked_into_a_folder_outside_path_runs_when_that_folder_is_named
     monkeypatch.delenv("VERANDA_SANDBOX_READONLY")
     hidden = Sandbox(mode="bwrap").prepare(argv, clone, env, network="none")
     assert str(install / "pip") not in hidden.policy.readable
+
+
+def test_system_credential_files_are_not_in_the_sandbox(clone: Path, tmp_path: Path) -> None:
+    """``/etc/gitconfig`` (credential helpers), ``/etc/npmrc`` and ``/etc/pip.conf`` (registry
+    tokens) are where a machine keeps credentials; none is bound, whatever the host holds."""
+    names = ("gitconfig", "npmrc", "pip.conf", "shadow", "sudoers", "xdg")
+    probe = "; ".join(f"test -e /etc/{n} && echo SEEN-{n}" for n in names) + "; echo end"
+    result = run_command(probe, clone, timeout_s=30)
+    assert result.sandboxed and result.output_tail.strip() == "end", result.output_tail

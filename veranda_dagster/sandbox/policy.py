@@ -46,12 +46,14 @@ ETC_ENTRIES = (
     "passwd", "group", "hosts", "host.conf", "nsswitch.conf", "resolv.conf", "localtime",
     "timezone", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl",
     "ca-certificates", "ca-certificates.conf", "pki", "mime.types", "protocols", "services",
-    "os-release", "debian_version", "gitconfig", "npmrc", "pip.conf", "xdg", "fonts",
+    "os-release", "debian_version", "fonts",
     "chromium", "chromium.d", "profile", "bash.bashrc", "environment", "login.defs", "shells",
     "inputrc", "magic", "mailcap", "java-17-openjdk", "python3", "python3.11", "locale.alias",
 )  # fmt: skip
 """``/etc`` entries tools need to start (users, DNS, certificates, the dynamic linker); shadow
-files, sudoers, machine credentials and service configs are not among them."""
+files, sudoers, machine credentials and service configs are not among them, and neither are
+the package managers' and git's system files (``gitconfig``, ``npmrc``, ``pip.conf``,
+``xdg``), which is where a machine keeps registry tokens and credential helpers."""
 
 SANDBOX_HOME = "/home/sandbox"
 SANDBOX_UID = 65534
