@@ -17,6 +17,7 @@ The sandbox is required (``VERANDA_SANDBOX=bwrap``): where bubblewrap cannot sta
 
 from __future__ import annotations
 
+import base64
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,11 +25,12 @@ from pathlib import Path
 
 import pytest
 
+from veranda_dagster.domain import git_transport, nested_repos
 from veranda_dagster.domain.git_command import GitError, git_env
 from veranda_dagster.domain.git_transport import GitDirError
 from veranda_dagster.domain.nested_repos import NestedRepositoryError
 from veranda_dagster.domain.work._common import revert, worktree_changes
-from veranda_dagster.domain.workspace import Workspace
+from veranda_dagster.domain.workspace import SecretInChangeError, Workspace
 from veranda_dagster.sim.git_http import GitHttpServer
 
 SECRET = "ghs_HOSTILE_git_canary_5d0c17aa"
@@ -402,3 +404,138 @@ def test_alternates_and_commondir_are_removed_before_a_push(
     assert hostile.on_server() == "x = 5\n"
     for rel in ("objects/info/alternates", "objects/info/http-alternates", "commondir"):
         assert not (git_dir / rel).exists(), rel
+
+
+# --- bounds ----------------------------------------------------------------------------------
+
+
+def test_the_work_tree_walk_is_bounded_and_fails_closed(
+    hostile: Hostile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(nested_repos, "MAX_WORKTREE_WALK_ENTRIES", 5)
+    for i in range(6):
+        (hostile.clone / f"f{i}.txt").write_text("x\n")
+    with pytest.raises(NestedRepositoryError, match="more than 5 entries outside ignored"):
+        hostile.ws.commit_all("many")
+    (hostile.clone / ".gitignore").write_text(".hostile/\nbig/\n")
+    for i in range(6):
+        (hostile.clone / f"f{i}.txt").unlink()
+    (hostile.clone / "big").mkdir()
+    for i in range(50):  # an ignored folder is not walked
+        (hostile.clone / "big" / f"f{i}").write_text("x\n")
+    hostile.ws.commit_all("ignore big")
+
+
+def test_the_git_dir_walk_is_bounded_and_fails_closed(
+    hostile: Hostile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(git_transport, "MAX_GIT_DIR_ENTRIES", 5)
+    with pytest.raises(GitDirError, match="holds more than 5 entries"):
+        hostile.ws.push()
+
+
+# --- push protection -------------------------------------------------------------------------
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000")
+PNG += bytes(range(256))  # every byte value, most of them invalid UTF-8
+
+
+def test_a_binary_file_does_not_crash_push_protection(hostile: Hostile) -> None:
+    (hostile.clone / "logo.png").write_bytes(PNG)
+    (hostile.clone / "app.py").write_text("x = 2\n")
+    hostile.ws.commit_all("feat: logo")
+    hostile.ws.push()
+    assert hostile.on_server() == "x = 2\n"
+
+
+ENCODED: dict[str, tuple[str, bytes]] = {
+    "base64": ("notes.txt", b"blob: " + base64.b64encode(b"k=" + SECRET.encode()) + b"\n"),
+    "hex": ("notes.txt", SECRET.encode().hex().encode() + b"\n"),
+    "reversed": ("notes.txt", SECRET[::-1].encode() + b"\n"),
+    "in a binary": ("logo.png", PNG + SECRET.encode() + PNG),
+    "file name": (f"keys/{SECRET}.txt", b"nothing here\n"),
+}
+
+
+@pytest.mark.parametrize("form", list(ENCODED))
+def test_an_encoded_secret_or_a_secret_file_name_is_never_pushed(
+    hostile: Hostile, form: str
+) -> None:
+    rel, data = ENCODED[form]
+    (hostile.clone / rel).parent.mkdir(parents=True, exist_ok=True)
+    (hostile.clone / rel).write_bytes(data)
+    hostile.ws.commit_all("docs: notes")
+    with pytest.raises(SecretInChangeError) as caught:
+        hostile.ws.push()
+    expected = {
+        "file name": "a file name holds the value of the forge token",
+        "in a binary": "logo.png adds the value of the forge token",
+    }.get(form, f"notes.txt adds the value of the forge token ({form})")
+    assert str(caught.value) == f"refusing to push {BRANCH}: {expected}"
+    assert SECRET not in str(caught.value)
+    assert hostile.on_server() == ""
+
+
+# --- the seam --------------------------------------------------------------------------------
+
+
+def test_only_object_transfer_runs_outside_the_sandbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``git`` first on ``PATH`` logs each call's uid and argv: through a whole ticket's git
+    (clone, checkout, commit, diff, the context readers, push), every call but clone, fetch,
+    ls-remote and push ran as the sandbox's user."""
+    from veranda_dagster.domain.citations import git_file_lines
+    from veranda_dagster.domain.code_search import LocalGitGrep
+    from veranda_dagster.domain.git_recovery import is_whole_clone
+    from veranda_dagster.domain.layers import exclude_from_git
+
+    real = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True).stdout
+    spy_dir = tmp_path / "spy-bin"
+    spy_dir.mkdir()
+    (spy_dir / "git").write_text(
+        "#!/bin/sh\n"
+        'if [ -d "$PWD/.git" ]; then log="$PWD/.git/spy.log"; else log="$PWD/spy.log"; fi\n'
+        'echo "$(awk \'/^Uid:/{print $2}\' /proc/self/status) $*" >> "$log"\n'
+        f'exec {real.strip()} "$@"\n'
+    )
+    (spy_dir / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{spy_dir}:{__import__('os').environ['PATH']}")
+    bare = _seed_remote(tmp_path, BASE_FILES)
+    with GitHttpServer(bare.parent.parent, SECRET) as server:
+        ws = Workspace(
+            tmp_path / "ws", "ENG-32", server.url_for("acme/app"), BRANCH, SECRET, USERNAME
+        )
+        ws.ensure()
+        (ws.path / "app.py").write_text("x = 2\n")
+        ws.commit_all("fix: x")
+        ws.diff(ws.base_sha())
+        grep = LocalGitGrep(ws.path)
+        assert [hit.path for hit in grep.search("x = 2")] == ["app.py"]
+        assert git_file_lines(ws.path, "HEAD")("app.py") == 1
+        exclude_from_git(ws.path, ["CLAUDE.md"])
+        assert is_whole_clone(ws.path)
+        ws.push()
+    lines = [
+        line
+        for log in (ws.path / ".git" / "spy.log", tmp_path / "ws" / "spy.log")
+        for line in log.read_text().splitlines()
+    ]
+    outside = [line for line in lines if line.split(" ", 1)[0] != SANDBOX_UID]
+    inside = [line for line in lines if line.split(" ", 1)[0] == SANDBOX_UID]
+    verbs = {
+        next(a for a in line.split()[1:] if not a.startswith("-") and "=" not in a)
+        for line in outside
+    }
+    assert verbs == {"clone", "fetch", "ls-remote", "push"}, outside
+    for verb in (
+        "checkout",
+        "add",
+        "commit",
+        "diff",
+        "cat-file",
+        "rev-parse",
+        "ls-files",
+        "status",
+    ):
+        assert any(f" {verb} " in f"{line} " for line in inside), verb
