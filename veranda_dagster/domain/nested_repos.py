@@ -74,6 +74,18 @@ def gitlinks(listing: bytes) -> set[str]:
     return found
 
 
+def added_gitlinks(raw: bytes) -> list[str]:
+    """Paths a ``git diff --raw -z --no-renames`` turns into gitlinks (new mode 160000 where
+    the old one was not)."""
+    found: list[str] = []
+    fields = raw.split(b"\0")
+    for meta, path in zip(fields[::2], fields[1::2], strict=False):
+        modes = meta.lstrip(b":").split(b" ")
+        if len(modes) >= 2 and modes[1] == GITLINK_MODE.encode() and modes[0] != modes[1]:
+            found.append(path.decode("utf-8", errors="replace"))
+    return found
+
+
 def refuse_new(paths: Iterable[str], base_gitlinks: set[str], action: str, kind: str) -> None:
     """A ``NestedRepositoryError`` naming the first of ``paths`` the base does not have;
     ``action`` is what is refused (``commit on veranda/eng-1``), ``kind`` what the path is."""

@@ -62,6 +62,22 @@ def find(data: bytes, among: Iterable[Needle]) -> Needle | None:
     return next((n for n in among if n.data in data), None)
 
 
+def diff_leak(diff: bytes, among: list[Needle]) -> str | None:
+    """Why ``diff`` (``git diff --text --unified=0``) must not go out: a file whose name holds
+    a secret (its ``diff --git`` header names it, even for an empty or binary file) or a line
+    adding one; ``None`` when it is clean. Names the file and the secret, never the value."""
+    for line in diff.split(b"\n"):
+        if line.startswith(b"diff --git "):
+            hit = find(line, among)
+            if hit:
+                return f"a file name holds {hit.describe()}"
+    for where, added in added_lines(diff):
+        hit = find(added, among)
+        if hit:
+            return f"{where} adds {hit.describe()}"
+    return None
+
+
 def added_lines(diff: bytes) -> Iterable[tuple[str, bytes]]:
     """``(file, line)`` for each line a ``git diff --unified=0`` adds."""
     where = ""

@@ -43,8 +43,13 @@ from veranda_dagster.domain.git_transport import (
     transport_config,
     transport_env,
 )
-from veranda_dagster.domain.nested_repos import gitlinks, nested_git_entries, refuse_new
-from veranda_dagster.domain.push_protection import added_lines, find, needles
+from veranda_dagster.domain.nested_repos import (
+    added_gitlinks,
+    gitlinks,
+    nested_git_entries,
+    refuse_new,
+)
+from veranda_dagster.domain.push_protection import diff_leak, find, needles
 from veranda_dagster.domain.redaction import environ_secrets
 from veranda_dagster.domain.ticket_key import ticket_dir
 
@@ -233,10 +238,13 @@ class Workspace:
         A nested repository or a gitlink the base does not have is refused by name before
         anything is committed."""
         self.refuse_nested_repositories()
-        self.git("add", "--all", "--", *(paths or ["."]))
-        staged = gitlinks(self.git_bytes("ls-files", "--stage", "-z"))
-        refuse_new(staged, self._base_gitlinks(), f"commit on {self.branch}", "gitlink (submodule)")
-        if self.git("status", "--porcelain", "--untracked-files=no", "--", *(paths or ["."])):
+        pathspec = paths or ["."]
+        self.git("add", "--all", "--", *pathspec)
+        staged = self.git_bytes(
+            "diff", "--cached", "--raw", "-z", "--no-renames", "HEAD", "--", *pathspec
+        )
+        self._refuse_gitlinks(added_gitlinks(staged), f"commit on {self.branch}")
+        if staged:
             self.git("commit", "--quiet", "--no-verify", "-m", message)
         return self.head_sha()
 
@@ -255,6 +263,10 @@ class Workspace:
                 found, self._base_gitlinks(), f"commit on {self.branch}", "nested git repository"
             )
 
+    def _refuse_gitlinks(self, added: list[str], action: str) -> None:
+        if added:  # rare: only then is the base's own list read
+            refuse_new(added, self._base_gitlinks(), action, "gitlink (submodule)")
+
     def _base_gitlinks(self) -> set[str]:
         try:
             return gitlinks(
@@ -271,8 +283,8 @@ class Workspace:
         self.git(
             "fetch", "--quiet", "origin", f"+refs/heads/{default}:refs/remotes/origin/{default}"
         )
-        head_links = gitlinks(self.git_bytes("ls-tree", "-r", "-z", "HEAD"))
-        refuse_new(head_links, self._base_gitlinks(), f"push {self.branch}", "gitlink (submodule)")
+        raw = self.git_bytes("diff", "--raw", "-z", "--no-renames", f"origin/{default}...HEAD")
+        self._refuse_gitlinks(added_gitlinks(raw), f"push {self.branch}")
         self.refuse_secrets()
         self.git("push", "--quiet", "--force-with-lease", "origin", f"HEAD:{self.branch}")
 
@@ -289,28 +301,13 @@ class Workspace:
             return
         forms = needles(named)
         base = f"origin/{self.default_branch()}"
-        plain = (
-            "-c",
-            "core.quotePath=false",
-            "diff",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
+        diff = self.git_bytes(
+            *("-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff"),
+            *("--no-textconv", "--no-renames", "--text", "--unified=0", f"{base}...HEAD"),
         )
-        diff = self.git_bytes(*plain, "--text", "--unified=0", f"{base}...HEAD")
-        for where, line in added_lines(diff):
-            hit = find(line, forms)
-            if hit:
-                raise SecretInChangeError(
-                    f"refusing to push {self.branch}: {where} adds {hit.describe()}"
-                )
-        names = self.git_bytes(*plain, "--name-only", "-z", f"{base}...HEAD")
-        for path in names.split(b"\0"):
-            hit = find(path, forms)
-            if hit:
-                raise SecretInChangeError(
-                    f"refusing to push {self.branch}: a file name holds {hit.describe()}"
-                )
+        leak = diff_leak(diff, forms)
+        if leak:
+            raise SecretInChangeError(f"refusing to push {self.branch}: {leak}")
         hit = find(self.git_bytes("log", "--format=%B", f"{base}..HEAD"), forms)
         if hit:
             raise SecretInChangeError(
