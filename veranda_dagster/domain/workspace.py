@@ -166,8 +166,8 @@ class Workspace:
             self.clone()
         self.pin_origin()
         self.git("fetch", "--quiet", "origin")
-        self._default_branch = self._forge_default_branch()
-        if self.remote_branch_exists(self.branch):
+        self._default_branch, on_forge = self._ask_forge(self.branch)
+        if on_forge:
             self.git("checkout", "--quiet", "-B", self.branch, f"origin/{self.branch}")
         elif self.current_branch() != self.branch:
             self.git("checkout", "--quiet", "-B", self.branch, f"origin/{self.default_branch()}")
@@ -203,13 +203,17 @@ class Workspace:
         product's unsandboxed git run what it names. Done again before every transport."""
         harden_git_dir(self.path, self.clone_url)
 
-    def _forge_default_branch(self) -> str:
-        out = self.git("ls-remote", "--symref", "origin", "HEAD")
+    def _ask_forge(self, branch: str) -> tuple[str, bool]:
+        """The forge's default branch and whether ``branch`` exists there, in one round
+        trip."""
+        out = self.git("ls-remote", "--symref", "origin", "HEAD", f"refs/heads/{branch}")
+        default, exists = "", False
         for line in out.splitlines():
             target, _, name = line.partition("\t")
             if name == "HEAD" and target.startswith("ref: refs/heads/"):
-                return target[len("ref: refs/heads/") :]
-        return ""
+                default = target[len("ref: refs/heads/") :]
+            exists = exists or name == f"refs/heads/{branch}"
+        return default, exists
 
     def default_branch(self) -> str:
         if self._default_branch:
