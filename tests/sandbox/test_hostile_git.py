@@ -400,10 +400,12 @@ def test_alternates_and_commondir_are_removed_before_a_push(
     (git_dir / "objects" / "info" / "alternates").write_text(f"{tmp_path}/elsewhere/objects\n")
     (git_dir / "objects" / "info" / "http-alternates").write_text("http://127.0.0.1:9/x\n")
     (git_dir / "commondir").write_text(str(tmp_path / "elsewhere") + "\n")
+    (git_dir / "config.worktree").write_text(f"[core]\n\tsshCommand = {hostile.spy('ssh')}\n")
     hostile.ws.push()
     assert hostile.on_server() == "x = 5\n"
-    for rel in ("objects/info/alternates", "objects/info/http-alternates", "commondir"):
+    for rel in git_transport.REMOVED_FROM_GIT_DIR:
         assert not (git_dir / rel).exists(), rel
+    assert_contained(hostile.records())
 
 
 # --- bounds ----------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ each of them ``harden_git_dir``:
 * refuses a ``.git`` that is a link or a file (a gitfile names a git directory anywhere), and
   any link, FIFO or device inside ``.git`` (git writes ``FETCH_HEAD`` and reflogs through a
   link), walking at most ``MAX_GIT_DIR_ENTRIES`` entries;
-* removes ``objects/info/alternates``, ``objects/info/http-alternates`` and ``commondir``;
+* removes ``objects/info/alternates``, ``objects/info/http-alternates``, ``commondir`` and
+  ``config.worktree``;
 * writes ``.git/config`` from scratch, from what the product knows (core settings and
   ``origin``), never parsing or keeping the old one;
 
@@ -35,8 +36,13 @@ planted maze, refused rather than walked."""
 TRANSPORT_COMMANDS = frozenset({"clone", "fetch", "ls-remote", "push"})
 """The only git subcommands run outside the sandbox."""
 
-REMOVED_FROM_GIT_DIR = ("objects/info/alternates", "objects/info/http-alternates", "commondir")
-"""Files that make git read objects or refs from another directory."""
+REMOVED_FROM_GIT_DIR = (
+    "objects/info/alternates",
+    "objects/info/http-alternates",
+    "commondir",
+    "config.worktree",
+)
+"""Files that make git read objects, refs or config from elsewhere."""
 
 _CONFIG_VALUE = re.compile(r"[^\x00-\x1f\x7f]+")
 
