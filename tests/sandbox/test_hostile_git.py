@@ -495,10 +495,13 @@ def test_only_object_transfer_runs_outside_the_sandbox(
     real = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True).stdout
     spy_dir = tmp_path / "spy-bin"
     spy_dir.mkdir()
-    (spy_dir / "git").write_text(
+    ws_root = tmp_path / "ws"
+    (spy_dir / "git").write_text(  # the product's calls only: the test's own git works elsewhere
         "#!/bin/sh\n"
-        'if [ -d "$PWD/.git" ]; then log="$PWD/.git/spy.log"; else log="$PWD/spy.log"; fi\n'
-        'echo "$(awk \'/^Uid:/{print $2}\' /proc/self/status) $*" >> "$log"\n'
+        f'case "$PWD" in {ws_root}|{ws_root}/*)\n'
+        '  if [ -d "$PWD/.git" ]; then log="$PWD/.git/spy.log"; else log="$PWD/spy.log"; fi\n'
+        '  echo "$(awk \'/^Uid:/{print $2}\' /proc/self/status) $*" >> "$log" ;;\n'
+        "esac\n"
         f'exec {real.strip()} "$@"\n'
     )
     (spy_dir / "git").chmod(0o755)
@@ -520,7 +523,7 @@ def test_only_object_transfer_runs_outside_the_sandbox(
         ws.push()
     lines = [
         line
-        for log in (ws.path / ".git" / "spy.log", tmp_path / "ws" / "spy.log")
+        for log in (ws.path / ".git" / "spy.log", ws_root / "spy.log")
         for line in log.read_text().splitlines()
     ]
     outside = [line for line in lines if line.split(" ", 1)[0] != SANDBOX_UID]
