@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -535,3 +536,19 @@ def test_only_object_transfer_runs_outside_the_sandbox(
     assert verbs == {"clone", "fetch", "ls-remote", "push"}, outside
     for verb in ("checkout", "add", "commit", "diff", "cat-file", "rev-parse", "ls-files"):
         assert any(f" {verb} " in f"{line} " for line in inside), verb
+
+
+def test_a_sandboxed_git_that_hangs_is_killed_at_its_bound_with_everything_it_started(
+    hostile: Hostile,
+) -> None:
+    """A clean filter that sleeps: the product's git gives up at its timeout with a typed
+    error, and the filter dies with the sandbox (it never gets to write its mark)."""
+    mark = hostile.clone / ".hostile" / "late"
+    hostile.spy("clean")
+    hostile.config(f"filter.slow.clean=sh -c 'sleep 3; touch {mark}; cat'")
+    (hostile.clone / ".gitattributes").write_text("*.py filter=slow\n")
+    (hostile.clone / "app.py").write_text("x = 9\n")
+    with pytest.raises(GitError, match=r"git add timed out after 0.5s"):
+        hostile.ws.git("add", "--all", timeout=0.5)
+    time.sleep(4)
+    assert not mark.exists()

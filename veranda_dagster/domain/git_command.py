@@ -166,11 +166,22 @@ def run_git(
     except FileNotFoundError:
         raise InputError("git is not installed") from None
     except subprocess.TimeoutExpired:
-        raise InputError(f"git {args[0]} timed out in {repo_dir}") from None
+        raise InputError(f"git {_verb(args)} timed out after {timeout:g}s in {repo_dir}") from None
     if check and proc.returncode != 0:
         detail = proc.stderr.decode(errors="replace").strip()[-300:]
-        raise InputError(f"git {args[0]} failed in {repo_dir}: {detail}")
+        raise InputError(f"git {_verb(args)} failed in {repo_dir}: {detail}")
     return proc
+
+
+def _verb(args: Sequence[str]) -> str:
+    """The subcommand of ``args``, past any ``-c key=value``."""
+    rest = iter(args)
+    for arg in rest:
+        if arg == "-c":
+            next(rest, None)
+        elif not arg.startswith("-"):
+            return arg
+    return "(no command)"
 
 
 def popen_git(repo_dir: str | Path, args: Sequence[str], **popen: Any) -> subprocess.Popen[bytes]:

@@ -127,8 +127,10 @@ class Workspace:
                 proc = self._transport(args, where, timeout)
             else:
                 proc = run_git(where, [*IDENTITY, *args], timeout=timeout, check=False)
-        except (subprocess.TimeoutExpired, InputError):
+        except subprocess.TimeoutExpired:
             raise GitError(f"git {args[0]} timed out after {timeout:.0f}s") from None
+        except InputError as exc:  # the sandboxed run's own timeout or a missing git
+            raise GitError(str(exc)) from None
         if proc.returncode != 0:
             detail = (proc.stderr or proc.stdout).decode("utf-8", errors="replace").strip()
             if self._token:
