@@ -32,6 +32,7 @@ def test_only_the_configured_remotes_protocol_is_allowed(url: str, protocol: str
     flags = transport_config(url)
     assert "protocol.allow=never" in flags and f"protocol.{protocol}.allow=always" in flags
     assert "submodule.recurse=false" in flags and "core.hooksPath=/dev/null" in flags
+    assert "gc.auto=0" in flags and "maintenance.auto=false" in flags
 
 
 def test_the_config_is_written_from_scratch_and_quotes_the_url(tmp_path: Path) -> None:

@@ -63,11 +63,15 @@ def url_protocol(url: str) -> str:
 
 def transport_config(clone_url: str) -> tuple[str, ...]:
     """``-c`` flags of every transport command: the safety config, no submodule recursion, no
+    automatic gc or maintenance (a fetch would otherwise start them, outside the sandbox), no
     protocol but the configured remote's."""
     return (
         *SAFE_GIT_CONFIG,
         "-c", "fetch.recurseSubmodules=false",
+        "-c", "push.recurseSubmodules=no",
         "-c", "submodule.recurse=false",
+        "-c", "gc.auto=0",
+        "-c", "maintenance.auto=false",
         "-c", "protocol.allow=never",
         "-c", f"protocol.{url_protocol(clone_url)}.allow=always",
         "-c", "core.logAllRefUpdates=false",
