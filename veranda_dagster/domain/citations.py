@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import bisect
 import re
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from veranda_dagster.domain.bounds import MAX_EXTRACT_TEXT_CHARS
-from veranda_dagster.domain.git_command import git_argv, git_env
+from veranda_dagster.domain.git_command import run_git
 from veranda_dagster.domain.models import Citation
 
 UNRESOLVED_MARK = "⚠ unresolved: "
@@ -184,13 +183,7 @@ def git_file_lines(repo_dir: str | Path, rev: str) -> Callable[[str], int | None
 
     def file_lines(path: str) -> int | None:
         if path not in cache:
-            proc = subprocess.run(
-                git_argv("cat-file", "blob", f"{rev}:{path}", cwd=repo_dir),
-                env=git_env(),
-                capture_output=True,
-                timeout=30,
-                check=False,
-            )
+            proc = run_git(repo_dir, ["cat-file", "blob", f"{rev}:{path}"], timeout=30, check=False)
             cache[path] = count_lines(proc.stdout) if proc.returncode == 0 else None
         return cache[path]
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from veranda_dagster.domain.git_command import git_argv, git_env
+from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.git_command import run_git
 
 LOCK_GLOBS = ("*.lock", "refs/**/*.lock", "logs/**/*.lock")
 """Where git takes its lock files (index, HEAD, config, packed-refs, shallow, each ref)."""
@@ -25,8 +25,21 @@ PARTIAL_CLONE_MARK = ".partial-"
 """A clone is made in ``.<name>.partial-<pid>`` beside its place and renamed in when whole."""
 
 
+WHOLE_CLONE_CHECK_TIMEOUT_S = 60.0
+
+
 def lock_files(git_dir: Path) -> list[Path]:
-    return sorted({p for pattern in LOCK_GLOBS for p in git_dir.glob(pattern) if p.is_file()})
+    """Lock files really inside ``git_dir``: sandboxed git may write ``.git``, and a lock
+    reached through a linked folder is some other file this process must not delete."""
+    inside = os.path.realpath(git_dir) + os.sep
+    return sorted(
+        {
+            p
+            for pattern in LOCK_GLOBS
+            for p in git_dir.glob(pattern)
+            if p.is_file() and not p.is_symlink() and os.path.realpath(p).startswith(inside)
+        }
+    )
 
 
 def _proc_entries() -> Iterator[Path]:
@@ -70,16 +83,18 @@ def clear_stale_locks(repo: Path) -> list[Path]:
 
 
 def is_whole_clone(repo: Path) -> bool:
-    """A checkout git can work in: its ``.git`` resolves a commit at HEAD and has an origin."""
+    """A checkout git can work in: its ``.git`` resolves a commit at HEAD and has an origin
+    (asked of a sandboxed git: the clone's config may be anyone's)."""
     if not (repo / ".git" / "HEAD").is_file():
         return False
     for args in (
         ("rev-parse", "--verify", "--quiet", "HEAD^{commit}"),
         ("remote", "get-url", "origin"),
     ):
-        proc = subprocess.run(
-            git_argv(*args, cwd=repo), capture_output=True, timeout=60, env=git_env(), check=False
-        )
+        try:
+            proc = run_git(repo, args, timeout=WHOLE_CLONE_CHECK_TIMEOUT_S, check=False)
+        except InputError:
+            return False
         if proc.returncode != 0:
             return False
     return True

@@ -15,14 +15,14 @@ A repository's own instruction file is preserved: only the ``<!-- veranda:begin 
 
 from __future__ import annotations
 
+import os
 import re
-import subprocess
 from importlib import resources
 from pathlib import Path
 
 from veranda_dagster.domain import runbooks as runbook_select
 from veranda_dagster.domain.bounds import MAX_HINTS_BYTES
-from veranda_dagster.domain.git_command import git_argv, git_env
+from veranda_dagster.domain.git_command import run_git
 from veranda_dagster.domain.mcp_config import PLAYWRIGHT_INSTRUCTIONS
 from veranda_dagster.domain.models import ContextLayer, RepoFacts, Ticket
 from veranda_dagster.domain.repo_files import RepoFiles
@@ -35,6 +35,8 @@ _BLOCK = re.compile(_INNER, re.DOTALL)
 _BLOCK_WITH_SEPARATOR = re.compile(r"\n?" + _INNER + r"\n?", re.DOTALL)
 GENERIC_SOURCE = "veranda_dagster/domain/prompts/generic.md"
 HINTS_IN_REPO = ".veranda/hints.md"
+LAYER_GIT_TIMEOUT_S = 60.0
+"""A local ``ls-files``/``update-index`` in one clone; longer is a hung git."""
 
 
 def generic_prompt() -> str:
@@ -200,10 +202,10 @@ def strip_block(text: str) -> str:
 
 
 def _tracked(repo_dir: Path, rel: str) -> bool:
-    proc = subprocess.run(
-        git_argv("ls-files", "--error-unmatch", "--", rel, cwd=repo_dir),
-        env=git_env(),
-        capture_output=True,
+    proc = run_git(
+        repo_dir,
+        ["ls-files", "--error-unmatch", "--", rel],
+        timeout=LAYER_GIT_TIMEOUT_S,
         check=False,
     )
     return proc.returncode == 0
@@ -214,24 +216,25 @@ def exclude_from_git(repo_dir: str | Path, rels: list[str]) -> list[str]:
     ``.git/info/exclude``; a tracked one (the repo's own CLAUDE.md) is marked skip-worktree, so
     ``git add --all`` does not stage Veranda's block. Returns the paths handled."""
     repo = Path(repo_dir)
-    proc = subprocess.run(
-        git_argv("rev-parse", "--git-path", "info/exclude", cwd=repo),
-        env=git_env(),
-        capture_output=True,
-        text=True,
-        check=False,
+    proc = run_git(
+        repo, ["rev-parse", "--git-path", "info/exclude"], timeout=LAYER_GIT_TIMEOUT_S, check=False
     )
     if proc.returncode != 0:
         return []
-    exclude = Path(proc.stdout.strip())
+    exclude = Path(proc.stdout.decode(errors="replace").strip())
     exclude = exclude if exclude.is_absolute() else repo / exclude
+    # git's answer comes from a config the repository's code may have written: the file this
+    # process writes is the clone's own exclude file or none
+    own = os.path.join(os.path.realpath(repo), ".git", "info", "exclude")
+    if os.path.realpath(exclude) != own:
+        return []
     current = exclude.read_text(encoding="utf-8").splitlines() if exclude.is_file() else []
     tracked = [rel for rel in rels if _tracked(repo, rel)]
     if tracked:
-        subprocess.run(
-            git_argv("update-index", "--skip-worktree", "--", *tracked, cwd=repo),
-            env=git_env(),
-            capture_output=True,
+        run_git(
+            repo,
+            ["update-index", "--skip-worktree", "--", *tracked],
+            timeout=LAYER_GIT_TIMEOUT_S,
             check=False,
         )
     added = [f"/{rel}" for rel in rels if rel not in tracked and f"/{rel}" not in current]

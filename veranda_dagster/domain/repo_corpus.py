@@ -23,7 +23,7 @@ from pathlib import Path
 
 from veranda_dagster.domain.bounds import MAX_CORPUS_BYTES, MAX_REPO_FILE_BYTES
 from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.git_command import git_argv, git_env, run_git
+from veranda_dagster.domain.git_command import popen_git, run_git
 
 BINARY_PROBE_BYTES = 8_000
 """git's ``buffer_is_binary`` looks this far for a NUL byte."""
@@ -71,16 +71,16 @@ class _BatchReader:
         self.repo_dir = repo_dir
         self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as git; closed on exit)
         try:
-            self._proc = subprocess.Popen(
-                git_argv("cat-file", "--batch", cwd=repo_dir),
-                env=git_env(),
+            self._proc = popen_git(
+                repo_dir,
+                ["cat-file", "--batch"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._errors,
             )
-        except FileNotFoundError:
+        except InputError:
             self._errors.close()
-            raise InputError("git is not installed") from None
+            raise
         self._timer = threading.Timer(CAT_FILE_TIMEOUT_S, self._proc.kill)
         self._writer = threading.Thread(target=self._write, args=(feed,), daemon=True)
 
