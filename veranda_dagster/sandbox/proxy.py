@@ -55,6 +55,9 @@ UPSTREAM_READ_TIMEOUT_S: Final = 600.0
 MAX_CONCURRENT_REQUESTS: Final = 32
 """In flight at once for one turn (a CLI runs a few sub-agents in parallel at most)."""
 CHUNK_BYTES: Final = 64 * 1024
+MAX_DRAIN_BYTES: Final = 1024 * 1024
+DRAIN_TIMEOUT_S: Final = 1.0
+"""After a refusal, how much (and how long) of the rest of the request is read and dropped."""
 
 SOCKET_NAME: Final = "proxy.sock"
 HOP_BY_HOP: Final = frozenset(
@@ -300,6 +303,17 @@ class CredentialProxy:
         )
         with contextlib.suppress(OSError):
             conn.sendall(head.encode() + body.encode())
+            _drain(conn)
+
+
+def _drain(conn: socket.socket) -> None:
+    """Read what the client is still sending (bounded) before the socket closes: closing with
+    unread data resets the connection, and the client may lose the refusal it has not read."""
+    conn.shutdown(socket.SHUT_WR)
+    conn.settimeout(DRAIN_TIMEOUT_S)
+    left = MAX_DRAIN_BYTES
+    while left > 0 and (data := conn.recv(min(CHUNK_BYTES, left))):
+        left -= len(data)
 
 
 def _bodyless(method: str, status: int) -> bool:
