@@ -62,7 +62,8 @@ for root in (os.environ.get("HOME", "/nonexistent"), "/run", "/tmp"):
     for folder, _, files in os.walk(root):
         for name in files:
             try:
-                seen.append(open(os.path.join(folder, name), "rb").read(2_000_000).decode("latin-1"))
+                data = open(os.path.join(folder, name), "rb").read(2_000_000)
+                seen.append(data.decode("latin-1"))
             except OSError as exc:
                 seen.append(f"{name}: {exc}")
 open("seen.txt", "w").write("\n".join(seen))

@@ -26,7 +26,7 @@ REAL = "sk-ant-api03-REAL-bridge-test-key-c4e2"
 class Recording(BaseHTTPRequestHandler):
     seen: list[tuple[str, str | None]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length") or 0))
         Recording.seen.append((self.path, self.headers.get("x-api-key")))
         body = b"data: pong\n\n"
