@@ -9,8 +9,10 @@ agent's commands run on the worker's ``PATH`` (no login shell; see ``ENV_POLICY`
 Stream shape (verified on 0.171.0 against the loopback Responses API): ``thread.started`` /
 ``turn.started`` / ``item.*`` / ``turn.completed`` with ``usage`` (input includes cached) or
 ``turn.failed``; ``error`` events are retries unless the turn fails. ``OPENAI_BASE_URL`` is not
-honoured by 0.171.0, so a base-URL override becomes a custom ``model_provider`` (HTTPS
-Responses, no WebSocket attempt, one retry).
+honoured by 0.171.0, so the base URL (the configured one, else OpenAI's own) is always given
+through a custom ``model_provider``: plain HTTP(S) Responses with no WebSocket attempt (the
+built-in provider tries a WebSocket first), one retry. That is what lets the credential proxy,
+which refuses protocol upgrades, stand in for the upstream.
 """
 
 from __future__ import annotations
