@@ -95,3 +95,33 @@ def test_the_runners_bound_still_kills_everything_behind_the_bridge(tmp_path: Pa
     )
     assert out.timed_out and out.exit_code is None
     assert time.monotonic() - started < 15
+
+
+def test_the_bridge_relays_at_most_its_bound_of_connections(tmp_path: Path, monkeypatch):
+    """Past ``MAX_BRIDGED_CONNECTIONS`` a connection is closed at once; held ones keep going."""
+    import socket
+
+    from veranda_dagster.sandbox import bridge
+
+    monkeypatch.setattr(bridge, "MAX_BRIDGED_CONNECTIONS", 1)
+    path = str(tmp_path / "proxy.sock")
+    proxy = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    proxy.bind(path)
+    proxy.listen(4)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    threading.Thread(target=bridge._serve, args=(listener, path), daemon=True).start()
+    port = listener.getsockname()[1]
+    try:
+        first = socket.create_connection(("127.0.0.1", port), timeout=5)
+        held, _ = proxy.accept()  # the first is relayed to the proxy and held open
+        first.sendall(b"ping")
+        assert held.recv(4) == b"ping"
+        second = socket.create_connection(("127.0.0.1", port), timeout=5)
+        assert second.recv(16) == b""  # closed by the bridge: over its bound
+        held.sendall(b"pong")
+        assert first.recv(4) == b"pong"
+    finally:
+        listener.close()
+        proxy.close()

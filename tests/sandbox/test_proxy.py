@@ -11,6 +11,7 @@ import logging
 import socket
 import stat
 import threading
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -305,3 +306,48 @@ def test_placeholders_are_per_turn_and_random():
     assert one[0].placeholder == one[1].placeholder  # one key, one placeholder
     assert one[0].placeholder != two[0].placeholder
     assert REAL not in repr(egress) and REAL not in repr(one)
+
+
+def test_a_chunk_size_line_is_bounded(running):
+    proxy, placeholder = running
+    raw = (
+        f"POST /v1/m HTTP/1.1\r\nx-api-key: {placeholder}\r\ntransfer-encoding: chunked\r\n\r\n"
+        + "1" * (proxy_module.MAX_CHUNK_LINE_BYTES + 10)
+    ).encode()
+    assert status(ask(proxy, raw)) == 400
+
+
+def _refused_then_wait(proxy: CredentialProxy, placeholder: str, body: bytes) -> tuple[int, float]:
+    """Send a head declaring a body past the bound and ``body``, then nothing: the status and how
+    long until the proxy closed the connection."""
+    head = f"POST /v1/m HTTP/1.1\r\nx-api-key: {placeholder}\r\ncontent-length: 5000\r\n\r\n"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(20)
+        conn.connect(str(proxy.socket_path))
+        conn.sendall(head.encode())
+        answer = conn.recv(65536)
+        started = time.monotonic()
+        try:
+            conn.sendall(body)
+            while conn.recv(65536):
+                pass
+        except OSError:
+            pass
+        return status(answer), time.monotonic() - started
+
+
+def test_after_a_refusal_the_rest_of_the_request_is_drained_up_to_a_bound(running, monkeypatch):
+    proxy, placeholder = running
+    monkeypatch.setattr(proxy_module, "MAX_REQUEST_BODY_BYTES", 100)
+    monkeypatch.setattr(proxy_module, "MAX_DRAIN_BYTES", 10)
+    monkeypatch.setattr(proxy_module, "DRAIN_TIMEOUT_S", 10.0)
+    code, waited = _refused_then_wait(proxy, placeholder, b"x" * 50)
+    assert code == 413 and waited < 5  # closed once 10 bytes were drained, not at 10 s
+
+
+def test_after_a_refusal_a_silent_client_is_dropped_at_the_drain_timeout(running, monkeypatch):
+    proxy, placeholder = running
+    monkeypatch.setattr(proxy_module, "MAX_REQUEST_BODY_BYTES", 100)
+    monkeypatch.setattr(proxy_module, "DRAIN_TIMEOUT_S", 0.3)
+    code, waited = _refused_then_wait(proxy, placeholder, b"")
+    assert code == 413 and waited < 5

@@ -55,6 +55,8 @@ UPSTREAM_READ_TIMEOUT_S: Final = 600.0
 MAX_CONCURRENT_REQUESTS: Final = 32
 """In flight at once for one turn (a CLI runs a few sub-agents in parallel at most)."""
 CHUNK_BYTES: Final = 64 * 1024
+MAX_CHUNK_LINE_BYTES: Final = 1024
+"""A chunked request's size line (hex size plus extensions)."""
 MAX_DRAIN_BYTES: Final = 1024 * 1024
 DRAIN_TIMEOUT_S: Final = 1.0
 """After a refusal, how much (and how long) of the rest of the request is read and dropped."""
@@ -377,7 +379,7 @@ def _read_chunked(reader: _Reader) -> bytes:
     parts: list[bytes] = []
     total = 0
     while True:
-        line = reader.until(b"\r\n", 1024, Refused(400, "bad chunk size line"))
+        line = reader.until(b"\r\n", MAX_CHUNK_LINE_BYTES, Refused(400, "bad chunk size line"))
         try:
             size = int(line.split(b";", 1)[0].strip(), 16)
         except ValueError:
