@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from veranda_dagster.sandbox import http_request
 from veranda_dagster.sandbox import proxy as proxy_module
 from veranda_dagster.sandbox.egress import (
     BEARER,
@@ -186,19 +187,19 @@ def test_an_answer_streams_back_as_it_arrives():
 
 def test_the_head_bound(running):
     proxy, placeholder = running
-    huge = {"x-filler": "a" * (proxy_module.MAX_HEAD_BYTES + 10), "x-api-key": placeholder}
+    huge = {"x-filler": "a" * (http_request.MAX_HEAD_BYTES + 10), "x-api-key": placeholder}
     assert status(ask(proxy, post("/v1/messages", huge))) == 431
 
 
 def test_the_header_count_bound(running):
     proxy, placeholder = running
-    many = {f"x-h{i}": "1" for i in range(proxy_module.MAX_HEADER_COUNT)}
+    many = {f"x-h{i}": "1" for i in range(http_request.MAX_HEADER_COUNT)}
     assert status(ask(proxy, post("/v1/messages", {**many, "x-api-key": placeholder}))) == 431
 
 
 def test_the_request_body_bound(running, monkeypatch, upstream):
     proxy, placeholder = running
-    monkeypatch.setattr(proxy_module, "MAX_REQUEST_BODY_BYTES", 1000)
+    monkeypatch.setattr(http_request, "MAX_REQUEST_BODY_BYTES", 1000)
     fits = ask(proxy, post("/v1/m", {"x-api-key": placeholder}, b"x" * 1000))
     too_big = ask(proxy, post("/v1/m", {"x-api-key": placeholder}, b"x" * 1001))
     chunked = (
@@ -312,7 +313,7 @@ def test_a_chunk_size_line_is_bounded(running):
     proxy, placeholder = running
     raw = (
         f"POST /v1/m HTTP/1.1\r\nx-api-key: {placeholder}\r\ntransfer-encoding: chunked\r\n\r\n"
-        + "1" * (proxy_module.MAX_CHUNK_LINE_BYTES + 10)
+        + "1" * (http_request.MAX_CHUNK_LINE_BYTES + 10)
     ).encode()
     assert status(ask(proxy, raw)) == 400
 
@@ -338,7 +339,7 @@ def _refused_then_wait(proxy: CredentialProxy, placeholder: str, body: bytes) ->
 
 def test_after_a_refusal_the_rest_of_the_request_is_drained_up_to_a_bound(running, monkeypatch):
     proxy, placeholder = running
-    monkeypatch.setattr(proxy_module, "MAX_REQUEST_BODY_BYTES", 100)
+    monkeypatch.setattr(http_request, "MAX_REQUEST_BODY_BYTES", 100)
     monkeypatch.setattr(proxy_module, "MAX_DRAIN_BYTES", 10)
     monkeypatch.setattr(proxy_module, "DRAIN_TIMEOUT_S", 10.0)
     code, waited = _refused_then_wait(proxy, placeholder, b"x" * 50)
@@ -347,7 +348,7 @@ def test_after_a_refusal_the_rest_of_the_request_is_drained_up_to_a_bound(runnin
 
 def test_after_a_refusal_a_silent_client_is_dropped_at_the_drain_timeout(running, monkeypatch):
     proxy, placeholder = running
-    monkeypatch.setattr(proxy_module, "MAX_REQUEST_BODY_BYTES", 100)
+    monkeypatch.setattr(http_request, "MAX_REQUEST_BODY_BYTES", 100)
     monkeypatch.setattr(proxy_module, "DRAIN_TIMEOUT_S", 0.3)
     code, waited = _refused_then_wait(proxy, placeholder, b"")
     assert code == 413 and waited < 5
