@@ -199,6 +199,8 @@ class CredentialProxy:
                     raise Refused(403, f"query {name} is not this turn's placeholder key")
                 value, carried = match.real, True
             out.append((name, value))
+        if not carried:  # nothing to put in: the query goes on exactly as the CLI wrote it
+            return target, False
         return f"{path}?{urlencode(out)}", carried
 
     def _substitute_headers(
