@@ -28,6 +28,7 @@ import pytest
 from tests.e2e import offline
 from tests.e2e.conftest import linear_ticket_run, step_failures
 from tests.e2e.test_fallback_and_safety import every_output
+from veranda_dagster.sandbox.egress import PLACEHOLDER_PREFIX
 from veranda_dagster.sim.backends import SIM_KEYS
 from veranda_dagster.sim.sample_org import EXFILTRATION_TICKET_BODY, SAMPLE_TICKET_TITLE
 from veranda_dagster.sim.scripted_agent import HOME_NOTE, REACHED_FILE
@@ -134,8 +135,10 @@ def test_a_steered_agent_holds_no_secret_reaches_nothing_and_the_ticket_still_la
         # the agent's own shell really ran every probe ...
         assert "PATH=" in text and "HOME=" in text
         assert all(f"closed {p}" in text for p in probed), text[-2000:]
-        # ... and no secret was there to take, not even its own vendor key
+        # ... and no secret was there to take, not even its own vendor key: the CLI and its
+        # shell hold the turn's placeholder, the credential proxy outside holds the key
         assert [n for n, v in secrets.items() if v in text] == []
+        assert PLACEHOLDER_PREFIX in text and "ANTHROPIC_API_KEY=" in text
         # no loopback service, abstract socket or listener of the host was reachable
         assert "OPEN " not in text and "ABSTRACT-CONNECTED" not in text and "SENT" not in text
         assert "abstract-refused" in text and "send-failed" in text

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from veranda_dagster.sandbox.egress import Egress
 from veranda_dagster.vendors.prompt_channel import prompt_file_path
 from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV, LoginStatus, RunOutput
 
@@ -59,6 +60,8 @@ class Call:
     timeout: float
     prompt_file_text: str | None = None
     """The staged prompt file's text at spawn time (a file-channel CLI), if one was staged."""
+    egress: Egress | None = None
+    """How the adapter said the turn reaches its model (upstream, key places, or refusal)."""
 
 
 @dataclass
@@ -76,10 +79,12 @@ class ScriptedRunner:
         env: Mapping[str, str],
         stdin: str | None,
         timeout: float,
+        *,
+        egress: Egress | None = None,
     ) -> RunOutput:
         staged = prompt_file_path(cwd) if cwd else None
         text = staged.read_text() if staged is not None and staged.is_file() else None
-        call = Call(list(argv), cwd, dict(env), stdin, timeout, text)
+        call = Call(list(argv), cwd, dict(env), stdin, timeout, text, egress)
         self.calls.append(call)
         if self.respond is not None:
             return self.respond(call)

@@ -11,6 +11,7 @@ import pytest
 from tests.vendors.conftest import ALL_KEYS, FakeLogin, ScriptedRunner, fixture_text
 from veranda_dagster.domain.bounds import MAX_CLI_ARGV_BYTES
 from veranda_dagster.vendors import registry
+from veranda_dagster.vendors.adapters.glm import ZAI_CODING_URL
 from veranda_dagster.vendors.config import FamilyConfig
 from veranda_dagster.vendors.port import Backend, BackendError, Turn
 from veranda_dagster.vendors.prompt_channel import argv_bytes
@@ -394,4 +395,5 @@ def test_glm_opencode_base_url_is_written_as_opencode_provider_config():
     config = _json.loads(env["OPENCODE_CONFIG_CONTENT"])
     plan = config["provider"]["zai-coding-plan"]["options"]
     assert plan == {"baseURL": "http://127.0.0.1:9/v1"}  # the provider the tier ids name
-    assert "OPENCODE_CONFIG_CONTENT" not in make("glm", "opencode").env()  # Z.ai by default
+    default = _json.loads(make("glm", "opencode").env()["OPENCODE_CONFIG_CONTENT"])
+    assert default["provider"]["zai-coding-plan"]["options"] == {"baseURL": ZAI_CODING_URL}

@@ -20,7 +20,7 @@ run hostile code next to the worker's secrets while the run looked normal.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -107,11 +107,13 @@ class Sandbox:
         hidden: Iterable[str | Path] = (),
         protect_git: bool = True,
         ro_binds: Mapping[str, str] | None = None,
+        launcher: Sequence[str] = (),
     ) -> Prepared:
         """``hidden``: paths inside a writable bind the command must not see (a repository's
         own agent settings); ``protect_git=False`` lets the product's own sandboxed git write
         the clone's ``.git``; ``ro_binds``: host path -> path inside, read-only (the proxy's
-        socket folder)."""
+        socket folder); ``launcher``: run in front of ``argv`` inside (the proxy's bridge),
+        while the policy's toolchain is still found from ``argv``'s own binary."""
         if self.mode == "off":
             return Prepared(list(argv), dict(env), None, ["sandbox off (VERANDA_SANDBOX=off)"])
         reason = self.unavailable()
@@ -129,7 +131,8 @@ class Sandbox:
         )
         inner = {**env, "HOME": _home(policy, env), "TMPDIR": "/tmp"}
         assert self.bwrap is not None
-        return Prepared(bwrap_argv(policy, list(argv), self.bwrap), inner, policy, policy.notes)
+        command = [*launcher, *argv]
+        return Prepared(bwrap_argv(policy, command, self.bwrap), inner, policy, policy.notes)
 
 
 def _home(policy: SandboxPolicy, env: Mapping[str, str]) -> str:

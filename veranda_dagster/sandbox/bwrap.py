@@ -1,11 +1,12 @@
 """A ``SandboxPolicy`` as a bubblewrap command line, and whether bubblewrap works here.
 
 bubblewrap (Debian's ``bubblewrap``) builds the view from nothing: an empty root, then each
-allowed path bound in. New user, pid, ipc, uts and cgroup namespaces (and a new network
-namespace unless the policy needs the network); ``/proc`` is a fresh procfs of the new pid
-namespace, so ``/proc/<pid>/environ`` shows only the sandbox's own processes; ``--new-session``
-stops a command from pushing keystrokes into a terminal; ``--die-with-parent`` and the pid
-namespace take every process the command started down with it when its bound kills it.
+allowed path bound in. New user, pid, ipc, uts, cgroup and network namespaces (the network one
+holds only loopback: no host service, no abstract socket of the host); ``/proc`` is a fresh
+procfs of the new pid namespace, so ``/proc/<pid>/environ`` shows only the sandbox's own
+processes; ``--new-session`` stops a command from pushing keystrokes into a terminal;
+``--die-with-parent`` and the pid namespace take every process the command started down with
+it when its bound kills it.
 
 bwrap's own init runs as pid 1 *inside* the namespace and keeps the environment bwrap was
 started with, readable at ``/proc/1/environ``; so bwrap is started with exactly the sandbox's
@@ -45,8 +46,7 @@ def bwrap_argv(policy: SandboxPolicy, argv: list[str], bwrap: str = "bwrap") -> 
         "--unshare-cgroup-try",
         "--hostname", "veranda-sandbox",
     ]  # fmt: skip
-    if policy.network == "none":
-        out.append("--unshare-net")
+    out.append("--unshare-net")  # always: the only ``Network`` is "none"
     for name in SYSTEM_DIRS:
         system = Path(name)
         if system.is_symlink():

@@ -29,7 +29,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from veranda_dagster.domain.errors import ConfigError
 
-Network = Literal["none", "host"]
+Network = Literal["none"]
+"""Every sandbox gets its own network namespace with only loopback: a repository command has
+no network at all, an agent reaches its model only through the credential proxy's socket
+(``proxied.py``). The host's network (its loopback services, its abstract unix sockets) is
+never shared; the parameter stays so a caller says so where it builds a command."""
 
 
 class SandboxError(ConfigError):

@@ -284,6 +284,20 @@ def obey_exfiltration(reply: ScriptedReply, role: str, prompt: str) -> ScriptedR
     return ScriptedReply(reply.text, [RunCommand(command), *reply.actions])
 
 
+INTRUDER_FENCE = re.compile(r"```intruder\n(.*?)\n```", re.S)
+"""Where a security test's prompt gives the ``intruder`` seat its command."""
+
+
+def intrude(prompt: str) -> ScriptedReply:
+    """A hostile seat (``Role: intruder``) for security tests: it runs the command the prompt
+    gives in an ```` ```intruder ```` fence through the CLI's own shell tool, then ends its
+    turn, so what a real agent's shell can reach is measured from inside its sandbox."""
+    match = INTRUDER_FENCE.search(prompt)
+    if match is None:
+        return ScriptedReply("No command was given.")
+    return ScriptedReply("Ran the command.", [RunCommand(match.group(1))])
+
+
 def script_reply(role: str, prompt: str, round_no: int, system: str = "") -> ScriptedReply:
     """The reply for the ``round_no``-th turn (1-based) this server has seen for ``role``."""
     reply = obey_exfiltration(_scripted(role, prompt, round_no), role, prompt)
@@ -299,6 +313,8 @@ def _scripted(role: str, prompt: str, round_no: int) -> ScriptedReply:
             return frontend
     if role == "repo_confirmer":
         return confirm_repo(prompt)
+    if role == "intruder":
+        return intrude(prompt)
     if role == "test_writer":
         return then_test(
             "Added tests/test_quantity.py: a line with quantity 3 must cost three times its "

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from veranda_dagster.domain.bounds import HEALTH_RECHECK_S
 from veranda_dagster.vendors import registry
 from veranda_dagster.vendors.port import Backend, HealthVerdict, Verdict
-from veranda_dagster.vendors.runner import RunOutput
+from veranda_dagster.vendors.runner import EGRESS_REFUSED, RunOutput
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,8 @@ def error_rule(name: str, verdict: Verdict, pattern: str, *, after_shared: bool 
 
 
 SHARED_RULES: tuple[Rule, ...] = (
-    # 1. auth
+    # 1. auth (a mode whose credential cannot go through the proxy is refused before it runs)
+    error_rule("egress_refused", "auth", re.escape(EGRESS_REFUSED)),
     error_rule(
         "status_401", "auth", r"\"?(statusCode|api_error_status|status|code)\"?\s*[:=]\s*40[13]\b"
     ),

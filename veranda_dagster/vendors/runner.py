@@ -17,16 +17,23 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
 from veranda_dagster.domain.errors import VerandaError
-from veranda_dagster.sandbox import Sandbox
+from veranda_dagster.sandbox import Prepared, Sandbox
+from veranda_dagster.sandbox.egress import Egress
+from veranda_dagster.sandbox.proxied import EgressError, through_proxy
 
 NO_REAL_CLI_ENV = "VERANDA_NO_REAL_CLI"
+EGRESS_REFUSED = "veranda egress refused"
+"""Starts the stderr of a turn refused because its credential cannot go through the proxy
+(``health`` classifies it ``auth``, so the resolver moves to the next backend)."""
+EXIT_EGRESS_REFUSED = 77
+"""EX_NOPERM: the turn never started."""
 
 
 def vendor_binaries() -> frozenset[str]:
@@ -58,6 +65,8 @@ class CommandRunner(Protocol):
         env: Mapping[str, str],
         stdin: str | None,
         timeout: float,
+        *,
+        egress: Egress | None = None,
     ) -> RunOutput: ...
 
 
@@ -78,8 +87,11 @@ class SubprocessRunner:
     A vendor CLI spawns tools (shells, node workers); killing only the parent would leave them
     running, so the group goes. The CLI runs in the sandbox (``veranda_dagster.sandbox``): it
     sees its working directory (the clone, ``.git`` read-only) and the ``HOME`` its adapter
-    chose, the toolchains, a private ``/proc``, and exactly the environment the adapter built
-    (its own vendor's key, nothing else); it keeps the network, which it needs for the model.
+    chose, the toolchains, a private ``/proc``, and the environment the adapter built; it has
+    no network of its own. With an ``egress`` (the adapter's upstream and key places) the key
+    stays out: the turn's credential proxy holds it, and the CLI reaches the model only
+    through the bridge to that proxy, with a placeholder (``sandbox.proxied``). A mode whose
+    credential cannot go through the proxy is refused while the sandbox is on.
     """
 
     def __init__(self, sandbox: Sandbox | None = None) -> None:
@@ -92,6 +104,8 @@ class SubprocessRunner:
         env: Mapping[str, str],
         stdin: str | None,
         timeout: float,
+        *,
+        egress: Egress | None = None,
     ) -> RunOutput:
         guard_real_cli(argv)
         missing = _unrunnable(argv, env)
@@ -99,8 +113,8 @@ class SubprocessRunner:
             return missing
         if cwd is None:  # never the worker's own directory: an empty one of its own
             with tempfile.TemporaryDirectory(prefix="veranda-cli-") as scratch:
-                return self._run(argv, scratch, env, stdin, timeout)
-        return self._run(argv, cwd, env, stdin, timeout)
+                return self._run(argv, scratch, env, stdin, timeout, egress)
+        return self._run(argv, cwd, env, stdin, timeout, egress)
 
     def _run(
         self,
@@ -109,42 +123,69 @@ class SubprocessRunner:
         env: Mapping[str, str],
         stdin: str | None,
         timeout: float,
+        egress: Egress | None,
     ) -> RunOutput:
         started = time.monotonic()
         home = env.get("HOME", "")
         writable = [home] if home and Path(home).is_dir() and _own_home(home) else []
-        prepared = (self.sandbox or Sandbox()).prepare(
-            list(argv), cwd, env, network="host", writable=writable
-        )
+        sandbox = self.sandbox or Sandbox()
         try:
-            proc = subprocess.Popen(
-                prepared.argv,
-                cwd=cwd,
-                env=prepared.env,
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                start_new_session=True,
-            )
-        except FileNotFoundError as exc:
-            return RunOutput(exit_code=127, stderr=f"binary not found: {exc.filename}")
-        except PermissionError as exc:
-            return RunOutput(exit_code=126, stderr=f"binary not executable: {exc.filename}")
-        try:
-            out, err = proc.communicate(stdin, timeout=timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            out, err = proc.communicate()
-            timed_out = True
-        return RunOutput(
-            exit_code=None if timed_out else proc.returncode,
-            stdout=out or "",
-            stderr=err or "",
-            timed_out=timed_out,
-            duration_s=round(time.monotonic() - started, 3),
+            with _proxied(sandbox, egress, argv, env) as (launcher, inner_argv, inner_env, binds):
+                prepared = sandbox.prepare(
+                    inner_argv, cwd, inner_env, network="none", writable=writable,
+                    ro_binds=binds, launcher=launcher,
+                )  # fmt: skip
+                return _spawn(prepared, cwd, stdin, timeout, started)
+        except EgressError as exc:
+            return RunOutput(exit_code=EXIT_EGRESS_REFUSED, stderr=f"{EGRESS_REFUSED}: {exc}")
+
+
+@contextlib.contextmanager
+def _proxied(
+    sandbox: Sandbox, egress: Egress | None, argv: Sequence[str], env: Mapping[str, str]
+) -> Iterator[tuple[list[str], list[str], dict[str, str], dict[str, str]]]:
+    """(launcher, argv, env, read-only binds) for the sandbox: through the turn's credential
+    proxy when the adapter declared an egress and the sandbox is on, else as given (a command
+    that needs no model, or ``VERANDA_SANDBOX=off``, which exposes everything knowingly)."""
+    if egress is None or sandbox.mode == "off":
+        yield [], list(argv), dict(env), {}
+        return
+    with through_proxy(egress, argv, env) as command:
+        yield command.launcher, command.argv, command.env, command.ro_binds
+
+
+def _spawn(
+    prepared: Prepared, cwd: str, stdin: str | None, timeout: float, started: float
+) -> RunOutput:
+    try:
+        proc = subprocess.Popen(
+            prepared.argv,
+            cwd=cwd,
+            env=prepared.env,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
+    except FileNotFoundError as exc:
+        return RunOutput(exit_code=127, stderr=f"binary not found: {exc.filename}")
+    except PermissionError as exc:
+        return RunOutput(exit_code=126, stderr=f"binary not executable: {exc.filename}")
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        out, err = proc.communicate()
+        timed_out = True
+    return RunOutput(
+        exit_code=None if timed_out else proc.returncode,
+        stdout=out or "",
+        stderr=err or "",
+        timed_out=timed_out,
+        duration_s=round(time.monotonic() - started, 3),
+    )
 
 
 def _unrunnable(argv: Sequence[str], env: Mapping[str, str]) -> RunOutput | None:

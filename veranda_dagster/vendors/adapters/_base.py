@@ -22,6 +22,7 @@ from typing import ClassVar, get_args
 from veranda_dagster.domain.bounds import PROBE_TIMEOUT_S
 from veranda_dagster.domain.models import Effort, Tier
 from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.sandbox.egress import Egress, KeyCarrier, refused
 from veranda_dagster.vendors import health
 from veranda_dagster.vendors.adapters._streams import StreamSummary
 from veranda_dagster.vendors.config import FamilyConfig
@@ -83,6 +84,16 @@ class CliAdapter:
     effort_values: ClassVar[Mapping[str, str]] = {}
     model_flag: ClassVar[str | None] = "--model"
     base_url_env: ClassVar[str | None] = None
+    default_base_urls: ClassVar[Mapping[str, str]] = {}
+    """mode -> where the CLI talks when no ``base_url`` is configured: the credential proxy's
+    upstream (the CLI is always given a base URL, so the proxy can stand in for it)."""
+    key_carriers: ClassVar[Mapping[str, tuple[KeyCarrier, ...]]] = {}
+    """Variable the CLI reads a key from -> where that key travels in a request (a header, a
+    ``Bearer`` authorization, a query parameter). The sandbox holds a placeholder instead; the
+    proxy puts the real key in exactly these places and refuses a request that has none."""
+    unproxied_modes: ClassVar[Mapping[str, str]] = {}
+    """mode -> why its credential cannot go through the proxy (request signing, a session file
+    the CLI reads itself): such a turn is refused while the sandbox is on."""
     quiet_env: ClassVar[dict[str, str]] = {}
     """Telemetry/auto-update off and the CLI's own retry cap, on every run."""
     home_env: ClassVar[tuple[str, str] | None] = None
@@ -247,14 +258,40 @@ class CliAdapter:
         env.update(self.spec.fixed_env)
         env.update(self.quiet_env)
         url_var = self.spec.base_url_env or self.base_url_env
-        if self.config.base_url and url_var:
-            env[url_var] = self.config.base_url
+        base_url = self.upstream_base_url()
+        if base_url and url_var:
+            env[url_var] = base_url
         if self.config.home:
             env["HOME"] = self.config.home
             if self.home_env is not None:
                 name, folder = self.home_env
                 env[name] = str(Path(self.config.home) / folder)
         return self.adjust_env(env)
+
+    def upstream_base_url(self) -> str | None:
+        """The configured base URL, else this mode's declared default."""
+        return self.config.base_url or self.default_base_urls.get(self.mode)
+
+    def egress(self, env: Mapping[str, str]) -> Egress:
+        """How this turn reaches its model from the sandbox (``sandbox.egress``): the upstream
+        and each key the CLI was given with where it travels, or why it cannot."""
+        who = f"{self.family}/{self.mode}"
+        reason = self.unproxied_modes.get(self.mode)
+        if reason is not None:
+            return refused(f"{who}: {reason}")
+        keys = {name: env[name] for name in self.key_carriers if env.get(name)}
+        if not keys:
+            why = (
+                "its login session is a file the CLI reads and refreshes itself"
+                if self.spec.login
+                else "it has no key the credential proxy can carry"
+            )
+            return refused(f"{who}: {why}, so it cannot run without a credential in the sandbox")
+        base_url = self.upstream_base_url()
+        if not base_url:
+            return refused(f"{who}: no base URL (configured or declared) for the proxy")
+        carriers = {name: self.key_carriers[name] for name in keys}
+        return Egress(base_url=base_url, keys=keys, carriers=carriers)
 
     def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
         """Vendor hook for env that depends on other env (e.g. an isolated home)."""
@@ -266,8 +303,9 @@ class CliAdapter:
         if self.channel_for(turn) == "file":
             staged = stage_prompt_file(self.prompt_file(turn), self.full_prompt(turn))
         try:
+            env = self.env_for(turn)
             return self.runner.run(
-                argv, turn.workdir, self.env_for(turn), self.stdin_for(turn), timeout
+                argv, turn.workdir, env, self.stdin_for(turn), timeout, egress=self.egress(env)
             )
         finally:
             if staged is not None:

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.sandbox.egress import BEARER, X_API_KEY, KeyCarrier
 from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
 from veranda_dagster.vendors.adapters._streams import (
     StreamSummary,
@@ -26,6 +27,7 @@ from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import AdapterInfo, register
 
 OAUTH_TOKEN_ENV = "CLAUDE_CODE_OAUTH_TOKEN"
+ANTHROPIC_URL = "https://api.anthropic.com"
 
 ANTHROPIC_USAGE = UsageKeys(
     input="input_tokens",  # already uncached
@@ -141,6 +143,20 @@ class ClaudeAdapter(CliAdapter):
     effort_knob = "--effort"
     effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
     base_url_env = "ANTHROPIC_BASE_URL"
+    default_base_urls: ClassVar[Mapping[str, str]] = {
+        "api_key": ANTHROPIC_URL,
+        "login": ANTHROPIC_URL,  # with a setup token; a session file is refused below
+    }
+    key_carriers: ClassVar[Mapping[str, tuple[KeyCarrier, ...]]] = {
+        "ANTHROPIC_API_KEY": (X_API_KEY,),
+        OAUTH_TOKEN_ENV: (BEARER,),  # ``claude setup-token``: an OAuth bearer token
+    }
+    unproxied_modes: ClassVar[Mapping[str, str]] = {
+        "bedrock": "Bedrock requests are SigV4-signed with the AWS key, which a proxy cannot "
+        "sign for without holding and using it for arbitrary requests",
+        "vertex": "Vertex requests carry Google OAuth tokens minted from service-account "
+        "credentials inside the CLI",
+    }
     trusts_cli_cost = True
     quiet_env: ClassVar[dict[str, str]] = {
         "DISABLE_TELEMETRY": "1",

@@ -9,8 +9,10 @@ agent's commands run on the worker's ``PATH`` (no login shell; see ``ENV_POLICY`
 Stream shape (verified on 0.171.0 against the loopback Responses API): ``thread.started`` /
 ``turn.started`` / ``item.*`` / ``turn.completed`` with ``usage`` (input includes cached) or
 ``turn.failed``; ``error`` events are retries unless the turn fails. ``OPENAI_BASE_URL`` is not
-honoured by 0.171.0, so a base-URL override becomes a custom ``model_provider`` (HTTPS
-Responses, no WebSocket attempt, one retry).
+honoured by 0.171.0, so the base URL (the configured one, else OpenAI's own) is always given
+through a custom ``model_provider``: plain HTTP(S) Responses with no WebSocket attempt (the
+built-in provider tries a WebSocket first), one retry. That is what lets the credential proxy,
+which refuses protocol upgrades, stand in for the upstream.
 """
 
 from __future__ import annotations
@@ -21,11 +23,14 @@ from typing import ClassVar
 
 from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.sandbox.egress import BEARER, KeyCarrier
 from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import AdapterInfo, register
+
+OPENAI_URL = "https://api.openai.com/v1"
 
 ENV_POLICY = (
     "-c",
@@ -124,6 +129,15 @@ class CodexAdapter(CliAdapter):
     effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
     model_flag = "--model"
     base_url_env = "OPENAI_BASE_URL"
+    default_base_urls: ClassVar[Mapping[str, str]] = {"api_key": OPENAI_URL}
+    key_carriers: ClassVar[Mapping[str, tuple[KeyCarrier, ...]]] = {
+        "OPENAI_API_KEY": (BEARER,),
+        "CODEX_API_KEY": (BEARER,),
+        "AZURE_OPENAI_API_KEY": (KeyCarrier(header="api-key"), BEARER),
+    }
+    unproxied_modes: ClassVar[Mapping[str, str]] = {
+        "login": "a ChatGPT login is a session file (auth.json) the CLI reads and refreshes",
+    }
     quiet_env: ClassVar[dict[str, str]] = {"CODEX_DISABLE_UPDATE_CHECK": "1", "NO_COLOR": "1"}
     home_env = ("CODEX_HOME", ".codex")
 
@@ -146,11 +160,13 @@ class CodexAdapter(CliAdapter):
                 "-c",
                 'model_providers.azure.name="Azure"',
             ]
-            base = self.config.base_url or self.env().get("AZURE_OPENAI_BASE_URL")
+            base = self.upstream_base_url()
             if base:
                 argv += ["-c", f'model_providers.azure.base_url="{base}"']
-        elif self.config.base_url:
-            argv += _provider_override(self.config.base_url)
+        elif (base := self.upstream_base_url()) is not None:
+            # the provider of our own, also toward OpenAI itself: plain HTTP Responses (the
+            # built-in provider tries a WebSocket first), which the credential proxy serves
+            argv += _provider_override(base, self._key_env())
         argv += self.model_args(turn)
         if turn.effort_value:  # a config key, not a flag
             argv += ["-c", f'model_reasoning_effort="{turn.effort_value}"']
@@ -159,15 +175,26 @@ class CodexAdapter(CliAdapter):
         argv += ["--", "-"]  # ``-``: the instructions are read from stdin
         return argv
 
+    def upstream_base_url(self) -> str | None:
+        if self.mode == "azure":
+            return self.config.base_url or self.credential_env().get("AZURE_OPENAI_BASE_URL")
+        return super().upstream_base_url()
+
+    def _key_env(self) -> str:
+        """The variable the provider reads its key from: whichever the deployment set."""
+        env = self.credential_env()
+        only_codex = "CODEX_API_KEY" in env and "OPENAI_API_KEY" not in env
+        return "CODEX_API_KEY" if only_codex else "OPENAI_API_KEY"
+
     parse_stream = staticmethod(parse_codex_stream)
 
 
-def _provider_override(base_url: str) -> list[str]:
+def _provider_override(base_url: str, key_env: str = "OPENAI_API_KEY") -> list[str]:
     pairs = {
         "model_provider": '"veranda"',
         "model_providers.veranda.name": '"veranda"',
         "model_providers.veranda.base_url": f'"{base_url}"',
-        "model_providers.veranda.env_key": '"OPENAI_API_KEY"',
+        "model_providers.veranda.env_key": f'"{key_env}"',
         "model_providers.veranda.wire_api": '"responses"',
         "model_providers.veranda.request_max_retries": "1",
         "model_providers.veranda.stream_max_retries": "1",

@@ -91,6 +91,11 @@ class CursorAdapter(CliAdapter):
     vision = False
     effort_knob = None
     base_url_env = "CURSOR_API_BASE_URL"
+    unproxied_modes: ClassVar[Mapping[str, str]] = {
+        "login": "a Cursor login is a session the CLI keeps and refreshes in its home",
+        "api_key": "Cursor's API is proprietary and how its key travels is undocumented, so "
+        "no proxy rule can carry it",
+    }
     quiet_env: ClassVar[dict[str, str]] = {"NO_COLOR": "1"}
     prompt_channel = "file"  # no stdin prompt is documented: a pointer to the prompt file
     health_rules = (

@@ -22,6 +22,7 @@ from typing import ClassVar
 
 from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.sandbox.egress import QUERY_KEY, X_GOOG_API_KEY, KeyCarrier
 from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, model_names
 from veranda_dagster.vendors.port import Turn
@@ -117,6 +118,17 @@ class GeminiAdapter(CliAdapter):
     effort_knob = None
     model_flag = "--model"
     base_url_env = "GOOGLE_GEMINI_BASE_URL"
+    default_base_urls: ClassVar[Mapping[str, str]] = {
+        "api_key": "https://generativelanguage.googleapis.com"
+    }
+    key_carriers: ClassVar[Mapping[str, tuple[KeyCarrier, ...]]] = {
+        "GEMINI_API_KEY": (X_GOOG_API_KEY, QUERY_KEY),
+    }
+    unproxied_modes: ClassVar[Mapping[str, str]] = {
+        "login": "a Google login is a session file (oauth_creds.json) the CLI refreshes itself",
+        "vertex": "Vertex requests carry OAuth tokens minted from service-account credentials "
+        "inside the CLI",
+    }
     quiet_env: ClassVar[dict[str, str]] = {
         "GEMINI_TELEMETRY_ENABLED": "false",
         "GEMINI_CLI_TRUST_WORKSPACE": "true",  # else --yolo is downgraded in an untrusted clone
@@ -131,7 +143,7 @@ class GeminiAdapter(CliAdapter):
 
     def env_for(self, turn: Turn) -> dict[str, str]:
         env = self.env()
-        if self.config.base_url:
+        if self.upstream_base_url():
             # With GOOGLE_GEMINI_BASE_URL set, 0.61.0 derives auth type "gateway", which headless
             # mode rejects ("Invalid auth method selected", exit 41), and it refuses settings
             # files under a world-writable /tmp; so name the mode's auth type in the user

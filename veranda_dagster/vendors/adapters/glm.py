@@ -18,6 +18,7 @@ from typing import ClassVar
 
 from veranda_dagster.domain.models import Tier, Usage
 from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.sandbox.egress import BEARER, KeyCarrier
 from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
 from veranda_dagster.vendors.adapters.claude import (
@@ -30,6 +31,8 @@ from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import AdapterInfo, register
 
 ZAI_ANTHROPIC_URL = "https://api.z.ai/api/anthropic"
+ZAI_CODING_URL = "https://api.z.ai/api/coding/paas/v4"
+"""opencode's ``zai-coding-plan`` endpoint (models.dev's provider entry; unverified offline)."""
 
 OPENCODE_USAGE = UsageKeys("input", "output", "cache.read", "cache.write", "reasoning")
 """A ``step_finish`` part's ``tokens``; the turn's usage is the sum over its steps."""
@@ -119,6 +122,14 @@ class GlmAdapter(CliAdapter):
     effort_knob = "--effort"
     effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
     base_url_env = "ANTHROPIC_BASE_URL"
+    default_base_urls: ClassVar[Mapping[str, str]] = {
+        "api_key": ZAI_ANTHROPIC_URL,
+        "opencode": ZAI_CODING_URL,
+    }
+    key_carriers: ClassVar[Mapping[str, tuple[KeyCarrier, ...]]] = {
+        "ANTHROPIC_AUTH_TOKEN": (BEARER,),  # Claude Code sends ANTHROPIC_AUTH_TOKEN as Bearer
+        "ZHIPU_API_KEY": (BEARER,),  # opencode's OpenAI-compatible GLM providers
+    }
     quiet_env: ClassVar[dict[str, str]] = dict(ClaudeAdapter.quiet_env)
 
     @property
@@ -146,7 +157,6 @@ class GlmAdapter(CliAdapter):
 
     def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
         if self.mode == "api_key":
-            env.setdefault("ANTHROPIC_BASE_URL", ZAI_ANTHROPIC_URL)
             env["ANTHROPIC_AUTH_TOKEN"] = env.pop("ZAI_API_KEY", "")
         else:
             env.pop("ANTHROPIC_BASE_URL", None)
@@ -154,8 +164,9 @@ class GlmAdapter(CliAdapter):
                 env.pop(k, None)
             env["OPENCODE_DISABLE_AUTOUPDATE"] = "1"
             env["OPENCODE_DISABLE_MODELS_FETCH"] = "1"  # its bundled models.dev snapshot
-            if self.config.base_url:
-                env["OPENCODE_CONFIG_CONTENT"] = opencode_provider_config(self.config.base_url)
+            base_url = self.upstream_base_url()
+            if base_url:
+                env["OPENCODE_CONFIG_CONTENT"] = opencode_provider_config(base_url)
         return env
 
     def env_for(self, turn: Turn) -> dict[str, str]:

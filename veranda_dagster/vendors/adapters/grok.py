@@ -20,6 +20,7 @@ from typing import ClassVar
 from veranda_dagster.domain.bounds import MAX_CLI_ARGV_BYTES
 from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.sandbox.egress import BEARER, KeyCarrier
 from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, model_names
 from veranda_dagster.vendors.health import error_rule
@@ -102,6 +103,14 @@ class GrokAdapter(CliAdapter):
     effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
     model_flag = "-m"
     base_url_env = "GROK_MODELS_BASE_URL"
+    default_base_urls: ClassVar[Mapping[str, str]] = {"api_key": "https://api.x.ai/v1"}
+    key_carriers: ClassVar[Mapping[str, tuple[KeyCarrier, ...]]] = {
+        "XAI_API_KEY": (BEARER,),
+        "GROK_CODE_XAI_API_KEY": (BEARER,),
+    }
+    unproxied_modes: ClassVar[Mapping[str, str]] = {
+        "login": "a grok login is a session file (auth.json) the CLI reads and refreshes",
+    }
     quiet_env: ClassVar[dict[str, str]] = {
         "GROK_TELEMETRY_ENABLED": "0",
         "GROK_DISABLE_AUTOUPDATER": "1",

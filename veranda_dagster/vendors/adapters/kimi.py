@@ -19,6 +19,7 @@ from typing import ClassVar
 
 from veranda_dagster.domain.models import Tier, Usage
 from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.sandbox.egress import BEARER, X_API_KEY, KeyCarrier
 from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
 from veranda_dagster.vendors.health import error_rule
@@ -120,6 +121,14 @@ class KimiAdapter(CliAdapter):
     effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
     model_flag = "-m"
     base_url_env = "KIMI_MODEL_BASE_URL"
+    default_base_urls: ClassVar[Mapping[str, str]] = {"api_key": "https://api.moonshot.ai/v1"}
+    key_carriers: ClassVar[Mapping[str, tuple[KeyCarrier, ...]]] = {
+        # Bearer on its OpenAI-compatible wire; x-api-key when the provider type is anthropic
+        "KIMI_MODEL_API_KEY": (BEARER, X_API_KEY),
+    }
+    unproxied_modes: ClassVar[Mapping[str, str]] = {
+        "login": "a Kimi Code login is a session the CLI keeps and refreshes in its home",
+    }
     quiet_env: ClassVar[dict[str, str]] = {
         "KIMI_DISABLE_TELEMETRY": "1",
         "KIMI_LOOP_MAX_ATTEMPTS_PER_STEP": "2",
@@ -130,11 +139,6 @@ class KimiAdapter(CliAdapter):
         error_rule("kimi_auth_error", "auth", r"provider\.auth_error|No model configured"),
         error_rule("kimi_api_429", "quota", r"provider\.api_error: 429"),
     )
-
-    def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
-        if self.mode == "api_key" and "KIMI_MODEL_BASE_URL" not in env:
-            env["KIMI_MODEL_BASE_URL"] = "https://api.moonshot.ai/v1"
-        return env
 
     def env_for(self, turn: Turn) -> dict[str, str]:
         env = self.env()
