@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from veranda_dagster.vendors.isolation import TurnIsolation
 from veranda_dagster.vendors.prompt_channel import prompt_file_path
 from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV, LoginStatus, RunOutput
 
@@ -59,6 +60,8 @@ class Call:
     timeout: float
     prompt_file_text: str | None = None
     """The staged prompt file's text at spawn time (a file-channel CLI), if one was staged."""
+    isolation: TurnIsolation | None = None
+    """What the adapter asked the runner to mask and show for the turn."""
 
 
 @dataclass
@@ -76,10 +79,11 @@ class ScriptedRunner:
         env: Mapping[str, str],
         stdin: str | None,
         timeout: float,
+        isolation: TurnIsolation | None = None,
     ) -> RunOutput:
         staged = prompt_file_path(cwd) if cwd else None
         text = staged.read_text() if staged is not None and staged.is_file() else None
-        call = Call(list(argv), cwd, dict(env), stdin, timeout, text)
+        call = Call(list(argv), cwd, dict(env), stdin, timeout, text, isolation)
         self.calls.append(call)
         if self.respond is not None:
             return self.respond(call)

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from veranda_dagster.domain.errors import VerandaError
 from veranda_dagster.sandbox import Sandbox
+from veranda_dagster.vendors.isolation import TurnIsolation, turn_binds
 
 NO_REAL_CLI_ENV = "VERANDA_NO_REAL_CLI"
 
@@ -58,6 +59,7 @@ class CommandRunner(Protocol):
         env: Mapping[str, str],
         stdin: str | None,
         timeout: float,
+        isolation: TurnIsolation | None = None,
     ) -> RunOutput: ...
 
 
@@ -80,6 +82,8 @@ class SubprocessRunner:
     sees its working directory (the clone, ``.git`` read-only) and the ``HOME`` its adapter
     chose, the toolchains, a private ``/proc``, and exactly the environment the adapter built
     (its own vendor's key, nothing else); it keeps the network, which it needs for the model.
+    The repository's own agent configuration named by ``isolation`` is masked for the turn and
+    the product's own is shown read-only in its place (``vendors.isolation``).
     """
 
     def __init__(self, sandbox: Sandbox | None = None) -> None:
@@ -92,6 +96,7 @@ class SubprocessRunner:
         env: Mapping[str, str],
         stdin: str | None,
         timeout: float,
+        isolation: TurnIsolation | None = None,
     ) -> RunOutput:
         guard_real_cli(argv)
         missing = _unrunnable(argv, env)
@@ -99,8 +104,23 @@ class SubprocessRunner:
             return missing
         if cwd is None:  # never the worker's own directory: an empty one of its own
             with tempfile.TemporaryDirectory(prefix="veranda-cli-") as scratch:
-                return self._run(argv, scratch, env, stdin, timeout)
-        return self._run(argv, cwd, env, stdin, timeout)
+                return self._isolated(argv, scratch, env, stdin, timeout, isolation)
+        return self._isolated(argv, cwd, env, stdin, timeout, isolation)
+
+    def _isolated(
+        self,
+        argv: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str],
+        stdin: str | None,
+        timeout: float,
+        isolation: TurnIsolation | None,
+    ) -> RunOutput:
+        """``_run`` with the repository's agent configuration masked and the product's shown."""
+        with turn_binds(cwd, isolation) as binds:
+            return self._run(
+                argv, cwd, env, stdin, timeout, hidden=binds.hidden, ro_binds=binds.ro_binds
+            )
 
     def _run(
         self,
@@ -109,12 +129,21 @@ class SubprocessRunner:
         env: Mapping[str, str],
         stdin: str | None,
         timeout: float,
+        *,
+        hidden: Sequence[str] = (),
+        ro_binds: Mapping[str, str] | None = None,
     ) -> RunOutput:
         started = time.monotonic()
         home = env.get("HOME", "")
         writable = [home] if home and Path(home).is_dir() and _own_home(home) else []
         prepared = (self.sandbox or Sandbox()).prepare(
-            list(argv), cwd, env, network="host", writable=writable
+            list(argv),
+            cwd,
+            env,
+            network="host",
+            writable=writable,
+            hidden=hidden,
+            ro_binds=ro_binds,
         )
         try:
             proc = subprocess.Popen(

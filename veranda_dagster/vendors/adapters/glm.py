@@ -90,6 +90,10 @@ class GlmAdapter(CliAdapter):
     }
     instruction_file = "CLAUDE.md"
     mcp_format = "mcp_json"
+    repo_agent_config = (".claude", ".mcp.json", "opencode.json", "opencode.jsonc", ".opencode")
+    """Both CLIs' project configuration: Claude Code's (``api_key``) ``.claude/`` and
+    ``.mcp.json``; opencode's (``opencode`` mode) ``opencode.json[c]`` (``mcp``, permissions,
+    providers) and ``.opencode/`` (plugins, commands, agents, tools that run code)."""
     tiers: ClassVar[Mapping[Tier, str]] = {
         "cheap": "glm-5.3-flash",
         "standard": "glm-5.3",
@@ -133,6 +137,10 @@ class GlmAdapter(CliAdapter):
             model_flag="-m",
             effort_values={"low": "low", "medium": "high", "high": "max"},
         )
+
+    def mcp_by_flag(self) -> bool:
+        """Claude Code (``api_key``) takes the servers by flag; opencode reads a file."""
+        return self.mode != "opencode"
 
     @property
     def binary(self) -> str:
