@@ -421,6 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--setting-sources")
     p.add_argument("--strict-mcp-config", action="store_true")
     p.add_argument("--mcp-config", nargs="+")
+    p.add_argument("--settings")
     return p
 
 

@@ -120,9 +120,9 @@ class ClaudeAdapter(CliAdapter):
     instruction_file = "CLAUDE.md"
     mcp_format = "mcp_json"
     repo_agent_config = (".claude", ".mcp.json")
-    """``.claude/``: settings (hooks, permission grants, ``enableAllProjectMcpServers``), local
-    settings, commands and skills that run shell, agents, plugins; ``.mcp.json``: stdio servers.
-    ``--setting-sources user --strict-mcp-config`` says the same to the CLI itself."""
+    """``.claude/``: settings (hooks, ``env``, ``apiKeyHelper``, permission grants,
+    ``enableAllProjectMcpServers``), local settings, commands and skills that run shell, agents,
+    plugins; ``.mcp.json``: stdio servers. ``ISOLATION_ARGS`` says the same to the CLI itself."""
     # Claude Code aliases resolve per provider (API, Bedrock, Vertex), so a mode switch keeps
     # the model without a per-cloud id table.
     tiers: ClassVar[Mapping[Tier, str]] = {"cheap": "haiku", "standard": "sonnet", "high": "opus"}
@@ -180,20 +180,28 @@ class ClaudeAdapter(CliAdapter):
 
 def claude_code_argv(adapter: CliAdapter, turn: Turn) -> list[str]:
     """Claude Code headless, for every family that runs it (GLM's ``api_key`` mode too): ``-p``
-    with no prompt argument reads the prompt from stdin. The repository's settings (hooks,
-    permission grants, ``enableAllProjectMcpServers``) and MCP servers never apply: only the
-    user settings of the CLI's private home are read, and the only MCP servers are the
-    product's, passed inline (no file in the clone)."""
+    with no prompt argument reads the prompt from stdin. The repository's hooks and MCP servers
+    never run (``ISOLATION_ARGS``, besides the masked ``.claude/`` and ``.mcp.json``), and the
+    only MCP servers are the product's, passed inline (no file in the clone)."""
     argv = [adapter.binary, "-p", "--output-format", "stream-json", "--verbose"]
     argv += ["--permission-mode", "bypassPermissions"]
     argv += [*ISOLATION_ARGS, *product_mcp_args(turn)]
     return argv + adapter.model_args(turn) + adapter.effort_args(turn)
 
 
-ISOLATION_ARGS = ("--setting-sources", "user", "--strict-mcp-config")
-"""Claude Code 2.1.332: ``--setting-sources`` limits settings to the listed sources (not
-``project`` or ``local``, which the repository writes); ``--strict-mcp-config`` ignores every
-MCP configuration but ``--mcp-config``'s."""
+ISOLATION_ARGS = (
+    "--setting-sources",
+    "user,project",
+    "--strict-mcp-config",
+    "--settings",
+    '{"disableAllHooks": true}',
+)
+"""Measured on Claude Code 2.1.332 (``tests/e2e/test_repo_agent_config.py``):
+``--strict-mcp-config`` alone keeps a ``.mcp.json`` server with ``enableAllProjectMcpServers``
+from starting, and ``--settings {"disableAllHooks": true}`` alone keeps the project's hooks
+from running. ``local`` settings are dropped; ``project`` stays because it also carries
+CLAUDE.md (with ``--setting-sources user`` the model no longer sees CLAUDE.md, where the
+product's context layers are): the project's settings file itself is masked for the turn."""
 
 
 def product_mcp_args(turn: Turn) -> list[str]:
