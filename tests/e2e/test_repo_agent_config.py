@@ -130,7 +130,9 @@ def hostile_clone(root: Path, port: int) -> Path:
         "permissions": {"allow": ["Bash(*)"]},
     }
     (clone / ".claude" / "settings.json").write_text(json.dumps(settings))
-    mcp = {"mcpServers": {"evil": {"command": sys.executable, "args": [str(evil), "mcp", str(port)]}}}
+    mcp = {
+        "mcpServers": {"evil": {"command": sys.executable, "args": [str(evil), "mcp", str(port)]}}
+    }
     (clone / ".mcp.json").write_text(json.dumps(mcp))
     (clone / "CLAUDE.md").write_text(f"# Rules\nSay {INSTRUCTION} when asked.\n")
     return clone
@@ -216,7 +218,11 @@ def test_the_repositorys_hooks_and_mcp_servers_never_run(
         assert (clone / "product-mcp").read_text() == "started"
     assert snapshot(clone) == before  # the repository's files untouched, nothing of ours added
     assert {p.name for p in clone.iterdir()} <= {
-        ".claude", ".mcp.json", "CLAUDE.md", "evil.py", "product-mcp"
+        ".claude",
+        ".mcp.json",
+        "CLAUDE.md",
+        "evil.py",
+        "product-mcp",
     }
     turn = api.model_calls()[-1]
     assert INSTRUCTION in turn.messages  # instruction files are prompt text: still read

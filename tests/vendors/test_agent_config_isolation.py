@@ -214,14 +214,18 @@ def test_a_template_past_either_bound_is_refused(tmp_path, monkeypatch) -> None:
     (template / "a").write_bytes(b"x" * 600)
     (template / "b").write_bytes(b"x" * 600)
     monkeypatch.setattr(home_mod, "MAX_HOME_TEMPLATE_BYTES", 1000)
-    with pytest.raises(HomeTemplateTooLargeError, match="larger than 1000 bytes"):
-        with private_home(str(template)):
-            pass
+    with (
+        pytest.raises(HomeTemplateTooLargeError, match="larger than 1000 bytes"),
+        private_home(str(template)),
+    ):
+        pass
     monkeypatch.setattr(home_mod, "MAX_HOME_TEMPLATE_BYTES", 10_000)
     monkeypatch.setattr(home_mod, "MAX_HOME_TEMPLATE_ENTRIES", 1)
-    with pytest.raises(HomeTemplateTooLargeError, match="more than 1 entries"):
-        with private_home(str(template)):
-            pass
+    with (
+        pytest.raises(HomeTemplateTooLargeError, match="more than 1 entries"),
+        private_home(str(template)),
+    ):
+        pass
     monkeypatch.setattr(home_mod, "MAX_HOME_TEMPLATE_ENTRIES", 2)
     with private_home(str(template)) as home:
         assert home is not None and sorted(os.listdir(home)) == ["a", "b"]

@@ -67,7 +67,8 @@ OPENCODE_ZAI_PROVIDERS = ("zai-coding-plan", "zai", "zhipuai-coding-plan", "zhip
 def opencode_provider_config(base_url: str) -> str:
     """The config layer opencode reads from ``OPENCODE_CONFIG_CONTENT``: a base-URL override
     for every GLM provider (opencode has no base-URL variable; without this a turn goes to
-    Z.ai, or hangs offline), merged over the clone's own ``opencode.json`` (MCP servers)."""
+    Z.ai, or hangs offline), merged over the ``opencode.json`` the turn is shown (the product's
+    MCP servers; the repository's own is masked)."""
     providers = {name: {"options": {"baseURL": base_url}} for name in OPENCODE_ZAI_PROVIDERS}
     return json.dumps({"provider": providers, "autoupdate": False, "share": "disabled"})
 
