@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.vendors.conftest import FakeLogin
+from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.mcp_config import McpServer
 from veranda_dagster.sandbox import SANDBOX_ENV
 from veranda_dagster.vendors import home as home_mod
@@ -206,6 +207,16 @@ def test_the_turn_home_is_private_and_removed_after(tmp_path) -> None:
         assert (Path(home) / "settings.json").read_text() == "{}"
     assert not Path(home).exists()
     assert adapter.env()["HOME"] == str(template)  # outside a turn: the configured path
+
+
+def test_a_cli_never_runs_with_the_template_as_its_home(tmp_path) -> None:
+    template = tmp_path / "template"
+    template.mkdir()
+    adapter = adapter_for("claude", binary=str(fake_cli(tmp_path)), home=str(template))
+    adapter.environ = {"ANTHROPIC_API_KEY": "sk-sim", "PATH": "/usr/bin:/bin"}
+    with pytest.raises(ConfigError, match="only inside turn_home"):
+        adapter._spawn(Turn(prompt="p", workdir=str(tmp_path)), 10)
+    assert list(template.iterdir()) == []
 
 
 def test_a_template_past_either_bound_is_refused(tmp_path, monkeypatch) -> None:

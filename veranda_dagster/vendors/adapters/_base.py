@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import ClassVar, get_args
 
 from veranda_dagster.domain.bounds import PROBE_TIMEOUT_S
+from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.mcp_config import render_mcp_config
 from veranda_dagster.domain.models import Effort, Tier
 from veranda_dagster.domain.redaction import TokenShape
@@ -293,6 +294,9 @@ class CliAdapter:
         return env
 
     def _spawn(self, turn: Turn, timeout: float) -> RunOutput:
+        if self.config.home and not getattr(self._turn_home, "path", None):
+            # the configured home is a template: a CLI never runs with it as its own
+            raise ConfigError(f"{self.family}: a turn runs only inside turn_home()")
         argv = self.build_argv(turn)
         staged = None
         if self.channel_for(turn) == "file":
