@@ -92,11 +92,14 @@ def test_builds_the_pack_in_a_fresh_clone_of_the_forge(tmp_path, forge):
     ]
     assert pack.facts.frontend and pack.facts.test == ["npm run test"]
     assert pack.instruction_files == ["CLAUDE.md", "AGENTS.md"]
-    assert pack.mcp_files == [".mcp.json", ".codex/config.toml", ".gemini/settings.json"]
+    # the browser server travels with every turn (shown to the CLI for the turn only); no MCP
+    # configuration of the product's is written into the clone, so none can reach the PR
+    assert [s.name for s in pack.mcp_servers] == ["playwright"] and pack.mcp_files == []
     assert pack.calls == [] and pack.usd == 0.0
     claude = (ws.path / "CLAUDE.md").read_text()
     assert claude.startswith(OWN_CLAUDE) and BEGIN in claude and "NOT available" in claude
-    assert "playwright" in json.loads((ws.path / ".mcp.json").read_text())["mcpServers"]
+    for rel in (".mcp.json", ".codex", ".gemini", ".cursor", ".kimi-code", ".grok"):
+        assert not (ws.path / rel).exists(), rel
     # nothing Veranda wrote can reach a commit of the work loop
     assert ws.commit_all("work") == base
     assert git(ws.path, "status", "--porcelain") == ""
@@ -120,7 +123,7 @@ def test_no_mcp_configs_for_a_backend_repo(tmp_path):
     bare = tmp_path / "forge.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(src), str(bare)], check=True)
     ws, pack = _build(tmp_path, bare)
-    assert not pack.facts.frontend and pack.mcp_files == []
+    assert not pack.facts.frontend and pack.mcp_servers == [] and pack.mcp_files == []
     assert not (ws.path / ".mcp.json").exists()
 
 

@@ -1,4 +1,5 @@
-"""One MCP descriptor rendered in every CLI's own config format, and merged into existing files."""
+"""One MCP descriptor rendered in every CLI's own config format, fresh: never merged with the
+repository's own (which is masked for the turn, ``vendors.isolation``)."""
 
 import json
 import tomllib
@@ -6,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.vendors.conftest import FakeLogin
 from veranda_dagster.domain.errors import ConfigError, InputError
 from veranda_dagster.domain.mcp_config import (
     BROWSER_ENV,
@@ -18,8 +20,13 @@ from veranda_dagster.domain.mcp_config import (
     McpServer,
     render_mcp_config,
     resolve_playwright_mcp,
-    write_mcp_configs,
 )
+from veranda_dagster.vendors.adapters.codex import CodexAdapter
+from veranda_dagster.vendors.adapters.cursor import CursorAdapter
+from veranda_dagster.vendors.adapters.kimi import KimiAdapter
+from veranda_dagster.vendors.config import FamilyConfig
+from veranda_dagster.vendors.port import Turn
+from veranda_dagster.vendors.runner import SubprocessRunner
 
 SERVER = McpServer(name="obs", command="veranda", args=["mcp-observability"], env={"A": "1"})
 
@@ -116,45 +123,40 @@ def test_every_format_renders_and_unknown_ones_are_a_config_error():
         render_mcp_config([McpServer(name="bad name", command="x")], "mcp_json")
 
 
-def test_writing_merges_with_existing_json_and_toml(tmp_path):
+def test_the_config_shown_to_a_cli_holds_only_the_products_servers(tmp_path):
+    """Nothing is merged with the repository's own config any more: its ``.mcp.json`` and
+    ``.codex/config.toml`` (other servers, other settings) are masked for the turn and the
+    product's rendering, shown in their place, holds exactly the product's servers."""
     (tmp_path / ".mcp.json").write_text(
-        json.dumps(
-            {
-                "mcpServers": {"theirs": {"command": "x"}, "playwright": {"command": "old"}},
-                "other": True,
-            }
-        )
+        json.dumps({"mcpServers": {"theirs": {"command": "x"}}, "other": True})
     )
     (tmp_path / ".codex").mkdir()
     (tmp_path / ".codex" / "config.toml").write_text(
-        '# keep me\nmodel = "gpt"\n\n[mcp_servers.playwright]\ncommand = "old"\n\n'
-        '[mcp_servers.playwright.env]\nX = "1"\n\n[mcp_servers.theirs]\ncommand = "y"\n'
+        '# keep me\nmodel = "gpt"\n\n[mcp_servers.theirs]\ncommand = "y"\n'
     )
-    written = write_mcp_configs(
-        tmp_path, [PLAYWRIGHT_MCP], ["mcp_json", "codex_toml", "cursor_json"]
-    )
-    assert written == [".mcp.json", ".codex/config.toml", ".cursor/mcp.json"]
-    data = json.loads((tmp_path / ".mcp.json").read_text())
-    assert data["other"] is True
-    assert data["mcpServers"]["theirs"] == {"command": "x"}
-    assert data["mcpServers"]["playwright"]["command"] == "playwright-mcp"
-    text = (tmp_path / ".codex" / "config.toml").read_text()
-    assert text.startswith("# keep me\n")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    turn = Turn(prompt="p", workdir=str(tmp_path), mcp_servers=[PLAYWRIGHT_MCP])
+    codex = CodexAdapter("api_key", FamilyConfig(family="codex"), SubprocessRunner(), FakeLogin())
+    ((rel, text),) = codex.product_config(turn).items()
+    assert rel == ".codex/config.toml"
     toml = tomllib.loads(text)
-    assert toml["model"] == "gpt"
-    assert toml["mcp_servers"]["theirs"] == {"command": "y"}
-    assert toml["mcp_servers"]["playwright"] == {
-        "command": "playwright-mcp",
-        "args": PLAYWRIGHT_MCP.args,
+    assert toml == {
+        "mcp_servers": {"playwright": {"command": "playwright-mcp", "args": PLAYWRIGHT_MCP.args}}
     }
-    assert json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]["playwright"]
-    again = write_mcp_configs(tmp_path, [PLAYWRIGHT_MCP], ["codex_toml"])
-    assert again == [".codex/config.toml"]
-    assert (tmp_path / ".codex" / "config.toml").read_text() == text
+    cursor = CursorAdapter(
+        "api_key", FamilyConfig(family="cursor"), SubprocessRunner(), FakeLogin()
+    )
+    ((rel, text),) = cursor.product_config(turn).items()
+    assert rel == ".cursor/mcp.json" and list(json.loads(text)["mcpServers"]) == ["playwright"]
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
 
 
-def test_an_unparseable_existing_json_config_is_not_overwritten(tmp_path):
+def test_an_unparseable_repository_config_does_not_stop_the_products(tmp_path):
+    """Once a merge refused to overwrite an unparseable ``.mcp.json``; the repository's file is
+    now neither read nor written, so it cannot keep the product's servers from the CLI."""
     (tmp_path / ".mcp.json").write_text("{oops")
-    with pytest.raises(InputError, match="not valid JSON"):
-        write_mcp_configs(tmp_path, [PLAYWRIGHT_MCP], ["mcp_json"])
+    turn = Turn(prompt="p", workdir=str(tmp_path), mcp_servers=[PLAYWRIGHT_MCP])
+    kimi = KimiAdapter("api_key", FamilyConfig(family="kimi"), SubprocessRunner(), FakeLogin())
+    ((rel, text),) = kimi.product_config(turn).items()
+    assert rel == ".kimi-code/mcp.json" and "playwright" in json.loads(text)["mcpServers"]
     assert (tmp_path / ".mcp.json").read_text() == "{oops"

@@ -3,7 +3,8 @@ real Playwright MCP server, headless Chromium, offline.
 
 ``acme/storefront``'s cart total is stuck on "Loading…". Each seat that touches the page starts
 the repository's dev server in its own (sandboxed) shell and looks at it through the browser
-tools the real CLI loads from the clone's ``.mcp.json``; the implementer also checks a stubbed
+tools the product hands the real CLI for the turn (``--mcp-config``; nothing is written into the
+clone, whose own MCP and settings files are masked); the implementer also checks a stubbed
 backend with an ephemeral Playwright script. The run must end in one PR, CI green, and:
 
 - the model server's log shows the browser tool calls (navigate, snapshot, console) and the

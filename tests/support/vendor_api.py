@@ -57,6 +57,8 @@ class Call:
     status: int
     user_agent: str = ""
     at: float = field(default_factory=time.time)
+    messages: str = ""
+    """The request's ``messages`` as JSON text (what the model was shown, e.g. CLAUDE.md)."""
 
 
 class VendorApiServer(LoopbackServer):
@@ -145,6 +147,7 @@ def _handler_for(server: VendorApiServer) -> type[BaseHTTPRequestHandler]:
                     authorized=self._authorized(),
                     status=status,
                     user_agent=self.headers.get("user-agent", ""),
+                    messages=json.dumps(body.get("messages") or []),
                 )
             )
 

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from veranda_dagster.sandbox.egress import Egress
+from veranda_dagster.vendors.isolation import TurnIsolation
 from veranda_dagster.vendors.prompt_channel import prompt_file_path
 from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV, LoginStatus, RunOutput
 
@@ -62,6 +63,8 @@ class Call:
     """The staged prompt file's text at spawn time (a file-channel CLI), if one was staged."""
     egress: Egress | None = None
     """How the adapter said the turn reaches its model (upstream, key places, or refusal)."""
+    isolation: TurnIsolation | None = None
+    """What the adapter asked the runner to mask and show for the turn."""
 
 
 @dataclass
@@ -81,10 +84,11 @@ class ScriptedRunner:
         timeout: float,
         *,
         egress: Egress | None = None,
+        isolation: TurnIsolation | None = None,
     ) -> RunOutput:
         staged = prompt_file_path(cwd) if cwd else None
         text = staged.read_text() if staged is not None and staged.is_file() else None
-        call = Call(list(argv), cwd, dict(env), stdin, timeout, text, egress)
+        call = Call(list(argv), cwd, dict(env), stdin, timeout, text, egress, isolation)
         self.calls.append(call)
         if self.respond is not None:
             return self.respond(call)

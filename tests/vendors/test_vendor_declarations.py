@@ -38,6 +38,7 @@ class Acme(CliAdapter):
     rates: ClassVar[dict[str, Any]] = {"acme-3": models_dev(1, 2, 0.1)}
     secret_env = ("ACME_API_KEY",)
     token_patterns = ClaudeAdapter.token_patterns[:1]
+    repo_agent_config = (".acme",)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -62,6 +63,24 @@ def test_a_vendor_missing_a_piece_is_refused_at_registration(drop: str, expected
     incomplete = type("Incomplete", (Acme,), {drop: ()})
     with pytest.raises(ConfigError, match=rf"'acme' is incomplete: .*\b{expected}\b"):
         registry.register(registry.AdapterInfo("acme", ("api_key",), 99, incomplete))
+    assert "acme" not in registry.families()
+
+
+def test_a_vendor_that_does_not_declare_its_repo_agent_config_is_refused() -> None:
+    """Not declaring which project files run code is refused; ``()`` is a declaration."""
+    undeclared = type("Undeclared", (Acme,), {})
+    del Acme.repo_agent_config
+    try:
+        with pytest.raises(ConfigError, match=r"'acme' is incomplete: .*repo_agent_config"):
+            registry.register(registry.AdapterInfo("acme", ("api_key",), 99, undeclared))
+    finally:
+        Acme.repo_agent_config = (".acme",)
+    listed = type("Listed", (Acme,), {"repo_agent_config": [".acme"]})  # not a tuple
+    assert any("repo_agent_config" in m for m in registry.missing_pieces(listed))
+    blank = type("Blank", (Acme,), {"repo_agent_config": ("",)})
+    assert any("repo_agent_config" in m for m in registry.missing_pieces(blank))
+    reads_none = type("ReadsNone", (Acme,), {"repo_agent_config": ()})
+    assert registry.missing_pieces(reads_none) == []
     assert "acme" not in registry.families()
 
 

@@ -11,6 +11,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from veranda_dagster.domain.mcp_config import McpServer
 from veranda_dagster.domain.models import Effort, ModelCall, Tier
 
 
@@ -24,6 +25,9 @@ class AgentRequest(BaseModel):
     images: list[str] = Field(default_factory=list)
     pinned_model: str | None = None
     timeout_s: float = 1800.0
+    mcp_servers: list[McpServer] = Field(default_factory=list)
+    """The product's tool servers for this turn (``ContextPack.mcp_servers``); the CLI is shown
+    these and none of the repository's."""
 
 
 class AgentReply(BaseModel):

@@ -2,7 +2,8 @@
 
 Everything the agent will know beyond its own tools is decided here and recorded in the
 ``ContextPack`` value: seeds, the bounded pack and its citations, the four layers, the facts the
-work loop validates with, and which instruction/MCP files were written. No model is called: the
+work loop validates with, which instruction files were written, and the tool servers every
+turn is shown (never written into the clone). No model is called: the
 seeds are regex, the pack is lexical, and the citations are made by the retrieval tool, so
 ``calls`` stays empty and the phase costs nothing to re-run.
 """
@@ -23,7 +24,6 @@ from veranda_dagster.domain.mcp_config import (
     BROWSER_OUTPUT_DIR,
     McpServer,
     resolve_playwright_mcp,
-    write_mcp_configs,
 )
 from veranda_dagster.domain.models import ContextPack, RepoGuess, Ticket
 from veranda_dagster.domain.repo_files import RepoFiles
@@ -41,8 +41,9 @@ class ContextConfig:
     dossiers: list[str] = field(default_factory=list)
     """Texts of the expert dossiers selected for this ticket; they seed retrieval too."""
     frontend_servers: list[McpServer] = field(default_factory=lambda: [resolve_playwright_mcp()])
-    """Tool servers written for frontend repositories: the installed browser server, resolved
-    where this worker runs (the CLI starts it from the clone's config)."""
+    """Tool servers for frontend repositories: the installed browser server, resolved where
+    this worker runs. Recorded in the pack and handed to every turn; the CLI is shown them for
+    the turn only (``vendors.isolation``), never through a file in the clone."""
 
 
 def ticket_texts(ticket: Ticket, dossiers: list[str]) -> list[str]:
@@ -90,10 +91,10 @@ def build_context_pack(
         files=files,
     )
     written = write_instruction_files(repo_dir, layers, pack, agent.instruction_files(), files)
-    mcp_files: list[str] = []
+    mcp_servers: list[McpServer] = []
     if facts.frontend and config.frontend_servers:
-        mcp_files = write_mcp_configs(repo_dir, config.frontend_servers, agent.mcp_formats(), files)
-        exclude_from_git(repo_dir, [*mcp_files, BROWSER_OUTPUT_DIR])
+        mcp_servers = list(config.frontend_servers)
+        exclude_from_git(repo_dir, [BROWSER_OUTPUT_DIR])  # the browser server's output folder
     return ContextPack(
         ticket_id=ticket.id,
         repo=guess.repo,
@@ -112,7 +113,7 @@ def build_context_pack(
         layers=layers,
         facts=facts,
         instruction_files=written,
-        mcp_files=mcp_files,
+        mcp_servers=mcp_servers,
         refused_files=list(dict.fromkeys([*facts.refused_files, *files.refused])),
     )
 

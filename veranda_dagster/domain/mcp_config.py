@@ -1,8 +1,9 @@
 """One backend-agnostic MCP server descriptor, rendered in each CLI's own config format.
 
 Adding a tool server must not fork per provider: the descriptor says what to run, and one small
-renderer per format says where that CLI looks and how it spells it. Writing merges into an
-existing file (other servers and settings are kept), because a repository may ship its own.
+renderer per format says where that CLI looks and how it spells it. Nothing is written into
+the clone: a turn is shown the rendering for its CLI in place of the repository's own file,
+which is masked (``vendors.isolation``), so it is never merged with what the repository ships.
 
 Format ids (an adapter declares one as ``Capabilities.mcp_format``):
 
@@ -26,13 +27,11 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from veranda_dagster.domain.errors import ConfigError, InputError
-from veranda_dagster.domain.repo_files import RepoFiles
 
 PLAYWRIGHT_MCP_PACKAGE = "@playwright/mcp"
 PLAYWRIGHT_MCP_VERSION = "0.0.83"
@@ -176,61 +175,9 @@ def _check(servers: list[McpServer], format_id: str) -> None:
 
 def render_mcp_config(servers: list[McpServer], format_id: str) -> tuple[str, str]:
     """``(relative_path, content)`` of a fresh config holding exactly ``servers``."""
-    return _render(servers, format_id, existing=None)
-
-
-def _render(servers: list[McpServer], format_id: str, existing: str | None) -> tuple[str, str]:
     _check(servers, format_id)
     if format_id in _TOML_FORMATS:
-        return _TOML_FORMATS[format_id], _merge_toml(existing or "", servers)
+        return _TOML_FORMATS[format_id], _toml_tables(servers)
     path, key, entry = _JSON_FORMATS[format_id]
-    data: dict[str, Any] = {}
-    if existing and existing.strip():
-        try:
-            loaded = json.loads(existing)
-        except ValueError:
-            raise InputError(f"{path} exists but is not valid JSON; not overwriting it") from None
-        if not isinstance(loaded, dict):
-            raise InputError(f"{path} exists but is not a JSON object; not overwriting it")
-        data = loaded
-    existing = data.get(key)
-    section: dict[str, Any] = existing if isinstance(existing, dict) else {}
-    data[key] = {**section, **{s.name: entry(s) for s in servers}}
+    data = {key: {s.name: entry(s) for s in servers}}
     return path, json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def _merge_toml(existing: str, servers: list[McpServer]) -> str:
-    """Drop our servers' tables (and their sub-tables) from ``existing`` verbatim, append ours.
-    Text surgery rather than a TOML round trip, so the rest of the file keeps its comments."""
-    names = {s.name for s in servers}
-    kept: list[str] = []
-    dropping = False
-    for line in existing.splitlines():
-        header = re.match(r"^\s*\[\s*mcp_servers\.([A-Za-z0-9_-]+)(?:\.[^\]]*)?\s*\]", line)
-        if header:
-            dropping = header.group(1) in names
-        elif re.match(r"^\s*\[", line):
-            dropping = False
-        if not dropping:
-            kept.append(line)
-    head = "\n".join(kept).rstrip()
-    return (head + "\n\n" if head else "") + _toml_tables(servers)
-
-
-def write_mcp_configs(
-    repo_dir: str | Path,
-    servers: list[McpServer],
-    format_ids: list[str],
-    files: RepoFiles | None = None,
-) -> list[str]:
-    """Write (merging) each format's config into the clone; returns the relative paths written
-    (a file the clone's reader refuses is noted in ``files.refused`` and skipped)."""
-    files = files or RepoFiles(repo_dir)
-    written: list[str] = []
-    for format_id in dict.fromkeys(format_ids):
-        rel = render_mcp_config([], format_id)[0]
-        rel, content = _render(servers, format_id, files.read_text(rel))
-        target = files.write_text(rel, content)
-        if target is not None:
-            written.append(target)
-    return written

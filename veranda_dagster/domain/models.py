@@ -19,6 +19,8 @@ from pydantic import (
     model_validator,
 )
 
+from veranda_dagster.domain.mcp_config import McpServer
+
 Tier = Literal["cheap", "standard", "high"]
 Effort = Literal["low", "medium", "high"]
 SOURCE_NAME_PATTERN = r"[a-z][a-z0-9]{1,15}"
@@ -259,7 +261,12 @@ class ContextPack(PhaseValue):
     facts: RepoFacts = Field(default_factory=RepoFacts)
     instruction_files: list[str] = Field(default_factory=list)
     mcp_files: list[str] = Field(default_factory=list)
-    """MCP configs written into the clone (frontend repos), kept out of commits like the above."""
+    """MCP configs the context phase once wrote into the clone. Nothing of the product's is
+    written there any more (``mcp_servers`` travel with each turn instead); always empty now,
+    kept so packs stored before the change still load."""
+    mcp_servers: list[McpServer] = Field(default_factory=list)
+    """The product's tool servers for every turn on this ticket (the browser for a frontend
+    repository): shown to the CLI for the turn only, never written into the clone."""
     refused_files: list[str] = Field(default_factory=list)
     """Files of the clone the context phase would not read or write through (links out of
     the clone, devices, oversize), with the reason: noted, never fatal."""

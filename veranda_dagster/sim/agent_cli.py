@@ -84,14 +84,29 @@ def apply_tool(cwd: Path, name: str, args: dict[str, Any]) -> tuple[bool, str]:
     return False, f"No such tool available: {name}"
 
 
-def _init(session: str, cwd: Path, model: str, key_source: str, mode: str) -> dict[str, Any]:
+def _mcp_names(configs: list[str]) -> list[str]:
+    """Server names in ``--mcp-config`` arguments given inline as JSON (what the adapter
+    passes); the stand-in lists them in its init event as Claude Code does, and starts none."""
+    names: list[str] = []
+    for raw in configs:
+        try:
+            servers = json.loads(raw).get("mcpServers") or {}
+        except (ValueError, AttributeError):
+            continue
+        names += [str(n) for n in servers]
+    return names
+
+
+def _init(
+    session: str, cwd: Path, model: str, key_source: str, mode: str, mcp: list[str]
+) -> dict[str, Any]:
     return {
         "type": "system",
         "subtype": "init",
         "cwd": str(cwd),
         "session_id": session,
         "tools": [t["name"] for t in TOOLS],
-        "mcp_servers": [],
+        "mcp_servers": [{"name": n, "status": "pending"} for n in mcp],
         "model": model,
         "permissionMode": mode,
         "apiKeySource": key_source,
@@ -215,7 +230,8 @@ def run(args: argparse.Namespace) -> int:
     oauth = os.environ.get("ANTHROPIC_AUTH_TOKEN") or os.environ.get("CLAUDE_CODE_OAUTH_TOKEN", "")
     key_source = "ANTHROPIC_API_KEY" if api_key else "none"
     model = _model_id(args.model)
-    _emit(_init(session, cwd, model, key_source, args.permission_mode))
+    mcp = _mcp_names(args.mcp_config or [])
+    _emit(_init(session, cwd, model, key_source, args.permission_mode, mcp))
     if not api_key and not oauth:
         _failure(session, None, None, "Not logged in · Please run /login", "authentication_failed")
         return 1
@@ -401,6 +417,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--effort")
     p.add_argument("--permission-mode", default="default")
     p.add_argument("--dangerously-skip-permissions", action="store_true")
+    # accepted as Claude Code 2.1.332 takes them: the stand-in reads no settings or MCP files
+    p.add_argument("--setting-sources")
+    p.add_argument("--strict-mcp-config", action="store_true")
+    p.add_argument("--mcp-config", nargs="+")
+    p.add_argument("--settings")
     return p
 
 

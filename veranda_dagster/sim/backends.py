@@ -149,7 +149,8 @@ def find_binary(agent: str) -> Path | None:
 def browser_env() -> dict[str, str]:
     """``VERANDA_PLAYWRIGHT_MCP`` and ``VERANDA_BROWSER`` naming what ``.ci/run`` installed
     (the MCP server linked into ``.veranda/bin``, Debian's chromium), for the context phase to
-    write into a frontend clone's MCP config; empty where neither is installed."""
+    record as the browser server every frontend turn is shown; empty where neither is
+    installed."""
     env: dict[str, str] = {}
     server = next(
         (d / PLAYWRIGHT_MCP_BINARY for d in tool_dirs() if (d / PLAYWRIGHT_MCP_BINARY).exists()),

@@ -38,7 +38,9 @@ class FamilyConfig(BaseModel):
     base_url: str | None = None
     """Override of the vendor API base URL (the adapter knows which variable carries it)."""
     home: str | None = None
-    """Isolated state/config directory for this CLI (HOME-like), if any."""
+    """This CLI's home template (settings, a login session), if any: never written by a CLI;
+    each turn runs with a private copy of it (``vendors.home``), so no ticket's agent can leave
+    anything there for the next."""
     timeout_s: float | None = None
     """Wall-clock cap per turn; None = the request's own timeout."""
 

@@ -9,6 +9,7 @@ tested per adapter.
 
 from __future__ import annotations
 
+from veranda_dagster.domain.mcp_config import McpServer
 from veranda_dagster.domain.models import Effort
 from veranda_dagster.vendors.port import Capabilities, Turn
 
@@ -23,6 +24,7 @@ def negotiate(
     effort: Effort,
     images: list[str],
     timeout_s: float,
+    mcp_servers: list[McpServer] | None = None,
 ) -> tuple[Turn, list[str]]:
     notes: list[str] = []
     effort_value = caps.effort_values.get(effort)
@@ -42,5 +44,6 @@ def negotiate(
         effort_value=effort_value,
         images=kept,
         timeout_s=timeout_s,
+        mcp_servers=list(mcp_servers or []),
     )
     return turn, notes

@@ -12,6 +12,7 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from veranda_dagster.domain.errors import InputError, VerandaError
+from veranda_dagster.domain.mcp_config import McpServer
 from veranda_dagster.domain.models import Effort, Usage
 
 Verdict = Literal["ok", "quota", "auth", "turn_failed", "upstream", "unreachable", "timeout"]
@@ -45,6 +46,9 @@ class Turn(BaseModel):
     timeout_s: float = 1800.0
     effort_value: str | None = None
     """The vendor's own knob value for ``effort``, set once by negotiation (None = no knob)."""
+    mcp_servers: list[McpServer] = Field(default_factory=list)
+    """The product's own tool servers for this turn (the browser for a frontend ticket): the
+    only MCP servers the CLI sees, never written into the clone."""
 
 
 class TurnResult(BaseModel):

@@ -74,6 +74,11 @@ def missing_pieces(adapter: type[CliAdapter]) -> list[str]:
         for spec in modes.values()
         for name in (*spec.required_env, *spec.any_env, *spec.optional_env)
     }
+    declared = getattr(adapter, "repo_agent_config", None)
+    if not isinstance(declared, tuple) or not all(isinstance(p, str) and p for p in declared):
+        missing.append(
+            "repo_agent_config (the project files its CLI runs code from, a tuple; () if none)"
+        )
     for name in getattr(adapter, "secret_env", None) or ():
         if name not in read:
             missing.append(f"secret_env {name} is read by no mode")

@@ -148,6 +148,7 @@ class ResolvingAgent:
                 effort=request.effort,
                 images=request.images,
                 timeout_s=request.timeout_s,
+                mcp_servers=request.mcp_servers,
             )
             started = self.clock()
             try:

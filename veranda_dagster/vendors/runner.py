@@ -27,6 +27,7 @@ from veranda_dagster.domain.errors import VerandaError
 from veranda_dagster.sandbox import Prepared, Sandbox
 from veranda_dagster.sandbox.egress import Egress
 from veranda_dagster.sandbox.proxied import EgressError, through_proxy
+from veranda_dagster.vendors.isolation import TurnIsolation, turn_binds
 
 NO_REAL_CLI_ENV = "VERANDA_NO_REAL_CLI"
 EGRESS_REFUSED = "veranda egress refused"
@@ -67,6 +68,7 @@ class CommandRunner(Protocol):
         timeout: float,
         *,
         egress: Egress | None = None,
+        isolation: TurnIsolation | None = None,
     ) -> RunOutput: ...
 
 
@@ -92,6 +94,8 @@ class SubprocessRunner:
     stays out: the turn's credential proxy holds it, and the CLI reaches the model only
     through the bridge to that proxy, with a placeholder (``sandbox.proxied``). A mode whose
     credential cannot go through the proxy is refused while the sandbox is on.
+    The repository's own agent configuration named by ``isolation`` is masked for the turn and
+    the product's own is shown read-only in its place (``vendors.isolation``).
     """
 
     def __init__(self, sandbox: Sandbox | None = None) -> None:
@@ -106,6 +110,7 @@ class SubprocessRunner:
         timeout: float,
         *,
         egress: Egress | None = None,
+        isolation: TurnIsolation | None = None,
     ) -> RunOutput:
         guard_real_cli(argv)
         missing = _unrunnable(argv, env)
@@ -113,8 +118,25 @@ class SubprocessRunner:
             return missing
         if cwd is None:  # never the worker's own directory: an empty one of its own
             with tempfile.TemporaryDirectory(prefix="veranda-cli-") as scratch:
-                return self._run(argv, scratch, env, stdin, timeout, egress)
-        return self._run(argv, cwd, env, stdin, timeout, egress)
+                return self._isolated(argv, scratch, env, stdin, timeout, egress, isolation)
+        return self._isolated(argv, cwd, env, stdin, timeout, egress, isolation)
+
+    def _isolated(
+        self,
+        argv: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str],
+        stdin: str | None,
+        timeout: float,
+        egress: Egress | None,
+        isolation: TurnIsolation | None,
+    ) -> RunOutput:
+        """``_run`` with the repository's agent configuration masked and the product's shown."""
+        with turn_binds(cwd, isolation) as binds:
+            return self._run(
+                argv, cwd, env, stdin, timeout, egress,
+                hidden=binds.hidden, ro_binds=binds.ro_binds,
+            )  # fmt: skip
 
     def _run(
         self,
@@ -124,6 +146,9 @@ class SubprocessRunner:
         stdin: str | None,
         timeout: float,
         egress: Egress | None,
+        *,
+        hidden: Sequence[str] = (),
+        ro_binds: Mapping[str, str] | None = None,
     ) -> RunOutput:
         started = time.monotonic()
         home = env.get("HOME", "")
@@ -133,7 +158,7 @@ class SubprocessRunner:
             with _proxied(sandbox, egress, argv, env) as (launcher, inner_argv, inner_env, binds):
                 prepared = sandbox.prepare(
                     inner_argv, cwd, inner_env, network="none", writable=writable,
-                    ro_binds=binds, launcher=launcher,
+                    hidden=hidden, ro_binds={**(ro_binds or {}), **binds}, launcher=launcher,
                 )  # fmt: skip
                 return _spawn(prepared, cwd, stdin, timeout, started)
         except EgressError as exc:

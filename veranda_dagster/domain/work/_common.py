@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from veranda_dagster.domain.agent import AgentPort, AgentReply, AgentRequest
 from veranda_dagster.domain.layers import BEGIN, write_instruction_files
+from veranda_dagster.domain.mcp_config import McpServer
 from veranda_dagster.domain.models import ContextPack, ModelCall, Ticket, Tier
 from veranda_dagster.domain.phases import PHASES
 from veranda_dagster.domain.redaction import scrub
@@ -113,8 +114,12 @@ def turn(
     prompt: str,
     repo: Path,
     ticket: Ticket,
+    *,
+    tools: list[McpServer],
 ) -> AgentReply:
-    """One agent turn in the clone; the pinned model (if any) travels with every request."""
+    """One agent turn in the clone; the pinned model (if any) travels with every request, and
+    so do the product's tool servers (``ContextPack.mcp_servers``), which the CLI is shown for
+    the turn instead of any configuration in the clone."""
     return agent.run(
         AgentRequest(
             role=role,
@@ -122,6 +127,7 @@ def turn(
             prompt=scrub(prompt),
             workdir=str(repo),
             pinned_model=ticket.pinned_model,
+            mcp_servers=tools,
         )
     )
 

@@ -173,7 +173,7 @@ def await_ci(
             )
         kind, text, grounded = ground(forge, pack, workspace, failing)
         prompt = ci_repair_prompt(ticket, [f"{j.name} ({j.state})" for j in failing], text, kind)
-        reply = turn(agent, "ci_repairer", "high", prompt, repo_dir, ticket)
+        reply = turn(agent, "ci_repairer", "high", prompt, repo_dir, ticket, tools=pack.mcp_servers)
         calls.append(reply.call)
         repairs += 1
         changed = worktree_changes(workspace)

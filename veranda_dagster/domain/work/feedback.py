@@ -96,6 +96,7 @@ def process_feedback(
         feedback_prompt(ticket, [_describe(c) for c in fresh]),
         repo,
         ticket,
+        tools=pack.mcp_servers,
     )
     changed = worktree_changes(workspace)
     sha, note = None, ""

@@ -123,7 +123,7 @@ def implement(
         prompt = implementer_prompt(
             ticket, pack, red.test_files, red.base_run.output_tail, problems
         )
-        reply = turn(agent, "implementer", "high", prompt, repo, ticket)
+        reply = turn(agent, "implementer", "high", prompt, repo, ticket, tools=pack.mcp_servers)
         calls.append(reply.call)
         summary = reply.text
         restored = _restore_red_tests(workspace, red)

@@ -143,7 +143,13 @@ def write_red_tests(
         rejected.append("tests already on the branch are no longer red; written again")
     for attempt in range(1, MAX_RED_TEST_ATTEMPTS + 1):
         reply = turn(
-            agent, "test_writer", "standard", red_tests_prompt(ticket, pack, rejected), repo, ticket
+            agent,
+            "test_writer",
+            "standard",
+            red_tests_prompt(ticket, pack, rejected),
+            repo,
+            ticket,
+            tools=pack.mcp_servers,
         )
         calls.append(reply.call)
         changed = worktree_changes(workspace)

@@ -126,7 +126,13 @@ def review_rounds(
         calls += done[0].calls
     else:
         simplify = turn(
-            agent, "simplifier", "standard", simplifier_prompt(ticket, diff()), repo, ticket
+            agent,
+            "simplifier",
+            "standard",
+            simplifier_prompt(ticket, diff()),
+            repo,
+            ticket,
+            tools=pack.mcp_servers,
         )
         calls.append(simplify.call)
         _apply(workspace, pack, str(repo), f"refactor({ticket.id}): simplify", validation_timeout_s)
@@ -143,7 +149,7 @@ def review_rounds(
             raised += recorded.round.findings if recorded.round else []
             continue
         prompt = reviewer_prompt(ticket, diff(), raised)
-        review = turn(agent, "reviewer", "standard", prompt, repo, ticket)
+        review = turn(agent, "reviewer", "standard", prompt, repo, ticket, tools=pack.mcp_servers)
         round_calls = [review.call]
         findings = parse_findings(review.text)
         if findings is None:
@@ -156,7 +162,15 @@ def review_rounds(
             _record(forge, pack, pr, RecordedRound(index=index, calls=round_calls, round=clean))
             return _value(ticket, pack, pr, forge, calls, rounds, "clean", workspace)
         else:
-            fix = turn(agent, "implementer", "high", fixer_prompt(ticket, findings), repo, ticket)
+            fix = turn(
+                agent,
+                "implementer",
+                "high",
+                fixer_prompt(ticket, findings),
+                repo,
+                ticket,
+                tools=pack.mcp_servers,
+            )
             round_calls.append(fix.call)
             fixed, sha = _apply(
                 workspace,

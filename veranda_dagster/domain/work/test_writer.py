@@ -52,7 +52,8 @@ def write_extra_tests(
     implementer's uncommitted change in it), then its new tests run once."""
     repo = workspace.path
     before = set(worktree_changes(workspace))
-    reply = turn(agent, ROLE, "standard", second_writer_prompt(ticket, pack, diff), repo, ticket)
+    prompt = second_writer_prompt(ticket, pack, diff)
+    reply = turn(agent, ROLE, "standard", prompt, repo, ticket, tools=pack.mcp_servers)
     touched = [p for p in worktree_changes(workspace) if p not in before]
     files = [p for p in touched if is_test_path(p)]
     discarded = [p for p in touched if not is_test_path(p)]

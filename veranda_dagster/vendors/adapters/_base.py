@@ -11,21 +11,27 @@ flags; the stream-reading mechanics every parser shares are in ``_streams``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, get_args
 
 from veranda_dagster.domain.bounds import PROBE_TIMEOUT_S
+from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.domain.mcp_config import render_mcp_config
 from veranda_dagster.domain.models import Effort, Tier
 from veranda_dagster.domain.redaction import TokenShape
 from veranda_dagster.sandbox.egress import Egress, KeyCarrier, refused
 from veranda_dagster.vendors import health
 from veranda_dagster.vendors.adapters._streams import StreamSummary
 from veranda_dagster.vendors.config import FamilyConfig
+from veranda_dagster.vendors.home import private_home
+from veranda_dagster.vendors.isolation import TurnIsolation
 from veranda_dagster.vendors.port import (
     BackendError,
     Capabilities,
@@ -109,6 +115,13 @@ class CliAdapter:
     health_rules: ClassVar[tuple[health.Rule, ...]] = ()
     """Failure wordings only this CLI prints, as classifier rules (``health.error_rule``); the
     classifier places them among the shared rules (``health.ordered_rules``)."""
+    repo_agent_config: ClassVar[tuple[str, ...]]
+    """Project-level files and folders (relative to the working directory) this CLI reads that
+    can run code or grant permissions: hooks, MCP servers, settings, permission grants, plugins
+    and commands that execute. They are the repository's, so each turn runs with them masked
+    (``vendors.isolation``); instruction files (CLAUDE.md, AGENTS.md) are prompt text and stay
+    visible. Required (``registry.missing_pieces``); ``()`` declares that the CLI reads none.
+    A family whose modes run different CLIs declares the union."""
 
     # --- what the core's tables are derived from (``registry.missing_pieces`` checks them) ---
     tiers: ClassVar[Mapping[Tier, str]]
@@ -151,6 +164,7 @@ class CliAdapter:
         self.login = login
         self.environ = dict(os.environ if environ is None else environ)
         self.probe_timeout_s = probe_timeout_s
+        self._turn_home = threading.local()
 
     # --- the port ---------------------------------------------------------------------------
 
@@ -181,8 +195,9 @@ class CliAdapter:
         scratch = tempfile.mkdtemp(prefix=f"veranda-probe-{self.family}-")
         try:
             turn = Turn(prompt=PROBE_PROMPT, workdir=scratch, model=None, effort="low")
-            out = self._spawn(turn, self.probe_timeout_s)
-            verdict, _ = self.outcome(out, turn)
+            with self.turn_home():
+                out = self._spawn(turn, self.probe_timeout_s)
+                verdict, _ = self.outcome(out, turn)
             return verdict
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -192,8 +207,9 @@ class CliAdapter:
         if missing is not None:
             raise BackendError(missing.verdict, missing.detail)
         timeout = min(turn.timeout_s, self.config.timeout_s or turn.timeout_s)
-        out = self._spawn(turn, timeout)
-        verdict, summary = self.outcome(out, turn)
+        with self.turn_home():
+            out = self._spawn(turn, timeout)
+            verdict, summary = self.outcome(out, turn)
         if verdict.verdict != "ok" or summary is None:
             raise BackendError(verdict.verdict, verdict.detail)
         return TurnResult(
@@ -228,6 +244,22 @@ class CliAdapter:
                 return HealthVerdict(verdict="auth", detail=status.detail, rule="precheck_login")
         return None
 
+    @contextlib.contextmanager
+    def turn_home(self) -> Iterator[str | None]:
+        """A private copy of the configured ``home`` for one turn (``vendors.home``): the CLI
+        runs with it and the adapter reads what the CLI left there before it goes."""
+        with private_home(self.config.home) as home:
+            self._turn_home.path = home
+            try:
+                yield home
+            finally:
+                self._turn_home.path = None
+
+    @property
+    def home_dir(self) -> str | None:
+        """The CLI's ``HOME`` now: this turn's private copy during a turn, else the template."""
+        return getattr(self._turn_home, "path", None) or self.config.home
+
     def credential_paths(self) -> list[str]:
         home = self.config.home
         paths = self.spec.credential_paths
@@ -261,11 +293,12 @@ class CliAdapter:
         base_url = self.upstream_base_url()
         if base_url and url_var:
             env[url_var] = base_url
-        if self.config.home:
-            env["HOME"] = self.config.home
+        home = self.home_dir
+        if home:
+            env["HOME"] = home
             if self.home_env is not None:
                 name, folder = self.home_env
-                env[name] = str(Path(self.config.home) / folder)
+                env[name] = str(Path(home) / folder)
         return self.adjust_env(env)
 
     def upstream_base_url(self) -> str | None:
@@ -298,6 +331,9 @@ class CliAdapter:
         return env
 
     def _spawn(self, turn: Turn, timeout: float) -> RunOutput:
+        if self.config.home and not getattr(self._turn_home, "path", None):
+            # the configured home is a template: a CLI never runs with it as its own
+            raise ConfigError(f"{self.family}: a turn runs only inside turn_home()")
         argv = self.build_argv(turn)
         staged = None
         if self.channel_for(turn) == "file":
@@ -305,7 +341,13 @@ class CliAdapter:
         try:
             env = self.env_for(turn)
             return self.runner.run(
-                argv, turn.workdir, env, self.stdin_for(turn), timeout, egress=self.egress(env)
+                argv,
+                turn.workdir,
+                env,
+                self.stdin_for(turn),
+                timeout,
+                egress=self.egress(env),
+                isolation=self.isolation_for(turn),
             )
         finally:
             if staged is not None:
@@ -313,6 +355,23 @@ class CliAdapter:
 
     def env_for(self, turn: Turn) -> dict[str, str]:
         return self.env()
+
+    def isolation_for(self, turn: Turn) -> TurnIsolation:
+        """The repository's agent configuration masked, the product's own shown in its place."""
+        return TurnIsolation(hidden=self.repo_agent_config, shown=self.product_config(turn))
+
+    def mcp_by_flag(self) -> bool:
+        """Whether this mode's argv hands the product's MCP servers to the CLI itself (Claude
+        Code's ``--strict-mcp-config --mcp-config``); else they are shown as a file."""
+        return False
+
+    def product_config(self, turn: Turn) -> dict[str, str]:
+        """The product's own project-level files for this turn (relative path -> content):
+        the turn's MCP servers in this CLI's format, unless the argv carries them."""
+        if not turn.mcp_servers or self.mcp_by_flag():
+            return {}
+        rel, content = render_mcp_config(list(turn.mcp_servers), self.capabilities.mcp_format)
+        return {rel: content}
 
     def channel_for(self, turn: Turn) -> PromptChannel:
         """This turn's prompt channel (a family whose modes run different CLIs overrides)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
+from veranda_dagster.domain.mcp_config import render_mcp_config
 from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, X_API_KEY, KeyCarrier
@@ -120,6 +121,10 @@ class ClaudeAdapter(CliAdapter):
     }
     instruction_file = "CLAUDE.md"
     mcp_format = "mcp_json"
+    repo_agent_config = (".claude", ".mcp.json")
+    """``.claude/``: settings (hooks, ``env``, ``apiKeyHelper``, permission grants,
+    ``enableAllProjectMcpServers``), local settings, commands and skills that run shell, agents,
+    plugins; ``.mcp.json``: stdio servers. ``ISOLATION_ARGS`` says the same to the CLI itself."""
     # Claude Code aliases resolve per provider (API, Bedrock, Vertex), so a mode switch keeps
     # the model without a per-cloud id table.
     tiers: ClassVar[Mapping[Tier, str]] = {"cheap": "haiku", "standard": "sonnet", "high": "opus"}
@@ -183,15 +188,43 @@ class ClaudeAdapter(CliAdapter):
     def build_argv(self, turn: Turn) -> list[str]:
         return claude_code_argv(self, turn)
 
+    def mcp_by_flag(self) -> bool:
+        return True
+
     parse_stream = staticmethod(parse_claude_stream)
 
 
 def claude_code_argv(adapter: CliAdapter, turn: Turn) -> list[str]:
     """Claude Code headless, for every family that runs it (GLM's ``api_key`` mode too): ``-p``
-    with no prompt argument reads the prompt from stdin."""
+    with no prompt argument reads the prompt from stdin. The repository's hooks and MCP servers
+    never run (``ISOLATION_ARGS``, besides the masked ``.claude/`` and ``.mcp.json``), and the
+    only MCP servers are the product's, passed inline (no file in the clone)."""
     argv = [adapter.binary, "-p", "--output-format", "stream-json", "--verbose"]
     argv += ["--permission-mode", "bypassPermissions"]
+    argv += [*ISOLATION_ARGS, *product_mcp_args(turn)]
     return argv + adapter.model_args(turn) + adapter.effort_args(turn)
+
+
+ISOLATION_ARGS = (
+    "--setting-sources",
+    "user,project",
+    "--strict-mcp-config",
+    "--settings",
+    '{"disableAllHooks": true}',
+)
+"""Measured on Claude Code 2.1.332 (``tests/e2e/test_repo_agent_config.py``):
+``--strict-mcp-config`` alone keeps a ``.mcp.json`` server with ``enableAllProjectMcpServers``
+from starting, and ``--settings {"disableAllHooks": true}`` alone keeps the project's hooks
+from running. ``local`` settings are dropped; ``project`` stays because it also carries
+CLAUDE.md (with ``--setting-sources user`` the model no longer sees CLAUDE.md, where the
+product's context layers are): the project's settings file itself is masked for the turn."""
+
+
+def product_mcp_args(turn: Turn) -> list[str]:
+    """``--mcp-config <json>`` holding the turn's servers (a command line, no secret), if any."""
+    if not turn.mcp_servers:
+        return []
+    return ["--mcp-config", render_mcp_config(list(turn.mcp_servers), "mcp_json")[1]]
 
 
 register(AdapterInfo("claude", tuple(ClaudeAdapter.modes), rank=10, factory=ClaudeAdapter))

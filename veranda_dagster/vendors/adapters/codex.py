@@ -109,6 +109,9 @@ class CodexAdapter(CliAdapter):
     }
     instruction_file = "AGENTS.md"
     mcp_format = "codex_toml"
+    repo_agent_config = (".codex",)
+    """``.codex/config.toml`` (MCP servers, hooks, sandbox and approval policy, model providers
+    with their own commands) and whatever else the project layer of ``.codex/`` holds."""
     tiers: ClassVar[Mapping[Tier, str]] = {
         "cheap": "gpt-6-luna",  # [?] judgement, not from the reference notes
         "standard": "gpt-5.3-codex",

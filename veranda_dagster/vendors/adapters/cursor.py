@@ -71,6 +71,9 @@ class CursorAdapter(CliAdapter):
     }
     instruction_file = "AGENTS.md"
     mcp_format = "cursor_json"
+    repo_agent_config = (".cursor", ".mcp.json")
+    """``.cursor/``: ``mcp.json`` servers, ``cli.json`` permissions, ``hooks.json``, rules;
+    ``.mcp.json``, which Cursor's MCP import also reads."""
     tiers: ClassVar[Mapping[Tier, str]] = {
         "cheap": "composer-2.5",
         "standard": "composer-2.5",

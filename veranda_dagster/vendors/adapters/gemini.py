@@ -100,6 +100,9 @@ class GeminiAdapter(CliAdapter):
     }
     instruction_file = "GEMINI.md"
     mcp_format = "gemini_settings"
+    repo_agent_config = (".gemini",)
+    """``.gemini/``: ``settings.json`` (MCP servers, hooks, tool allow lists), extensions and
+    custom commands whose ``!{...}`` runs shell."""
     tiers: ClassVar[Mapping[Tier, str]] = {
         "cheap": "gemini-3.5-flash-lite",
         "standard": "gemini-3.8-flash",
@@ -147,8 +150,9 @@ class GeminiAdapter(CliAdapter):
             # With GOOGLE_GEMINI_BASE_URL set, 0.61.0 derives auth type "gateway", which headless
             # mode rejects ("Invalid auth method selected", exit 41), and it refuses settings
             # files under a world-writable /tmp; so name the mode's auth type in the user
-            # settings of a home we own (``config.home``, or a private one made here).
-            home = Path(self.config.home or tempfile.mkdtemp(prefix="veranda-gemini-"))
+            # settings of a home we own (this turn's copy of ``config.home``, or a private one
+            # made here).
+            home = Path(self.home_dir or tempfile.mkdtemp(prefix="veranda-gemini-"))
             env["HOME"] = str(home)
             self._write_settings(home / ".gemini" / "settings.json")
         return env

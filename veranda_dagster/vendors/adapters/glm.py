@@ -70,7 +70,8 @@ OPENCODE_ZAI_PROVIDERS = ("zai-coding-plan", "zai", "zhipuai-coding-plan", "zhip
 def opencode_provider_config(base_url: str) -> str:
     """The config layer opencode reads from ``OPENCODE_CONFIG_CONTENT``: a base-URL override
     for every GLM provider (opencode has no base-URL variable; without this a turn goes to
-    Z.ai, or hangs offline), merged over the clone's own ``opencode.json`` (MCP servers)."""
+    Z.ai, or hangs offline), merged over the ``opencode.json`` the turn is shown (the product's
+    MCP servers; the repository's own is masked)."""
     providers = {name: {"options": {"baseURL": base_url}} for name in OPENCODE_ZAI_PROVIDERS}
     return json.dumps({"provider": providers, "autoupdate": False, "share": "disabled"})
 
@@ -93,6 +94,10 @@ class GlmAdapter(CliAdapter):
     }
     instruction_file = "CLAUDE.md"
     mcp_format = "mcp_json"
+    repo_agent_config = (".claude", ".mcp.json", "opencode.json", "opencode.jsonc", ".opencode")
+    """Both CLIs' project configuration: Claude Code's (``api_key``) ``.claude/`` and
+    ``.mcp.json``; opencode's (``opencode`` mode) ``opencode.json[c]`` (``mcp``, permissions,
+    providers) and ``.opencode/`` (plugins, commands, agents, tools that run code)."""
     tiers: ClassVar[Mapping[Tier, str]] = {
         "cheap": "glm-5.3-flash",
         "standard": "glm-5.3",
@@ -144,6 +149,10 @@ class GlmAdapter(CliAdapter):
             model_flag="-m",
             effort_values={"low": "low", "medium": "high", "high": "max"},
         )
+
+    def mcp_by_flag(self) -> bool:
+        """Claude Code (``api_key``) takes the servers by flag; opencode reads a file."""
+        return self.mode != "opencode"
 
     @property
     def binary(self) -> str:

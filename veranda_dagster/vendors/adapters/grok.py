@@ -83,6 +83,9 @@ class GrokAdapter(CliAdapter):
     }
     instruction_file = "AGENTS.md"
     mcp_format = "grok_toml"
+    repo_agent_config = (".grok", ".mcp.json", ".cursor", ".claude")
+    """``.grok/config.toml`` (``[mcp_servers]``, hooks); Grok also imports ``.mcp.json`` and
+    ``.cursor/mcp.json`` servers and reads ``.claude/``, so those are masked for it too."""
     tiers: ClassVar[Mapping[Tier, str]] = {
         "cheap": "grok-4.3",  # [?] judgement, not from the reference notes
         "standard": "grok-4.5",
@@ -123,10 +126,11 @@ class GrokAdapter(CliAdapter):
 
     def env_for(self, turn: Turn) -> dict[str, str]:
         env = self.env()
-        if self.config.home and env.get("PATH"):
+        home = self.home_dir
+        if home and env.get("PATH"):
             env[AGENT_PATH_ENV] = env["PATH"]
             for name in (".bash_profile", ".bashrc"):
-                (Path(self.config.home) / name).write_text(SHELL_PROFILE)
+                (Path(home) / name).write_text(SHELL_PROFILE)
         return env
 
     def build_argv(self, turn: Turn) -> list[str]:

@@ -93,6 +93,9 @@ class KimiAdapter(CliAdapter):
     }
     instruction_file = "AGENTS.md"
     mcp_format = "kimi_json"
+    repo_agent_config = (".kimi-code", ".mcp.json")
+    """``.kimi-code/``: ``mcp.json`` servers and project config. ``.mcp.json`` is not known to
+    be read by Kimi Code 2.1.0; it is masked anyway, as the file most CLIs import servers from."""
     tiers: ClassVar[Mapping[Tier, str]] = {
         "cheap": "kimi-k2.6",
         "standard": "kimi-k2.7-code",
