@@ -6,7 +6,8 @@ Dockerfile's default target) and its ``test`` target (the product plus pytest), 
 is reachable here. Without docker the tests skip, except under ``CI``, where they fail: a
 skipped container step would hide exactly what it exists to show.
 
-Measurements (build seconds, image sizes) go to ``tests/artifacts/container-image.json``.
+Measurements (build seconds, image sizes) go to ``tests/artifacts/container-image.json``, each
+build's output to ``tests/artifacts/container-build-<target>.log``.
 """
 
 from __future__ import annotations
@@ -126,8 +127,11 @@ def _build(target: str | None, tag: str) -> float:
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"{' '.join(argv)} took over {BUILD_TIMEOUT_S:.0f} s")
+    ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
+    log = ARTIFACT.parent / f"container-build-{target or 'product'}.log"
+    log.write_text(proc.stdout + proc.stderr)  # BuildKit's plain progress: each step's time
     if proc.returncode != 0:
-        pytest.fail(f"{' '.join(argv)} failed:\n{(proc.stdout + proc.stderr)[-4000:]}")
+        pytest.fail(f"{' '.join(argv)} failed (all of it in {log}):\n{proc.stderr[-4000:]}")
     return round(time.monotonic() - started, 1)
 
 
