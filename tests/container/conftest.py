@@ -7,7 +7,7 @@ is reachable here. Without docker the tests skip, except under ``CI``, where the
 skipped container step would hide exactly what it exists to show.
 
 Measurements (build seconds, image sizes) go to ``tests/artifacts/container-image.json``, each
-build's output to ``tests/artifacts/container-build-<target>.log``.
+build's output to ``tests/artifacts/container-build-<target>-<xdist worker>.log``.
 """
 
 from __future__ import annotations
@@ -128,7 +128,8 @@ def _build(target: str | None, tag: str) -> float:
     except subprocess.TimeoutExpired:
         pytest.fail(f"{' '.join(argv)} took over {BUILD_TIMEOUT_S:.0f} s")
     ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
-    log = ARTIFACT.parent / f"container-build-{target or 'product'}.log"
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")  # the other worker's is cached
+    log = ARTIFACT.parent / f"container-build-{target or 'product'}-{worker}.log"
     log.write_text(proc.stdout + proc.stderr)  # BuildKit's plain progress: each step's time
     if proc.returncode != 0:
         pytest.fail(f"{' '.join(argv)} failed (all of it in {log}):\n{proc.stderr[-4000:]}")
