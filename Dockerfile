@@ -9,8 +9,8 @@
 #                 no registry is reachable, a locally built stand-in can be used
 #                 (deploy/docker/build-test-image.sh builds one for tests/container/).
 #   WITH_BROWSER  0 (default) or 1: Debian's chromium and the Playwright MCP server for
-#                 frontend tickets. Off (4.06 GB -> 3.17 GB), a frontend ticket has
-#                 no browser to verify in.
+#                 frontend tickets. Without them the image is 3.17 GB instead of 4.15 GB, and
+#                 a frontend ticket has no browser to verify in.
 # Targets: the default (last) stage is the product; `--target test` adds pytest for the
 # container test step only (tests/container/test_image.py). Never ship the test target.
 #

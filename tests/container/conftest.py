@@ -27,6 +27,7 @@ import pytest
 from tests.container.docker_engine import (
     BUILD_LOCK,
     DOCKER,
+    INFO_TIMEOUT_S,
     LOCK_DIR,
     EngineUnavailable,
     docker_engine,
@@ -142,6 +143,7 @@ def image_size(tag: str) -> int:
         capture_output=True,
         text=True,
         check=True,
+        timeout=INFO_TIMEOUT_S,
     )
     return int(out.stdout.strip())
 
