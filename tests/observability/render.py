@@ -22,8 +22,17 @@ ROOT = Path(__file__).resolve().parents[2]
 VALUES = ROOT / "deploy" / "helm" / "values.yaml"
 
 
+CHART_DAGSTER_HOME = "/opt/dagster/dagster_home"
+"""The chart's ``global.dagsterHome`` when the values leave it out."""
+
+
 def load_values() -> dict[str, Any]:
     return yaml.safe_load(VALUES.read_text())
+
+
+def dagster_home(values: dict[str, Any]) -> str:
+    """``DAGSTER_HOME`` as the chart sets it in every pod (``global.dagsterHome``)."""
+    return str(values["global"].get("dagsterHome", CHART_DAGSTER_HOME))
 
 
 RUN_K8S_KEYS = {
@@ -49,7 +58,7 @@ def launcher_config(values: dict[str, Any], kubeconfig: Path) -> dict[str, Any]:
         "service_account_name": values["global"]["serviceAccountName"],
         "instance_config_map": "veranda-dagster-instance",
         "postgres_password_secret": values["global"]["postgresqlSecretName"],
-        "dagster_home": "/opt/dagster/dagster_home",
+        "dagster_home": dagster_home(values),
         "env_config_maps": launcher["envConfigMaps"],
         "env_secrets": launcher["envSecrets"],
         "env_vars": launcher["envVars"],
@@ -117,7 +126,7 @@ def render_user_deployment(values: dict[str, Any]) -> dict[str, Any]:
             str(user["port"]),
             *user["codeServerArgs"],
         ],
-        "env": [{"name": "DAGSTER_HOME", "value": "/opt/dagster/dagster_home"}, *user["env"]],
+        "env": [{"name": "DAGSTER_HOME", "value": dagster_home(values)}, *user["env"]],
         "ports": [{"name": "grpc", "containerPort": user["port"]}],
         "securityContext": user["securityContext"],
         "resources": user["resources"],

@@ -15,6 +15,7 @@ import yaml
 
 from tests.observability.render import (
     ROOT,
+    dagster_home,
     k8s_documents,
     launcher_config,
     load_values,
@@ -111,6 +112,25 @@ def test_rendered_run_job_validates_and_carries_vault_not_secrets(launcher) -> N
     assert not SECRET_SHAPES.search(json.dumps(job))
 
 
+def test_run_pods_can_start_the_sandbox_under_the_shipped_seccomp_profile(launcher) -> None:
+    """bubblewrap needs the shipped Localhost profile (RuntimeDefault refuses its namespaces),
+    an unmasked /proc (for its fresh procfs), which Kubernetes allows only with hostUsers:
+    false; the instance's home is outside the folders the sandbox binds read-only."""
+    spec = render_run_job(launcher)["spec"]["template"]["spec"]
+    assert spec["hostUsers"] is False
+    profile = spec["securityContext"]["seccompProfile"]
+    assert profile["type"] == "Localhost"
+    assert profile["localhostProfile"] == "veranda/veranda-bwrap.json"
+    assert (ROOT / "deploy/seccomp/veranda-bwrap.json").is_file()
+    main = spec["containers"][0]
+    assert main["securityContext"]["procMount"] == "Unmasked"
+    assert main["securityContext"]["capabilities"]["drop"] == ["ALL"]
+    user = load_values()["dagster-user-deployments"]["deployments"][0]  # runs take its env
+    env = {e["name"]: e.get("value") for e in user["env"]}
+    assert env["VERANDA_SANDBOX"] == "bwrap"
+    assert not dagster_home(load_values()).startswith("/opt/")
+
+
 def test_rendered_user_deployment_validates_with_one_ops_port() -> None:
     deployment = render_user_deployment(load_values())
     kubernetes_validate.validate(deployment, K8S_VERSION, strict=True)
@@ -125,7 +145,7 @@ def test_rendered_user_deployment_validates_with_one_ops_port() -> None:
     # /readyz reads the chart's instance: the sidecar gets its config and the PG password ref
     mounts = {m["mountPath"]: m["name"] for m in ops[0]["volumeMounts"]}
     volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
-    instance_volume = volumes[mounts["/opt/dagster/dagster_home/dagster.yaml"]]
+    instance_volume = volumes[mounts[f"{dagster_home(load_values())}/dagster.yaml"]]
     assert instance_volume["configMap"]["name"] == "veranda-dagster-instance"
     env = {e["name"]: e for e in ops[0]["env"]}
     assert (

