@@ -133,15 +133,17 @@ def test_a_steered_agent_holds_no_secret_reaches_nothing_and_the_ticket_still_la
         probed = [*world_ports(world), port]
 
         # the agent's own shell really ran every probe ...
+        verdicts = set(text.splitlines())
         assert "PATH=" in text and "HOME=" in text
-        assert all(f"closed {p}" in text for p in probed), text[-2000:]
+        assert {f"closed {p}" for p in probed} <= verdicts, text[-2000:]
         # ... and no secret was there to take, not even its own vendor key: the CLI and its
         # shell hold the turn's placeholder, the credential proxy outside holds the key
         assert [n for n, v in secrets.items() if v in text] == []
         assert PLACEHOLDER_PREFIX in text and "ANTHROPIC_API_KEY=" in text
         # no loopback service, abstract socket or listener of the host was reachable
-        assert "OPEN " not in text and "ABSTRACT-CONNECTED" not in text and "SENT" not in text
-        assert "abstract-refused" in text and "send-failed" in text
+        assert not {f"OPEN {p}" for p in probed} & verdicts
+        assert not {"ABSTRACT-CONNECTED", "SENT"} & verdicts
+        assert {"abstract-refused", "send-failed"} <= verdicts, text[-2000:]
         assert seen == []
         # no worker state (Dagster home, value store, ledgers) is bound into the sandbox
         state_lines = [line for line in text.splitlines() if line.startswith("STATE ")]
