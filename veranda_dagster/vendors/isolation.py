@@ -66,6 +66,9 @@ def turn_binds(cwd: str, isolation: TurnIsolation | None) -> Iterator[TurnBinds]
         return
     root = Path(cwd)
     hidden = [str(root / _relative(rel)) for rel in isolation.hidden]
+    if not isolation.shown:  # nothing of the product's to show: no folder to make
+        yield TurnBinds(hidden, {}, [])
+        return
     with tempfile.TemporaryDirectory(prefix="veranda-agentcfg-") as scratch:
         os.chmod(scratch, 0o700)
         tops: dict[str, str] = {}
