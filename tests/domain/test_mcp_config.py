@@ -45,9 +45,11 @@ def test_the_pin_is_the_one_ci_and_the_image_install():
     root = Path(__file__).resolve().parents[2]
     assert f"PLAYWRIGHT_MCP_PIN={PLAYWRIGHT_MCP_VERSION}\n" in (root / ".ci/run").read_text()
     dockerfile = (root / "Dockerfile").read_text()
-    assert f"ARG PLAYWRIGHT_MCP_VERSION={PLAYWRIGHT_MCP_VERSION}\n" in dockerfile
-    assert '"@playwright/mcp@${PLAYWRIGHT_MCP_VERSION}"' in dockerfile
-    assert "chromium" in dockerfile.split("apt-get install", 1)[1].split("&&", 1)[0]
+    # the image installs both only in its WITH_BROWSER=1 stage
+    browser = dockerfile.split("FROM system AS browser-1\n", 1)[1].split("\nFROM ", 1)[0]
+    assert f"ARG PLAYWRIGHT_MCP_VERSION={PLAYWRIGHT_MCP_VERSION}\n" in browser
+    assert '"@playwright/mcp@${PLAYWRIGHT_MCP_VERSION}"' in browser
+    assert "chromium" in browser.split("apt-get install", 1)[1].split("&&", 1)[0]
 
 
 def test_resolution_finds_the_installed_server_and_browser_on_path(tmp_path):
