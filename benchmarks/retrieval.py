@@ -372,8 +372,10 @@ def run_case(case: dict[str, Any], repo_dir: Path, pack_cmd: list[str]) -> dict[
     with tempfile.TemporaryDirectory(prefix="veranda-bench-") as tmp_name:
         tmp = Path(tmp_name)
         worktree = tmp / "wt"
-        git(repo_dir, "worktree", "add", "--no-checkout", "--detach", "--force", str(worktree),
-            case["base_sha"])  # fmt: skip
+        # A whole clone (objects hard-linked), not a ``git worktree``: the product runs git on a
+        # clone in its sandbox, which shows the clone alone, never a git directory elsewhere.
+        git(repo_dir, "clone", "--quiet", "--local", "--no-checkout", ".", str(worktree))
+        git(worktree, "update-ref", "--no-deref", "HEAD", case["base_sha"])
         try:
             ours = run_pack(pack_cmd, worktree, case, tmp)
             seeds = list(ours.result["seeds"])
@@ -396,8 +398,7 @@ def run_case(case: dict[str, Any], repo_dir: Path, pack_cmd: list[str]) -> dict[
                 ),
             }
         finally:
-            git(repo_dir, "worktree", "remove", "--force", str(worktree), check=False)
-            git(repo_dir, "worktree", "prune", check=False)
+            shutil.rmtree(worktree, ignore_errors=True)
     edits = case.get("edit_lines") or {}
     row: dict[str, Any] = {"id": case["id"], "repo": case["repo"], "seeds": seeds}
     row.update(report_source=case.get("report_source", "issue"), gold=case["gold_files"])

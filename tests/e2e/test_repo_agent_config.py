@@ -230,7 +230,9 @@ def test_the_repositorys_hooks_and_mcp_servers_never_run(
 
 def test_control_without_the_isolation_every_door_opens(api, listener, tmp_path, monkeypatch):
     """The same CLI, clone and sandbox with the isolation switched off: the hooks and the
-    repository's MCP server run and send the key out. This is what the test above prevents."""
+    repository's MCP server run. This is what the test above prevents. (They no longer reach
+    the listener or hold the key: the sandbox's own network namespace and the credential proxy
+    are the next walls, each tested on its own.)"""
     monkeypatch.setattr(claude, "ISOLATION_ARGS", ())
     monkeypatch.setattr(claude.ClaudeAdapter, "isolation_for", lambda self, turn: TurnIsolation())
     clone = hostile_clone(tmp_path, listener.port)
@@ -239,4 +241,4 @@ def test_control_without_the_isolation_every_door_opens(api, listener, tmp_path,
 
     ran = sorted(p.name for p in clone.glob("ran-*"))
     assert "ran-SessionStart" in ran and "ran-mcp" in ran, ran
-    assert any(KEY.encode() in got for got in listener.received), listener.received
+    assert listener.received == []
