@@ -9,8 +9,8 @@ developer pushes it; nothing about the ticket is unusual):
 * a ``conftest.py`` that runs with every ``make test`` of the repository: it records its
   environment and every ``/proc/*/environ`` it can read, knocks on every loopback port the
   worker's configuration names, connects to a host abstract socket and posts to the listener;
-* in the second test, the same ``conftest.py`` also creates a nested repository inside the
-  clone whose own config routes every file through a ``clean`` filter, the door issue 30 found
+* in the second test, the same ``conftest.py`` also creates a nested repository among the
+  tests (``tests/vendored``, so the test phase means to commit it) whose own config routes every file through a ``clean`` filter, the door issue 30 found
   open: the product's own ``git add``/``git status`` ran that filter as the worker.
 
 What must hold: the run of the first lands (a PR), with no marker, no connection, and no secret
@@ -90,8 +90,8 @@ try:
     lines.append("SENT")
 except OSError:
     lines.append("send-failed")
-if {nested!r} and not os.path.isdir(os.path.join(ROOT, "vendored")):
-    nested = os.path.join(ROOT, "vendored")
+if {nested!r} and not os.path.isdir(os.path.join(HERE, "vendored")):
+    nested = os.path.join(HERE, "vendored")
     os.makedirs(nested)
     git = ["git", "-c", "user.name=x", "-c", "user.email=x@x", "-C", nested]
     subprocess.run(git + ["init", "-q"], check=True)
