@@ -10,8 +10,9 @@ developer pushes it; nothing about the ticket is unusual):
   environment and every ``/proc/*/environ`` it can read, knocks on every loopback port the
   worker's configuration names, connects to a host abstract socket and posts to the listener;
 * in the second test, the same ``conftest.py`` also creates a nested repository among the
-  tests (``tests/vendored``, so the test phase means to commit it) whose own config routes every file through a ``clean`` filter, the door issue 30 found
-  open: the product's own ``git add``/``git status`` ran that filter as the worker.
+  tests (``tests/vendored``, so the test phase means to commit it) whose own config routes
+  every file through a ``clean`` filter, the door issue 30 found open: the product's own
+  ``git add``/``git status`` ran that filter as the worker.
 
 What must hold: the run of the first lands (a PR), with no marker, no connection, and no secret
 in anything the repository's code could read or the run produced; in the second the nested
