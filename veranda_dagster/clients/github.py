@@ -18,11 +18,13 @@ rel="next"`` header up to ``MAX_PAGES``.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Unpack
 from urllib.parse import quote
 
 import httpx
 
+from veranda_dagster.clients._bounded import read_body
 from veranda_dagster.clients._http import HttpSeams, HttpService, HttpStatusError, backoff_s
 from veranda_dagster.clients.github_shapes import (
     check_run_id,
@@ -201,11 +203,16 @@ class GitHubClient(HttpService):
                 return None
             raise
         location = response.headers.get("location")
-        if response.status_code in (301, 302, 303, 307) and location:
-            response = self._client.get(location)
-            if response.status_code >= 400:
+        if response.status_code not in (301, 302, 303, 307) or not location:
+            return response.content[-LOG_TAIL_BYTES:].decode("utf-8", errors="ignore")
+        deadline = time.monotonic() + self.deadline_s
+        with self._client.stream("GET", location) as log:  # pre-signed: our token stays home
+            if log.status_code >= 400:
                 return None
-        return response.content[-LOG_TAIL_BYTES:].decode("utf-8", errors="ignore")
+            tail = read_body(
+                log, what="github job log", limit=LOG_TAIL_BYTES, deadline=deadline, keep="tail"
+            )
+        return tail.decode("utf-8", errors="ignore")
 
     # --- the org's repositories (the repo-detection catalog) --------------------------------
 
