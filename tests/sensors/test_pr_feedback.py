@@ -50,7 +50,7 @@ def test_a_new_human_comment_requests_one_feedback_run():
     forge = FakeForge(
         comments=[
             Comment("c5", "alice", "please rename"),
-            Comment("c6", "veranda", f"done {BOT_MARKER}"),
+            Comment("c6", "veranda", f"done {BOT_MARKER}", by_self=True),
             Comment("c9", "codecov", "report", bot_author=True),
         ]
     )
@@ -154,6 +154,8 @@ def test_the_sensor_end_to_end_through_the_github_client():
 
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request.url.path)
+        if request.url.path == "/user":
+            return httpx.Response(200, json={"login": "veranda-bot", "id": 5, "type": "User"})
         if request.url.path == "/repos/acme/api/issues/12/comments":
             return httpx.Response(
                 200, json=[{"id": 77, "body": "why?", "user": {"login": "dev", "type": "User"}}]
@@ -170,6 +172,7 @@ def test_the_sensor_end_to_end_through_the_github_client():
     assert sorted(seen) == [
         "/repos/acme/api/issues/12/comments",
         "/repos/acme/api/pulls/12/comments",
+        "/user",
     ]
     assert json.loads(result.cursor)["prs"]["ENG-8"]["number"] == 12
 

@@ -25,7 +25,13 @@ from urllib.parse import quote
 import httpx
 
 from veranda_dagster.clients._bounded import read_body
-from veranda_dagster.clients._http import HttpSeams, HttpService, HttpStatusError, backoff_s
+from veranda_dagster.clients._http import (
+    HttpAuthError,
+    HttpSeams,
+    HttpService,
+    HttpStatusError,
+    backoff_s,
+)
 from veranda_dagster.clients.github_shapes import (
     check_run_id,
     ci_finding,
@@ -81,6 +87,7 @@ class GitHubClient(HttpService):
         """Check-runs URL -> (ETag, jobs) of its last full answer, for conditional polls."""
         self.not_modified = 0
         """Polls answered ``304`` (free against the rate limit)."""
+        self._own_id: int | None = None
 
     # --- transport policy: GitHub signals limits with 403 as well as 429 -------------------
 
@@ -114,13 +121,17 @@ class GitHubClient(HttpService):
     # --- pull requests ------------------------------------------------------------------------
 
     def find_pull_request(self, repo: str, head_branch: str) -> ForgePR | None:
+        """Our open PR from ``head_branch``: its head is a branch of ``repo`` itself. A fork
+        (even one in the same org, whose head label reads the same) is someone else's."""
         owner = repo.split("/", 1)[0]
         pulls = self._pages(
             f"/repos/{repo_path(repo)}/pulls", head=f"{owner}:{head_branch}", state="open"
         )
         for pull in pulls:
-            if (pull.get("head") or {}).get("ref") == head_branch:
-                return pull_request(pull)
+            head = pull.get("head") or {}
+            source = str((head.get("repo") or {}).get("full_name") or "")
+            if head.get("ref") == head_branch and source.lower() == repo.lower():
+                return pull_request(pull)  # a fork's PR of the same branch name is not ours
         return None
 
     def create_pull_request(
@@ -248,13 +259,32 @@ class GitHubClient(HttpService):
 
     # --- comments -----------------------------------------------------------------------------
 
+    def own_user_id(self) -> int:
+        """Our account's user id, asked once: ``GET /user`` for a person's or machine user's
+        token; an app's installation token may not call it (403), and GraphQL's ``viewer`` is
+        then the app's bot user. Progress is read only from comments this id wrote."""
+        if self._own_id is None:
+            try:
+                data = self.json("GET", "/user")
+                found = data.get("id") if isinstance(data, dict) else None
+            except HttpAuthError:
+                query = {"query": "query { viewer { databaseId } }"}
+                data = self.json("POST", graphql_url(self.base_url), json=query)
+                viewer = ((data.get("data") or {}) if isinstance(data, dict) else {}).get("viewer")
+                found = (viewer or {}).get("databaseId")
+            if not isinstance(found, int) or isinstance(found, bool):
+                raise InputError("github: could not learn our own user id (GET /user, viewer)")
+            self._own_id = found
+        return self._own_id
+
     def list_comments(self, repo: str, number: int) -> list[Comment]:
         """Review comments (oldest first), then the conversation's issue comments."""
         review = self._pages(
             f"/repos/{repo_path(repo)}/pulls/{number}/comments", sort="created", direction="asc"
         )
         issue = self._pages(f"/repos/{repo_path(repo)}/issues/{number}/comments")
-        return [review_comment(c) for c in review] + [issue_comment(c) for c in issue]
+        own = self.own_user_id()
+        return [review_comment(c, own) for c in review] + [issue_comment(c, own) for c in issue]
 
     def comment(self, repo: str, number: int, body: str) -> str:
         data = self.json(
@@ -275,6 +305,13 @@ class GitHubClient(HttpService):
             json={"body": body},
         )
         return f"review:{int(data['id'])}"
+
+
+def graphql_url(base_url: str) -> str:
+    """GitHub's GraphQL endpoint beside its REST base: ``/graphql`` on api.github.com,
+    ``/api/graphql`` on an Enterprise Server whose REST base ends in ``/api/v3``."""
+    base = base_url.rstrip("/")
+    return base.removesuffix("/v3") + "/graphql" if base.endswith("/api/v3") else base + "/graphql"
 
 
 def repo_path(repo: str) -> str:

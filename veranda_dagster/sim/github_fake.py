@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlencode
 
 from veranda_dagster.sim.bare_repo import BareRepo, repos_under
 from veranda_dagster.sim.fake_ci import CiMode, FakeCI
-from veranda_dagster.sim.github_pulls import PullsAndChecks, not_found
+from veranda_dagster.sim.github_pulls import BOT_LOGIN, PullsAndChecks, not_found, user
 from veranda_dagster.sim.github_search import search_code
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse, paginate
 
@@ -75,6 +75,7 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
         self._routes = compile_routes(
             [
                 ("GET", "/rate_limit", self._rate_limit),
+                ("GET", "/user", self._user),
                 ("GET", "/orgs/{org}/repos", self._org_repos),
                 ("GET", "/search/code", self._search),
                 ("GET", "/repos/{o}/{r}", self._repo_get),
@@ -170,9 +171,11 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
                 for p in pulls.values()
             ]
 
-    def human_comment(self, full_name: str, number: int, body: str, login: str = "octocat") -> None:
-        """A human's PR conversation comment (for feedback tests)."""
-        self._add_comment(self.issue_comments, full_name, number, {"body": body}, login, "User")
+    def human_comment(self, full_name: str, number: int, body: str, login: str = "octocat") -> int:
+        """A human's PR conversation comment (for feedback tests); its id."""
+        fields = {"body": body}
+        added = self._add_comment(self.issue_comments, full_name, number, fields, login, "User")
+        return int(added["id"])
 
     def human_review_comment(
         self, full_name: str, number: int, body: str, path: str, line: int, login: str = "octocat"
@@ -253,6 +256,10 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
             "html_url": f"{self.base_url}/{repo.full_name}",
             "permissions": {"admin": False, "push": True, "pull": True},
         }
+
+    def _user(self, request: FakeRequest) -> FakeResponse:
+        """``GET /user``: the token's own account, the app's bot user."""
+        return FakeResponse(200, user(BOT_LOGIN, "Bot"))
 
     def _rate_limit(self, request: FakeRequest) -> FakeResponse:
         reset = int(time.time()) + 3600

@@ -158,7 +158,7 @@ class FakeForge:
 
     def comment(self, repo, number, body):
         self.posted.append((number, body))
-        posted = Comment(f"c{9000 + len(self.posted)}", "veranda", body)
+        posted = Comment(f"c{9000 + len(self.posted)}", "veranda", body, by_self=True)
         self.comments.append(posted)
         return posted.id
 
@@ -166,7 +166,9 @@ class FakeForge:
         if to.thread is None:
             return self.comment(repo, number, body)
         self.replies.append((to.id, body))
-        answer = Comment(f"c{8000 + len(self.replies)}", "veranda", body, to.thread, True)
+        answer = Comment(
+            f"c{8000 + len(self.replies)}", "veranda", body, to.thread, True, by_self=True
+        )
         self.comments.append(answer)
         return answer.id
 

@@ -18,7 +18,7 @@ def test_ten_rounds_then_it_says_so_once_and_stops(project):
     forge = FakeForge(
         comments=[
             Comment("c1", "ci-bot", "coverage 80%", bot_author=True),
-            Comment("c2", "someone", f"old note from us {BOT_MARKER}"),
+            Comment("c2", "veranda", f"old note from us {BOT_MARKER}", by_self=True),
         ]
     )
     agent = ScriptedAgent(

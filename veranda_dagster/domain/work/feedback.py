@@ -2,7 +2,8 @@
 
 Each materialization starts from the previous ``Feedback`` value, so comments already handled
 are never answered twice and the round count survives re-materialization. The bot's own
-comments (our marker, a bot author, a ``[bot]`` login) are never feedback. One batch of new
+comments (our account by user id, a bot author, a ``[bot]`` login) are never feedback; a
+person's comment is, whatever markers it carries. One batch of new
 comments is one round: one implementer turn with all of them, the repository's checks, a push,
 and replies (in each review thread the batch opened, and one summary in the conversation). The
 round that reaches ``MAX_FEEDBACK_ROUNDS`` says so on the PR, once, and every later call is a

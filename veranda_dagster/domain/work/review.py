@@ -250,7 +250,8 @@ def _value(
         f"Self-review: {len(rounds)} round(s), {findings} finding(s), "
         f"{sum(r.fixed for r in rounds)} fixed; stopped at {why}.\n{BOT_MARKER}"
     )
-    if all(c.body != summary for c in forge.list_comments(pack.repo, pr.number)):
+    mine = [c for c in forge.list_comments(pack.repo, pr.number) if c.by_self]
+    if all(c.body != summary for c in mine):
         forge.comment(pack.repo, pr.number, summary)  # once, even on a retry
     return ReviewRounds(
         ticket_id=ticket.id,
