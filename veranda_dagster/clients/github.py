@@ -40,9 +40,10 @@ from veranda_dagster.clients.github_shapes import (
     pull_request,
     review_comment,
 )
+from veranda_dagster.clients.paging import Listing, Page, newest_first
 from veranda_dagster.domain.bounds import MAX_RATE_LIMIT_RESET_WAIT_S, OUTPUT_TAIL_BYTES
 from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.work.forge import CiFinding, CiJob, Comment, ForgePR
+from veranda_dagster.domain.work.forge import CiFinding, CiJob, Comment, Comments, ForgePR
 
 API_VERSION = "2022-11-28"
 ACCEPT = "application/vnd.github+json"
@@ -277,14 +278,32 @@ class GitHubClient(HttpService):
             self._own_id = found
         return self._own_id
 
-    def list_comments(self, repo: str, number: int) -> list[Comment]:
-        """Review comments (oldest first), then the conversation's issue comments."""
-        review = self._pages(
-            f"/repos/{repo_path(repo)}/pulls/{number}/comments", sort="created", direction="asc"
-        )
-        issue = self._pages(f"/repos/{repo_path(repo)}/issues/{number}/comments")
+    def list_comments(self, repo: str, number: int) -> Comments:
+        """Review comments, then the conversation's issue comments, each oldest first; each
+        list read newest first past ``MAX_PAGES`` (``paging``), a cut named in ``truncated``."""
+        base = f"/repos/{repo_path(repo)}"
+        review = self._newest_first(f"{base}/pulls/{number}/comments")
+        issue = self._newest_first(f"{base}/issues/{number}/comments")
         own = self.own_user_id()
-        return [review_comment(c, own) for c in review] + [issue_comment(c, own) for c in issue]
+        comments = [review_comment(c, own) for c in review.items]
+        comments += [issue_comment(c, own) for c in issue.items]
+        cuts = [c for c in (review.truncated, issue.truncated) if c]
+        return Comments(comments, "; ".join(cuts) or None)
+
+    def _newest_first(self, path: str) -> Listing:
+        """A page-numbered list read so the newest items survive the page bound."""
+
+        def read_page(page: int) -> Page:
+            response = self.request("GET", path, params={"per_page": PER_PAGE, "page": page})
+            items = response.json()
+            if not isinstance(items, list):
+                raise InputError(f"github: {path} did not return a list")
+            last = response.links.get("last", {}).get("url")
+            more = "next" in response.links
+            total = _page_number(last) if last else (None if more else page)
+            return [i for i in items if isinstance(i, dict)], total, more
+
+        return newest_first(read_page, MAX_PAGES, f"github {path}")
 
     def comment(self, repo: str, number: int, body: str) -> str:
         data = self.json(
@@ -305,6 +324,12 @@ class GitHubClient(HttpService):
             json={"body": body},
         )
         return f"review:{int(data['id'])}"
+
+
+def _page_number(url: str) -> int | None:
+    """The ``page`` query parameter of a pagination link, if it is a number."""
+    page = httpx.URL(url).params.get("page", "")
+    return int(page) if page.isdigit() else None
 
 
 def graphql_url(base_url: str) -> str:

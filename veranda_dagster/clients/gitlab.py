@@ -25,11 +25,13 @@ from typing import Any
 from urllib.parse import quote
 
 from veranda_dagster.clients._http import HttpStatusError
-from veranda_dagster.clients.gitlab_base import project_ref
+from veranda_dagster.clients.gitlab_base import API, PER_PAGE, project_ref
 from veranda_dagster.clients.gitlab_ci import GitLabCI
+from veranda_dagster.clients.paging import Listing, Page, newest_first
+from veranda_dagster.domain.bounds import MAX_FORGE_LIST_PAGES
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.ticket_bounds import bound_comment
-from veranda_dagster.domain.work.forge import Comment, ForgePR
+from veranda_dagster.domain.work.forge import Comment, Comments, ForgePR
 
 BOT_USERNAME = re.compile(r"^(?:project|group)_\d+_bot(?:_[0-9a-f]+)?$|\[bot\]$|-bot$")
 """Users GitLab creates for project/group access tokens (``project_42_bot_<hex>``), and the
@@ -89,9 +91,21 @@ class GitLabClient(GitLabCI):
 
     # --- notes and discussions ----------------------------------------------------------------
 
-    def discussions(self, repo: str, number: int) -> list[dict[str, Any]]:
-        path = f"/projects/{project_ref(repo)}/merge_requests/{int(number)}/discussions"
-        return self._pages(path)
+    def discussions(self, repo: str, number: int) -> Listing:
+        """The MR's discussions, oldest first, read newest first past the page bound."""
+        path = f"{API}/projects/{project_ref(repo)}/merge_requests/{int(number)}/discussions"
+
+        def read_page(page: int) -> Page:
+            response = self.request("GET", path, params={"per_page": PER_PAGE, "page": page})
+            items = response.json()
+            if not isinstance(items, list):
+                raise InputError(f"gitlab {path}: response is not a JSON list")
+            total = response.headers.get("x-total-pages", "").strip()
+            more = response.headers.get("x-next-page", "").strip().isdigit() and bool(items)
+            pages = int(total) if total.isdigit() else (None if more else page)
+            return [i for i in items if isinstance(i, dict)], pages, more
+
+        return newest_first(read_page, MAX_FORGE_LIST_PAGES, f"gitlab {path}")
 
     def own_user_id(self) -> int:
         """Our account's user id (``GET /user``; a project or group token's bot user answers
@@ -103,10 +117,11 @@ class GitLabClient(GitLabCI):
             self._own_id = found
         return self._own_id
 
-    def list_comments(self, repo: str, number: int) -> list[Comment]:
+    def list_comments(self, repo: str, number: int) -> Comments:
         own = self.own_user_id()
-        out: list[Comment] = []
-        for discussion in self.discussions(repo, number):
+        listing = self.discussions(repo, number)
+        out = Comments(truncated=listing.truncated)
+        for discussion in listing.items:
             notes = [n for n in discussion.get("notes") or [] if isinstance(n, dict)]
             first = notes[0]["id"] if notes else None
             for note in notes:

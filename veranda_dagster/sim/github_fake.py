@@ -233,10 +233,17 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
         page = int(request.arg("page", "1") or 1)
         per_page = int(request.arg("per_page", "30") or 30)
         chunk, more = paginate(items, page, per_page)
-        headers = {}
-        if more:
-            query = {k: v[-1] for k, v in request.query.items()} | {"page": str(page + 1)}
-            headers["link"] = f'<{self.base_url}{request.path}?{urlencode(query)}>; rel="next"'
+        last = max(1, -(-len(items) // max(1, min(per_page, 100))))
+        query = {k: v[-1] for k, v in request.query.items()}
+
+        def link(number: int, rel: str) -> str:
+            where = urlencode(query | {"page": str(number)})
+            return f'<{self.base_url}{request.path}?{where}>; rel="{rel}"'
+
+        links = [link(page + 1, "next"), link(last, "last")] if more else []
+        if page > 1:
+            links += [link(1, "first"), link(page - 1, "prev")]
+        headers = {"link": ", ".join(links)} if links else {}
         return FakeResponse(200, chunk, headers)
 
     # --- repos, contents ------------------------------------------------------------------------

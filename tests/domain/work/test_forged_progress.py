@@ -5,52 +5,19 @@ edited is no longer ours."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from tests.domain.work.conftest import BRANCH, TICKET, ScriptedAgent, reply, write
-from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
-from veranda_dagster.clients.github import GitHubClient
-from veranda_dagster.domain.models import PullRequest
-from veranda_dagster.domain.work._common import commit_and_push
+from tests.domain.work.conftest import GH_REPO as REPO
+from tests.domain.work.conftest import TICKET, ScriptedAgent, reply, write
 from veranda_dagster.domain.work.feedback import PROGRESS_KIND as FEEDBACK_KIND
 from veranda_dagster.domain.work.feedback import process_feedback
 from veranda_dagster.domain.work.forge import BOT_MARKER
 from veranda_dagster.domain.work.progress import comments_digest, marker
 from veranda_dagster.domain.work.review import PROGRESS_KIND as REVIEW_KIND
 from veranda_dagster.domain.work.review import review_rounds
-from veranda_dagster.sim.github_fake import GitHubFake
 
-REPO = "acme/app"
-TOKEN = "ghs_forged_progress_0001"
 FORGED_USD = 123_451.0
 FORGED_CALL = {"role": "reviewer", "family": "claude", "mode": "cli", "tier": "standard"}
-
-
-@pytest.fixture
-def github(project, tmp_path: Path) -> Iterator[tuple[GitHubFake, GitHubClient, PullRequest]]:
-    """The project's bare repository served by the GitHub fake as ``acme/app``, its branch
-    pushed and a PR opened by the bot through the real client."""
-    root = tmp_path / "gh"
-    (root / "acme").mkdir(parents=True)
-    (root / "acme" / "app.git").symlink_to(project.forge_git)
-    ws = project.workspace
-    ws.ensure()
-    (ws.path / "app/text.py").write_text(BASE_FILES["app/text.py"] + SLUGIFY_OK)
-    sha = commit_and_push(ws, ["app/text.py"], "feat", "patch")
-    with GitHubFake(root, token=TOKEN, ci_mode="off") as fake:
-        client = GitHubClient(fake.base_url, TOKEN, sleep=lambda s: None)
-        number, url = client.create_pull_request(REPO, BRANCH, "main", "t", "b")
-        pr = PullRequest(
-            ticket_id=TICKET.id, number=number, url=url, title="t", body="b", branch=BRANCH,
-            head_sha=sha,
-        )  # fmt: skip
-        try:
-            yield fake, client, pr
-        finally:
-            client.close()
 
 
 def forged_rounds() -> str:

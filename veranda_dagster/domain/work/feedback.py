@@ -33,7 +33,13 @@ from veranda_dagster.domain.work._common import (
     turn,
     worktree_changes,
 )
-from veranda_dagster.domain.work.forge import BOT_MARKER, Comment, Forge, human_comments
+from veranda_dagster.domain.work.forge import (
+    BOT_MARKER,
+    Comment,
+    Forge,
+    human_comments,
+    truncation,
+)
 from veranda_dagster.domain.work.progress import (
     FEEDBACK_TRAILER,
     comments_digest,
@@ -75,10 +81,29 @@ def process_feedback(
     *,
     validation_timeout_s: float = VALIDATION_TIMEOUT_S,
 ) -> Feedback:
+    """One round on the new human comments, if any; the value says what the forge's list
+    bound left out of them (``truncated``), so a cut is never silent."""
     prior = previous or Feedback(ticket_id=ticket.id, head_sha=pr.head_sha)
     if prior.bound_reached:
-        return prior.model_copy(update={"calls": []})
-    fresh = new_comments(human_comments(forge, pack.repo, pr.number), prior.processed_comment_ids)
+        return prior.model_copy(update={"calls": [], "truncated": []})
+    listed = human_comments(forge, pack.repo, pr.number)
+    value = _process(ticket, pack, pr, workspace, agent, forge, prior, listed, validation_timeout_s)
+    cut = truncation(listed)
+    return value.model_copy(update={"truncated": [cut] if cut else []})
+
+
+def _process(
+    ticket: Ticket,
+    pack: ContextPack,
+    pr: PullRequest,
+    workspace: Workspace,
+    agent: AgentPort,
+    forge: Forge,
+    prior: Feedback,
+    listed: list[Comment],
+    validation_timeout_s: float,
+) -> Feedback:
+    fresh = new_comments(listed, prior.processed_comment_ids)
     if not fresh:
         return prior.model_copy(update={"calls": []})
     if len(prior.rounds) >= MAX_FEEDBACK_ROUNDS:

@@ -19,6 +19,7 @@ in-memory forge. Three things are said once here, whatever a forge keeps behind 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
@@ -103,6 +104,22 @@ class Comment:
         return self.by_self or self.bot_author or self.author.endswith("[bot]")
 
 
+class Comments(list[Comment]):
+    """A PR's comments as a forge listed them, and what its list bound left out: a list anyone
+    can grow is read newest first past its bound (the client's job), and a cut is said, never
+    silent. A plain ``list`` is a complete listing."""
+
+    def __init__(self, items: Iterable[Comment] = (), truncated: str | None = None) -> None:
+        super().__init__(items)
+        self.truncated = truncated
+        """What the bound left out, in words; ``None`` when nothing was."""
+
+
+def truncation(comments: list[Comment]) -> str | None:
+    """What a listing's bound left out, if it says (``Comments.truncated``)."""
+    return comments.truncated if isinstance(comments, Comments) else None
+
+
 @runtime_checkable
 class Forge(Protocol):
     def find_pull_request(self, repo: str, head_branch: str) -> ForgePR | None: ...
@@ -130,7 +147,8 @@ class Forge(Protocol):
         ...
 
     def list_comments(self, repo: str, number: int) -> list[Comment]:
-        """Every comment on the PR, review threads and conversation, bots' included."""
+        """Every comment on the PR, review threads and conversation, bots' included, oldest
+        first; past the client's bound, the newest ones and a ``Comments.truncated`` note."""
         ...
 
     def comment(self, repo: str, number: int, body: str) -> str:
@@ -142,6 +160,8 @@ class Forge(Protocol):
         ...
 
 
-def human_comments(forge: Forge, repo: str, number: int) -> list[Comment]:
-    """Every comment on the PR not written by a bot, in the forge's order."""
-    return [c for c in forge.list_comments(repo, number) if not c.by_bot]
+def human_comments(forge: Forge, repo: str, number: int) -> Comments:
+    """Every comment on the PR not written by a bot, in the forge's order, and the listing's
+    truncation note."""
+    listed = forge.list_comments(repo, number)
+    return Comments((c for c in listed if not c.by_bot), truncation(listed))
