@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from veranda_dagster.domain.agent import AgentPort
 from veranda_dagster.domain.bounds import MAX_FEEDBACK_ROUNDS, VALIDATION_TIMEOUT_S
+from veranda_dagster.domain.instruction_leaks import withhold_instructions
 from veranda_dagster.domain.models import (
     ContextPack,
     Feedback,
@@ -65,9 +66,11 @@ def new_comments(comments: list[Comment], processed: list[str]) -> list[Comment]
 
 
 def _describe(c: Comment) -> str:
+    """A comment as the prompt shows it; its body is anyone's text, so it is scrubbed with the
+    high-entropy pass too (a pasted key has no shape the scrubber knows)."""
     where = f" on {c.path}:{c.line}" if c.path else ""
     hunk = f"\n```diff\n{c.diff_hunk}\n```" if c.diff_hunk else ""
-    return f"@{c.author}{where}:{hunk}\n{c.body.strip()}"
+    return f"@{c.author}{where}:{hunk}\n{scrub(c.body.strip(), high_entropy=True)}"
 
 
 def process_feedback(
@@ -136,7 +139,7 @@ def _process(
                 "\n\nI could not make that change pass the repository's checks, so I did not "
                 f"push it:\n```\n{failure_report(results, 1_500)}\n```"
             )
-    text = scrub(reply.text.strip())[:MAX_REPLY_CHARS] + note
+    text = withhold_instructions(scrub(reply.text.strip()), pack.layers)[:MAX_REPLY_CHARS] + note
     bound = index >= MAX_FEEDBACK_ROUNDS
     _reply(forge, pack.repo, pr.number, fresh, text, sha, bound, digest)
     return _next(prior, fresh, index, sha, text, [reply.call], workspace)
