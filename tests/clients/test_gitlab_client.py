@@ -145,6 +145,9 @@ def test_pagination_is_bounded():
     client, _ = gitlab(router)
     assert len(client.list_group_projects("acme")) == MAX_FORGE_LIST_PAGES
     assert len(router.requests) == MAX_FORGE_LIST_PAGES
+    assert client.truncated == [
+        f"gitlab /groups/acme/projects: more than {MAX_FORGE_LIST_PAGES} pages; later ones not read"
+    ]  # said, never silent (and logged)
 
 
 def test_merge_request_is_looked_up_before_create():

@@ -11,6 +11,7 @@ base URL (plain http only for a loopback host, which is what the simulation's fa
 from __future__ import annotations
 
 import ipaddress
+import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypedDict
@@ -26,6 +27,8 @@ from veranda_dagster.clients._bounded import (
 from veranda_dagster.domain.bounds import MAX_HTTP_REDIRECTS
 from veranda_dagster.domain.errors import ConfigError, InputError, TransientError, VerandaError
 from veranda_dagster.domain.redaction import scrub
+
+log = logging.getLogger("veranda.clients")
 
 MAX_HTTP_ATTEMPTS = 4
 """Attempts per request (1 + 3 retries) on 429/5xx/transport errors."""
@@ -165,6 +168,9 @@ class HttpService:
         )
         self.waits: list[float] = []
         """Every rate-limit wait taken, in seconds: observable in tests and metrics."""
+        self.truncated: list[str] = []
+        """Every list this client cut at its page bound, in words (also logged as a warning):
+        a cut is said, never silent."""
 
     def _auth_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._token}"} if self._token else {}
@@ -276,6 +282,11 @@ class HttpService:
 
     def json(self, method: str, url: str, **kwargs: Any) -> Any:
         return self.request(method, url, **kwargs).json()
+
+    def note_truncated(self, what: str) -> None:
+        """Record and log that a list was cut at its bound (``what`` names it and the bound)."""
+        self.truncated.append(what)
+        log.warning("%s", what)
 
     def _wait(self, seconds: float) -> None:
         self.waits.append(seconds)

@@ -117,6 +117,8 @@ class GitHubClient(HttpService):
             items += [item for item in page if isinstance(item, dict)]
             next_url = response.links.get("next", {}).get("url")
             query = None  # the next link carries the query
+        if next_url is not None:
+            self.note_truncated(f"github {url}: more than {MAX_PAGES} pages; later ones not read")
         return items
 
     # --- pull requests ------------------------------------------------------------------------
@@ -182,6 +184,8 @@ class GitHubClient(HttpService):
             data = more.json()
             items += [i for i in (data.get("check_runs") or []) if isinstance(i, dict)]
             next_url = more.links.get("next", {}).get("url")
+        if next_url:
+            self.note_truncated(f"github {url}: more than {MAX_PAGES} pages; later ones not read")
         jobs = [ci_job(r) for r in items]
         etag = response.headers.get("etag")
         if etag and not paged:  # one page's ETag cannot vouch for the others
