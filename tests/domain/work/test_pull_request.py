@@ -1,6 +1,8 @@
 """``open_pull_request``: exactly one PR per ticket branch even when re-executed, a body that
 says what ran and why with citations resolved or flagged, and the ticket told about fallbacks."""
 
+from typing import Any
+
 import pytest
 
 from tests.domain.work.conftest import TICKET, FakeForge
@@ -107,15 +109,18 @@ def test_a_crash_between_opening_the_pr_and_posting_the_comment_loses_no_comment
     the PR, opens no second one, and posts the comment exactly once."""
 
     forge = FakeForge()
-    comments: list[dict[str, str]] = []
+    comments: list[dict[str, Any]] = []
 
     class Linear:
-        def comments(self, issue_id: str) -> list[dict[str, str]]:
+        def comments(self, issue_id: str) -> list[dict[str, Any]]:
             return list(comments)
 
         def comment_create(self, issue_id: str, body: str) -> str:
-            comments.append({"id": f"lc{len(comments) + 1}", "body": body})
+            comments.append({"id": f"lc{len(comments) + 1}", "body": body, "user": {"id": "u1"}})
             return comments[-1]["id"]
+
+        def own_user_id(self) -> str:
+            return "u1"
 
     channel = TicketChannel([LinearTicketSource(Linear())])
     ticket = TICKET.model_copy(update={"external_id": "issue-uuid"})
