@@ -340,3 +340,21 @@ def test_a_phase_asset_gives_dagster_the_call_s_inputs_and_the_context_it_holds_
     assert [i.name for i in asset.op.input_defs] == ["ticket"]
     assert asset.required_resource_keys >= {"pipeline"}
     assert asset.op.output_defs[0].dagster_type.display_name == "RepoGuess"
+
+
+def test_a_list_cut_at_its_bound_is_in_the_metadata_and_the_run_log():
+    from veranda_dagster.assets._shell import _truncation
+    from veranda_dagster.domain.models import Feedback
+
+    cut = "github /repos/acme/app/issues/7/comments: 11 pages, over the bound of 10"
+    value = Feedback(ticket_id="ENG-1", truncated=[cut])
+    output = run_phase(_context(), PHASES["feedback"], lambda: value, lambda f: "ok", _none)
+    assert output.metadata["lists_truncated"].value == cut
+    warned: list[str] = []
+    log = types.SimpleNamespace(warning=warned.append)
+    _truncation(types.SimpleNamespace(log=log), "feedback", value)  # type: ignore[arg-type]
+    assert warned == [f"feedback: a list was cut at its bound: {cut}"]
+    clean = run_phase(
+        _context(), PHASES["feedback"], lambda: Feedback(ticket_id="ENG-1"), lambda f: "ok", _none
+    )
+    assert "lists_truncated" not in clean.metadata

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from veranda_dagster.clients._http import HttpAuthError
-from veranda_dagster.clients.github import GitHubClient
+from veranda_dagster.clients.github import GitHubClient, graphql_url
 from veranda_dagster.clients.github_shapes import FAILING_CONCLUSIONS, check_run_state
 from veranda_dagster.domain.errors import InputError, TransientError
 from veranda_dagster.domain.models import CI_FAILING_STATES, CI_RUNNING_STATES
@@ -29,7 +29,7 @@ class Recorder:
     """Routes ``(method, path)`` to a queue of responses and records every request."""
 
     def __init__(self, routes: dict[tuple[str, str], list[httpx.Response]]) -> None:
-        self.routes = routes
+        self.routes = {("GET", "/user"): [httpx.Response(200, json=OWN_USER)], **routes}
         self.requests: list[httpx.Request] = []
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
@@ -51,6 +51,8 @@ def ok(name: str, status: int = 200, **headers: str) -> httpx.Response:
 
 
 NO_REVIEW_COMMENTS = httpx.Response(200, json=[])
+OWN_USER = {"login": "veranda-app[bot]", "id": 41000001, "type": "Bot"}
+"""``GET /user`` for our token: the account ``review_comments.json``'s bot reply is from."""
 
 
 def test_it_is_a_forge():
@@ -217,6 +219,7 @@ def test_comments_are_one_id_space_with_their_threads():
         ("issue:2", "codecov[bot]", True, None, False, None, None),
     ]  # the ids the feedback phase stored before there was one id space
     assert comments[0].diff_hunk and comments[1].bot_author
+    assert [c.by_self for c in comments] == [False, True, False, False]  # by id, not by login
     assert gh.comment("acme/app", 7, "hello") == "issue:1234"
     assert gh.reply("acme/app", 7, comments[0], "thanks") == "review:1234"
     assert json.loads(rec.requests[-1].content) == {"body": "thanks"}
@@ -293,3 +296,35 @@ def test_a_plain_403_is_a_permission_error_and_401_names_the_token():
     gh, _, _ = client({("GET", "/repos/acme/app/pulls"): [ok("bad_credentials.json", 401)]})
     with pytest.raises(HttpAuthError, match="GITHUB_TOKEN"):
         gh.find_pull_request("acme/app", "x")
+
+
+def test_an_installation_token_learns_its_bot_user_from_graphql_once():
+    """``GET /user`` is closed to an app's installation token (403); GraphQL's ``viewer`` is
+    the app's bot user, and the id is asked once per client."""
+    viewer = {"data": {"viewer": {"databaseId": 41000001}}}
+    gh, rec, _ = client(
+        {
+            ("GET", "/user"): [ok("forbidden.json", 403)],
+            ("POST", "/graphql"): [httpx.Response(200, json=viewer)],
+            ("GET", "/repos/acme/app/pulls/7/comments"): [ok("review_comments.json")],
+            ("GET", "/repos/acme/app/issues/7/comments"): [ok("issue_comments.json")],
+        }
+    )
+    assert [c.by_self for c in gh.list_comments("acme/app", 7)] == [False, True, False, False]
+    gh.list_comments("acme/app", 7)
+    asked = [r.url.path for r in rec.requests if r.url.path in ("/user", "/graphql")]
+    assert asked == ["/user", "/graphql"]
+
+
+def test_graphql_sits_beside_the_rest_base_on_enterprise_server():
+    assert graphql_url("https://api.github.com") == "https://api.github.com/graphql"
+    assert graphql_url("https://ghe.acme.io/api/v3/") == "https://ghe.acme.io/api/graphql"
+
+
+def test_a_pull_request_whose_head_is_a_fork_is_not_ours():
+    """Same org, same branch name, a fork's head repository: GitHub's ``head=`` filter lets it
+    through (the label reads ``acme:veranda/eng-7``); the client does not adopt it."""
+    fork = body("pulls_open_for_branch.json")
+    fork[0]["head"]["repo"] = {"full_name": "acme/app-fork"}
+    gh, _, _ = client({("GET", "/repos/acme/app/pulls"): [httpx.Response(200, json=fork)]})
+    assert gh.find_pull_request("acme/app", "veranda/eng-7") is None

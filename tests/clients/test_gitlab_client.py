@@ -53,7 +53,8 @@ class Router:
     """Answers by (method, raw path), each route from a queue (the last answer repeats)."""
 
     def __init__(self, routes: dict[tuple[str, str], list[httpx.Response]]) -> None:
-        self.routes = routes
+        own = httpx.Response(200, json={"id": 99, "username": "project_4711_bot_3c5a0f1e2d"})
+        self.routes = {("GET", "/api/v4/user"): [own], **routes}
         self.requests: list[httpx.Request] = []
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
@@ -144,6 +145,9 @@ def test_pagination_is_bounded():
     client, _ = gitlab(router)
     assert len(client.list_group_projects("acme")) == MAX_FORGE_LIST_PAGES
     assert len(router.requests) == MAX_FORGE_LIST_PAGES
+    assert client.truncated == [
+        f"gitlab /groups/acme/projects: more than {MAX_FORGE_LIST_PAGES} pages; later ones not read"
+    ]  # said, never silent (and logged)
 
 
 def test_merge_request_is_looked_up_before_create():
@@ -159,6 +163,20 @@ def test_merge_request_is_looked_up_before_create():
     assert router.to("GET", mrs)[0].url.params["source_branch"] == "veranda/pay-17"
     pr = client.find_pull_request(PROJECT, "veranda/pay-17")
     assert pr is not None and pr.state == "open" and pr.head_sha.startswith("3f1e2d4c")
+
+
+def test_a_fork_merge_request_from_a_branch_of_the_same_name_is_not_ours():
+    """GitLab's ``source_branch`` filter matches a fork's MR too; only one whose source
+    project is the target project is adopted, so a fork's description is never overwritten."""
+    mrs = f"{ENC}/merge_requests"
+    fork = dict(fixture("merge_requests_open.json")[0], source_project_id=31337)
+    router = Router({
+        ("GET", mrs): [respond(body=[fork])],
+        ("POST", mrs): [respond("merge_request_created.json", 201)],
+    })  # fmt: skip
+    client, _ = gitlab(router)
+    assert client.find_pull_request(PROJECT, "veranda/pay-17") is None
+    assert client.create_pull_request(PROJECT, "veranda/pay-17", "main", "t", "b")[0] == 13
 
 
 def test_merge_request_create_and_the_409_race():
@@ -197,6 +215,7 @@ def test_notes_are_one_id_space_and_a_diff_note_is_answered_in_its_discussion():
         ("note:1128", diff, False, "billing/refunds.py", 42, False),
         ("note:1129", diff, True, "billing/refunds.py", 42, True),
     ]  # the system note is not a comment; the access-token user is a bot
+    assert [c.by_self for c in comments] == [False, False, True]  # id 99 is our own user
     assert client.reply(PROJECT, 12, comments[1], "done") == "note:1131"
     assert json.loads(router.to("POST", thread)[0].content) == {"body": "done"}
     assert client.comment(PROJECT, 12, "hi") == "note:1132"

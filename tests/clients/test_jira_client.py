@@ -145,11 +145,14 @@ def test_text_to_adf_round_trips_paragraphs_breaks_and_code():
     assert adf_to_text(doc) == text
 
 
+MYSELF = {"accountId": "5b10ac8d82e05b22cc7d4ef5", "displayName": "Veranda Bot"}
+
+
 def test_comments_and_post_once_with_the_dedup_marker():
-    rec = Recorder(respond("comments_v3.json"))
+    rec = Recorder(httpx.Response(200, json=MYSELF), respond("comments_v3.json"))
     client, _ = cloud(rec)
     assert client.post_once("PAY-17", "again", "veranda:0123456789abcdef") == "30002"
-    assert [r.method for r in rec.requests] == ["GET"]
+    assert [r.url.path.rsplit("/", 1)[-1] for r in rec.requests] == ["myself", "comment"]
 
     rec = Recorder(respond("comments_v3.json"), respond("comment_created_v3.json", 201))
     client, _ = cloud(rec)
@@ -158,7 +161,7 @@ def test_comments_and_post_once_with_the_dedup_marker():
     assert [c.id for c in comments] == ["30001", "30002"]
     assert comments[0].author_name == "Dana Reyes"
     assert comments[0].body == "Please also cover partial refunds."
-    rec.queue[:0] = [respond("comments_v3.json")]
+    rec.queue[:0] = [httpx.Response(200, json=MYSELF), respond("comments_v3.json")]
     assert client.post_once("PAY-17", "PR opened:\nhttps://x/1", "veranda:feedfacefeedface") == (
         "30003"
     )
@@ -230,3 +233,28 @@ def test_hostile_keys_and_config_are_refused():
     assert jql_string('a"b\\c') == '"a\\"b\\\\c"'
     with pytest.raises(ConfigError):
         JiraClient("http://jira.acme.io", TOKEN, label="x")  # token over plain http
+
+
+def test_a_marker_a_person_pasted_is_not_our_post():
+    """Dana pastes our marker line; the post is still made, once, by us."""
+    comments = fixture("comments_v3.json")
+    comments["comments"] = [
+        dict(c, body=adf("[veranda:0123456789abcdef]"))
+        for c in comments["comments"]
+        if c["author"]["displayName"] == "Dana Reyes"
+    ]
+    comments["total"] = 1
+    rec = Recorder(
+        httpx.Response(200, json=MYSELF),
+        httpx.Response(200, json=comments),
+        respond("comment_created_v3.json", 201),
+    )
+    client, _ = cloud(rec)
+    created = client.post_once("PAY-17", "again", "veranda:0123456789abcdef")
+    assert created != comments["comments"][0]["id"] and rec.requests[-1].method == "POST"
+
+
+def adf(text: str) -> dict[str, Any]:
+    return {"type": "doc", "version": 1, "content": [
+        {"type": "paragraph", "content": [{"type": "text", "text": text}]}
+    ]}  # fmt: skip

@@ -34,12 +34,27 @@ class FakeLinearComments:
 
     def __init__(self) -> None:
         self.bodies: list[str] = []
-        self.script = Script({"IssueComments": [self.comments], "CommentCreate": [self.create]})
+        self.pasted: list[str] = []
+        """Bodies a person wrote (another user id)."""
+        viewer = httpx.Response(200, json={"data": {"viewer": {"id": "u-bot"}}})
+        self.script = Script(
+            {
+                "IssueComments": [self.comments],
+                "CommentCreate": [self.create],
+                "Viewer": [lambda request: viewer],
+            }
+        )
 
     def comments(self, request: httpx.Request) -> httpx.Response:
         data = fixture("linear/comments_empty.json")
         nodes = data["data"]["issue"]["comments"]["nodes"]
-        nodes += [{"id": f"c{i + 10}", "body": b} for i, b in enumerate(self.bodies)]
+        nodes += [
+            {"id": f"h{i}", "body": b, "user": {"id": "u-eve"}} for i, b in enumerate(self.pasted)
+        ]
+        nodes += [
+            {"id": f"c{i + 10}", "body": b, "user": {"id": "u-bot"}}
+            for i, b in enumerate(self.bodies)
+        ]
         return httpx.Response(200, json=data)
 
     def create(self, request: httpx.Request) -> httpx.Response:
@@ -64,6 +79,16 @@ def test_linear_comment_is_posted_once_with_a_hidden_marker():
     assert other == "c11" and len(fake.bodies) == 2
 
 
+def test_a_linear_marker_a_person_pasted_does_not_stop_our_post():
+    fake = FakeLinearComments()
+    fake.pasted.append(f"lol <!-- {post_marker(LINEAR_TICKET, 'PR opened')} -->")
+    linear = LinearClient(
+        "https://linear.test/graphql", "lin_api_x", transport=fake.script.transport()
+    )
+    channel = TicketChannel(ticket_sources([LinearTicketSource(linear)]))
+    assert channel.post(LINEAR_TICKET, "PR opened") == "c10" and len(fake.bodies) == 1
+
+
 def test_slack_reply_goes_in_the_thread_with_metadata_and_is_not_repeated():
     posted: list[dict] = []
 
@@ -73,6 +98,7 @@ def test_slack_reply_goes_in_the_thread_with_metadata_and_is_not_repeated():
             data["messages"].append(
                 {
                     "type": "message",
+                    "user": "U111",
                     "bot_id": "B1",
                     "text": body["text"],
                     "ts": "1503435956.000247",
@@ -86,7 +112,9 @@ def test_slack_reply_goes_in_the_thread_with_metadata_and_is_not_repeated():
         return reply("slack/post_message.json")
 
     script = Script({"conversations.replies": [replies], "chat.postMessage": [post]})
-    slack = SlackClient("https://slack.test/api", "xoxb-x", transport=script.transport())
+    slack = SlackClient(
+        "https://slack.test/api", "xoxb-x", transport=script.transport(), bot_user_id="U111"
+    )
     channel = TicketChannel(ticket_sources([SlackTicketSource(slack)]))
     assert channel.post(SLACK_TICKET, "PR opened", key="pr") == "1503435956.000247"
     assert channel.post(SLACK_TICKET, "PR opened (retry)", key="pr") == "1503435956.000247"

@@ -50,7 +50,7 @@ def test_a_new_human_comment_requests_one_feedback_run():
     forge = FakeForge(
         comments=[
             Comment("c5", "alice", "please rename"),
-            Comment("c6", "veranda", f"done {BOT_MARKER}"),
+            Comment("c6", "veranda", f"done {BOT_MARKER}", by_self=True),
             Comment("c9", "codecov", "report", bot_author=True),
         ]
     )
@@ -154,6 +154,8 @@ def test_the_sensor_end_to_end_through_the_github_client():
 
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request.url.path)
+        if request.url.path == "/user":
+            return httpx.Response(200, json={"login": "veranda-bot", "id": 5, "type": "User"})
         if request.url.path == "/repos/acme/api/issues/12/comments":
             return httpx.Response(
                 200, json=[{"id": 77, "body": "why?", "user": {"login": "dev", "type": "User"}}]
@@ -170,6 +172,7 @@ def test_the_sensor_end_to_end_through_the_github_client():
     assert sorted(seen) == [
         "/repos/acme/api/issues/12/comments",
         "/repos/acme/api/pulls/12/comments",
+        "/user",
     ]
     assert json.loads(result.cursor)["prs"]["ENG-8"]["number"] == 12
 
@@ -264,3 +267,52 @@ def test_on_gitlab_a_merge_request_in_a_subgroup_is_watched_through_the_forge_re
     ]
     cursor = FeedbackCursor.parse(result.cursor)
     assert cursor.prs["jira-PAY-17"].repo == "acme/platform/api" and "ENG-8" not in cursor.prs
+
+
+class HostileForThe101:
+    """A forge whose answer for PR 101 is over the byte cap; PR 102 answers normally."""
+
+    def __init__(self) -> None:
+        self.comments = {102: [Comment("c1", "bob", "rename it")]}
+
+    def list_comments(self, repo, number):
+        from veranda_dagster.clients._bounded import MAX_RESPONSE_BYTES, ResponseTooLargeError
+
+        if number == 101:
+            raise ResponseTooLargeError(f"github GET ...: answer is over {MAX_RESPONSE_BYTES}")
+        return list(self.comments[number])
+
+
+def test_a_hostile_answer_for_one_pr_skips_that_pr_only_and_keeps_what_it_had_seen():
+    instance = dg.DagsterInstance.ephemeral()
+    for key, number in (("ENG-1", 101), ("ENG-2", 102)):
+        materialize(
+            instance, "pull_request", key,
+            pr_url=dg.MetadataValue.url(f"https://github.com/acme/app/pull/{number}"),
+            pr_number=number,
+        )  # fmt: skip
+    seen = FakeForge(comments=[Comment("c0", "ann", "earlier")])
+    first = FeedbackCursor.parse(poll_pr_feedback(instance, seen, None, Log()).cursor)
+    assert first.prs["ENG-1"].seen == ["c0"]
+    log = Log()
+    result = poll_pr_feedback(instance, HostileForThe101(), first.dump(), log)
+    assert [r.partition_key for r in result.run_requests] == ["ENG-2"]
+    assert FeedbackCursor.parse(result.cursor).prs["ENG-1"].seen == ["c0"]  # nothing lost
+    assert any("ENG-1" in line and "over" in line for line in log.lines)
+
+
+def test_a_listing_cut_at_its_bound_is_said_in_the_sensor_log():
+    from veranda_dagster.domain.work.forge import Comments
+
+    class Cut:
+        def list_comments(self, repo, number):
+            return Comments([Comment("c1", "bob", "x")], truncated="github ...: skipped 3 pages")
+
+    instance = dg.DagsterInstance.ephemeral()
+    materialize(
+        instance, "pull_request", "ENG-3",
+        pr_url=dg.MetadataValue.url("https://github.com/acme/app/pull/103"), pr_number=103,
+    )  # fmt: skip
+    log = Log()
+    poll_pr_feedback(instance, Cut(), None, log)
+    assert any("skipped 3 pages" in line for line in log.lines)

@@ -190,3 +190,22 @@ def test_429_with_retry_after_is_waited_out(gh: GitHubFake) -> None:
 def test_wrong_token_is_auth_error(gh: GitHubFake) -> None:
     with pytest.raises(HttpAuthError):
         GitHubClient(gh.base_url, "ghs_wrong", sleep=lambda s: None).list_ci_jobs(BILLING, "main")
+
+
+def test_a_fork_pull_request_with_our_branch_name_is_not_adopted(
+    gh: GitHubFake, org: SampleOrg, tmp_path: Path
+) -> None:
+    """A fork in the same org opens a PR from ``veranda/eng-2`` (its head label reads
+    ``acme:veranda/eng-2``, what the client filters by); the client finds no PR of ours,
+    opens its own, and the fork's description is never written."""
+    fork = gh.fork_pull_request(BILLING, f"{BILLING}-fork", "veranda/eng-2", "mine, not yours")
+    client = GitHubClient(gh.base_url, TOKEN, sleep=lambda s: None)
+    assert client.find_pull_request(BILLING, "veranda/eng-2") is None
+    push_branch(org, tmp_path, "veranda/eng-2", {"NOTES.md": "ours\n"})
+    number, _ = client.create_pull_request(BILLING, "veranda/eng-2", "main", "ENG-2", "ours")
+    assert number != fork
+    found = client.find_pull_request(BILLING, "veranda/eng-2")
+    assert found is not None and found.number == number
+    client.update_pull_request_body(BILLING, found.number, "updated")
+    bodies = {p["number"]: p["body"] for p in gh.all_pulls(BILLING)}
+    assert bodies == {fork: "mine, not yours", number: "updated"}

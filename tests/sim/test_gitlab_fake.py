@@ -123,6 +123,28 @@ def test_push_merge_request_pipeline_code_quality_and_discussions(fake: GitLabFa
     assert thread[1].is_reply and thread[1].by_bot
 
 
+def test_a_fork_merge_request_with_our_branch_name_is_not_adopted(fake: GitLabFake):
+    """A fork's MR into billing from ``veranda/pay-99`` matches GitLab's ``source_branch``
+    filter; the client does not take it for ours, so its description is never overwritten
+    (the create that follows is refused by the fake only because the branch is not pushed)."""
+    gl = client(fake)
+    iid = fake.fork_merge_request(BILLING, "veranda/pay-99", "mine, not yours")
+    assert gl.find_pull_request(BILLING, "veranda/pay-99") is None
+    with pytest.raises(Exception, match="400"):
+        gl.create_pull_request(BILLING, "veranda/pay-99", "main", "Fix", "ours")
+    assert fake.mrs[BILLING][iid]["description"] == "mine, not yours"
+
+
+def test_a_note_someone_else_edited_is_no_longer_ours(fake: GitLabFake):
+    gl = client(fake)
+    iid = fake.fork_merge_request(BILLING, "scratch/edit", "x")
+    gl.comment(BILLING, iid, "Self-review: done.")
+    fake.add_note(BILLING, iid, "Self-review: done.", username="project_1_bot_veranda_lookalike")
+    (ours,) = [c for c in gl.list_comments(BILLING, iid) if c.by_self]
+    fake.edit_note(BILLING, iid, int(ours.id.split(":")[1]), "forged progress")
+    assert not any(c.by_self for c in gl.list_comments(BILLING, iid))
+
+
 def test_blob_search_backend_against_the_fake(fake: GitLabFake):
     search = GitLabCodeSearch(fake.base_url, TOKEN, BILLING, sleep=lambda s: None)
     needle = INVOICE_BUGGY_LINE.strip().split("(")[0]  # "subtotal = sum"

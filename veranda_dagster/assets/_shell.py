@@ -183,7 +183,17 @@ def run_phase(
     secs = time.monotonic() - started
     result = outcome(value)
     _observe(context, spec.name, value, secs)
-    return dg.Output(value, metadata=phase_metadata(value, secs, result, details(value)))
+    extra = {**details(value), **_truncation(context, spec.name, value)}
+    return dg.Output(value, metadata=phase_metadata(value, secs, result, extra))
+
+
+def _truncation(context: dg.AssetExecutionContext, phase: str, value: BaseModel) -> dict[str, str]:
+    """A forge list the phase read was cut at its bound (``truncated`` on its value): said in
+    the run log and the metadata, never silent."""
+    cuts = [str(c) for c in getattr(value, "truncated", None) or []]
+    for cut in cuts:
+        context.log.warning(f"{phase}: a list was cut at its bound: {cut}")
+    return {"lists_truncated": "; ".join(cuts)} if cuts else {}
 
 
 def phase_asset(

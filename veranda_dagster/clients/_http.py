@@ -11,15 +11,24 @@ base URL (plain http only for a loopback host, which is what the simulation's fa
 from __future__ import annotations
 
 import ipaddress
+import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypedDict
 
 import httpx
 
+from veranda_dagster.clients._bounded import (
+    MAX_REQUEST_S,
+    BoundedResponse,
+    bounded,
+    read_body,
+)
 from veranda_dagster.domain.bounds import MAX_HTTP_REDIRECTS
 from veranda_dagster.domain.errors import ConfigError, InputError, TransientError, VerandaError
 from veranda_dagster.domain.redaction import scrub
+
+log = logging.getLogger("veranda.clients")
 
 MAX_HTTP_ATTEMPTS = 4
 """Attempts per request (1 + 3 retries) on 429/5xx/transport errors."""
@@ -41,6 +50,7 @@ class HttpSeams(TypedDict, total=False):
     client: httpx.Client | None
     sleep: Sleep
     clock: Callable[[], float]
+    deadline_s: float
 
 
 class HttpAuthError(VerandaError):
@@ -129,13 +139,16 @@ class HttpService:
         client: httpx.Client | None = None,
         sleep: Sleep = time.sleep,
         clock: Callable[[], float] = time.time,
+        deadline_s: float = MAX_REQUEST_S,
     ) -> None:
-        """``clock`` is wall-clock epoch seconds, what rate-limit reset headers count in."""
+        """``clock`` is wall-clock epoch seconds, what rate-limit reset headers count in;
+        ``deadline_s`` is the total time one attempt may take (``_bounded``)."""
         if not base_url:
             raise ConfigError(f"{self.service}: base URL is empty")
         self._token = token or ""
         self._sleep = sleep
         self._clock = clock
+        self.deadline_s = deadline_s
         self.base_url = base_url.rstrip("/")
         base = httpx.URL(self.base_url)
         if base.scheme not in ("https", "http") or not base.host:
@@ -155,6 +168,9 @@ class HttpService:
         )
         self.waits: list[float] = []
         """Every rate-limit wait taken, in seconds: observable in tests and metrics."""
+        self.truncated: list[str] = []
+        """Every list this client cut at its page bound, in words (also logged as a warning):
+        a cut is said, never silent."""
 
     def _auth_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._token}"} if self._token else {}
@@ -207,16 +223,28 @@ class HttpService:
                 f"{_show(where)}; they go only to {_show(self.origin)}"
             )
 
+    def _send_once(
+        self, method: str, url: str, headers: dict[str, str], deadline: float, **kwargs: Any
+    ) -> BoundedResponse:
+        """One request, its body streamed within the byte cap and ``deadline``."""
+        request = self._client.build_request(method, url, headers=headers, **kwargs)
+        response = self._client.send(request, stream=True, follow_redirects=False)
+        what = f"{self.service} {method} {request.url.copy_with(query=None)}"
+        try:
+            body = read_body(response, what=what, deadline=deadline)
+        finally:
+            response.close()
+        return bounded(response, body, what)
+
     def _send(
         self, method: str, url: str, headers: dict[str, str], follow: bool, kwargs: dict[str, Any]
     ) -> httpx.Response:
         """One attempt: the request, then same-origin redirects up to ``MAX_HTTP_REDIRECTS``
-        (httpx is never left to follow one with our headers)."""
+        (httpx is never left to follow one with our headers), all within one deadline."""
+        deadline = time.monotonic() + self.deadline_s
         for _ in range(MAX_HTTP_REDIRECTS + 1):
             self.check_origin(url)
-            response = self._client.request(
-                method, url, headers=headers, follow_redirects=False, **kwargs
-            )
+            response = self._send_once(method, url, headers, deadline, **kwargs)
             # a 304 Not Modified is a 3xx without a location: an answer, not a redirect
             if not (follow and response.has_redirect_location):
                 return response
@@ -253,13 +281,12 @@ class HttpService:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def json(self, method: str, url: str, **kwargs: Any) -> Any:
-        response = self.request(method, url, **kwargs)
-        try:
-            return response.json()
-        except ValueError:
-            raise InputError(
-                f"{self.service} returned a non-JSON body for {method} {url}"
-            ) from None
+        return self.request(method, url, **kwargs).json()
+
+    def note_truncated(self, what: str) -> None:
+        """Record and log that a list was cut at its bound (``what`` names it and the bound)."""
+        self.truncated.append(what)
+        log.warning("%s", what)
 
     def _wait(self, seconds: float) -> None:
         self.waits.append(seconds)

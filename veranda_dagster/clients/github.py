@@ -18,12 +18,20 @@ rel="next"`` header up to ``MAX_PAGES``.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Unpack
 from urllib.parse import quote
 
 import httpx
 
-from veranda_dagster.clients._http import HttpSeams, HttpService, HttpStatusError, backoff_s
+from veranda_dagster.clients._bounded import read_body
+from veranda_dagster.clients._http import (
+    HttpAuthError,
+    HttpSeams,
+    HttpService,
+    HttpStatusError,
+    backoff_s,
+)
 from veranda_dagster.clients.github_shapes import (
     check_run_id,
     ci_finding,
@@ -32,9 +40,10 @@ from veranda_dagster.clients.github_shapes import (
     pull_request,
     review_comment,
 )
+from veranda_dagster.clients.paging import Listing, Page, newest_first
 from veranda_dagster.domain.bounds import MAX_RATE_LIMIT_RESET_WAIT_S, OUTPUT_TAIL_BYTES
 from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.work.forge import CiFinding, CiJob, Comment, ForgePR
+from veranda_dagster.domain.work.forge import CiFinding, CiJob, Comment, Comments, ForgePR
 
 API_VERSION = "2022-11-28"
 ACCEPT = "application/vnd.github+json"
@@ -79,6 +88,7 @@ class GitHubClient(HttpService):
         """Check-runs URL -> (ETag, jobs) of its last full answer, for conditional polls."""
         self.not_modified = 0
         """Polls answered ``304`` (free against the rate limit)."""
+        self._own_id: int | None = None
 
     # --- transport policy: GitHub signals limits with 403 as well as 429 -------------------
 
@@ -107,18 +117,24 @@ class GitHubClient(HttpService):
             items += [item for item in page if isinstance(item, dict)]
             next_url = response.links.get("next", {}).get("url")
             query = None  # the next link carries the query
+        if next_url is not None:
+            self.note_truncated(f"github {url}: more than {MAX_PAGES} pages; later ones not read")
         return items
 
     # --- pull requests ------------------------------------------------------------------------
 
     def find_pull_request(self, repo: str, head_branch: str) -> ForgePR | None:
+        """Our open PR from ``head_branch``: its head is a branch of ``repo`` itself. A fork
+        (even one in the same org, whose head label reads the same) is someone else's."""
         owner = repo.split("/", 1)[0]
         pulls = self._pages(
             f"/repos/{repo_path(repo)}/pulls", head=f"{owner}:{head_branch}", state="open"
         )
         for pull in pulls:
-            if (pull.get("head") or {}).get("ref") == head_branch:
-                return pull_request(pull)
+            head = pull.get("head") or {}
+            source = str((head.get("repo") or {}).get("full_name") or "")
+            if head.get("ref") == head_branch and source.lower() == repo.lower():
+                return pull_request(pull)  # a fork's PR of the same branch name is not ours
         return None
 
     def create_pull_request(
@@ -168,6 +184,8 @@ class GitHubClient(HttpService):
             data = more.json()
             items += [i for i in (data.get("check_runs") or []) if isinstance(i, dict)]
             next_url = more.links.get("next", {}).get("url")
+        if next_url:
+            self.note_truncated(f"github {url}: more than {MAX_PAGES} pages; later ones not read")
         jobs = [ci_job(r) for r in items]
         etag = response.headers.get("etag")
         if etag and not paged:  # one page's ETag cannot vouch for the others
@@ -201,11 +219,16 @@ class GitHubClient(HttpService):
                 return None
             raise
         location = response.headers.get("location")
-        if response.status_code in (301, 302, 303, 307) and location:
-            response = self._client.get(location)
-            if response.status_code >= 400:
+        if response.status_code not in (301, 302, 303, 307) or not location:
+            return response.content[-LOG_TAIL_BYTES:].decode("utf-8", errors="ignore")
+        deadline = time.monotonic() + self.deadline_s
+        with self._client.stream("GET", location) as log:  # pre-signed: our token stays home
+            if log.status_code >= 400:
                 return None
-        return response.content[-LOG_TAIL_BYTES:].decode("utf-8", errors="ignore")
+            tail = read_body(
+                log, what="github job log", limit=LOG_TAIL_BYTES, deadline=deadline, keep="tail"
+            )
+        return tail.decode("utf-8", errors="ignore")
 
     # --- the org's repositories (the repo-detection catalog) --------------------------------
 
@@ -241,13 +264,50 @@ class GitHubClient(HttpService):
 
     # --- comments -----------------------------------------------------------------------------
 
-    def list_comments(self, repo: str, number: int) -> list[Comment]:
-        """Review comments (oldest first), then the conversation's issue comments."""
-        review = self._pages(
-            f"/repos/{repo_path(repo)}/pulls/{number}/comments", sort="created", direction="asc"
-        )
-        issue = self._pages(f"/repos/{repo_path(repo)}/issues/{number}/comments")
-        return [review_comment(c) for c in review] + [issue_comment(c) for c in issue]
+    def own_user_id(self) -> int:
+        """Our account's user id, asked once: ``GET /user`` for a person's or machine user's
+        token; an app's installation token may not call it (403), and GraphQL's ``viewer`` is
+        then the app's bot user. Progress is read only from comments this id wrote."""
+        if self._own_id is None:
+            try:
+                data = self.json("GET", "/user")
+                found = data.get("id") if isinstance(data, dict) else None
+            except HttpAuthError:
+                query = {"query": "query { viewer { databaseId } }"}
+                data = self.json("POST", graphql_url(self.base_url), json=query)
+                viewer = ((data.get("data") or {}) if isinstance(data, dict) else {}).get("viewer")
+                found = (viewer or {}).get("databaseId")
+            if not isinstance(found, int) or isinstance(found, bool):
+                raise InputError("github: could not learn our own user id (GET /user, viewer)")
+            self._own_id = found
+        return self._own_id
+
+    def list_comments(self, repo: str, number: int) -> Comments:
+        """Review comments, then the conversation's issue comments, each oldest first; each
+        list read newest first past ``MAX_PAGES`` (``paging``), a cut named in ``truncated``."""
+        base = f"/repos/{repo_path(repo)}"
+        review = self._newest_first(f"{base}/pulls/{number}/comments")
+        issue = self._newest_first(f"{base}/issues/{number}/comments")
+        own = self.own_user_id()
+        comments = [review_comment(c, own) for c in review.items]
+        comments += [issue_comment(c, own) for c in issue.items]
+        cuts = [c for c in (review.truncated, issue.truncated) if c]
+        return Comments(comments, "; ".join(cuts) or None)
+
+    def _newest_first(self, path: str) -> Listing:
+        """A page-numbered list read so the newest items survive the page bound."""
+
+        def read_page(page: int) -> Page:
+            response = self.request("GET", path, params={"per_page": PER_PAGE, "page": page})
+            items = response.json()
+            if not isinstance(items, list):
+                raise InputError(f"github: {path} did not return a list")
+            last = response.links.get("last", {}).get("url")
+            more = "next" in response.links
+            total = _page_number(last) if last else (None if more else page)
+            return [i for i in items if isinstance(i, dict)], total, more
+
+        return newest_first(read_page, MAX_PAGES, f"github {path}")
 
     def comment(self, repo: str, number: int, body: str) -> str:
         data = self.json(
@@ -268,6 +328,19 @@ class GitHubClient(HttpService):
             json={"body": body},
         )
         return f"review:{int(data['id'])}"
+
+
+def _page_number(url: str) -> int | None:
+    """The ``page`` query parameter of a pagination link, if it is a number."""
+    page = httpx.URL(url).params.get("page", "")
+    return int(page) if page.isdigit() else None
+
+
+def graphql_url(base_url: str) -> str:
+    """GitHub's GraphQL endpoint beside its REST base: ``/graphql`` on api.github.com,
+    ``/api/graphql`` on an Enterprise Server whose REST base ends in ``/api/v3``."""
+    base = base_url.rstrip("/")
+    return base.removesuffix("/v3") + "/graphql" if base.endswith("/api/v3") else base + "/graphql"
 
 
 def repo_path(repo: str) -> str:

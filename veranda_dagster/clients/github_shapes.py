@@ -87,7 +87,15 @@ def pull_request(data: dict[str, Any]) -> ForgePR:
     )
 
 
-def review_comment(data: dict[str, Any]) -> Comment:
+def written_by(data: dict[str, Any], user_id: int | None) -> bool:
+    """The comment's author is the account ``user_id`` (by id: a login can be lookalike) and it
+    was not edited since (the product never edits one, so an edit is someone else's)."""
+    author = (data.get("user") or {}).get("id")
+    unedited = data.get("updated_at") in (None, data.get("created_at"))
+    return user_id is not None and isinstance(author, int) and author == user_id and unedited
+
+
+def review_comment(data: dict[str, Any], own_id: int | None = None) -> Comment:
     """A review comment in its thread, which GitHub names by the thread's root comment."""
     root = data.get("in_reply_to_id")
     user = data.get("user") or {}
@@ -101,14 +109,16 @@ def review_comment(data: dict[str, Any]) -> Comment:
         path=data.get("path"),
         line=data.get("line"),
         diff_hunk=data.get("diff_hunk"),
+        by_self=written_by(data, own_id),
     )
 
 
-def issue_comment(data: dict[str, Any]) -> Comment:
+def issue_comment(data: dict[str, Any], own_id: int | None = None) -> Comment:
     user = data.get("user") or {}
     return Comment(
         id=f"issue:{int(data['id'])}",
         author=str(user.get("login") or ""),
         body=bound_comment(str(data.get("body") or "")),
         bot_author=user.get("type") == "Bot",
+        by_self=written_by(data, own_id),
     )

@@ -25,10 +25,13 @@ from typing import Any
 from urllib.parse import quote
 
 from veranda_dagster.clients._http import HttpStatusError
-from veranda_dagster.clients.gitlab_base import project_ref
+from veranda_dagster.clients.gitlab_base import API, PER_PAGE, project_ref
 from veranda_dagster.clients.gitlab_ci import GitLabCI
+from veranda_dagster.clients.paging import Listing, Page, newest_first
+from veranda_dagster.domain.bounds import MAX_FORGE_LIST_PAGES
+from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.ticket_bounds import bound_comment
-from veranda_dagster.domain.work.forge import Comment, ForgePR
+from veranda_dagster.domain.work.forge import Comment, Comments, ForgePR
 
 BOT_USERNAME = re.compile(r"^(?:project|group)_\d+_bot(?:_[0-9a-f]+)?$|\[bot\]$|-bot$")
 """Users GitLab creates for project/group access tokens (``project_42_bot_<hex>``), and the
@@ -36,17 +39,23 @@ conventional bot suffixes: their notes are never human feedback."""
 
 
 class GitLabClient(GitLabCI):
+    _own_id: int | None = None
+    """Our account's user id, once ``own_user_id`` has asked."""
+
     # --- merge requests -----------------------------------------------------------------------
 
     def find_pull_request(self, repo: str, head_branch: str) -> ForgePR | None:
+        """Our open MR from ``head_branch``: its source project is the target project itself;
+        a fork's MR from a branch of the same name is someone else's."""
         mrs = self._pages(
             f"/projects/{project_ref(repo)}/merge_requests",
             source_branch=head_branch,
             state="opened",
         )
         for mr in mrs:
-            if mr.get("source_branch") == head_branch:
-                return _merge_request(mr)
+            source, target = mr.get("source_project_id"), mr.get("target_project_id")
+            if mr.get("source_branch") == head_branch and source is not None and source == target:
+                return _merge_request(mr)  # a fork's MR of the same branch name is not ours
         return None
 
     def create_pull_request(
@@ -82,19 +91,43 @@ class GitLabClient(GitLabCI):
 
     # --- notes and discussions ----------------------------------------------------------------
 
-    def discussions(self, repo: str, number: int) -> list[dict[str, Any]]:
-        path = f"/projects/{project_ref(repo)}/merge_requests/{int(number)}/discussions"
-        return self._pages(path)
+    def discussions(self, repo: str, number: int) -> Listing:
+        """The MR's discussions, oldest first, read newest first past the page bound."""
+        path = f"{API}/projects/{project_ref(repo)}/merge_requests/{int(number)}/discussions"
 
-    def list_comments(self, repo: str, number: int) -> list[Comment]:
-        out: list[Comment] = []
-        for discussion in self.discussions(repo, number):
+        def read_page(page: int) -> Page:
+            response = self.request("GET", path, params={"per_page": PER_PAGE, "page": page})
+            items = response.json()
+            if not isinstance(items, list):
+                raise InputError(f"gitlab {path}: response is not a JSON list")
+            total = response.headers.get("x-total-pages", "").strip()
+            more = response.headers.get("x-next-page", "").strip().isdigit() and bool(items)
+            pages = int(total) if total.isdigit() else (None if more else page)
+            return [i for i in items if isinstance(i, dict)], pages, more
+
+        return newest_first(read_page, MAX_FORGE_LIST_PAGES, f"gitlab {path}")
+
+    def own_user_id(self) -> int:
+        """Our account's user id (``GET /user``; a project or group token's bot user answers
+        too), asked once: progress is read only from notes this id wrote."""
+        if self._own_id is None:
+            found = self._object("GET", "/user").get("id")
+            if not isinstance(found, int) or isinstance(found, bool):
+                raise InputError("gitlab: GET /user did not name our own user id")
+            self._own_id = found
+        return self._own_id
+
+    def list_comments(self, repo: str, number: int) -> Comments:
+        own = self.own_user_id()
+        listing = self.discussions(repo, number)
+        out = Comments(truncated=listing.truncated)
+        for discussion in listing.items:
             notes = [n for n in discussion.get("notes") or [] if isinstance(n, dict)]
             first = notes[0]["id"] if notes else None
             for note in notes:
                 if note.get("system"):
                     continue
-                out.append(_note(note, str(discussion.get("id") or ""), first))
+                out.append(_note(note, str(discussion.get("id") or ""), first, own))
         return out
 
     def comment(self, repo: str, number: int, body: str) -> str:
@@ -130,8 +163,9 @@ def _merge_request(data: dict[str, Any]) -> ForgePR:
     )
 
 
-def _note(note: dict[str, Any], discussion_id: str, first_id: Any) -> Comment:
-    """A note; a diff note is in its discussion's thread, any other in the conversation."""
+def _note(note: dict[str, Any], discussion_id: str, first_id: Any, own_id: int) -> Comment:
+    """A note; a diff note is in its discussion's thread, any other in the conversation. It is
+    ours when its author's id is ours and it was not edited since (we never edit a note)."""
     author = note.get("author") or {}
     username = str(author.get("username") or "")
     position = note.get("position") or {}
@@ -145,4 +179,6 @@ def _note(note: dict[str, Any], discussion_id: str, first_id: Any) -> Comment:
         bot_author=bool(author.get("bot")) or bool(BOT_USERNAME.search(username)),
         path=position.get("new_path") or position.get("old_path") if is_diff else None,
         line=position.get("new_line") or position.get("old_line") if is_diff else None,
+        by_self=author.get("id") == own_id
+        and note.get("updated_at") in (None, note.get("created_at")),
     )

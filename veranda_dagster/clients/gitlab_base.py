@@ -113,7 +113,8 @@ class GitLabApi(HttpService):
         return data
 
     def _pages(self, path: str, **params: Any) -> list[dict[str, Any]]:
-        """Every item of a paged list, up to ``MAX_FORGE_LIST_PAGES`` pages."""
+        """Every item of a paged list, up to ``MAX_FORGE_LIST_PAGES`` pages (a cut is noted:
+        ``truncated``, and a warning in the log)."""
         items: list[dict[str, Any]] = []
         query: dict[str, Any] = {"per_page": PER_PAGE, **params}
         url = API + path
@@ -130,6 +131,10 @@ class GitLabApi(HttpService):
                 url, query = response.links["next"]["url"], {}
             else:
                 break
+        else:
+            self.note_truncated(
+                f"gitlab {path}: more than {MAX_FORGE_LIST_PAGES} pages; later ones not read"
+            )
         return items
 
     # --- projects -----------------------------------------------------------------------------

@@ -21,12 +21,13 @@ as ``CiFinding`` values, each attributed to the job (the tool the gate ran).
 from __future__ import annotations
 
 import gzip
+import time
 import zlib
-from collections import deque
 from typing import Any
 
 import httpx
 
+from veranda_dagster.clients._bounded import Keep, bounded, read_body
 from veranda_dagster.clients.gitlab_base import API, GitLabApi, GitLabNotFoundError, project_ref
 from veranda_dagster.domain.bounds import MAX_CI_REPORT_BYTES, OUTPUT_TAIL_BYTES
 from veranda_dagster.domain.code_quality import parse_any_report
@@ -177,7 +178,7 @@ class GitLabCI(GitLabApi):
             found = parse_any_report(log, root)
         return found
 
-    def _stream(self, url: str, limit: int, *, keep: str) -> bytes | None:
+    def _stream(self, url: str, limit: int, *, keep: Keep) -> bytes | None:
         """GET ``url`` keeping the first (``head``: more is an error) or last ``limit`` bytes.
 
         The one place a body is streamed, so a hostile 100 MB log never sits in memory; it
@@ -185,26 +186,18 @@ class GitLabCI(GitLabApi):
         """
         self.check_origin(url)
         headers = self._auth_headers()
+        deadline = time.monotonic() + self.deadline_s
+        what = f"gitlab: {url}"
         try:
             with self._client.stream("GET", url, headers=headers, follow_redirects=False) as r:
                 if r.status_code == 404:
                     return None
                 if r.status_code >= 400 or r.is_redirect:
-                    r.read()
-                    self._raise_streamed(r, url)
-                chunks: deque[bytes] = deque()
-                size = 0
-                for chunk in r.iter_bytes():
-                    chunks.append(chunk)
-                    size += len(chunk)
-                    if keep == "head" and size > limit:
-                        raise InputError(f"gitlab: {url} is over {limit} bytes")
-                    while keep == "tail" and size - len(chunks[0]) >= limit:
-                        size -= len(chunks.popleft())
-                body = b"".join(chunks)
+                    body = read_body(r, what=what, deadline=deadline)
+                    self._raise_streamed(bounded(r, body, what), url)
+                return read_body(r, what=what, limit=limit, deadline=deadline, keep=keep)
         except httpx.TransportError as exc:
             raise InputError(f"gitlab: reading {url} failed: {type(exc).__name__}") from None
-        return body[-limit:] if keep == "tail" else body
 
     def _raise_streamed(self, response: httpx.Response, url: str) -> None:
         if response.is_redirect:

@@ -131,6 +131,7 @@ class JiraClient(HttpService):
         self.label = label
         self.assignee = assignee
         self.project = project
+        self._own_id: str | None = None
 
     @property
     def api(self) -> str:
@@ -201,6 +202,15 @@ class JiraClient(HttpService):
         """The authenticated account: ``accountId`` on Cloud, ``name``/``key`` on Data Center."""
         return self._object("GET", f"{self.api}/myself")
 
+    def own_account_id(self) -> str:
+        """Our account's id (``myself``), asked once: a post is ours by author, not by text."""
+        if self._own_id is None:
+            found, _ = _account(self.myself())
+            if not found:
+                raise InputError("jira myself: no accountId, name or key")
+            self._own_id = found
+        return self._own_id
+
     # --- comments -----------------------------------------------------------------------------
 
     def comments(self, key: str) -> list[JiraComment]:
@@ -238,9 +248,9 @@ class JiraClient(HttpService):
 
     def post_once(self, key: str, text: str, marker: str) -> str:
         """Post ``text`` with ``marker`` unless a comment already carries it (a retried step)."""
-        tag = marker_line(marker)
-        for comment in self.comments(key):
-            if tag in comment.body:
+        tag, own = marker_line(marker), self.own_account_id()
+        for comment in self.comments(key):  # ours by author: anyone can paste a marker line
+            if tag in comment.body and comment.author_id == own:
                 return comment.id
         return self.add_comment(key, f"{text}\n\n{tag}")
 

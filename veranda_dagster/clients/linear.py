@@ -91,6 +91,7 @@ class LinearClient(HttpService):
         self.bot_user_id = bot_user_id
         self.label = label
         self._not_before = 0.0
+        self._own_id: str | None = None
 
     def _auth_headers(self) -> dict[str, str]:
         """Personal keys (``lin_api_``) go raw; OAuth tokens as Bearer (Linear SDK client.ts)."""
@@ -239,6 +240,17 @@ class LinearClient(HttpService):
         if not isinstance(issue, dict):
             raise InputError(f"linear GetIssue: issue {identifier!r} not found")
         return issue
+
+    def own_user_id(self) -> str:
+        """The token's own user (``viewer``), asked once: a post is ours by this id, not by
+        the marker in its text."""
+        if self._own_id is None:
+            viewer = self.graphql("Viewer", "query Viewer{ viewer { id } }", {}).get("viewer")
+            found = viewer.get("id") if isinstance(viewer, dict) else None
+            if not isinstance(found, str) or not found:
+                raise InputError("linear Viewer: 'viewer.id' is missing")
+            self._own_id = found
+        return self._own_id
 
     def comments(self, issue_id: str) -> list[dict[str, Any]]:
         """The issue's recent comments, for look-before-create idempotency."""

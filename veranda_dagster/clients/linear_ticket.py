@@ -46,6 +46,13 @@ class LinearIssues(Protocol):
 
     def comment_create(self, issue_id: str, body: str) -> str: ...
 
+    def own_user_id(self) -> str: ...
+
+
+def _author(comment: dict[str, Any]) -> str | None:
+    user = comment.get("user")
+    return str(user.get("id")) if isinstance(user, dict) and user.get("id") else None
+
 
 def _field(node: dict[str, Any], name: str) -> str:
     value = node.get(name)
@@ -107,8 +114,8 @@ class LinearTicketSource(SourcePort[LinearIssues]):
         issue_id = ticket.external_id or str(self.client.get_issue(ticket.id).get("id") or "")
         if not issue_id:
             raise InputError(f"ticket {ticket.id}: no Linear issue id to comment on")
-        tag = f"<!-- {marker} -->"
-        for comment in self.client.comments(issue_id):
-            if tag in str(comment.get("body") or ""):
+        tag, own = f"<!-- {marker} -->", self.client.own_user_id()
+        for comment in self.client.comments(issue_id):  # ours by author id: anyone can paste a tag
+            if tag in str(comment.get("body") or "") and _author(comment) == own:
                 return str(comment["id"])
         return self.client.comment_create(issue_id, f"{text}\n\n{tag}")

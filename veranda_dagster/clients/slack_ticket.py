@@ -172,9 +172,10 @@ class SlackTicketSource(SourcePort[SlackThreads]):
     def post(self, ticket: Ticket, text: str, marker: str) -> str:
         if not ticket.external_id or not ticket.thread_ts:
             raise InputError(f"ticket {ticket.id}: field 'external_id'/'thread_ts' is missing")
+        own = self.client.bot_user_id
         for message in self.client.replies(ticket.external_id, ticket.thread_ts):
-            if post_marker_of(message) == marker:
-                return str(message["ts"])
+            if post_marker_of(message) == marker and message.get("user") == own:
+                return str(message["ts"])  # ours by author: another app can send metadata
         metadata = {"event_type": EVENT_TYPE, "event_payload": {"marker": marker}}
         return self.client.post_message(
             ticket.external_id, text, ticket.thread_ts, metadata=metadata

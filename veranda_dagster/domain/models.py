@@ -340,6 +340,8 @@ class ReviewRounds(PhaseValue):
     rounds: list[ReviewRound] = Field(default_factory=list)
     stopped: Literal["clean", "bound"]
     head_sha: str
+    truncated: list[str] = Field(default_factory=list)
+    """What a forge list bound left out of the PR's comments this run read (run log, metadata)."""
 
 
 class Violation(Strict):
@@ -392,3 +394,5 @@ class Feedback(PhaseValue):
     processed_comment_ids: list[str] = Field(default_factory=list)
     bound_reached: bool = False
     head_sha: str | None = None
+    truncated: list[str] = Field(default_factory=list)
+    """What a forge list bound left out of the PR's comments this run read (run log, metadata)."""

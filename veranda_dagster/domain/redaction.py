@@ -15,14 +15,20 @@ stall the step that scrubs it):
    provider's, registered from outside the domain (``register_shape_source``): each tracker's
    and forge's beside its client, each model vendor's beside its adapter, so a new provider
    brings its shapes with it.
-4. **Assignments and headers**: ``<NAME>_TOKEN=...``, ``password=...``, ``Authorization: Bearer``.
+4. **Assignments and headers**: ``<NAME>_TOKEN=...``, ``password=...``, ``password: ...``,
+   ``--password ...``, ``Authorization: Bearer``.
+5. **High entropy** (``high_entropy=True``, for text from outside going to a model: CI logs,
+   comments): a run of 32+ hex or base64 characters random enough to be a key (a 40-hex API
+   key is indistinguishable from a commit sha, so both are masked there; nowhere else).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
@@ -95,6 +101,20 @@ _ASSIGNED_LOWER = re.compile(
     r"(?i)\b(?P<name>[a-z0-9_]*(?:token|secret|password|api_key|apikey))"
     r"(?P<sep>=)(?P<q>['\"]?)(?!\*\*\*)[^\s'\"&]{6,}"
 )
+_PASSWORD_SAID = re.compile(
+    r"(?i)(?P<name>\b(?:password|passwd|pwd)|--(?:password|passwd|token|secret|api-key))"
+    r"(?P<sep>\s*+[:=]\s*+|\s++)(?P<q>['\"]?)(?!\*\*\*)(?=[^\s'\"]*[0-9!@#$%^&*_+=/-])"
+    r"[^\s'\"]{6,}"
+)
+"""``deploy password: hunter2!x`` / ``--password s3cret99``: said in a log, any case; the value
+must hold a digit or a symbol so "password is required" stays prose."""
+_CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{32,}={0,2}(?![A-Za-z0-9+/=_-])")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+MIN_HEX_ENTROPY = 3.0
+"""Bits per character of a 32+ hex run to count as a key: random hex is ~3.9, a run of one
+repeated digit group is far below."""
+MIN_BASE64_ENTROPY = 4.3
+"""Bits per character of a 32+ base64 run: random base64 is ~5, identifiers and paths ~4."""
 _URL_DELIMITERS = re.compile(r"[@:/?#]")
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|_KEY$")
 _NOT_A_VALUE = re.compile(r"_(?:FILE|PATH|DIR|ENV|NAME|URL_ENV)$")
@@ -192,18 +212,42 @@ def mask_url_passwords(text: str) -> str:
     return "".join([*out, text[cursor:]])
 
 
+def entropy(text: str) -> float:
+    """Shannon entropy of ``text``'s characters, in bits per character."""
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def _looks_random(run: str) -> bool:
+    body = run.rstrip("=")
+    if _HEX.fullmatch(body):
+        return entropy(body) >= MIN_HEX_ENTROPY
+    mixed = any(c.isdigit() for c in body) and body.lower() != body and body.upper() != body
+    return mixed and entropy(body) >= MIN_BASE64_ENTROPY
+
+
+def mask_high_entropy(text: str) -> str:
+    """Every 32+ character hex or base64 run random enough to be a key, masked."""
+    return _CANDIDATE.sub(lambda m: MASK if _looks_random(m[0]) else m[0], text)
+
+
 def scrub(
-    text: str, known: list[str] | None = None, *, environ: Mapping[str, str] | None = None
+    text: str,
+    known: list[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    high_entropy: bool = False,
 ) -> str:
     """``text`` with every known secret value and every token-shaped string masked.
 
     ``environ`` (default: the process environment) supplies the secrets this process holds, so
-    a value no shape knows (a custom token, a database password) is masked all the same."""
+    a value no shape knows (a custom token, a database password) is masked all the same.
+    ``high_entropy`` adds pass 5, for text from outside on its way to a model."""
     env = os.environ if environ is None else environ
     text = _mask_known(text, [*(known or []), *environ_secrets(env)])
     text = mask_url_passwords(text)
     for pattern in (_compiled(token_shapes()), *_HEADERS):
         text = pattern.sub(MASK, text)
-    for pattern in (_ASSIGNED, _ASSIGNED_LOWER):
+    for pattern in (_ASSIGNED, _ASSIGNED_LOWER, _PASSWORD_SAID):
         text = pattern.sub(lambda m: f"{m['name']}{m['sep']}{m['q']}{MASK}", text)
-    return text
+    return mask_high_entropy(text) if high_entropy else text

@@ -196,9 +196,11 @@ def poll_pr_feedback(
         pr = cursor.prs[key]
         try:
             comments = human_comments(forge, pr.repo, pr.number)
-        except TransientError as exc:
+        except (TransientError, InputError) as exc:  # a slow, huge or bad answer: this PR only
             log.warning(f"pr_feedback: {key} ({pr.repo}#{pr.number}) not polled: {exc}")
             continue
+        if comments.truncated:
+            log.warning(f"pr_feedback: {key}: comments cut at the list bound: {comments.truncated}")
         listed = [c.id for c in comments]
         if set(listed) - set(pr.seen):
             requests.append(feedback_run_request(key, comments_digest(listed)))

@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlencode
 
 from veranda_dagster.sim.bare_repo import BareRepo, repos_under
 from veranda_dagster.sim.fake_ci import CiMode, FakeCI
-from veranda_dagster.sim.github_pulls import PullsAndChecks, not_found
+from veranda_dagster.sim.github_pulls import BOT_LOGIN, PullsAndChecks, not_found, user
 from veranda_dagster.sim.github_search import search_code
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse, paginate
 
@@ -75,6 +75,7 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
         self._routes = compile_routes(
             [
                 ("GET", "/rate_limit", self._rate_limit),
+                ("GET", "/user", self._user),
                 ("GET", "/orgs/{org}/repos", self._org_repos),
                 ("GET", "/search/code", self._search),
                 ("GET", "/repos/{o}/{r}", self._repo_get),
@@ -170,9 +171,11 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
                 for p in pulls.values()
             ]
 
-    def human_comment(self, full_name: str, number: int, body: str, login: str = "octocat") -> None:
-        """A human's PR conversation comment (for feedback tests)."""
-        self._add_comment(self.issue_comments, full_name, number, {"body": body}, login, "User")
+    def human_comment(self, full_name: str, number: int, body: str, login: str = "octocat") -> int:
+        """A human's PR conversation comment (for feedback tests); its id."""
+        fields = {"body": body}
+        added = self._add_comment(self.issue_comments, full_name, number, fields, login, "User")
+        return int(added["id"])
 
     def human_review_comment(
         self, full_name: str, number: int, body: str, path: str, line: int, login: str = "octocat"
@@ -230,10 +233,17 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
         page = int(request.arg("page", "1") or 1)
         per_page = int(request.arg("per_page", "30") or 30)
         chunk, more = paginate(items, page, per_page)
-        headers = {}
-        if more:
-            query = {k: v[-1] for k, v in request.query.items()} | {"page": str(page + 1)}
-            headers["link"] = f'<{self.base_url}{request.path}?{urlencode(query)}>; rel="next"'
+        last = max(1, -(-len(items) // max(1, min(per_page, 100))))
+        query = {k: v[-1] for k, v in request.query.items()}
+
+        def link(number: int, rel: str) -> str:
+            where = urlencode(query | {"page": str(number)})
+            return f'<{self.base_url}{request.path}?{where}>; rel="{rel}"'
+
+        links = [link(page + 1, "next"), link(last, "last")] if more else []
+        if page > 1:
+            links += [link(1, "first"), link(page - 1, "prev")]
+        headers = {"link": ", ".join(links)} if links else {}
         return FakeResponse(200, chunk, headers)
 
     # --- repos, contents ------------------------------------------------------------------------
@@ -253,6 +263,10 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
             "html_url": f"{self.base_url}/{repo.full_name}",
             "permissions": {"admin": False, "push": True, "pull": True},
         }
+
+    def _user(self, request: FakeRequest) -> FakeResponse:
+        """``GET /user``: the token's own account, the app's bot user."""
+        return FakeResponse(200, user(BOT_LOGIN, "Bot"))
 
     def _rate_limit(self, request: FakeRequest) -> FakeResponse:
         reset = int(time.time()) + 3600

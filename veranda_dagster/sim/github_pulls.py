@@ -7,6 +7,7 @@ runs). Creating a second open PR for a head is the real 422 "A pull request alre
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import json
 import threading
@@ -19,10 +20,24 @@ from veranda_dagster.sim.fake_ci import FakeCI
 from veranda_dagster.sim.http_fake import FakeRequest, FakeResponse
 
 BOT_LOGIN = "veranda-bot[bot]"
+BOT_USER_ID = 41_000_001
+"""The id GitHub gives the app's bot user; ``GET /user`` with the fake's token names it."""
+
+
+def user(login: str, kind: str) -> dict[str, Any]:
+    """A ``user`` object with a stable id per login (the bot's is ``BOT_USER_ID``)."""
+    uid = BOT_USER_ID if login == BOT_LOGIN else 1_000 + sum(login.encode()) * 7 + len(login)
+    return {"login": login, "id": uid, "type": kind}
 
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _later(stamp: str) -> str:
+    """A second after ``stamp`` (an edit is always later than the creation)."""
+    at = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at + 1))
 
 
 def not_found() -> FakeResponse:
@@ -73,7 +88,8 @@ class PullsAndChecks:
 
     def _pull_view(self, full_name: str, pr: dict[str, Any]) -> dict[str, Any]:
         repo = self.repo(full_name)
-        head_sha = repo.resolve(pr["head"]["ref"]) if repo else None
+        own = pr["head"].get("repo", {}).get("full_name") == full_name
+        head_sha = repo.resolve(pr["head"]["ref"]) if repo and own else None
         base_sha = repo.resolve(pr["base"]["ref"]) if repo else None
         view = {
             **pr,
@@ -96,7 +112,12 @@ class PullsAndChecks:
             return _invalid("PullRequest", f"base {base!r} does not exist")
         pulls = self.pulls.setdefault(repo.full_name, {})
         org = repo.full_name.split("/")[0]
-        if any(p["head"]["ref"] == head and p["state"] == "open" for p in pulls.values()):
+        if any(
+            p["head"]["ref"] == head
+            and p["state"] == "open"
+            and p["head"]["repo"]["full_name"] == repo.full_name  # a fork's branch is its own
+            for p in pulls.values()
+        ):
             return _invalid("PullRequest", f"A pull request already exists for {org}:{head}.")
         if branches[head] == branches[base]:
             return _invalid("PullRequest", f"No commits between {base} and {head}")
@@ -111,9 +132,19 @@ class PullsAndChecks:
             "body": data.get("body") or "",
             "html_url": url,
             "url": f"{self.base_url}/repos/{repo.full_name}/pulls/{number}",
-            "head": {"ref": head, "sha": branches[head], "label": f"{org}:{head}"},
-            "base": {"ref": base, "sha": branches[base], "label": f"{org}:{base}"},
-            "user": {"login": BOT_LOGIN, "type": "Bot"},
+            "head": {
+                "ref": head,
+                "sha": branches[head],
+                "label": f"{org}:{head}",
+                "repo": {"full_name": repo.full_name},
+            },
+            "base": {
+                "ref": base,
+                "sha": branches[base],
+                "label": f"{org}:{base}",
+                "repo": {"full_name": repo.full_name},
+            },
+            "user": user(BOT_LOGIN, "Bot"),
             "created_at": _now(),
             "updated_at": _now(),
         }
@@ -121,6 +152,44 @@ class PullsAndChecks:
         self.ci.ensure(repo, branches[head])
         view = self._pull_view(repo.full_name, pr)
         return FakeResponse(201, view, {"location": pr["url"]})
+
+    def fork_pull_request(self, full_name: str, fork: str, branch: str, body: str) -> int:
+        """A pull request into ``full_name`` from ``fork``'s branch (a stranger's copy; in the
+        same org when ``fork`` is, so its head label is the org's): ``head.repo`` is the fork."""
+        with self.lock:
+            pulls = self.pulls.setdefault(full_name, {})
+            number = 1 + max([0, *pulls.keys()], default=0)
+            owner = fork.split("/")[0]
+            pulls[number] = {
+                "id": next(self._ids),
+                "number": number,
+                "state": "open",
+                "draft": False,
+                "title": "From a fork",
+                "body": body,
+                "html_url": f"{self.base_url}/{full_name}/pull/{number}",
+                "url": f"{self.base_url}/repos/{full_name}/pulls/{number}",
+                "head": {
+                    "ref": branch,
+                    "sha": "f" * 40,
+                    "label": f"{owner}:{branch}",
+                    "repo": {"full_name": fork},
+                },
+                "base": {"ref": "main", "label": f"{owner}:main", "repo": {"full_name": full_name}},
+                "user": user("mallory", "User"),
+                "created_at": _now(),
+                "updated_at": _now(),
+            }
+            return number
+
+    def edit_comment(self, full_name: str, number: int, comment_id: int, body: str) -> None:
+        """Someone else (a maintainer may) edits a comment: its body and ``updated_at``."""
+        with self.lock:
+            for store in (self.issue_comments, self.review_comments):
+                for c in store.get((full_name, number), []):
+                    if c["id"] == comment_id:
+                        c["body"] = body
+                        c["updated_at"] = _later(c["created_at"])
 
     def _pull_list(self, request: FakeRequest, repo: BareRepo) -> FakeResponse:
         state = request.arg("state", "open")
@@ -179,12 +248,13 @@ class PullsAndChecks:
     ) -> dict[str, Any]:
         with self.lock:
             cid = next(self._ids)
+            now = _now()  # one stamp: an unedited comment's two times are equal on GitHub
             comment = {
                 "id": cid,
                 **fields,
-                "user": {"login": login, "type": kind},
-                "created_at": _now(),
-                "updated_at": _now(),
+                "user": user(login, kind),
+                "created_at": now,
+                "updated_at": now,
                 "author_association": "NONE" if kind == "Bot" else "COLLABORATOR",
                 "html_url": f"{self.base_url}/{full_name}/pull/{number}#comment-{cid}",
             }
@@ -269,7 +339,7 @@ class PullsAndChecks:
         )
         review = {
             "id": next(self._ids),
-            "user": {"login": BOT_LOGIN, "type": "Bot"},
+            "user": user(BOT_LOGIN, "Bot"),
             "state": state,
             "body": data.get("body") or "",
             "commit_id": self._pull_view(repo.full_name, pr)["head"]["sha"],

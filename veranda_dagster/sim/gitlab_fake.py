@@ -188,6 +188,8 @@ class GitLabFake(MergeRequestsAndPipelines, FakeHttpServer):
         items, more = paginate(rows, page, int(request.arg("per_page") or 20))
         headers = {"x-page": str(page), "x-next-page": str(page + 1) if more else ""}
         headers["x-total"] = str(len(rows))
+        per_page = max(1, min(int(request.arg("per_page") or 20), 100))
+        headers["x-total-pages"] = str(max(1, -(-len(rows) // per_page)))
         return FakeResponse(200, items, headers)
 
     # --- repository --------------------------------------------------------------------------

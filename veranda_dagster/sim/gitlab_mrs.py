@@ -11,6 +11,7 @@ lists it in ``artifacts`` as GitLab does, the job log is the command's output.
 
 from __future__ import annotations
 
+import calendar
 import itertools
 import json
 import time
@@ -21,12 +22,22 @@ from veranda_dagster.sim.fake_ci import CheckRun, FakeCI
 from veranda_dagster.sim.http_fake import FakeRequest, FakeResponse
 
 CODE_QUALITY_FILE = "gl-code-quality-report.json"
+BOT_USER_ID = 1
+"""The fake's bot user (the token's own user, ``GET /user``)."""
+FORK_PROJECT_ID = 424242
+"""The project a fork merge request comes from: not any project the fake serves."""
 _JOB_STATUS = {"queued": "pending", "in_progress": "running"}
 _JOB_CONCLUSION = {"success": "success", "cancelled": "canceled"}
 
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+
+
+def _later(stamp: str) -> str:
+    """A second after ``stamp`` (an edit is always later than the creation)."""
+    at = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%S.000Z"))
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(at + 1))
 
 
 def code_quality_report(annotations: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -73,6 +84,7 @@ class MergeRequestsAndPipelines:
     def merge_request_routes(self, p: str) -> list[tuple[str, str, Any]]:
         mr = f"/api/v4/projects/{p}/merge_requests"
         return [
+            ("GET", "/api/v4/user", self._user),
             ("GET", mr, self._mr_list),
             ("POST", mr, self._mr_create),
             ("GET", mr + "/{n}", self._mr_get),
@@ -109,6 +121,8 @@ class MergeRequestsAndPipelines:
         with self.lock:
             mine = self.mrs.setdefault(repo.full_name, {})
             for existing in mine.values():
+                if existing.get("fork"):
+                    continue  # another project's branch of the same name is not a duplicate
                 if existing["source_branch"] == source and existing["state"] == "opened":
                     message = f"Another open merge request already exists for this source branch: !{existing['iid']}"  # noqa: E501
                     return FakeResponse(409, {"message": [message]})
@@ -128,11 +142,34 @@ class MergeRequestsAndPipelines:
     def _mr(self, repo: BareRepo, n: str) -> dict[str, Any] | None:
         return self.mrs.get(repo.full_name, {}).get(int(n))
 
+    def fork_merge_request(self, repo: str, source_branch: str, description: str) -> int:
+        """A merge request into ``repo`` from a fork's branch (a stranger's project, id
+        ``FORK_PROJECT_ID``): its ``source_project_id`` is the fork's, as on GitLab."""
+        with self.lock:
+            mine = self.mrs.setdefault(repo, {})
+            iid = len(mine) + 1
+            mine[iid] = {
+                "iid": iid,
+                "id": 90000 + iid,
+                "title": "From a fork",
+                "description": description,
+                "source_branch": source_branch,
+                "target_branch": "main",
+                "state": "opened",
+                "created_at": _now(),
+                "fork": True,
+            }
+        return iid
+
     def _mr_json(self, repo: BareRepo, mr: dict[str, Any]) -> dict[str, Any]:
+        project = self._project_ids[repo.full_name]
+        fork = bool(mr.get("fork"))
         return {
-            **mr,
-            "project_id": self._project_ids[repo.full_name],
-            "sha": repo.branches().get(mr["source_branch"], ""),
+            **{k: v for k, v in mr.items() if k != "fork"},
+            "project_id": project,
+            "target_project_id": project,
+            "source_project_id": FORK_PROJECT_ID if fork else project,
+            "sha": "f" * 40 if fork else repo.branches().get(mr["source_branch"], ""),
             "web_url": f"{self.base_url}/{repo.full_name}/-/merge_requests/{mr['iid']}",
         }
 
@@ -154,14 +191,35 @@ class MergeRequestsAndPipelines:
 
     # --- notes and discussions -----------------------------------------------------------------
 
+    def user_id(self, username: str) -> int:
+        """A stable id per username; the bot user is ``BOT_USER_ID``."""
+        if username == self.bot_username:
+            return BOT_USER_ID
+        return 100 + sum(username.encode()) * 7 + len(username)
+
+    def _user(self, request: FakeRequest) -> FakeResponse:
+        """``GET /user``: the token's own user, the fake's bot."""
+        user = {"id": BOT_USER_ID, "username": self.bot_username, "bot": True}
+        return FakeResponse(200, user)
+
+    def edit_note(self, repo: str, iid: int, note_id: int, body: str) -> None:
+        """Someone (an admin, say) edits a note: its body and ``updated_at`` change."""
+        with self.lock:
+            for note in self.notes_of(repo, iid):
+                if note["id"] == note_id:
+                    note["body"] = body
+                    note["updated_at"] = _later(note["created_at"])
+
     def _new_note(self, body: str, username: str, position: dict[str, Any] | None = None):
+        now = _now()
         note: dict[str, Any] = {
             "id": next(self._note_ids),
             "type": "DiffNote" if position else None,
             "body": body,
             "system": False,
-            "author": {"id": 1 if username == self.bot_username else 7, "username": username},
-            "created_at": _now(),
+            "author": {"id": self.user_id(username), "username": username},
+            "created_at": now,
+            "updated_at": now,
             "noteable_type": "MergeRequest",
         }
         if position:

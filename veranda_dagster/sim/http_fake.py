@@ -14,7 +14,7 @@ import fnmatch
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -74,11 +74,14 @@ class FakeRequest:
 class FakeResponse:
     status: int = 200
     body: Any = None
-    """dict/list -> JSON; str/bytes sent as-is; None -> empty."""
+    """dict/list -> JSON; str/bytes sent as-is; None -> empty; a ``Streamed`` body is written
+    chunk by chunk as it is produced (a hostile answer: huge, or dripping)."""
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str | None = None
 
     def encode(self) -> tuple[bytes, str]:
+        if isinstance(self.body, Streamed):
+            raise TypeError("a streamed body is written by chunks, not encoded whole")
         if isinstance(self.body, bytes):
             return self.body, self.content_type or "application/octet-stream"
         if isinstance(self.body, str):
@@ -86,6 +89,43 @@ class FakeResponse:
         if self.body is None:
             return b"", self.content_type or "application/json"
         return json.dumps(self.body).encode(), self.content_type or "application/json"
+
+
+@dataclass
+class Streamed:
+    """A body produced lazily and sent with chunked transfer encoding: ``chunks`` yields each
+    piece when it is due, so a 300 MB answer never exists at once and a slow one can sleep
+    between bytes. The writer stops when the client hangs up."""
+
+    chunks: Callable[[], Iterator[bytes]]
+    content_type: str = "application/json"
+
+
+def huge_json_list(total_bytes: int, chunk: int = 1 << 20) -> Streamed:
+    """A JSON list of ``total_bytes`` (a valid prefix all the way), produced a chunk at a time."""
+
+    def chunks() -> Iterator[bytes]:
+        sent = 1
+        yield b"["
+        item = b'{"id":1,"body":"' + b"x" * 200 + b'"},'
+        piece = item * max(1, chunk // len(item))
+        while sent < total_bytes:
+            yield piece
+            sent += len(piece)
+        yield b'{"id":2}]'
+
+    return Streamed(chunks)
+
+
+def dripping(body: bytes, every_s: float) -> Streamed:
+    """``body`` one byte at a time, ``every_s`` apart: never slow enough for a read timeout."""
+
+    def chunks() -> Iterator[bytes]:
+        for byte in body:
+            yield bytes([byte])
+            time.sleep(every_s)
+
+    return Streamed(chunks)
 
 
 @dataclass
@@ -117,6 +157,8 @@ class Fault:
     method: str | None = None
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+    answer: Callable[[], FakeResponse] | None = None
+    """Builds the whole answer (a ``Streamed`` one is made fresh for each request)."""
 
     def matches(self, method: str, path: str) -> bool:
         if self.method and self.method.upper() != method.upper():
@@ -207,6 +249,21 @@ class FakeHttpServer(LoopbackServer):
             self.faults.append(fault)
         return fault
 
+    def answer_next(
+        self,
+        path: str,
+        answer: Callable[[], FakeResponse],
+        times: int = 1,
+        *,
+        method: str | None = None,
+    ) -> Fault:
+        """The next ``times`` requests matching ``path`` get ``answer()``: a hostile answer
+        (``huge_json_list``, ``dripping``, bad JSON) in place of the real one."""
+        fault = Fault(path, 0, times, method=method, answer=answer)
+        with self.lock:
+            self.faults.append(fault)
+        return fault
+
     def _take_fault(self, method: str, path: str) -> Fault | None:
         with self.lock:
             for fault in self.faults:
@@ -221,6 +278,8 @@ class FakeHttpServer(LoopbackServer):
         return {"error": f"injected HTTP {status}"}
 
     def _fault_response(self, fault: Fault) -> FakeResponse:
+        if fault.answer is not None:
+            return fault.answer()
         headers = dict(fault.headers)
         if fault.retry_after is not None:
             headers["retry-after"] = f"{fault.retry_after:g}"
@@ -247,7 +306,7 @@ class FakeHttpServer(LoopbackServer):
         fault = self._take_fault(request.method, request.path)
         if fault is not None:
             response = self._fault_response(fault)
-            self._log(request, response.status, f"injected {fault.status}")
+            self._log(request, response.status, f"injected {response.status}")
             return response
         try:
             response = self.handle(request)
@@ -291,6 +350,9 @@ def _handler_for(server: FakeHttpServer) -> type[BaseHTTPRequestHandler]:
             self._write(server.dispatch(request))
 
         def _write(self, response: FakeResponse) -> None:
+            if isinstance(response.body, Streamed):
+                self._write_streamed(response, response.body)
+                return
             payload, ctype = response.encode()
             try:
                 self.send_response(response.status)
@@ -303,6 +365,22 @@ def _handler_for(server: FakeHttpServer) -> type[BaseHTTPRequestHandler]:
                     self.wfile.write(payload)
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True  # the client went away (e.g. it was killed)
+
+        def _write_streamed(self, response: FakeResponse, body: Streamed) -> None:
+            self.close_connection = True
+            try:
+                self.send_response(response.status)
+                self.send_header("content-type", body.content_type)
+                self.send_header("transfer-encoding", "chunked")
+                for key, value in response.headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                for chunk in body.chunks():
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                return  # the client hung up: what a bounded reader does
 
         do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = do_HEAD = _serve
 

@@ -5,7 +5,7 @@ forge."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from tests.fixtures.context.gitrepo import git, make_repo
-from tests.fixtures.work.project import BASE_FILES
+from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
+from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.domain.agent import AgentReply, AgentRequest
 from veranda_dagster.domain.facts import read_repo_facts
 from veranda_dagster.domain.models import (
@@ -21,12 +22,15 @@ from veranda_dagster.domain.models import (
     ContextPack,
     ModelCall,
     PackFile,
+    PullRequest,
     Ticket,
     Usage,
     Window,
 )
+from veranda_dagster.domain.work._common import commit_and_push
 from veranda_dagster.domain.work.forge import CiFinding, CiJob, Comment, ForgePR
 from veranda_dagster.domain.workspace import Workspace
+from veranda_dagster.sim.github_fake import GitHubFake
 
 TICKET = Ticket(
     id="ENG-7",
@@ -158,7 +162,7 @@ class FakeForge:
 
     def comment(self, repo, number, body):
         self.posted.append((number, body))
-        posted = Comment(f"c{9000 + len(self.posted)}", "veranda", body)
+        posted = Comment(f"c{9000 + len(self.posted)}", "veranda", body, by_self=True)
         self.comments.append(posted)
         return posted.id
 
@@ -166,7 +170,9 @@ class FakeForge:
         if to.thread is None:
             return self.comment(repo, number, body)
         self.replies.append((to.id, body))
-        answer = Comment(f"c{8000 + len(self.replies)}", "veranda", body, to.thread, True)
+        answer = Comment(
+            f"c{8000 + len(self.replies)}", "veranda", body, to.thread, True, by_self=True
+        )
         self.comments.append(answer)
         return answer.id
 
@@ -219,3 +225,31 @@ def project(tmp_path: Path) -> Project:
 def _fast_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
     """The project's pytest runs without this environment's many plugins (seconds each)."""
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
+GH_REPO = "acme/app"
+GH_TOKEN = "ghs_work_phases_through_the_fake_01"
+
+
+@pytest.fixture
+def github(project, tmp_path: Path) -> Iterator[tuple[GitHubFake, GitHubClient, PullRequest]]:
+    """The project's bare repository served by the GitHub fake as ``acme/app``, its branch
+    pushed and a PR opened by the bot through the real client."""
+    root = tmp_path / "gh"
+    (root / "acme").mkdir(parents=True)
+    (root / "acme" / "app.git").symlink_to(project.forge_git)
+    ws = project.workspace
+    ws.ensure()
+    (ws.path / "app/text.py").write_text(BASE_FILES["app/text.py"] + SLUGIFY_OK)
+    sha = commit_and_push(ws, ["app/text.py"], "feat", "patch")
+    with GitHubFake(root, token=GH_TOKEN, ci_mode="off") as fake:
+        client = GitHubClient(fake.base_url, GH_TOKEN, sleep=lambda s: None)
+        number, url = client.create_pull_request(GH_REPO, BRANCH, "main", "t", "b")
+        pr = PullRequest(
+            ticket_id=TICKET.id, number=number, url=url, title="t", body="b", branch=BRANCH,
+            head_sha=sha,
+        )  # fmt: skip
+        try:
+            yield fake, client, pr
+        finally:
+            client.close()

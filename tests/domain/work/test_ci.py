@@ -235,3 +235,22 @@ def test_a_cancelled_job_is_red_and_neutral_or_skipped_ones_are_not(change, stat
     agent = ScriptedAgent(default={"ci_repairer": reply("nothing I can change")})
     outcome, _ = _ci(project, pr, review, agent, forge)
     assert outcome.status == status and len(agent.requests) == turns == outcome.repairs
+
+
+DEPLOY_KEY = "a3f9c2e8d1b7465f90e2c3a4b5d6e7f8091a2b3c"
+
+
+def test_a_ci_log_with_a_deploy_password_and_a_hex_key_reaches_the_model_masked(change):
+    """Neither has a shape the scrubber knew: the password is said in prose, the key is 40
+    random hex characters. The repair prompt gets the log's failure, not the two secrets."""
+    project, pr, review = change
+    log = (
+        "Deploying to staging with deploy password: Hunt3r-2!x\n"
+        f"using key {DEPLOY_KEY}\nError: lint gate failed: 3 problems"
+    )
+    forge = FakeForge(jobs=lambda sha, n: [job("failed")], logs={"1": log})
+    agent = _repairer()
+    _ci(project, pr, review, agent, forge)
+    prompt = agent.requests[0].prompt
+    assert "lint gate failed" in prompt and "deploy password: ***" in prompt
+    assert "Hunt3r-2!x" not in prompt and DEPLOY_KEY not in prompt

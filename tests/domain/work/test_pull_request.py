@@ -1,6 +1,8 @@
 """``open_pull_request``: exactly one PR per ticket branch even when re-executed, a body that
 says what ran and why with citations resolved or flagged, and the ticket told about fallbacks."""
 
+from typing import Any
+
 import pytest
 
 from tests.domain.work.conftest import TICKET, FakeForge
@@ -107,15 +109,18 @@ def test_a_crash_between_opening_the_pr_and_posting_the_comment_loses_no_comment
     the PR, opens no second one, and posts the comment exactly once."""
 
     forge = FakeForge()
-    comments: list[dict[str, str]] = []
+    comments: list[dict[str, Any]] = []
 
     class Linear:
-        def comments(self, issue_id: str) -> list[dict[str, str]]:
+        def comments(self, issue_id: str) -> list[dict[str, Any]]:
             return list(comments)
 
         def comment_create(self, issue_id: str, body: str) -> str:
-            comments.append({"id": f"lc{len(comments) + 1}", "body": body})
+            comments.append({"id": f"lc{len(comments) + 1}", "body": body, "user": {"id": "u1"}})
             return comments[-1]["id"]
+
+        def own_user_id(self) -> str:
+            return "u1"
 
     channel = TicketChannel([LinearTicketSource(Linear())])
     ticket = TICKET.model_copy(update={"external_id": "issue-uuid"})
@@ -133,3 +138,24 @@ def test_a_crash_between_opening_the_pr_and_posting_the_comment_loses_no_comment
     assert forge.created == 1 and len(comments) == 1
     assert pr.ticket_comment_id == again.ticket_comment_id == "lc1"
     assert pr.url in comments[0]["body"]
+
+
+def test_a_summary_that_prints_the_instruction_block_is_not_in_the_pr_body(project):
+    """A ticket asked the model to print its instructions: the PR body (public) keeps the
+    summary's own words, not the runbook's, and says that lines were withheld."""
+    from veranda_dagster.domain.layers import BEGIN
+    from veranda_dagster.domain.models import ContextLayer
+
+    runbook = (
+        "Payments deploys go through the blue-green pipeline only; the break-glass password "
+        "lives in vault path ops/payments/breakglass and the on-call rotates it monthly."
+    )
+    layer = ContextLayer(name="org_runbooks", source="ops/payments.md", text=runbook)
+    pack = project.pack.model_copy(update={"layers": [layer]})
+    patch = _patch(project, [_call("implementer")])
+    patch = patch.model_copy(update={"summary": f"Added slugify [R1].\n\n{BEGIN}\n{runbook}"})
+    forge = FakeForge()
+    open_pull_request(TICKET, pack, patch, project.workspace, forge, lambda text: "c1")
+    (pull,) = forge.pulls.values()
+    assert "breakglass" not in pull["body"] and BEGIN not in pull["body"]
+    assert "Added slugify" in pull["body"] and "withheld" in pull["body"]

@@ -163,3 +163,19 @@ def test_the_domain_scrubber_imports_no_provider_and_knows_only_generic_shapes_i
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert not {m for m in imported if m.startswith("veranda_dagster.")}
     assert {s.name for s in GENERIC_TOKENS} == {"aws_access_key", "jwt", "private_key"}
+
+
+def test_passwords_said_in_prose_or_flags_are_masked_and_prose_is_left_alone():
+    text = "deploy password: Hunt3r-2!x\nmysql --password S3cretPw9 -h db\npassword is required"
+    assert scrub(text) == "deploy password: ***\nmysql --password *** -h db\npassword is required"
+
+
+def test_the_high_entropy_pass_masks_random_hex_and_base64_runs_only():
+    key = "a3f9c2e8d1b7465f90e2c3a4b5d6e7f8091a2b3c"
+    b64 = "q8Zr3LmX0vTw9YbN2cKd7HfJ5gPa1sEu6iOy4tRn"
+    prose = (
+        "src/components/very_long_module_name_for_things.py "
+        "ThisIsAVeryLongCamelCaseIdentifierName2 " + "ab" * 20
+    )
+    assert scrub(f"{key} {b64} {prose}", high_entropy=True) == f"*** *** {prose}"
+    assert scrub(f"{key} {b64}") == f"{key} {b64}"  # elsewhere (a PR body's shas) untouched

@@ -40,6 +40,7 @@ from veranda_dagster.domain.models import (
     Ticket,
     Violation,
 )
+from veranda_dagster.domain.redaction import scrub
 from veranda_dagster.domain.static_analysis import (
     file_span,
     filter_to_commit,
@@ -110,7 +111,9 @@ def _log_tail(forge: Forge, repo: str, failing: list[CiJob]) -> str:
 def ground(
     forge: Forge, pack: ContextPack, workspace: Workspace, failing: list[CiJob]
 ) -> tuple[str, str, list[Violation]]:
-    """``(kind, prompt text, violations that are ours)`` for the repair prompt."""
+    """``(kind, prompt text, violations that are ours)`` for the repair prompt. The text is a
+    CI log's or a report's, written by whatever ran: scrubbed with the high-entropy pass too
+    (a key a build printed has no shape the scrubber knows)."""
     everything = collect_violations(forge, pack.repo, failing, str(workspace.path))
     changed = changed_lines(workspace.diff(pack.base_sha))
     ours, theirs = filter_to_commit(
@@ -121,8 +124,8 @@ def ground(
         text = render(ours)
         if theirs:
             text += f"\n({len(theirs)} other finding(s) are outside this change; leave them.)"
-        return "violations", text, ours
-    tail = _log_tail(forge, pack.repo, failing)
+        return "violations", scrub(text, high_entropy=True), ours
+    tail = scrub(_log_tail(forge, pack.repo, failing), high_entropy=True)
     return ("log_tail", tail, []) if tail else ("none", "", [])
 
 

@@ -2,7 +2,8 @@
 
 Each materialization starts from the previous ``Feedback`` value, so comments already handled
 are never answered twice and the round count survives re-materialization. The bot's own
-comments (our marker, a bot author, a ``[bot]`` login) are never feedback. One batch of new
+comments (our account by user id, a bot author, a ``[bot]`` login) are never feedback; a
+person's comment is, whatever markers it carries. One batch of new
 comments is one round: one implementer turn with all of them, the repository's checks, a push,
 and replies (in each review thread the batch opened, and one summary in the conversation). The
 round that reaches ``MAX_FEEDBACK_ROUNDS`` says so on the PR, once, and every later call is a
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from veranda_dagster.domain.agent import AgentPort
 from veranda_dagster.domain.bounds import MAX_FEEDBACK_ROUNDS, VALIDATION_TIMEOUT_S
+from veranda_dagster.domain.instruction_leaks import withhold_instructions
 from veranda_dagster.domain.models import (
     ContextPack,
     Feedback,
@@ -32,7 +34,13 @@ from veranda_dagster.domain.work._common import (
     turn,
     worktree_changes,
 )
-from veranda_dagster.domain.work.forge import BOT_MARKER, Comment, Forge, human_comments
+from veranda_dagster.domain.work.forge import (
+    BOT_MARKER,
+    Comment,
+    Forge,
+    human_comments,
+    truncation,
+)
 from veranda_dagster.domain.work.progress import (
     FEEDBACK_TRAILER,
     comments_digest,
@@ -58,9 +66,11 @@ def new_comments(comments: list[Comment], processed: list[str]) -> list[Comment]
 
 
 def _describe(c: Comment) -> str:
+    """A comment as the prompt shows it; its body is anyone's text, so it is scrubbed with the
+    high-entropy pass too (a pasted key has no shape the scrubber knows)."""
     where = f" on {c.path}:{c.line}" if c.path else ""
     hunk = f"\n```diff\n{c.diff_hunk}\n```" if c.diff_hunk else ""
-    return f"@{c.author}{where}:{hunk}\n{c.body.strip()}"
+    return f"@{c.author}{where}:{hunk}\n{scrub(c.body.strip(), high_entropy=True)}"
 
 
 def process_feedback(
@@ -74,10 +84,29 @@ def process_feedback(
     *,
     validation_timeout_s: float = VALIDATION_TIMEOUT_S,
 ) -> Feedback:
+    """One round on the new human comments, if any; the value says what the forge's list
+    bound left out of them (``truncated``), so a cut is never silent."""
     prior = previous or Feedback(ticket_id=ticket.id, head_sha=pr.head_sha)
     if prior.bound_reached:
-        return prior.model_copy(update={"calls": []})
-    fresh = new_comments(human_comments(forge, pack.repo, pr.number), prior.processed_comment_ids)
+        return prior.model_copy(update={"calls": [], "truncated": []})
+    listed = human_comments(forge, pack.repo, pr.number)
+    value = _process(ticket, pack, pr, workspace, agent, forge, prior, listed, validation_timeout_s)
+    cut = truncation(listed)
+    return value.model_copy(update={"truncated": [cut] if cut else []})
+
+
+def _process(
+    ticket: Ticket,
+    pack: ContextPack,
+    pr: PullRequest,
+    workspace: Workspace,
+    agent: AgentPort,
+    forge: Forge,
+    prior: Feedback,
+    listed: list[Comment],
+    validation_timeout_s: float,
+) -> Feedback:
+    fresh = new_comments(listed, prior.processed_comment_ids)
     if not fresh:
         return prior.model_copy(update={"calls": []})
     if len(prior.rounds) >= MAX_FEEDBACK_ROUNDS:
@@ -111,7 +140,7 @@ def process_feedback(
                 "\n\nI could not make that change pass the repository's checks, so I did not "
                 f"push it:\n```\n{failure_report(results, 1_500)}\n```"
             )
-    text = scrub(reply.text.strip())[:MAX_REPLY_CHARS] + note
+    text = withhold_instructions(scrub(reply.text.strip()), pack.layers)[:MAX_REPLY_CHARS] + note
     bound = index >= MAX_FEEDBACK_ROUNDS
     _reply(forge, pack.repo, pr.number, fresh, text, sha, bound, digest)
     return _next(prior, fresh, index, sha, text, [reply.call], workspace)

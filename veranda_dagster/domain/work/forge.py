@@ -11,19 +11,23 @@ in-memory forge. Three things are said once here, whatever a forge keeps behind 
   ``id`` alone. Each carries where an answer to it goes: a code-review ``thread`` (the forge's
   own handle for it), or ``None`` for the PR's top-level conversation. ``reply`` follows that
   target; ``comment`` always writes in the conversation.
-- **The bot's own words** are told apart by author (``bot_author``, a ``[bot]`` login) or by
-  ``BOT_MARKER`` in the body, so they are never taken as feedback.
+- **The bot's own words** are told apart by identity, never by text: the client learns its
+  own account's user id once and sets ``by_self`` on the comments that account wrote and nobody
+  edited since. Only those carry progress the phases trust; a marker anyone else pastes is
+  text. Another bot's comments (``bot_author``, a ``[bot]`` login) are not feedback either.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from veranda_dagster.domain.models import CI_FAILING_STATES, CI_RUNNING_STATES, CiState
 
 BOT_MARKER = "<!-- veranda -->"
-"""Appended to everything the bot posts, so its own comments are never taken as feedback."""
+"""Appended to everything the bot posts, for people and other tools reading the PR. It proves
+nothing: anyone can type it, so the product never reads it back (``Comment.by_self`` does)."""
 
 Severity = Literal["error", "warning", "notice"]
 """How loud a finding is: ``notice`` is advice and never grounds a repair."""
@@ -89,10 +93,31 @@ class Comment:
     path: str | None = None
     line: int | None = None
     diff_hunk: str | None = None
+    by_self: bool = False
+    """Written by this client's own account (the forge's user id, learned once, not the login
+    or the text) and not edited since (the product never edits a comment, so an edit is
+    someone else's). The only comments whose progress markers are read."""
 
     @property
     def by_bot(self) -> bool:
-        return self.bot_author or self.author.endswith("[bot]") or BOT_MARKER in self.body
+        """Ours or another bot's: never feedback. A marker in the body does not count."""
+        return self.by_self or self.bot_author or self.author.endswith("[bot]")
+
+
+class Comments(list[Comment]):
+    """A PR's comments as a forge listed them, and what its list bound left out: a list anyone
+    can grow is read newest first past its bound (the client's job), and a cut is said, never
+    silent. A plain ``list`` is a complete listing."""
+
+    def __init__(self, items: Iterable[Comment] = (), truncated: str | None = None) -> None:
+        super().__init__(items)
+        self.truncated = truncated
+        """What the bound left out, in words; ``None`` when nothing was."""
+
+
+def truncation(comments: list[Comment]) -> str | None:
+    """What a listing's bound left out, if it says (``Comments.truncated``)."""
+    return comments.truncated if isinstance(comments, Comments) else None
 
 
 @runtime_checkable
@@ -122,7 +147,8 @@ class Forge(Protocol):
         ...
 
     def list_comments(self, repo: str, number: int) -> list[Comment]:
-        """Every comment on the PR, review threads and conversation, bots' included."""
+        """Every comment on the PR, review threads and conversation, bots' included, oldest
+        first; past the client's bound, the newest ones and a ``Comments.truncated`` note."""
         ...
 
     def comment(self, repo: str, number: int, body: str) -> str:
@@ -134,6 +160,8 @@ class Forge(Protocol):
         ...
 
 
-def human_comments(forge: Forge, repo: str, number: int) -> list[Comment]:
-    """Every comment on the PR not written by a bot, in the forge's order."""
-    return [c for c in forge.list_comments(repo, number) if not c.by_bot]
+def human_comments(forge: Forge, repo: str, number: int) -> Comments:
+    """Every comment on the PR not written by a bot, in the forge's order, and the listing's
+    truncation note."""
+    listed = forge.list_comments(repo, number)
+    return Comments((c for c in listed if not c.by_bot), truncation(listed))

@@ -4,8 +4,9 @@ A step retry re-runs a whole asset. Without a record, review rounds restarted fr
 for every round again) and a feedback round that crashed after its push was done a second time.
 The record lives where the work lives: a hidden marker in a bot comment on the PR (one per
 review round, one per feedback round's summary) and a trailer on a feedback round's pushed
-commit. Markers are read only from the bot's own comments, and a review round's recorded commit
-must be on the branch, so a person pasting a marker cannot skip the review.
+commit. Markers are read only from comments the forge says our own account wrote and nobody
+edited (``Comment.by_self``: by user id, not by text), and a review round's recorded commit must
+be on the branch, so a person pasting a marker cannot skip the review or a feedback round.
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ def marker(kind: str, payload: dict[str, Any]) -> str:
 
 
 def read_markers(comments: list[Comment], kind: str) -> list[dict[str, Any]]:
-    """Payloads of ``kind`` markers in the bot's own comments, oldest first."""
+    """Payloads of ``kind`` markers in our own account's comments, oldest first."""
     found: list[dict[str, Any]] = []
     for comment in comments:
-        if not comment.by_bot:
+        if not comment.by_self:
             continue
         for match in MARKER.finditer(comment.body):
             if match[1] != kind:

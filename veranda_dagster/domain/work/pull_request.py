@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from veranda_dagster.domain.citations import annotate, git_file_lines, resolve
+from veranda_dagster.domain.instruction_leaks import withhold_instructions
 from veranda_dagster.domain.models import (
     ContextPack,
     ModelCall,
@@ -115,7 +116,7 @@ def open_pull_request(
     """Open (or adopt) the branch's PR; ``earlier`` phase values add their calls to the table."""
     repo_dir = prepare(workspace, pack)
     report = resolve(patch.summary, pack.citations, git_file_lines(repo_dir, pack.base_sha))
-    summary = annotate(patch.summary, report)
+    summary = withhold_instructions(annotate(patch.summary, report), pack.layers)
     calls = [c for value in earlier for c in value.calls] + patch.calls
     title = scrub(f"{ticket.id}: {ticket.title}")[:MAX_TITLE_CHARS]
     body = scrub(render_body(ticket, pack, patch, summary, report.resolved, report.reasons, calls))

@@ -37,7 +37,7 @@ from veranda_dagster.domain.work._common import (
     turn,
     worktree_changes,
 )
-from veranda_dagster.domain.work.forge import BOT_MARKER, Forge
+from veranda_dagster.domain.work.forge import BOT_MARKER, Comment, Forge, truncation
 from veranda_dagster.domain.work.progress import bounded_findings, marker, read_markers
 from veranda_dagster.domain.work.prompts import fixer_prompt, reviewer_prompt, simplifier_prompt
 from veranda_dagster.domain.work.validation import run_validation
@@ -121,7 +121,8 @@ def review_rounds(
     def diff() -> str:
         return workspace.git("diff", "--unified=3", f"{pack.base_sha}...HEAD")
 
-    done = _recorded_rounds(forge, pack, pr, workspace)
+    listed = forge.list_comments(pack.repo, pr.number)
+    done = _recorded_rounds(listed, workspace)
     if 0 in done:  # a retried step: the simplifier's turn is not paid for again
         calls += done[0].calls
     else:
@@ -216,13 +217,11 @@ def _record(forge: Forge, pack: ContextPack, pr: PullRequest, done: RecordedRoun
     forge.comment(pack.repo, pr.number, f"{body}\n{BOT_MARKER}")
 
 
-def _recorded_rounds(
-    forge: Forge, pack: ContextPack, pr: PullRequest, workspace: Workspace
-) -> dict[int, RecordedRound]:
+def _recorded_rounds(listed: list[Comment], workspace: Workspace) -> dict[int, RecordedRound]:
     """Rounds an earlier attempt finished, contiguous from 0; a round whose recorded commit is
     not on the branch (a forged or stale marker) ends the run of trusted rounds."""
     found: dict[int, RecordedRound] = {}
-    for payload in read_markers(forge.list_comments(pack.repo, pr.number), PROGRESS_KIND):
+    for payload in read_markers(listed, PROGRESS_KIND):
         try:
             recorded = RecordedRound.model_validate(payload)
         except ValueError:
@@ -260,11 +259,13 @@ def _value(
 ) -> ReviewRounds:
     findings = sum(len(r.findings) for r in rounds)
     why = "nothing left to fix" if stopped == "clean" else f"the bound of {MAX_REVIEW_ROUNDS}"
+    listed = forge.list_comments(pack.repo, pr.number)
+    cut = truncation(listed)
     summary = (
         f"Self-review: {len(rounds)} round(s), {findings} finding(s), "
         f"{sum(r.fixed for r in rounds)} fixed; stopped at {why}.\n{BOT_MARKER}"
     )
-    if all(c.body != summary for c in forge.list_comments(pack.repo, pr.number)):
+    if all(c.body != summary for c in listed if c.by_self):
         forge.comment(pack.repo, pr.number, summary)  # once, even on a retry
     return ReviewRounds(
         ticket_id=ticket.id,
@@ -272,4 +273,5 @@ def _value(
         rounds=rounds,
         stopped=stopped,  # type: ignore[arg-type]
         head_sha=workspace.head_sha(),
+        truncated=[cut] if cut else [],
     )
