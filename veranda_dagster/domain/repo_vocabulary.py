@@ -47,11 +47,24 @@ MONOREPO_FOLDERS = ("packages", "experimental/packages", "plugins", "instrumenta
 """Folders whose members are published packages of their own (npm or Python monorepos)."""
 
 NOT_PACKAGES = frozenset(
-    {"tests", "test", "docs", "doc", "examples", "example", "scripts", "tools", "benchmarks"}
+    {
+        "bench",
+        "benchmarks",
+        "doc",
+        "docs",
+        "example",
+        "examples",
+        "lib",
+        "scripts",
+        "src",
+        "tools",
+    }
 )
-"""Top-level folders that are never a repository's import name."""
+"""Top-level folders that are never a repository's import name (nor are ``test*`` ones, or
+names under three characters)."""
 
 _SETUP_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][\w.-]{0,99})["']""")
+_SETUP_SCRIPTS = re.compile(r"""console_scripts["']?\s*[:=]\s*[\[(]([^\])]{0,4000})[\])]""")
 _SETUP_SCRIPT = re.compile(r"""["']\s*([A-Za-z0-9][\w.-]{0,60})\s*=\s*[\w.]+\s*:\s*\w+""")
 _ALL = re.compile(r"__all__\s*(?::[^=]*)?=\s*[\[(]([^\])]{0,20000})[\])]", re.S)
 _QUOTED = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]{0,99})["']""")
@@ -191,7 +204,8 @@ def _setup_py(text: str, terms: _Terms) -> list[str]:
     match = _SETUP_NAME.search(text)
     names = [match.group(1)] if match else []
     terms.add("distributions", names)
-    terms.add("commands", _SETUP_SCRIPT.findall(text))
+    for block in _SETUP_SCRIPTS.findall(text):
+        terms.add("commands", _SETUP_SCRIPT.findall(block))
     return names
 
 
@@ -266,6 +280,20 @@ def _manifests(
     return names
 
 
+PACKAGE_PATHS = ("{}/__init__.py", "src/{}/__init__.py", "lib/{}/__init__.py", "{}.py")
+"""Where a Python import name lives: a package at the root, under ``src/`` or ``lib/``, or a
+single module (``pycodestyle.py``)."""
+
+
+def _may_be_package(folder: str) -> bool:
+    return (
+        folder.isidentifier()
+        and len(folder) >= 3
+        and folder not in NOT_PACKAGES
+        and not folder.startswith(("test", "_", "."))
+    )
+
+
 def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabulary, list[str]]:
     """The repository's vocabulary and notes on what was skipped, within the read bounds."""
     notes: list[str] = []
@@ -282,12 +310,10 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
         for entry in [e for e in read.listdir(folder) if e.endswith("/")]:
             _manifests(read, f"{folder}/{entry}", terms, full_name, member)
     candidates = list(dict.fromkeys([_import_name(n) for n in names] + terms.by_kind["imports"]))
-    candidates += [
-        f for f in folders if f.isidentifier() and f not in NOT_PACKAGES and f not in candidates
-    ]
+    candidates += [f for f in folders if _may_be_package(f) and f not in candidates]
     for candidate in candidates:
-        for path in (f"{candidate}/__init__.py", f"src/{candidate}/__init__.py"):
-            text = read.read(path)
+        for path in PACKAGE_PATHS:
+            text = read.read(path.format(candidate))
             if text is not None:
                 terms.add("imports", [candidate])
                 terms.add("symbols", _symbols(text))
