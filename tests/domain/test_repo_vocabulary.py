@@ -111,7 +111,8 @@ def test_hooks_actions_and_npm_monorepo_members():
     vocab, _ = read_vocabulary("getsentry/sentry-javascript", files)
     assert vocab.hooks == ["trailing-whitespace", "end-of-file-fixer"]
     assert vocab.actions == ["getsentry/sentry-javascript"]
-    assert vocab.distributions == ["sentry-javascript", "@sentry/cli", "@sentry/node"]
+    # the private root is a workspace, not a package: only its members are published
+    assert vocab.distributions == ["@sentry/cli", "@sentry/node"]
     assert vocab.commands == ["sentry-cli"]
 
 

@@ -68,7 +68,7 @@ class RepoVocabulary(Strict):
     hooks: list[str] = Field(default_factory=list)
     """Hook ids it defines (``.pre-commit-hooks.yaml``: ``trailing-whitespace``)."""
     actions: list[str] = Field(default_factory=list)
-    """GitHub Action refs it is (``owner/name`` as written after ``uses:``)."""
+    """CI action refs it is (``owner/name`` as a workflow writes it after ``uses:``)."""
     images: list[str] = Field(default_factory=list)
     """Container images it publishes (``otel/opentelemetry-collector``)."""
     symbols: list[str] = Field(default_factory=list)

@@ -216,8 +216,8 @@ def _package_json(text: str, terms: _Terms) -> None:
         return
     if not isinstance(data, dict):
         return
-    if isinstance(data.get("name"), str):
-        terms.add("distributions", [data["name"]])
+    if isinstance(data.get("name"), str) and data.get("private") is not True:
+        terms.add("distributions", [data["name"]])  # a private root is a workspace, not a package
     bins = data.get("bin")
     if isinstance(bins, dict):
         terms.add("commands", bins)
@@ -304,6 +304,9 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
     folders = [e.rstrip("/") for e in root if e.endswith("/")]
     # one manifest per member, of the kind the root has: a read each, not three
     member = ("package.json",) if "package.json" in root else ("pyproject.toml",)
+    prefix = re.split(r"[-_.]", full_name.rsplit("/", 1)[-1].lower(), maxsplit=1)[0]
+    for folder in [f for f in folders if f.lower().startswith(prefix + "-")]:
+        _manifests(read, f"{folder}/", terms, full_name, member)  # opentelemetry-sdk/ at root
     for folder in MONOREPO_FOLDERS:
         if folder.split("/")[0] not in folders:
             continue
@@ -311,6 +314,9 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
             _manifests(read, f"{folder}/{entry}", terms, full_name, member)
     candidates = list(dict.fromkeys([_import_name(n) for n in names] + terms.by_kind["imports"]))
     candidates += [f for f in folders if _may_be_package(f) and f not in candidates]
+    if "src" in folders:  # a src layout holds its packages one level down
+        inner = [e.rstrip("/") for e in read.listdir("src") if e.endswith("/")]
+        candidates += [f for f in inner if _may_be_package(f) and f not in candidates]
     for candidate in candidates:
         for path in PACKAGE_PATHS:
             text = read.read(path.format(candidate))
