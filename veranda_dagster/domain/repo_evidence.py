@@ -11,6 +11,7 @@ followed by a version. Nothing here decides; ``repo_detection`` does.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import functools
 import re
@@ -366,11 +367,14 @@ def link_readers() -> list[RepoLinkReader]:
     return [reader for source in _LINK_READERS for reader in source()]
 
 
+_IN_REPO_PATH = re.compile(r"/(?:-/)?(?:blob|tree|raw)/[^/]+/(.+)$")
+"""The file path inside the repository of a code link (after ``blob/<ref>/``)."""
 _README_OR_DOCS = re.compile(r"(?i)/(?:readme[^/]*|docs?/.*|examples?/.*|[^/]+\.(?:md|rst))$")
 """A code link to a README, docs or example page: what the reporter followed, not the code."""
 
 
-def _forge_link(url: str, text: str, catalog: Catalog, ev: Evidence) -> None:
+def _forge_link(url: str, text: str, catalog: Catalog, ev: Evidence, in_code: bool = False) -> None:
+    """``in_code``: the link sits in a fenced code block (a config, a log): context."""
     link = next((r for r in (read(url) for read in link_readers()) if r), None)
     if link is None:
         return
@@ -380,8 +384,9 @@ def _forge_link(url: str, text: str, catalog: Catalog, ev: Evidence) -> None:
         catalog.by_name(name) if catalog.is_org(owner) else None
     )
     if live:
-        docs = kind == "url_code" and _README_OR_DOCS.search(urlsplit(url).path or "")
-        ev.add(live.full_name, "url_docs" if docs else kind, shown)
+        inner = _IN_REPO_PATH.search(urlsplit(url).path or "")
+        docs = kind == "url_code" and inner and _README_OR_DOCS.search("/" + inner.group(1))
+        ev.add(live.full_name, "url_docs" if docs or in_code else kind, shown)
         return
     renamed = catalog.by_former_name(owner, name)
     if renamed:
@@ -427,10 +432,17 @@ def _docs_link(url: str, terms: dict[str, list[str]], ev: Evidence) -> None:
 
 def _links(ticket: Ticket, text: str, catalog: Catalog, ev: Evidence) -> None:
     terms = _terms(catalog)
-    urls = [m.group() for m in _ANY_URL.finditer(text)] + [a.url for a in ticket.attachments]
-    for url in urls:
+    fences = [m.span() for m in _FENCE.finditer(text)]  # sorted and disjoint
+    starts = [a for a, _ in fences]
+
+    def in_code(pos: int) -> bool:
+        i = bisect.bisect_right(starts, pos) - 1
+        return i >= 0 and pos < fences[i][1]
+
+    found = [(m.group(), in_code(m.start())) for m in _ANY_URL.finditer(text)]
+    for url, code in found + [(a.url, False) for a in ticket.attachments]:
         url = url.rstrip(".,;:")
-        _forge_link(url, text, catalog, ev)
+        _forge_link(url, text, catalog, ev, code)
         _docs_link(url, terms, ev)
 
 
@@ -673,9 +685,9 @@ def gather_evidence(ticket: Ticket, catalog: Catalog) -> Evidence:
     _declarations(ticket, text, catalog, ev)
     _links(ticket, text, catalog, ev)
     _labels(ticket, catalog, ev)
-    blanked = _ANY_URL.sub(
-        lambda m: " " * len(m.group()), _DECLARATION.sub(lambda m: " " * len(m.group()), text)
-    )
+    blanked = _DECLARATION.sub(
+        lambda m: " " * len(m.group()), _ANY_URL.sub(lambda m: " " * len(m.group()), text)
+    )  # links first: ``- repo: https://...`` must not leave the link's tail behind
     used = gather_usage(blanked, catalog, ev.add)
     matched = _mentions(blanked, len(title), catalog, ev, used)
     _bare_refs(blanked, catalog, ev)
