@@ -30,7 +30,7 @@ def ticket(row: dict) -> Ticket:
 
 @pytest.mark.parametrize("row", ROWS, ids=[r["name"] for r in ROWS])
 def test_category(row):
-    guess = detect_repo(ticket(row), CATALOG)
+    guess = detect_repo(ticket(row), CATALOG, model=row.get("model", False))
     for key, want in row["expect"].items():
         have = getattr(guess, key)
         assert (set(have) == set(want)) if key == "candidates" else have == want, (key, guess)

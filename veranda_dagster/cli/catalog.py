@@ -4,9 +4,11 @@ Repository detection chooses from a closed catalog; writing it by hand goes stal
 new repository or rename. This asks the org's forge (the orgs file's connection for the org, else
 the deployment's forge) for every repository of the org (a GitLab group's subgroups included),
 merges the hand-kept file's aliases and service names (``--hand-kept``, which win over the
-forge's description), drops archived repositories, and keeps a former name only if the forge
-still serves it as that repository. The catalog goes to ``--out`` (replaced whole) or stdout;
-what the build left out or dropped goes to stderr, a line each.
+forge's description), drops archived repositories, keeps a former name only if the forge
+still serves it as that repository, and reads each repository's vocabulary (its package, import
+and command names, hooks, actions, public names) from its files (``--no-vocabulary`` skips it).
+The catalog goes to ``--out`` (replaced whole) or stdout; what the build left out or dropped
+goes to stderr, a line each.
 """
 
 from __future__ import annotations
@@ -23,6 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", help="write the catalog here (default: stdout)")
     parser.add_argument(
         "--include-archived", action="store_true", help="keep archived repositories"
+    )
+    parser.add_argument(
+        "--no-vocabulary",
+        action="store_true",
+        help="do not read each repository's files for its vocabulary (keep the hand-kept one)",
     )
 
 
@@ -50,7 +57,11 @@ def run(args: argparse.Namespace) -> int:
     client = forge.client()
     try:
         catalog, notes = build_catalog_from_forge(
-            org, client, hand_kept, include_archived=args.include_archived
+            org,
+            client,
+            hand_kept,
+            include_archived=args.include_archived,
+            vocabulary=not args.no_vocabulary,
         )
     finally:
         client.close()

@@ -79,7 +79,9 @@ def run(args: argparse.Namespace) -> int:
     except InputError as exc:
         print(f"detect-repo: {exc}".splitlines()[0], file=sys.stderr)
         return 2
-    guess = detect_repo(ticket, catalog)
+    # with a model, a leader on weaker evidence proceeds for the cheap pass to confirm;
+    # without one (--no-model) it asks
+    guess = detect_repo(ticket, catalog, model=not args.no_model)
     if not args.no_model and guess.decision == "proceed":
         guess = _with_model(guess, ticket, catalog)
     print(json.dumps({key: getattr(guess, key) for key in OUTPUT_KEYS}))

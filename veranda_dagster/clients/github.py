@@ -18,6 +18,7 @@ rel="next"`` header up to ``MAX_PAGES``.
 
 from __future__ import annotations
 
+import base64
 import time
 from typing import Any, Unpack
 from urllib.parse import quote
@@ -41,7 +42,11 @@ from veranda_dagster.clients.github_shapes import (
     review_comment,
 )
 from veranda_dagster.clients.paging import Listing, Page, newest_first
-from veranda_dagster.domain.bounds import MAX_RATE_LIMIT_RESET_WAIT_S, OUTPUT_TAIL_BYTES
+from veranda_dagster.domain.bounds import (
+    MAX_RATE_LIMIT_RESET_WAIT_S,
+    MAX_VOCABULARY_FILE_BYTES,
+    OUTPUT_TAIL_BYTES,
+)
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.work.forge import CiFinding, CiJob, Comment, Comments, ForgePR
 
@@ -261,6 +266,40 @@ class GitHubClient(HttpService):
             raise
         data = response.json()
         return data if isinstance(data, dict) else None
+
+    def read_repository_file(self, full_name: str, path: str) -> str | None:
+        """One file's text on the default branch (``GET .../contents/{path}``), for the
+        catalog's vocabulary; ``None`` when absent, not a file or over the vocabulary bound."""
+        data = self._contents_json(full_name, path)
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return None
+        if int(data.get("size") or 0) > MAX_VOCABULARY_FILE_BYTES:
+            return None
+        if data.get("encoding") != "base64":
+            return None
+        return base64.b64decode(data.get("content") or "").decode("utf-8", errors="replace")
+
+    def list_repository_dir(self, full_name: str, path: str) -> list[str] | None:
+        """A folder's entries on the default branch, sub-folders ending in ``/``."""
+        data = self._contents_json(full_name, path)
+        if not isinstance(data, list):
+            return None
+        return [
+            str(e.get("name")) + ("/" if e.get("type") == "dir" else "")
+            for e in data
+            if isinstance(e, dict) and e.get("name")
+        ]
+
+    def _contents_json(self, full_name: str, path: str) -> Any:
+        url = f"/repos/{repo_path(full_name)}/contents"
+        if path.strip("/"):
+            url += "/" + quote(path.strip("/"))
+        try:
+            return self.json("GET", url)
+        except HttpStatusError as exc:
+            if exc.status == 404:
+                return None
+            raise
 
     # --- comments -----------------------------------------------------------------------------
 

@@ -27,7 +27,11 @@ from urllib.parse import quote
 import httpx
 
 from veranda_dagster.clients._http import HttpAuthError, HttpSeams, HttpService, HttpStatusError
-from veranda_dagster.domain.bounds import MAX_FORGE_LIST_PAGES, MAX_RATE_LIMIT_RESET_WAIT_S
+from veranda_dagster.domain.bounds import (
+    MAX_FORGE_LIST_PAGES,
+    MAX_RATE_LIMIT_RESET_WAIT_S,
+    MAX_VOCABULARY_FILE_BYTES,
+)
 from veranda_dagster.domain.errors import InputError
 
 GITLAB_COM = "https://gitlab.com"
@@ -178,6 +182,39 @@ class GitLabApi(HttpService):
         or ``None`` when there is none."""
         project = self.find_project(f"{owner}/{name}")
         return _repository(project) if project else None
+
+    def read_repository_file(self, full_name: str, path: str) -> str | None:
+        """One file's text on the default branch (the raw-file endpoint), for the catalog's
+        vocabulary; ``None`` when absent or over the vocabulary bound."""
+        url = f"{API}/projects/{project_ref(full_name)}/repository/files/"
+        url += quote(path.strip("/"), safe="") + "/raw"
+        try:
+            response = self.request("GET", url)
+        except GitLabNotFoundError:
+            return None
+        if len(response.content) > MAX_VOCABULARY_FILE_BYTES:
+            return None
+        return response.content.decode("utf-8", errors="replace")
+
+    def list_repository_dir(self, full_name: str, path: str) -> list[str] | None:
+        """A folder's entries on the default branch (``repository/tree``, one page of 100),
+        sub-folders ending in ``/``."""
+        params: dict[str, Any] = {"per_page": PER_PAGE}
+        if path.strip("/"):
+            params["path"] = path.strip("/")
+        try:
+            data = self.json(
+                "GET", f"{API}/projects/{project_ref(full_name)}/repository/tree", params=params
+            )
+        except GitLabNotFoundError:
+            return None
+        if not isinstance(data, list):
+            return None
+        return [
+            str(e.get("name")) + ("/" if e.get("type") == "tree" else "")
+            for e in data
+            if isinstance(e, dict) and e.get("name")
+        ]
 
     def remote(self, project: str) -> GitRemote:
         """The https clone/push remote of ``project`` on this instance, with our token."""

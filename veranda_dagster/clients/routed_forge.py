@@ -14,6 +14,7 @@ from typing import Any
 
 from veranda_dagster.clients.forges import ForgeClient
 from veranda_dagster.domain.orgs import org_of
+from veranda_dagster.domain.repo_vocabulary import RepositoryFiles
 from veranda_dagster.domain.work.forge import CiFinding, CiJob, Comment, ForgePR
 
 
@@ -66,6 +67,18 @@ class RoutedForge:
 
     def get_repository(self, owner: str, name: str) -> dict[str, Any] | None:
         return self.for_owner(owner).get_repository(owner, name)
+
+    def read_repository_file(self, full_name: str, path: str) -> str | None:
+        client = self.for_owner(full_name)
+        if not isinstance(client, RepositoryFiles):
+            return None
+        return client.read_repository_file(full_name, path)
+
+    def list_repository_dir(self, full_name: str, path: str) -> list[str] | None:
+        client = self.for_owner(full_name)
+        if not isinstance(client, RepositoryFiles):
+            return None
+        return client.list_repository_dir(full_name, path)
 
     def close(self) -> None:
         for client in {id(c): c for c in [self.default, *self.by_org.values()]}.values():

@@ -213,6 +213,23 @@ MAX_REPO_EVIDENCE: Final = 12
 MAX_RENAME_LOOKUPS: Final = 50
 """``GET /repos/{owner}/{old}`` calls one catalog build makes to confirm former names."""
 
+MAX_VOCABULARY_TERMS: Final = 64
+"""Terms one repository's vocabulary keeps (names, imports, commands, plugins, hooks, actions,
+images, public names): a colleague knows a repository by a few dozen; past it is noise."""
+
+MAX_VOCABULARY_TERMS_PER_KIND: Final = 32
+"""Terms of one kind kept (a package exporting 300 public names keeps its first 32)."""
+
+MAX_VOCABULARY_FILE_READS: Final = 24
+"""Files one repository's vocabulary read may fetch from the forge (manifests, a package's
+``__init__``, the members of a monorepo's package folders)."""
+
+MAX_VOCABULARY_FILE_BYTES: Final = 262_144
+"""Bytes of one manifest or module read for vocabulary; a larger file is skipped, not parsed."""
+
+MAX_VOCABULARY_REPOS: Final = 400
+"""Repositories one ``veranda catalog`` run reads vocabulary for; the rest keep what they had."""
+
 # --- hostile text: what one extractor reads of a ticket, comment or model reply ----------------
 
 MAX_EXTRACT_TEXT_CHARS: Final = 65_536

@@ -3,8 +3,10 @@
 It comes from config (JSON or YAML) because the names people type ("payments", "the dashboard",
 the ``mailman`` service) are aliases only the org knows. The forge fills what it can (the list,
 descriptions, topics, languages, and which old names redirect where; see ``catalog_builder``);
-the hand-kept file adds aliases and service names. A catalog with only ``full_name``,
-``description`` and ``aliases`` (the first format) still loads unchanged.
+the hand-kept file adds aliases and service names. Each repository's ``vocabulary`` is what a
+colleague knows it by (its distribution and import names, commands, plugins, hooks, action and
+image names, public top-level names), read from its files by ``veranda catalog``. A catalog with
+only ``full_name``, ``description`` and ``aliases`` (the first format) still loads unchanged.
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from veranda_dagster.domain.bounds import MAX_CATALOG_BYTES, MAX_GROUP_DEPTH
+from veranda_dagster.domain.bounds import (
+    MAX_CATALOG_BYTES,
+    MAX_GROUP_DEPTH,
+    MAX_VOCABULARY_TERMS,
+    MAX_VOCABULARY_TERMS_PER_KIND,
+)
 from veranda_dagster.domain.errors import InputError
 from veranda_dagster.domain.input_files import load_document, validate_document
 from veranda_dagster.domain.models import Strict
@@ -29,6 +36,60 @@ _FULL_NAME = re.compile(
 
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+VOCABULARY_TERM = re.compile(r"^[A-Za-z0-9@][\w@./:+-]{0,99}$")
+"""A vocabulary term: a package (``@sentry/node``), module, command, hook id, image or name."""
+
+VOCABULARY_KINDS = (
+    "distributions",
+    "imports",
+    "commands",
+    "plugins",
+    "hooks",
+    "actions",
+    "images",
+    "symbols",
+)
+
+
+class RepoVocabulary(Strict):
+    """What a colleague knows a repository by, read from its own files (``repo_vocabulary``).
+
+    Each list is bounded by ``MAX_VOCABULARY_TERMS_PER_KIND`` and the whole by
+    ``MAX_VOCABULARY_TERMS``, so a hostile or huge repository cannot flood detection."""
+
+    distributions: list[str] = Field(default_factory=list)
+    """Published package names: ``httpx``, ``dogpile.cache``, ``@sentry/node``."""
+    imports: list[str] = Field(default_factory=list)
+    """Top-level import names or module paths: ``rest_framework``, ``go.opentelemetry.io/otel``."""
+    commands: list[str] = Field(default_factory=list)
+    """Console scripts and binaries: ``pre-commit``, ``sentry-cli``, ``alembic``."""
+    plugins: list[str] = Field(default_factory=list)
+    """Entry-point names it registers in another tool (a pytest plugin, a flake8 extension)."""
+    hooks: list[str] = Field(default_factory=list)
+    """Hook ids it defines (``.pre-commit-hooks.yaml``: ``trailing-whitespace``)."""
+    actions: list[str] = Field(default_factory=list)
+    """CI action refs it is (``owner/name`` as a workflow writes it after ``uses:``)."""
+    images: list[str] = Field(default_factory=list)
+    """Container images it publishes (``otel/opentelemetry-collector``)."""
+    symbols: list[str] = Field(default_factory=list)
+    """Public top-level names of its package (``AsyncClient``, ``make_region``)."""
+
+    @field_validator(*VOCABULARY_KINDS)
+    @classmethod
+    def _bounded_terms(cls, values: list[str]) -> list[str]:
+        if len(values) > MAX_VOCABULARY_TERMS_PER_KIND:
+            raise ValueError(f"more than {MAX_VOCABULARY_TERMS_PER_KIND} terms of one kind")
+        for value in values:
+            if not VOCABULARY_TERM.match(value):
+                raise ValueError(f"vocabulary term {value!r} is not a name")
+        return values
+
+    def terms(self) -> list[tuple[str, str]]:
+        """``(kind, term)`` for every term, kinds in declaration order."""
+        return [(kind, term) for kind in VOCABULARY_KINDS for term in getattr(self, kind)]
+
+    def is_empty(self) -> bool:
+        return not self.terms()
 
 
 class CatalogRepo(Strict):
@@ -43,6 +104,16 @@ class CatalogRepo(Strict):
     forge still redirects links that use them."""
     topics: list[str] = Field(default_factory=list)
     languages: list[str] = Field(default_factory=list)
+    vocabulary: RepoVocabulary = Field(default_factory=RepoVocabulary)
+    """Read from the repository by ``veranda catalog`` (refreshed on every build); a hand-kept
+    file may also write it."""
+
+    @field_validator("vocabulary")
+    @classmethod
+    def _bounded_vocabulary(cls, value: RepoVocabulary) -> RepoVocabulary:
+        if len(value.terms()) > MAX_VOCABULARY_TERMS:
+            raise ValueError(f"vocabulary has more than {MAX_VOCABULARY_TERMS} terms")
+        return value
 
     @field_validator("full_name")
     @classmethod

@@ -6,6 +6,10 @@ know aliases and service names, so those come from the hand-kept file, whose ent
 over the forge's description. A former name the file lists is kept only if the forge confirms it
 still points at that repository (or when no lookup is available); at most
 ``MAX_RENAME_LOOKUPS`` names are checked per build, the rest are kept unconfirmed with a note.
+
+Each repository's vocabulary (``repo_vocabulary``: its package, import and command names, hooks,
+actions, public names) is read again on every build when the forge can serve files, for at most
+``MAX_VOCABULARY_REPOS`` repositories; terms the hand-kept file lists are kept beside them.
 """
 
 from __future__ import annotations
@@ -13,8 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, runtime_checkable
 
-from veranda_dagster.domain.bounds import MAX_RENAME_LOOKUPS
-from veranda_dagster.domain.catalog import Catalog, CatalogRepo
+from veranda_dagster.domain.bounds import (
+    MAX_RENAME_LOOKUPS,
+    MAX_VOCABULARY_REPOS,
+    MAX_VOCABULARY_TERMS,
+    MAX_VOCABULARY_TERMS_PER_KIND,
+)
+from veranda_dagster.domain.catalog import VOCABULARY_KINDS, Catalog, CatalogRepo, RepoVocabulary
+from veranda_dagster.domain.repo_vocabulary import RepositoryFiles, read_vocabulary
 
 ResolveRepo = Callable[[str, str], dict[str, Any] | None]
 """``(owner, name) -> the repository the forge serves for it (after a rename), or None``."""
@@ -40,15 +50,59 @@ def build_catalog_from_forge(
     hand_kept: Catalog | None = None,
     *,
     include_archived: bool = False,
+    vocabulary: bool = True,
 ) -> tuple[Catalog, list[str]]:
-    """``build_catalog`` over the forge's live listing, former names checked against it."""
-    return build_catalog(
+    """``build_catalog`` over the forge's live listing, former names checked against it, and
+    each repository's vocabulary read through it when it serves files (``vocabulary``)."""
+    catalog, notes = build_catalog(
         org,
         forge.list_org_repositories(org),
         hand_kept,
         forge.get_repository,
         include_archived=include_archived,
     )
+    if vocabulary and isinstance(forge, RepositoryFiles):
+        catalog = refresh_vocabulary(catalog, forge, notes)
+    elif vocabulary:
+        notes.append("the forge client cannot read files; vocabulary left as it was")
+    return catalog, notes
+
+
+def merge_vocabulary(kept: RepoVocabulary, read: RepoVocabulary) -> RepoVocabulary:
+    """The hand-kept terms first, then the ones read, each kind and the whole bounded."""
+    merged: dict[str, list[str]] = {}
+    room = MAX_VOCABULARY_TERMS
+    for kind in VOCABULARY_KINDS:
+        terms = list(dict.fromkeys([*getattr(kept, kind), *getattr(read, kind)]))
+        merged[kind] = terms[: min(MAX_VOCABULARY_TERMS_PER_KIND, room)]
+        room -= len(merged[kind])
+    return RepoVocabulary(**merged)
+
+
+def refresh_vocabulary(
+    catalog: Catalog,
+    files: RepositoryFiles,
+    notes: list[str],
+    hand_kept: Catalog | None = None,
+) -> Catalog:
+    """Each repository's vocabulary read again from its files (the first
+    ``MAX_VOCABULARY_REPOS``; the rest keep theirs, with a note), merged with the terms
+    ``hand_kept`` (or the catalog itself) lists for it."""
+    kept = {r.full_name.lower(): r.vocabulary for r in (hand_kept or catalog).repositories}
+    repos: list[CatalogRepo] = []
+    for index, repo in enumerate(catalog.repositories):
+        if index >= MAX_VOCABULARY_REPOS:
+            if index == MAX_VOCABULARY_REPOS:
+                notes.append(
+                    f"read vocabulary for the first {MAX_VOCABULARY_REPOS} repositories only"
+                )
+            repos.append(repo)
+            continue
+        read, read_notes = read_vocabulary(repo.full_name, files)
+        notes += read_notes
+        hand = kept.get(repo.full_name.lower(), RepoVocabulary())
+        repos.append(repo.model_copy(update={"vocabulary": merge_vocabulary(hand, read)}))
+    return catalog.model_copy(update={"repositories": repos})
 
 
 def _from_listing(item: dict[str, Any]) -> CatalogRepo:

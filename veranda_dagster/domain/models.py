@@ -147,10 +147,20 @@ class Ticket(Lenient):
 
 
 RepoSignal = Literal[
-    "declaration", "url", "label", "prose", "service", "former_name", "fork", "misspelling"
+    "declaration",
+    "url",
+    "label",
+    "prose",
+    "service",
+    "former_name",
+    "fork",
+    "misspelling",
+    "vocabulary",
+    "action",
 ]
 """What decided a guess. The first four are the values earlier runs stored; the rest name the
-evidence people use that the first rules ignored (service labels, renamed repos, forks, typos)."""
+evidence people use that the first rules ignored (service labels, renamed repos, forks, typos,
+what a repository contains: its imports, commands, hooks and public names; a ``uses:`` ref)."""
 
 
 class RepoEvidence(Strict):

@@ -8,10 +8,16 @@ the ticket's repo field) decides outright. Asking stays mandatory where a collea
 too: two repositories with comparable claims, nothing in the catalog named, a declared or
 labelled repository that does not exist, a link outside the org that names no catalog repo.
 
+Precision first. Without a model (``model=False``, the default and ``--no-model``) a clear
+leader still proceeds only on *strong* evidence: something a person points with (a link, a
+label, a declaration, ``uses:``, an exact ``org/name``), the name in the title, or a usage of
+what only it contains (an import, the innermost traceback frame, its command, hook, install or
+public name) -- at least ``STRONG_MIN`` of it. A leader on passing mentions alone asks, naming
+the candidates and the deciding evidence. With a model (``model=True``) such a leader proceeds
+at ``medium`` and the cheap-tier pass confirms, corrects or turns it into a question.
+
 A guess proceeds at ``high`` confidence on an uncontested link or repo label, and at
-``medium`` on the evidence people act on without one (a name in the text, a service label, a
-former name, a fork). The cheap-tier confirmation pass runs on every proceeding guess and on a
-``medium`` one may correct it or turn it into a question; ``--no-model`` keeps these scores.
+``medium`` otherwise.
 """
 
 from __future__ import annotations
@@ -27,7 +33,11 @@ from veranda_dagster.domain.catalog import (
 )
 from veranda_dagster.domain.models import RepoEvidence, RepoGuess, RepoSignal, Ticket
 from veranda_dagster.domain.repo_confirmation import confirm_repo_guess
-from veranda_dagster.domain.repo_evidence import Evidence, gather_evidence
+from veranda_dagster.domain.repo_evidence import (
+    DECISIVE_KINDS,
+    Evidence,
+    gather_evidence,
+)
 
 __all__ = [
     "Catalog",
@@ -46,8 +56,36 @@ LEAD_RATIO: Final = 2.0
 (0.35) only with more behind it, a repo label (0.8) beats one prose mention (0.35)."""
 LEAD_MARGIN: Final = 0.25
 """...and this much more in absolute terms, so two weak hints never decide between themselves."""
+STRONG_MIN: Final = 0.45
+"""Least weight of strong evidence that proceeds without a model: a name in the title (0.6),
+an import (0.55) or the innermost traceback frame (0.5) does; a passing mention (0.35) and a
+version line (0.2) do not, however many of them there are."""
 
-_STRONG: Final = frozenset({"url_code", "url_ref", "label_repo"})
+STRONG_KINDS: Final = DECISIVE_KINDS | {
+    "title",
+    "import",
+    "trace",
+    "command",
+    "hook",
+    "install",
+    "api",
+    "usage",
+}
+"""Evidence a proceed without a model may rest on (``STRONG_MIN`` of it)."""
+USAGE_KINDS: Final = frozenset({"import", "trace", "command", "hook", "install", "usage", "api"})
+"""Evidence that the ticket's code runs in the repository."""
+PASSING_KINDS: Final = frozenset({"prose", "env", "path", "misspelling", "docs_link"})
+"""Evidence that only says a repository was mentioned."""
+LEAD_RATIO_OVER_CONTEXT: Final = 1.3
+"""The lead needed over a runner-up whose evidence is all passing mentions, version lines or
+paths when the leader's is usage (``STRONG_MIN`` of it): the innermost traceback frame or an
+import outweighs a passing mention of another repository."""
+LEAD_MARGIN_OVER_CONTEXT: Final = 0.1
+
+UNCONTESTED_KINDS: Final = frozenset({"prose", "env", "docs_link", "url_docs", "url_comment"})
+"""What else counts towards ``STRONG_MIN`` when no other repository has evidence at all."""
+
+_STRONG: Final = frozenset({"url_code", "url_ref", "label_repo", "action_ref", "ref"})
 _SIGNAL: Final[dict[str, RepoSignal]] = {
     "url_code": "url",
     "url_ref": "url",
@@ -56,6 +94,16 @@ _SIGNAL: Final[dict[str, RepoSignal]] = {
     "label_repo": "label",
     "label_service": "service",
     "misspelling": "misspelling",
+    "action_ref": "action",
+    "ref": "url",
+    "url_docs": "url",
+    "import": "vocabulary",
+    "trace": "vocabulary",
+    "command": "vocabulary",
+    "hook": "vocabulary",
+    "install": "vocabulary",
+    "api": "vocabulary",
+    "usage": "vocabulary",
 }
 _KIND_WORDS: Final[dict[str, str]] = {
     "declaration": "declared in the ticket",
@@ -72,6 +120,16 @@ _KIND_WORDS: Final[dict[str, str]] = {
     "env": "a version line naming it",
     "path": "a file path through it",
     "misspelling": "a close misspelling of its name",
+    "action_ref": "a `uses:` reference to it as a CI action",
+    "ref": "its org/name written out",
+    "url_docs": "a link to its README or docs",
+    "import": "an import of its package",
+    "trace": "the innermost traceback frame inside its package",
+    "command": "its command run",
+    "hook": "its hook id",
+    "install": "an install of its package",
+    "api": "a public name only it defines",
+    "usage": "its package used by name in code",
 }
 
 
@@ -79,15 +137,25 @@ _PRIORITY: Final = (
     "declaration",
     "url_code",
     "url_ref",
+    "action_ref",
+    "ref",
     "former_name:url_code",
     "former_name:url_ref",
     "fork_url",
     "label_repo",
     "label_service",
+    "owner",
+    "import",
+    "trace",
+    "command",
+    "hook",
+    "install",
+    "title",
+    "usage",
+    "api",
     "url_comment",
     "former_name:url_comment",
-    "owner",
-    "title",
+    "url_docs",
     "prose",
     "docs_link",
     "env",
@@ -205,8 +273,10 @@ def _near(catalog: Catalog, value: str) -> list[CatalogRepo]:
     return [names[n] for n in difflib.get_close_matches(name, list(names), n=2, cutoff=0.75)]
 
 
-def detect_repo(ticket: Ticket, catalog: Catalog) -> RepoGuess:
-    """Declaration first; otherwise the clear leader of the weighed evidence, or a question."""
+def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> RepoGuess:
+    """Declaration first; otherwise the clear leader of the weighed evidence, or a question.
+    ``model``: a cheap-tier confirmation pass will check the guess, so a leader on weaker
+    evidence may proceed at ``medium`` for it to confirm; without one it asks."""
     ev = gather_evidence(ticket, catalog)
     if ev.declared or ev.declared_unknown:
         return _from_declaration(ticket, catalog, ev)
@@ -221,15 +291,52 @@ def detect_repo(ticket: Ticket, catalog: Catalog) -> RepoGuess:
     top = ranked[0]
     best = _deciding(ev, [top])
     second = scores[ranked[1]] if len(ranked) > 1 else 0.0
-    if second and (scores[top] < LEAD_RATIO * second or scores[top] - second < LEAD_MARGIN):
+    ratio, margin = LEAD_RATIO, LEAD_MARGIN
+    if second and _usage_weight(ev, top) >= STRONG_MIN and _passing_only(ev, ranked[1:]):
+        ratio, margin = LEAD_RATIO_OVER_CONTEXT, LEAD_MARGIN_OVER_CONTEXT
+    if second and (scores[top] < ratio * second or scores[top] - second < margin):
         contenders = [r for r in ranked if scores[r] * LEAD_RATIO >= scores[top]]
         reason = "the ticket points at more than one repository with comparable weight"
         signal = _signal(_deciding(ev, contenders).kind)
         return _ask(ticket, catalog, ev, contenders, reason, signal, score=scores[top])
+    strong_weight = _strong_weight(ev, top)
+    if not second:
+        # uncontested: no other repository has any evidence; then its mentions, version lines
+        # and doc links add up (one passing mention alone still does not reach STRONG_MIN)
+        strong_weight += sum(
+            i.weight for i in ev.items() if i.repo == top and i.kind in UNCONTESTED_KINDS
+        )
+    if strong_weight < STRONG_MIN and not model:
+        reason = (
+            "the only evidence is passing mentions (no link, label, title, import, command or "
+            "traceback points at it)"
+        )
+        return _ask(
+            ticket,
+            catalog,
+            ev,
+            ranked[:MAX_REPO_CANDIDATES],
+            reason,
+            _signal(best.kind),
+            score=scores[top],
+        )
     strong = best.kind in _STRONG and not second
     return _proceed(
         ticket, ev, top, _signal(best.kind), "high" if strong else "medium", scores[top]
     )
+
+
+def _strong_weight(ev: Evidence, repo: str) -> float:
+    return sum(i.weight for i in ev.items() if i.repo == repo and i.kind in STRONG_KINDS)
+
+
+def _usage_weight(ev: Evidence, repo: str) -> float:
+    return sum(i.weight for i in ev.items() if i.repo == repo and i.kind in USAGE_KINDS)
+
+
+def _passing_only(ev: Evidence, repos: list[str]) -> bool:
+    """Every piece of the others' evidence is a passing mention, a version line or a path."""
+    return all(i.kind in PASSING_KINDS for i in ev.items() if i.repo in repos)
 
 
 def _ask_without_evidence(

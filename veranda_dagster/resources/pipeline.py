@@ -136,7 +136,7 @@ class PipelineResource(dg.ConfigurableResource):
 
     def guess_repo(self, ticket: Ticket) -> RepoGuess:
         catalog = self.catalog(ticket)
-        guess = repo_detection.detect_repo(ticket, catalog)
+        guess = repo_detection.detect_repo(ticket, catalog, model=True)  # confirmed below
         with self.tickets.connected() as channel:
             if guess.decision == "proceed":
                 scratch = self.workspace.scratch_dir(ticket.id)

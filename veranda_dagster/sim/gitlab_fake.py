@@ -79,6 +79,7 @@ class GitLabFake(MergeRequestsAndPipelines, FakeHttpServer):
                 ("GET", f"{API}/groups/{{g}}/projects", self._group_projects),
                 ("GET", f"{API}/projects/{p}/repository/branches/{{b}}", self._branch),
                 ("GET", f"{API}/projects/{p}/repository/files/{{f}}/raw", self._raw_file),
+                ("GET", f"{API}/projects/{p}/repository/tree", self._tree),
                 ("GET", f"{API}/projects/{p}/search", self._search),
                 *self.merge_request_routes(p),
             ]
@@ -207,6 +208,19 @@ class GitLabFake(MergeRequestsAndPipelines, FakeHttpServer):
         if entry is None or entry[0] != "blob":
             return not_found("File")
         return FakeResponse(200, repo.blob(entry[1]), content_type="text/plain; charset=utf-8")
+
+    def _tree(self, request: FakeRequest, repo: BareRepo) -> FakeResponse:
+        """One folder's entries (``path``, default the root) on ``ref`` or the default branch."""
+        ref = request.arg("ref") or repo.default_branch()
+        path = (request.arg("path") or "").strip("/")
+        entry = repo.entry(ref, path)
+        if entry is None or entry[0] != "tree":
+            return not_found("Tree")
+        rows = [
+            {"id": sha, "name": name, "type": kind, "path": f"{path}/{name}".lstrip("/")}
+            for name, kind, sha, _ in repo.list_dir(ref, path)
+        ]
+        return FakeResponse(200, rows)
 
     def _search(self, request: FakeRequest, repo: BareRepo) -> FakeResponse:
         if request.arg("scope") != "blobs":

@@ -1,0 +1,271 @@
+"""Each repository's vocabulary, read from its own files through the forge: against a dict of
+files, against the GitHub and GitLab fakes through the real clients and ``veranda catalog``, and
+at every bound (file reads, file size, terms per kind and in all, repositories per build)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from veranda_dagster.cli import main
+from veranda_dagster.clients.github import GitHubClient
+from veranda_dagster.clients.gitlab import GitLabClient
+from veranda_dagster.domain import catalog_builder, repo_vocabulary
+from veranda_dagster.domain.bounds import (
+    MAX_VOCABULARY_FILE_BYTES,
+    MAX_VOCABULARY_FILE_READS,
+    MAX_VOCABULARY_TERMS,
+    MAX_VOCABULARY_TERMS_PER_KIND,
+)
+from veranda_dagster.domain.catalog import Catalog, CatalogRepo, RepoVocabulary, load_catalog
+from veranda_dagster.domain.catalog_builder import build_catalog_from_forge, refresh_vocabulary
+from veranda_dagster.domain.repo_vocabulary import read_vocabulary
+from veranda_dagster.sim.github_fake import GitHubFake
+from veranda_dagster.sim.gitlab_fake import GitLabFake
+from veranda_dagster.sim.sample_org import create_bare_repo
+
+PYPROJECT = """
+[project]
+name = "dogpile.cache"
+[project.scripts]
+dogpile-admin = "dogpile.cli:main"
+[project.entry-points."pytest11"]
+dogpile-fixtures = "dogpile.testing"
+"""
+INIT = '__all__ = ["make_region", "CacheRegion", "NO_VALUE", "_private", "ok"]\n'
+HOOKS = "- id: trailing-whitespace\n  name: trim\n- id: end-of-file-fixer\n  name: eof\n"
+
+
+class DictFiles:
+    """A repository's files as a dict; folders are derived from the paths. Counts reads."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files = files
+        self.reads = 0
+
+    def read_repository_file(self, full_name: str, path: str) -> str | None:
+        self.reads += 1
+        return self.files.get(path)
+
+    def list_repository_dir(self, full_name: str, path: str) -> list[str] | None:
+        self.reads += 1
+        prefix = f"{path.strip('/')}/" if path.strip("/") else ""
+        entries = set()
+        for name in self.files:
+            if name.startswith(prefix):
+                rest = name[len(prefix) :]
+                head, sep, _ = rest.partition("/")
+                entries.add(head + "/" if sep else head)
+        return sorted(entries) if entries else None
+
+
+def test_a_python_package_is_known_by_its_distribution_import_commands_plugins_and_names():
+    files = DictFiles({"pyproject.toml": PYPROJECT, "dogpile/__init__.py": INIT})
+    vocab, notes = read_vocabulary("sqlalchemy/dogpile.cache", files)
+    assert vocab.distributions == ["dogpile.cache"]
+    assert vocab.imports == ["dogpile"]
+    assert vocab.commands == ["dogpile-admin"]
+    assert vocab.plugins == ["dogpile-fixtures"]
+    assert vocab.symbols == ["make_region", "CacheRegion", "NO_VALUE"]  # no _private, no "ok"
+    assert notes == []
+
+
+def test_setup_py_is_read_never_run_and_setup_cfg_gives_console_scripts(tmp_path):
+    marker = tmp_path / "ran"
+    setup_py = (
+        f"open({str(marker)!r}, 'w')\n"
+        "setup(name='flake8-bugbear', entry_points={'console_scripts': ['bugbear = bugbear:main']})"
+    )
+    cfg = (
+        "[metadata]\nname = pyflakes\n"
+        "[options.entry_points]\nconsole_scripts =\n  pyflakes = pyflakes.api:main\n"
+    )
+    vocab, _ = read_vocabulary("o/bugbear", DictFiles({"setup.py": setup_py}))
+    assert vocab.distributions == ["flake8-bugbear"]
+    assert vocab.commands == ["bugbear"]
+    assert not marker.exists()
+    vocab, _ = read_vocabulary(
+        "o/pyflakes", DictFiles({"setup.cfg": cfg, "pyflakes/__init__.py": ""})
+    )
+    assert (vocab.distributions, vocab.commands, vocab.imports) == (
+        ["pyflakes"],
+        ["pyflakes"],
+        ["pyflakes"],
+    )
+
+
+def test_hooks_actions_and_npm_monorepo_members():
+    files = DictFiles(
+        {
+            ".pre-commit-hooks.yaml": HOOKS,
+            "action.yml": "name: setup-thing\nruns:\n  using: node20\n",
+            "package.json": json.dumps({"name": "sentry-javascript", "private": True}),
+            "packages/node/package.json": json.dumps({"name": "@sentry/node"}),
+            "packages/cli/package.json": json.dumps(
+                {"name": "@sentry/cli", "bin": {"sentry-cli": "bin/sentry-cli"}}
+            ),
+        }
+    )
+    vocab, _ = read_vocabulary("getsentry/sentry-javascript", files)
+    assert vocab.hooks == ["trailing-whitespace", "end-of-file-fixer"]
+    assert vocab.actions == ["getsentry/sentry-javascript"]
+    # the private root is a workspace, not a package: only its members are published
+    assert vocab.distributions == ["@sentry/cli", "@sentry/node"]
+    assert vocab.commands == ["sentry-cli"]
+
+
+def test_broken_manifests_are_skipped_not_fatal():
+    files = DictFiles(
+        {
+            "pyproject.toml": "[project\nname=",
+            "package.json": "{not json",
+            ".pre-commit-hooks.yaml": "- id: [unclosed",
+            "setup.cfg": "no section header",
+        }
+    )
+    vocab, _ = read_vocabulary("o/broken", files)
+    assert vocab.is_empty()
+
+
+def test_the_file_read_bound_stops_a_huge_monorepo_with_a_note():
+    members = {
+        f"packages/p{i:03}/package.json": json.dumps({"name": f"@o/p{i:03}"}) for i in range(200)
+    }
+    files = DictFiles({"package.json": json.dumps({"name": "root"}), **members})
+    vocab, notes = read_vocabulary("o/mono", files)
+    assert files.reads == MAX_VOCABULARY_FILE_READS
+    assert any("stopped reading vocabulary after" in n for n in notes)
+    assert len(vocab.distributions) < 200
+
+
+def test_an_oversized_file_is_skipped_with_a_note():
+    big = "x" * (MAX_VOCABULARY_FILE_BYTES + 1)
+    files = DictFiles({"pyproject.toml": f'[project]\nname = "big"\n# {big}\n'})
+    vocab, notes = read_vocabulary("o/big", files)
+    assert vocab.distributions == []
+    assert any("over the vocabulary size bound" in n for n in notes)
+
+
+def test_terms_are_capped_per_kind_and_in_all():
+    names = ", ".join(f'"Name{i:03}"' for i in range(300))
+    files = DictFiles(
+        {"pyproject.toml": '[project]\nname = "wide"\n', "wide/__init__.py": f"__all__ = [{names}]"}
+    )
+    vocab, _ = read_vocabulary("o/wide", files)
+    assert len(vocab.symbols) == MAX_VOCABULARY_TERMS_PER_KIND
+    assert len(vocab.terms()) <= MAX_VOCABULARY_TERMS
+    with pytest.raises(ValueError, match="more than"):
+        RepoVocabulary(symbols=[f"N{i}" for i in range(MAX_VOCABULARY_TERMS_PER_KIND + 1)])
+    with pytest.raises(ValueError, match="vocabulary has more than"):
+        CatalogRepo(
+            full_name="o/r",
+            vocabulary={
+                kind: [f"{kind[:3]}{i}" for i in range(MAX_VOCABULARY_TERMS_PER_KIND)]
+                for kind in ("imports", "commands", "symbols")
+            },
+        )
+
+
+def test_a_term_that_is_not_a_name_is_refused():
+    with pytest.raises(ValueError, match="is not a name"):
+        RepoVocabulary(commands=["rm -rf /"])
+
+
+def test_refresh_keeps_hand_kept_terms_and_stops_at_the_repository_bound(monkeypatch):
+    monkeypatch.setattr(catalog_builder, "MAX_VOCABULARY_REPOS", 2)
+    catalog = Catalog(
+        org="o",
+        repositories=[
+            CatalogRepo(full_name="o/a", vocabulary={"commands": ["hand-made"]}),
+            CatalogRepo(full_name="o/b"),
+            CatalogRepo(full_name="o/c"),
+        ],
+    )
+    files = DictFiles({"pyproject.toml": '[project]\nname = "pkg"\n'})
+    notes: list[str] = []
+    refreshed = refresh_vocabulary(catalog, files, notes)
+    a, b, c = refreshed.repositories
+    assert a.vocabulary.commands == ["hand-made"] and a.vocabulary.distributions == ["pkg"]
+    assert b.vocabulary.distributions == ["pkg"]
+    assert c.vocabulary.is_empty()
+    assert "read vocabulary for the first 2 repositories only" in notes
+
+
+def test_an_old_catalog_without_vocabulary_still_loads(tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text(
+        json.dumps({"org": "o", "repositories": [{"full_name": "o/a", "aliases": ["x"]}]})
+    )
+    repo = load_catalog(path).repositories[0]
+    assert repo.vocabulary.is_empty() and repo.aliases == ["x"]
+
+
+def _bare_repos(tmp_path: Path, root: str) -> Path:
+    git, scratch = tmp_path / "git", tmp_path / "scratch"
+    scratch.mkdir()
+    create_bare_repo(
+        git,
+        f"{root}/cache",
+        {"pyproject.toml": PYPROJECT, "dogpile/__init__.py": INIT, "README.md": "# cache\n"},
+        scratch,
+    )
+    create_bare_repo(git, f"{root}/hooks", {".pre-commit-hooks.yaml": HOOKS}, scratch)
+    return git
+
+
+def test_the_github_client_reads_vocabulary_from_the_fake_forge(tmp_path):
+    git = _bare_repos(tmp_path, "acme")
+    with GitHubFake(git, token="ghp_vocabtesttoken00000000000000000000000") as fake:
+        client = GitHubClient(fake.base_url, fake.token)
+        try:
+            assert client.read_repository_file("acme/cache", "nope.toml") is None
+            assert "dogpile/" in (client.list_repository_dir("acme/cache", "") or [])
+            catalog, notes = build_catalog_from_forge("acme", client)
+        finally:
+            client.close()
+    cache = catalog.by_full_name("acme/cache")
+    hooks = catalog.by_full_name("acme/hooks")
+    assert cache and cache.vocabulary.imports == ["dogpile"]
+    assert "make_region" in cache.vocabulary.symbols
+    assert hooks and hooks.vocabulary.hooks == ["trailing-whitespace", "end-of-file-fixer"]
+    assert notes == []
+
+
+def test_the_gitlab_client_reads_vocabulary_from_the_fake_forge(tmp_path):
+    git = _bare_repos(tmp_path, "data/platform")
+    token = "glpat-vocab-test-token-0001"
+    with GitLabFake(git, token=token) as fake:
+        client = GitLabClient(fake.base_url, token)
+        try:
+            assert client.read_repository_file("data/platform/cache", "nope.toml") is None
+            assert client.list_repository_dir("data/platform/cache", "missing") is None
+            catalog, _ = build_catalog_from_forge("data", client)
+        finally:
+            client.close()
+    cache = catalog.by_full_name("data/platform/cache")
+    assert cache and cache.vocabulary.distributions == ["dogpile.cache"]
+    assert cache.vocabulary.commands == ["dogpile-admin"]
+
+
+def test_veranda_catalog_writes_the_vocabulary_and_can_skip_it(tmp_path, monkeypatch, capsys):
+    git = _bare_repos(tmp_path, "acme")
+    with GitHubFake(git, token="ghp_vocabtesttoken00000000000000000000000") as fake:
+        monkeypatch.delenv("VERANDA_ORGS", raising=False)
+        monkeypatch.setenv("VERANDA_FORGE", "github")
+        monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
+        monkeypatch.setenv("GITHUB_TOKEN", fake.token)
+        assert main(["catalog", "--org", "acme"]) == 0
+        with_vocab = json.loads(capsys.readouterr().out)
+        assert main(["catalog", "--org", "acme", "--no-vocabulary"]) == 0
+        without = json.loads(capsys.readouterr().out)
+    by_name = {r["full_name"]: r for r in with_vocab["repositories"]}
+    assert by_name["acme/cache"]["vocabulary"]["imports"] == ["dogpile"]
+    assert all("vocabulary" not in r for r in without["repositories"])
+
+
+def test_the_module_never_imports_code_runners():
+    source = Path(repo_vocabulary.__file__).read_text()
+    for forbidden in ("subprocess", "exec(", "eval(", "importlib", "yaml.load("):
+        assert forbidden not in source
