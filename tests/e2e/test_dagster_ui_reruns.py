@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.conftest import step_failures
 from tests.e2e.dagster_ui import (
     backfill_assets,
     backfill_status,
@@ -126,8 +127,10 @@ def check_the_whole_story(world: SimWorld, dev: DagsterDev, instance, keys: list
         RUNS_TIMEOUT_S,
         poll=5,
     )
-    assert backfill_status(dev, backfill_id) == "COMPLETED_SUCCESS"
     backfill_runs = finished_runs(instance, {"dagster/backfill": backfill_id})
+    assert backfill_status(dev, backfill_id) == "COMPLETED_SUCCESS", {
+        r.run_id: step_failures(instance, r.run_id) for r in backfill_runs
+    }
     assert sorted(r.tags["dagster/partition"] for r in backfill_runs) == sorted(backfilled)
     for run in backfill_runs:
         assert run.status.value == "SUCCESS", run.run_id
