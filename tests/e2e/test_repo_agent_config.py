@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sys
 import threading
@@ -37,8 +38,14 @@ pytestmark = pytest.mark.real_cli
 
 REPO = Path(__file__).resolve().parents[2]
 CLAUDE = Path(
-    os.environ.get("VERANDA_CLAUDE_BIN") or REPO / ".veranda/npm/node_modules/.bin/claude"
+    os.environ.get("VERANDA_CLAUDE_BIN")
+    or next(
+        (p for p in (REPO / ".veranda/npm/node_modules/.bin/claude",) if p.exists()),
+        shutil.which("claude") or REPO / ".veranda/npm/node_modules/.bin/claude",
+    )
 )
+"""The pinned Claude Code: ``.ci/run``'s install in the checkout, else the one on ``PATH`` (the
+image installs it globally)."""
 KEY = "sk-sim-agentcfg-0123456789"
 LISTEN_WAIT_S = 2.0
 """How long the listener waits for a late connection after the turn (hooks run during it)."""

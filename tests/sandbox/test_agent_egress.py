@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import socket
 import sys
 import threading
@@ -40,8 +41,14 @@ from veranda_dagster.vendors.runner import (
 
 REPO = Path(__file__).resolve().parents[2]
 CLAUDE = Path(
-    os.environ.get("VERANDA_CLAUDE_BIN") or REPO / ".veranda/npm/node_modules/.bin/claude"
+    os.environ.get("VERANDA_CLAUDE_BIN")
+    or next(
+        (p for p in (REPO / ".veranda/npm/node_modules/.bin/claude",) if p.exists()),
+        shutil.which("claude") or REPO / ".veranda/npm/node_modules/.bin/claude",
+    )
 )
+"""The pinned Claude Code: ``.ci/run``'s install in the checkout, else the one on ``PATH`` (the
+image installs it globally)."""
 REAL_KEY = "sk-ant-api03-REAL-egress-test-key-9b1e7c"
 
 pytestmark = pytest.mark.real_cli
