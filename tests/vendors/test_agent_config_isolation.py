@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.vendors.conftest import FakeLogin
+from tests.vendors.conftest import FakeLogin, ScriptedRunner
 from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.mcp_config import McpServer
 from veranda_dagster.sandbox import SANDBOX_ENV
@@ -22,6 +22,7 @@ from veranda_dagster.vendors import home as home_mod
 from veranda_dagster.vendors import registry
 from veranda_dagster.vendors.adapters._base import CliAdapter
 from veranda_dagster.vendors.adapters.claude import ClaudeAdapter
+from veranda_dagster.vendors.adapters.gemini import GeminiAdapter
 from veranda_dagster.vendors.config import FamilyConfig
 from veranda_dagster.vendors.home import HomeTemplateTooLargeError, private_home
 from veranda_dagster.vendors.port import Turn
@@ -258,3 +259,24 @@ def test_no_configured_home_gives_no_copy() -> None:
     assert isinstance(adapter, ClaudeAdapter)
     with adapter.turn_home() as home:
         assert home is None and adapter.home_dir is None
+
+
+def test_gemini_writes_its_settings_only_into_the_turns_private_home(tmp_path: Path) -> None:
+    """With no configured home, a Gemini turn still gets a private home for the settings its
+    adapter writes, and the home goes with the turn: no folder is left behind per turn."""
+    backend = GeminiAdapter(
+        "api_key",
+        FamilyConfig(family="gemini", base_url="http://127.0.0.1:9/v1"),
+        ScriptedRunner(),
+        FakeLogin(),
+        {"GEMINI_API_KEY": "k", "PATH": "/usr/bin"},
+    )
+    turn = Turn(prompt="Role: probe\nhi", workdir=str(tmp_path), model=None)
+    with backend.turn_home() as home:
+        assert home is not None
+        env = backend.env_for(turn)
+        assert env["HOME"] == home
+        assert (Path(home) / ".gemini" / "settings.json").is_file()
+    assert not Path(home).exists()
+    with pytest.raises(ConfigError, match="turn_home"):
+        backend.env_for(turn)

@@ -50,7 +50,7 @@ def adapter(family: str, mode: str, environ: dict[str, str] = ALL_KEYS, **cfg: o
 @pytest.mark.parametrize("base_url", [None, "http://127.0.0.1:9/v1"])
 def test_each_mode_is_proxied_without_a_key_inside_or_refused(family, mode, base_url):
     backend = adapter(family, mode, base_url=base_url)
-    with tempfile.TemporaryDirectory() as workdir:
+    with tempfile.TemporaryDirectory() as workdir, backend.turn_home():
         turn = Turn(prompt="Role: probe\nhi", workdir=workdir, model=None)
         argv, env = backend.build_argv(turn), backend.env_for(turn)
     egress = backend.egress(env)

@@ -68,17 +68,18 @@ def _copy_entry(src: str, dst: str) -> None:
 
 
 @contextlib.contextmanager
-def private_home(template: str | None) -> Iterator[str | None]:
-    """A fresh private copy of ``template`` for one turn, removed afterwards; ``None`` when no
-    home is configured (the sandbox then gives the CLI an empty private one)."""
-    if not template:
+def private_home(template: str | None, *, empty: bool = False) -> Iterator[str | None]:
+    """A fresh private copy of ``template`` for one turn, removed afterwards; with no template,
+    an empty private one when ``empty`` (a CLI whose settings the adapter must write), else
+    ``None`` (the sandbox then gives the CLI an empty private one)."""
+    if not template and not empty:
         yield None
         return
-    source = Path(template)
+    source = Path(template or "")
     with tempfile.TemporaryDirectory(prefix="veranda-home-") as scratch:
         os.chmod(scratch, 0o700)
         home = Path(scratch) / "home"
-        if source.is_dir():
+        if template and source.is_dir():
             template_size(source)
             shutil.copytree(source, home, symlinks=True, copy_function=_copy_entry)
             os.chmod(home, 0o700)

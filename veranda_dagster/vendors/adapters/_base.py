@@ -112,6 +112,10 @@ class CliAdapter:
     token_patterns: ClassVar[tuple[TokenShape, ...]] = ()
     """The shapes of every key and token this vendor issues; the registry hands them to the one
     scrubber (``domain.redaction``), so a new vendor brings its own."""
+    writes_home_settings: ClassVar[bool] = False
+    """Whether the adapter writes the CLI's user settings into its home for a turn (Gemini's
+    auth type): such a turn gets an empty private home even when none is configured, removed
+    with the turn like every private home."""
     health_rules: ClassVar[tuple[health.Rule, ...]] = ()
     """Failure wordings only this CLI prints, as classifier rules (``health.error_rule``); the
     classifier places them among the shared rules (``health.ordered_rules``)."""
@@ -248,7 +252,7 @@ class CliAdapter:
     def turn_home(self) -> Iterator[str | None]:
         """A private copy of the configured ``home`` for one turn (``vendors.home``): the CLI
         runs with it and the adapter reads what the CLI left there before it goes."""
-        with private_home(self.config.home) as home:
+        with private_home(self.config.home, empty=self.writes_home_settings) as home:
             self._turn_home.path = home
             try:
                 yield home

@@ -14,12 +14,12 @@ per-model breakdown that includes the router's own flash-lite call); exit 0 ok, 
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
+from veranda_dagster.domain.errors import ConfigError
 from veranda_dagster.domain.models import Tier
 from veranda_dagster.domain.redaction import TokenShape
 from veranda_dagster.sandbox.egress import QUERY_KEY, X_GOOG_API_KEY, KeyCarrier
@@ -138,6 +138,7 @@ class GeminiAdapter(CliAdapter):
         "GEMINI_CLI_NO_RELAUNCH": "true",
         "NO_COLOR": "1",
     }
+    writes_home_settings = True
     auth_types: ClassVar[dict[str, str]] = {
         "api_key": "gemini-api-key",
         "login": "oauth-personal",
@@ -150,9 +151,11 @@ class GeminiAdapter(CliAdapter):
             # With GOOGLE_GEMINI_BASE_URL set, 0.61.0 derives auth type "gateway", which headless
             # mode rejects ("Invalid auth method selected", exit 41), and it refuses settings
             # files under a world-writable /tmp; so name the mode's auth type in the user
-            # settings of a home we own (this turn's copy of ``config.home``, or a private one
-            # made here).
-            home = Path(self.home_dir or tempfile.mkdtemp(prefix="veranda-gemini-"))
+            # settings of a home we own: this turn's private home (a copy of ``config.home``, or
+            # an empty one: ``writes_home_settings``), removed with the turn.
+            if self.home_dir is None:
+                raise ConfigError("gemini: its settings are written only inside turn_home()")
+            home = Path(self.home_dir)
             env["HOME"] = str(home)
             self._write_settings(home / ".gemini" / "settings.json")
         return env
