@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import sys
 import threading
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.real_claude import pinned_claude
 from tests.support.vendor_api import VendorApiServer
 from veranda_dagster.domain.agent import AgentRequest
 from veranda_dagster.domain.mcp_config import McpServer
@@ -36,16 +36,7 @@ from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV
 
 pytestmark = pytest.mark.real_cli
 
-REPO = Path(__file__).resolve().parents[2]
-CLAUDE = Path(
-    os.environ.get("VERANDA_CLAUDE_BIN")
-    or next(
-        (p for p in (REPO / ".veranda/npm/node_modules/.bin/claude",) if p.exists()),
-        shutil.which("claude") or REPO / ".veranda/npm/node_modules/.bin/claude",
-    )
-)
-"""The pinned Claude Code: ``.ci/run``'s install in the checkout, else the one on ``PATH`` (the
-image installs it globally)."""
+CLAUDE = pinned_claude()
 KEY = "sk-sim-agentcfg-0123456789"
 LISTEN_WAIT_S = 2.0
 """How long the listener waits for a late connection after the turn (hooks run during it)."""

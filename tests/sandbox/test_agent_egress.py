@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import socket
 import sys
 import threading
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.real_claude import pinned_claude
 from veranda_dagster.sandbox.egress import PLACEHOLDER_PREFIX
 from veranda_dagster.sim.model_server import ScriptedModelServer
 from veranda_dagster.vendors.adapters.claude import ClaudeAdapter
@@ -39,16 +39,7 @@ from veranda_dagster.vendors.runner import (
     SubprocessRunner,
 )
 
-REPO = Path(__file__).resolve().parents[2]
-CLAUDE = Path(
-    os.environ.get("VERANDA_CLAUDE_BIN")
-    or next(
-        (p for p in (REPO / ".veranda/npm/node_modules/.bin/claude",) if p.exists()),
-        shutil.which("claude") or REPO / ".veranda/npm/node_modules/.bin/claude",
-    )
-)
-"""The pinned Claude Code: ``.ci/run``'s install in the checkout, else the one on ``PATH`` (the
-image installs it globally)."""
+CLAUDE = pinned_claude()
 REAL_KEY = "sk-ant-api03-REAL-egress-test-key-9b1e7c"
 
 pytestmark = pytest.mark.real_cli

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.real_claude import pinned_claude
 from tests.support.vendor_api import VendorApiServer
 from veranda_dagster.domain.agent import AgentRequest
 from veranda_dagster.domain.models import Usage
@@ -23,9 +24,7 @@ from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV
 
 CLAUDE_CODE_VERSION = "2.1.332"
 REPO = Path(__file__).resolve().parents[2]
-CLAUDE = Path(
-    os.environ.get("VERANDA_CLAUDE_BIN") or REPO / ".veranda/npm/node_modules/.bin/claude"
-)
+CLAUDE = pinned_claude()
 
 pytestmark = pytest.mark.real_cli
 
