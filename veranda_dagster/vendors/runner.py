@@ -118,25 +118,8 @@ class SubprocessRunner:
             return missing
         if cwd is None:  # never the worker's own directory: an empty one of its own
             with tempfile.TemporaryDirectory(prefix="veranda-cli-") as scratch:
-                return self._isolated(argv, scratch, env, stdin, timeout, egress, isolation)
-        return self._isolated(argv, cwd, env, stdin, timeout, egress, isolation)
-
-    def _isolated(
-        self,
-        argv: Sequence[str],
-        cwd: str,
-        env: Mapping[str, str],
-        stdin: str | None,
-        timeout: float,
-        egress: Egress | None,
-        isolation: TurnIsolation | None,
-    ) -> RunOutput:
-        """``_run`` with the repository's agent configuration masked and the product's shown."""
-        with turn_binds(cwd, isolation) as binds:
-            return self._run(
-                argv, cwd, env, stdin, timeout, egress,
-                hidden=binds.hidden, ro_binds=binds.ro_binds,
-            )  # fmt: skip
+                return self._run(argv, scratch, env, stdin, timeout, egress, isolation)
+        return self._run(argv, cwd, env, stdin, timeout, egress, isolation)
 
     def _run(
         self,
@@ -146,19 +129,22 @@ class SubprocessRunner:
         stdin: str | None,
         timeout: float,
         egress: Egress | None,
-        *,
-        hidden: Sequence[str] = (),
-        ro_binds: Mapping[str, str] | None = None,
+        isolation: TurnIsolation | None,
     ) -> RunOutput:
+        """One turn in the sandbox: the repository's agent configuration masked and the
+        product's shown (``turn_binds``), the model reached through the turn's proxy."""
         started = time.monotonic()
         home = env.get("HOME", "")
         writable = [home] if home and Path(home).is_dir() and _own_home(home) else []
         sandbox = self.sandbox or Sandbox()
         try:
-            with _proxied(sandbox, egress, argv, env) as (launcher, inner_argv, inner_env, binds):
+            with (
+                turn_binds(cwd, isolation) as shown,
+                _proxied(sandbox, egress, argv, env) as (launcher, inner_argv, inner_env, binds),
+            ):
                 prepared = sandbox.prepare(
                     inner_argv, cwd, inner_env, network="none", writable=writable,
-                    hidden=hidden, ro_binds={**(ro_binds or {}), **binds}, launcher=launcher,
+                    hidden=shown.hidden, ro_binds={**shown.ro_binds, **binds}, launcher=launcher,
                 )  # fmt: skip
                 return _spawn(prepared, cwd, stdin, timeout, started)
         except EgressError as exc:
