@@ -65,7 +65,7 @@ RUN apt-get update \
 FROM system AS browser-0
 
 # The browser frontend tickets are verified in: the Playwright MCP server (the version
-# domain/mcp_config.py pins) driving Debian's chromium through --executable-path, so no run
+# domain/core/mcp_config.py pins) driving Debian's chromium through --executable-path, so no run
 # ever downloads a browser or the server (`npx -y`).
 FROM system AS browser-1
 ARG PLAYWRIGHT_MCP_VERSION=0.0.83

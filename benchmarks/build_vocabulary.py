@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from veranda_dagster.domain.catalog import RepoVocabulary, load_catalog  # noqa: E402
-from veranda_dagster.domain.catalog_builder import refresh_vocabulary  # noqa: E402
+from veranda_dagster.domain.intake.catalog import RepoVocabulary, load_catalog  # noqa: E402
+from veranda_dagster.domain.intake.catalog_builder import refresh_vocabulary  # noqa: E402
 
 CATALOGS = ROOT / "benchmarks/data/repo_detection/catalogs"
 GIT_TIMEOUT_S = 30

@@ -34,9 +34,9 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.baselines.repo_rules_v1 import detect_repo as detect_v1  # noqa: E402
 from benchmarks.baselines.repo_rules_v1 import legacy_view  # noqa: E402
 from benchmarks.baselines.repo_rules_v2.detection import detect_repo as detect_v2  # noqa: E402
-from veranda_dagster.domain.catalog import Catalog, load_catalog  # noqa: E402
-from veranda_dagster.domain.models import RepoGuess, Ticket  # noqa: E402
-from veranda_dagster.domain.repo_detection import detect_repo  # noqa: E402
+from veranda_dagster.domain.core.models import RepoGuess, Ticket  # noqa: E402
+from veranda_dagster.domain.intake.catalog import Catalog, load_catalog  # noqa: E402
+from veranda_dagster.domain.intake.repo_detection import detect_repo  # noqa: E402
 
 DEFAULT_TABLE = ROOT / "tests/fixtures/repo_detection/tickets.json"
 REAL = ROOT / "benchmarks/data/repo_detection"

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.domain.core.bounds import (
     MAX_PACK_BYTES,
     MAX_PACK_FILES,
     MAX_WINDOWS_PER_FILE,

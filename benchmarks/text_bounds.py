@@ -29,11 +29,11 @@ SHAPES = (
 )  # fmt: skip
 
 MODULES = {
-    "seeds": "veranda_dagster/domain/seeds.py",
-    "citations": "veranda_dagster/domain/citations.py",
-    "redaction": "veranda_dagster/domain/redaction.py",
+    "seeds": "veranda_dagster/domain/context/seeds.py",
+    "citations": "veranda_dagster/domain/deliver/citations.py",
+    "redaction": "veranda_dagster/domain/core/redaction.py",
     "intake": "veranda_dagster/clients/slack_ticket.py",
-    "review": "veranda_dagster/domain/work/review.py",
+    "review": "veranda_dagster/domain/deliver/review.py",
 }
 
 

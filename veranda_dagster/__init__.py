@@ -13,8 +13,8 @@ text or read a ticket's links before the domain knows them. The providers load l
 
 from collections.abc import Sequence
 
-from veranda_dagster.domain import redaction as _redaction
-from veranda_dagster.domain import repo_evidence as _repo_evidence
+from veranda_dagster.domain.core import redaction as _redaction
+from veranda_dagster.domain.intake import repo_evidence as _repo_evidence
 
 
 def _provider_shapes() -> tuple[_redaction.TokenShape, ...]:

@@ -13,8 +13,8 @@ from typing import Any
 import dagster as dg
 
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.orgs import OrgsConfig
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.orgs import OrgsConfig
 from veranda_dagster.executor import phase_executor
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.resources._env import setting

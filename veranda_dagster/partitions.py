@@ -1,6 +1,6 @@
 """The one partitioning of the graph: every ticket is a dynamic partition.
 
-Keys are in the one grammar of ``domain.ticket_key``; which source owns which keys is each
+Keys are in the one grammar of ``domain.core.ticket_key``; which source owns which keys is each
 source's own grammar (``sources.registry``: ``ENG-123`` is Linear's, ``slack-<channel>-<ts>``
 Slack's, ``jira-PAY-17`` Jira's). The sensors add keys; nothing else does.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from veranda_dagster.domain.ticket_key import is_ticket_key
+from veranda_dagster.domain.core.ticket_key import is_ticket_key
 
 TICKETS_NAME = "tickets"
 TICKETS = dg.DynamicPartitionsDefinition(name=TICKETS_NAME)

@@ -11,7 +11,7 @@ import math
 import os
 from typing import TypeVar, overload
 
-from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.domain.core.errors import ConfigError
 
 N = TypeVar("N", int, float)
 

@@ -12,9 +12,9 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from veranda_dagster.domain.bounds import MAX_REPO_CANDIDATES
-from veranda_dagster.domain.catalog import Catalog, normalise
-from veranda_dagster.domain.models import RepoGuess, Ticket
+from veranda_dagster.domain.core.bounds import MAX_REPO_CANDIDATES
+from veranda_dagster.domain.core.models import RepoGuess, Ticket
+from veranda_dagster.domain.intake.catalog import Catalog, normalise
 
 
 def legacy_view(catalog: Catalog) -> Catalog:

@@ -16,8 +16,8 @@ from typing import Any
 import dagster as dg
 
 from tests.support.resources import nested
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.models import (
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.models import (
     CIOutcome,
     Citation,
     CommandResult,

@@ -11,7 +11,7 @@ from tests.assets.fakes import read_calls, resources
 from tests.support.resources import pipeline as make_pipeline
 from tests.support.resources import tickets
 from veranda_dagster.assets import PHASE_ASSETS, context_pack, repo_guess, ticket
-from veranda_dagster.domain.errors import ConfigError, InputError, StoredValueError
+from veranda_dagster.domain.core.errors import ConfigError, InputError, StoredValueError
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.linear import LinearResource
 from veranda_dagster.resources.slack import SlackResource
@@ -156,7 +156,7 @@ def test_missing_config_is_named_and_not_retried(tmp_path, instance):
 
 
 def test_value_store_config_errors_name_the_setting(tmp_path):
-    from veranda_dagster.domain.models import Ticket
+    from veranda_dagster.domain.core.models import Ticket
 
     value = Ticket(id="ENG-1", source="linear", title="t")
     with pytest.raises(ConfigError, match="VERANDA_POSTGRES_URL"):

@@ -18,7 +18,7 @@ from dagster._core.instance.ref import InstanceRef
 from tests.assets.fakes import CountingPipeline, read_calls, resources
 from tests.support.resources import nested
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
-from veranda_dagster.domain.models import CommandResult, ContextPack, RedTests, Ticket
+from veranda_dagster.domain.core.models import CommandResult, ContextPack, RedTests, Ticket
 from veranda_dagster.partitions import TICKET_TAG
 
 KEY = "ENG-31"

@@ -182,7 +182,7 @@ def test_all_three_sensors_are_wired_with_their_resources():
 
 @pytest.mark.parametrize("raw", ["soon", "-5", "0", "nan", "inf"])
 def test_a_bad_numeric_setting_names_the_variable(monkeypatch, raw):
-    from veranda_dagster.domain.errors import ConfigError
+    from veranda_dagster.domain.core.errors import ConfigError
 
     monkeypatch.setenv("VERANDA_VALIDATION_TIMEOUT_S", raw)
     with pytest.raises(ConfigError, match="VERANDA_VALIDATION_TIMEOUT_S"):
@@ -202,7 +202,7 @@ def test_numeric_settings_are_read_from_the_environment(monkeypatch):
 
 
 def test_the_ticket_budget_and_its_ledger_follow_the_value_store(monkeypatch, tmp_path):
-    from veranda_dagster.domain.bounds import TICKET_BUDGET_USD
+    from veranda_dagster.domain.core.bounds import TICKET_BUDGET_USD
 
     assert definitions.pipeline_resource().agents.ticket_budget_usd == TICKET_BUDGET_USD
     monkeypatch.setenv("VERANDA_TICKET_BUDGET_USD", "2.5")
@@ -214,7 +214,7 @@ def test_the_ticket_budget_and_its_ledger_follow_the_value_store(monkeypatch, tm
 
 def test_kind_icons_name_the_configured_tracker_and_forge_not_a_fixed_vendor(monkeypatch):
     from veranda_dagster.assets._policy import configured_names, shown_kinds
-    from veranda_dagster.domain import phases
+    from veranda_dagster.domain.core import phases
 
     intake = phases.PHASES["ticket"].kinds
     pr = phases.PHASES["pull_request"].kinds

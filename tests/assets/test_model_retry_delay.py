@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from veranda_dagster.assets import _policy
-from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.domain.core.errors import ConfigError
 
 
 def test_unset_or_blank_keeps_each_phase_delay(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,7 @@ import dagster as dg
 
 from tests.assets.fakes import resources
 from veranda_dagster.assets import PHASE_ASSETS
-from veranda_dagster.domain.phases import PHASES
+from veranda_dagster.domain.core.phases import PHASES
 
 
 def test_every_phase_writes_exactly_its_declared_metadata_keys(tmp_path) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.support.resources import pipeline as make_pipeline
-from veranda_dagster.domain.models import (
+from veranda_dagster.domain.core.models import (
     CommandResult,
     ContextPack,
     Patch,
@@ -50,10 +50,10 @@ PR = PullRequest(
 )
 
 PHASES = [
-    ("red_tests", "write_red_tests", lambda p: p.write_red_tests(TICKET, PACK)),
-    ("patch", "implement", lambda p: p.implement(TICKET, PACK, RED)),
-    ("review", "review_rounds", lambda p: p.review(TICKET, PACK, PR)),
-    ("feedback", "process_feedback", lambda p: p.process_feedback(TICKET, PACK, PR, None)),
+    ("build.red_tests", "write_red_tests", lambda p: p.write_red_tests(TICKET, PACK)),
+    ("build.patch", "implement", lambda p: p.implement(TICKET, PACK, RED)),
+    ("deliver.review", "review_rounds", lambda p: p.review(TICKET, PACK, PR)),
+    ("deliver.feedback", "process_feedback", lambda p: p.process_feedback(TICKET, PACK, PR, None)),
 ]
 
 
@@ -67,7 +67,7 @@ def test_the_configured_validation_bound_reaches_the_phase(
         seen.update(kwargs)
         return "done"
 
-    monkeypatch.setattr(f"veranda_dagster.domain.work.{module}.{function}", capture)
+    monkeypatch.setattr(f"veranda_dagster.domain.{module}.{function}", capture)
     workspace = WorkspaceResource(root=str(tmp_path), validation_timeout_s=7.0)
     pipeline = make_pipeline(workspace=workspace)
     assert invoke(pipeline) == "done"

@@ -13,7 +13,7 @@ from dagster._core.instance.ref import InstanceRef
 
 from tests.assets.fakes import read_calls, resources
 from veranda_dagster.assets import PHASE_ASSETS
-from veranda_dagster.domain.models import Ticket
+from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.storage import ValueStore, VerandaIOManager
 from veranda_dagster.storage.backends import TABLE, PostgresValues, libpq_url
 
@@ -99,7 +99,7 @@ def test_postgres_backend_upserts_and_reports_corruption(postgres_url):
 
 
 def test_unreachable_postgres_is_transient_and_hides_the_password():
-    from veranda_dagster.domain.errors import TransientError
+    from veranda_dagster.domain.core.errors import TransientError
 
     url = "postgresql://veranda:hunter2-secret@127.0.0.1:1/veranda"
     with pytest.raises(TransientError) as caught:
@@ -112,7 +112,7 @@ def test_a_password_with_any_character_connects_and_never_reaches_an_error(postg
     """libpq parsing the URL itself failed on these and quoted the fragment ("invalid
     percent-encoded token: p%zz", 'could not translate host name "ss@127.0.0.1"') into an
     error that retries copied into the event log; the store now hands libpq keywords."""
-    from veranda_dagster.domain.errors import TransientError
+    from veranda_dagster.domain.core.errors import TransientError
 
     url = postgres_url.replace("://postgres@", f"://postgres:{password}@")
     values = PostgresValues(url)

@@ -11,7 +11,7 @@ from dagster._core.instance.ref import InstanceRef
 
 from tests.assets import recon
 from tests.assets.fakes import read_calls
-from veranda_dagster.domain.models import CIOutcome, Feedback, PullRequest
+from veranda_dagster.domain.core.models import CIOutcome, Feedback, PullRequest
 from veranda_dagster.storage import ValueStore
 from veranda_dagster.storage.types import VALUE_TYPES
 

@@ -23,12 +23,12 @@ from veranda_dagster.assets._shell import (
     phase_asset,
     run_phase,
 )
-from veranda_dagster.domain.errors import (
+from veranda_dagster.domain.core.errors import (
     InputError,
     TransientError,
 )
-from veranda_dagster.domain.models import RepoGuess, Ticket
-from veranda_dagster.domain.phases import SHARED_METADATA
+from veranda_dagster.domain.core.models import RepoGuess, Ticket
+from veranda_dagster.domain.core.phases import SHARED_METADATA
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.resources.workspace import WorkspaceResource
@@ -148,7 +148,7 @@ def test_metrics_hook_is_called_and_only_its_absence_is_silent(monkeypatch):
 
 def test_phase_methods_call_the_domain_entry_points_they_import():
     """Plain imports, not strings: each phase method's domain function is the module's own."""
-    from veranda_dagster.domain.work import ci, review
+    from veranda_dagster.domain.deliver import ci, review
     from veranda_dagster.resources import pipeline
 
     assert pipeline.work_review.review_rounds is review.review_rounds
@@ -174,7 +174,7 @@ def test_phase_methods_delegate_with_the_workspace_and_clients(monkeypatch, tmp_
         seen["closed_during"] = client.closed
         return "reviewed"
 
-    monkeypatch.setattr("veranda_dagster.domain.work.review.review_rounds", review_rounds)
+    monkeypatch.setattr("veranda_dagster.domain.deliver.review.review_rounds", review_rounds)
     forge = forge_returning(client, token="t0k")  # the resource's client is the fake
     workspace = WorkspaceResource(root=str(tmp_path))
     pipeline = make_pipeline(forge=forge, workspace=workspace)
@@ -206,7 +206,7 @@ def test_a_phase_closes_its_clients_when_the_domain_call_raises(monkeypatch, tmp
     def await_ci(*args, **kwargs):
         raise RuntimeError("the forge went away")
 
-    monkeypatch.setattr("veranda_dagster.domain.work.ci.await_ci", await_ci)
+    monkeypatch.setattr("veranda_dagster.domain.deliver.ci.await_ci", await_ci)
     pipeline = make_pipeline(
         forge=forge_returning(client, token="t0k"),
         workspace=WorkspaceResource(root=str(tmp_path)),
@@ -228,7 +228,7 @@ def test_writing_red_tests_opens_no_forge_client(monkeypatch, tmp_path):
     def write_red_tests(ticket, pack, workspace, agent, *, validation_timeout_s):
         return "red"
 
-    monkeypatch.setattr("veranda_dagster.domain.work.red_tests.write_red_tests", write_red_tests)
+    monkeypatch.setattr("veranda_dagster.domain.build.red_tests.write_red_tests", write_red_tests)
     monkeypatch.setattr(PipelineResource, "forge_client", no_forge)
     monkeypatch.setattr(PipelineResource, "agent", lambda self, ticket, channel: "agent")
     pipeline = make_pipeline(workspace=WorkspaceResource(root=str(tmp_path)))
@@ -254,7 +254,7 @@ def test_opening_the_pull_request_builds_no_agent_and_posts_to_the_tickets_threa
         raise AssertionError("the PR phase built an agent")
 
     monkeypatch.setattr(
-        "veranda_dagster.domain.work.pull_request.open_pull_request", open_pull_request
+        "veranda_dagster.domain.deliver.pull_request.open_pull_request", open_pull_request
     )
     monkeypatch.setattr(PipelineResource, "agent", no_agent)
     monkeypatch.setattr(
@@ -344,7 +344,7 @@ def test_a_phase_asset_gives_dagster_the_call_s_inputs_and_the_context_it_holds_
 
 def test_a_list_cut_at_its_bound_is_in_the_metadata_and_the_run_log():
     from veranda_dagster.assets._shell import _truncation
-    from veranda_dagster.domain.models import Feedback
+    from veranda_dagster.domain.core.models import Feedback
 
     cut = "github /repos/acme/app/issues/7/comments: 11 pages, over the bound of 10"
     value = Feedback(ticket_id="ENG-1", truncated=[cut])

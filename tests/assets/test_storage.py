@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from veranda_dagster.domain.errors import StoredValueError
-from veranda_dagster.domain.models import ModelCall, RepoGuess, Ticket
+from veranda_dagster.domain.core.errors import StoredValueError
+from veranda_dagster.domain.core.models import ModelCall, RepoGuess, Ticket
 from veranda_dagster.storage import ValueStore
 from veranda_dagster.storage.backends import FilesystemValues
 
@@ -129,7 +129,7 @@ def _age(path, seconds: float) -> None:
 
 
 def test_a_killed_writers_temp_file_is_removed_by_the_next_write_once_stale(tmp_path):
-    from veranda_dagster.domain.bounds import STALE_TEMP_VALUE_AGE_S
+    from veranda_dagster.domain.core.bounds import STALE_TEMP_VALUE_AGE_S
 
     root = tmp_path / "values"
     store = FilesystemValues(root)
@@ -154,7 +154,7 @@ def test_stale_temp_files_anywhere_in_the_store_are_removed_on_start(tmp_path):
     import subprocess
     import sys
 
-    from veranda_dagster.domain.bounds import STALE_TEMP_VALUE_AGE_S
+    from veranda_dagster.domain.core.bounds import STALE_TEMP_VALUE_AGE_S
 
     root = tmp_path / "values"
     stale = _kill_a_writer(root, "ENG-7")

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from veranda_dagster.cli import main
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.domain.core.bounds import (
     MAX_CATALOG_BYTES,
     MAX_CONFIG_FILE_BYTES,
     MAX_DOSSIER_BYTES,

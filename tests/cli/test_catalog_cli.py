@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from veranda_dagster.cli import main
-from veranda_dagster.domain.catalog import load_catalog
-from veranda_dagster.domain.models import Ticket
-from veranda_dagster.domain.repo_detection import detect_repo
+from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.intake.catalog import load_catalog
+from veranda_dagster.domain.intake.repo_detection import detect_repo
 from veranda_dagster.sim.github_fake import GitHubFake
 from veranda_dagster.sim.gitlab_fake import GitLabFake
 from veranda_dagster.sim.sample_org import create_bare_repo

@@ -11,8 +11,8 @@ from veranda_dagster.clients._http import CredentialOriginError, HttpService
 from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.clients.linear import LinearClient
 from veranda_dagster.clients.slack import SlackClient
-from veranda_dagster.domain.bounds import MAX_HTTP_REDIRECTS
-from veranda_dagster.domain.errors import ConfigError, InputError
+from veranda_dagster.domain.core.bounds import MAX_HTTP_REDIRECTS
+from veranda_dagster.domain.core.errors import ConfigError, InputError
 
 TOKEN = "ghs_0123456789abcdefghijklmnop"
 BASE = "https://api.github.test"

@@ -20,10 +20,10 @@ from veranda_dagster.clients.forges import (
     missing_pieces,
     register_forge,
 )
-from veranda_dagster.domain.code_search import CodeSearch
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.redaction import TokenShape, scrub
-from veranda_dagster.domain.repo_evidence import RepoLink, link_readers
+from veranda_dagster.domain.context.code_search import CodeSearch
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.redaction import TokenShape, scrub
+from veranda_dagster.domain.intake.repo_evidence import RepoLink, link_readers
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.secrets import service_secrets
 

@@ -13,10 +13,10 @@ from veranda_dagster.clients.forges import FORGES, forge_provider
 from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.clients.gitlab import GitLabClient
 from veranda_dagster.clients.gitlab_code_search import GitLabCodeSearch
-from veranda_dagster.domain.code_search import CodeSearch
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.work.forge import Forge
-from veranda_dagster.domain.work.pull_request import open_pull_request
+from veranda_dagster.domain.context.code_search import CodeSearch
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.forge_port import Forge
+from veranda_dagster.domain.deliver.pull_request import open_pull_request
 from veranda_dagster.sim.gitlab_fake import GitLabFake
 
 TOKEN = "glpat-forge-table-token-1"

@@ -11,10 +11,10 @@ import httpx
 import pytest
 
 from veranda_dagster.clients.github import GitHubClient
-from veranda_dagster.domain import catalog_builder
-from veranda_dagster.domain.catalog import Catalog
-from veranda_dagster.domain.catalog_builder import build_catalog
-from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.domain.intake import catalog_builder
+from veranda_dagster.domain.intake.catalog import Catalog
+from veranda_dagster.domain.intake.catalog_builder import build_catalog
 
 FIX = Path(__file__).parents[1] / "fixtures" / "github"
 API = "https://api.github.test"

@@ -23,15 +23,15 @@ from veranda_dagster.clients.gitlab_base import (
 )
 from veranda_dagster.clients.gitlab_ci import LOG_TAIL_BYTES, job_state
 from veranda_dagster.clients.gitlab_code_search import GitLabCodeSearch
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.domain.build.code_quality import parse_any_report
+from veranda_dagster.domain.build.static_analysis import filter_to_commit, from_findings
+from veranda_dagster.domain.core.bounds import (
     MAX_CI_REPORT_BYTES,
     MAX_COMMENT_CHARS,
     MAX_FORGE_LIST_PAGES,
 )
-from veranda_dagster.domain.code_quality import parse_any_report
-from veranda_dagster.domain.errors import InputError, TransientError
-from veranda_dagster.domain.static_analysis import filter_to_commit, from_findings
-from veranda_dagster.domain.work.forge import CiJob, Forge
+from veranda_dagster.domain.core.errors import InputError, TransientError
+from veranda_dagster.domain.core.forge_port import CiJob, Forge
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "gitlab"
 TOKEN = "glpat-SECRETSECRETSECRET1"

@@ -25,7 +25,7 @@ from veranda_dagster.clients.gitlab import GitLabClient
 from veranda_dagster.clients.jira import JiraClient
 from veranda_dagster.clients.linear import LinearClient
 from veranda_dagster.clients.slack import SlackClient
-from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.sim.github_fake import GitHubFake
 from veranda_dagster.sim.gitlab_fake import GitLabFake
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeResponse, dripping, huge_json_list

@@ -8,7 +8,7 @@ import pytest
 
 from veranda_dagster.clients._http import MAX_HTTP_ATTEMPTS, HttpService
 from veranda_dagster.clients.github import GitHubClient
-from veranda_dagster.domain.errors import TransientError
+from veranda_dagster.domain.core.errors import TransientError
 
 
 def _always(status: int, headers: dict[str, str], seen: list[httpx.Request]):

@@ -20,11 +20,11 @@ from veranda_dagster.clients.jira import (
     jql_string,
 )
 from veranda_dagster.clients.jira_adf import adf_to_text, text_to_adf
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.domain.core.bounds import (
     MAX_RICH_TEXT_DEPTH,
     MAX_TICKET_SEARCH_PAGES_PER_TICK,
 )
-from veranda_dagster.domain.errors import ConfigError, InputError, TransientError
+from veranda_dagster.domain.core.errors import ConfigError, InputError, TransientError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "jira"
 CLOUD = "https://acme.atlassian.net"

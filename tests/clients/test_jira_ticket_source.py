@@ -8,9 +8,9 @@ import pytest
 from veranda_dagster.clients.jira import JiraClient
 from veranda_dagster.clients.jira_ticket import JiraTicketSource
 from veranda_dagster.clients.ticket_channel import TicketChannel
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.intake import fetch_ticket
-from veranda_dagster.domain.ticket_source import TicketSource
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.ticket_source import TicketSource
+from veranda_dagster.domain.intake.intake import fetch_ticket
 from veranda_dagster.partitions import is_ticket_key
 from veranda_dagster.sim.jira_fake import JiraFake
 from veranda_dagster.sources.registry import ticket_sources

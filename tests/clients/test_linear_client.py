@@ -21,7 +21,7 @@ from veranda_dagster.clients.linear import (
     LinearClient,
     LinearRateLimitError,
 )
-from veranda_dagster.domain.errors import InputError, TransientError
+from veranda_dagster.domain.core.errors import InputError, TransientError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TOKEN = "lin_api_SECRETSECRET"

@@ -13,8 +13,8 @@ from veranda_dagster.clients.linear_ticket import LinearTicketSource
 from veranda_dagster.clients.slack import SlackClient
 from veranda_dagster.clients.slack_ticket import SlackTicketSource
 from veranda_dagster.clients.ticket_channel import TicketChannel, post_marker
-from veranda_dagster.domain.errors import ConfigError, InputError
-from veranda_dagster.domain.models import Ticket
+from veranda_dagster.domain.core.errors import ConfigError, InputError
+from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.sources.registry import ticket_sources
 
 LINEAR_TICKET = Ticket(

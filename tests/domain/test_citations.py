@@ -3,7 +3,8 @@
 import pytest
 
 from tests.fixtures.context.gitrepo import commit, git, make_repo, numbered
-from veranda_dagster.domain.citations import (
+from veranda_dagster.domain.core.models import Citation
+from veranda_dagster.domain.deliver.citations import (
     UNRESOLVED_MARK,
     annotate,
     count_lines,
@@ -11,7 +12,6 @@ from veranda_dagster.domain.citations import (
     resolve,
     scrape_references,
 )
-from veranda_dagster.domain.models import Citation
 
 
 @pytest.fixture

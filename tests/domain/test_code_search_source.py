@@ -8,13 +8,16 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.context.gitrepo import commit, git, make_repo
-from veranda_dagster.domain.code_search import LocalGitGrep
-from veranda_dagster.domain.context import _pack
-from veranda_dagster.domain.models import Ticket
+from veranda_dagster.domain.context.code_search import LocalGitGrep
+from veranda_dagster.domain.context.pack import _pack
+from veranda_dagster.domain.core.models import Ticket
 
 ROOT = Path(__file__).resolve().parents[2]
 TICKETS = [
-    ["Pack searches sleep", "`build_pack` waits in `run_searches`; see domain/retrieval.py"],
+    [
+        "Pack searches sleep",
+        "`build_pack` waits in `run_searches`; see domain/context/retrieval.py",
+    ],
     ["CI wait", "wait_for_checks backs off from CI_POLL_INITIAL_S; GitHubClient.list_ci_jobs"],
     ["Sensor", "The pr_feedback sensor polls MAX_FEEDBACK_PRS_PER_TICK pull requests"],
     ["Workspace", "Workspace.ensure clones; `git_argv` adds SAFE_GIT_CONFIG to every call"],

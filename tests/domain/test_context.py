@@ -7,13 +7,13 @@ import subprocess
 import pytest
 
 from tests.fixtures.context.gitrepo import commit, git, make_repo
-from veranda_dagster.domain.agent import AgentReply, AgentRequest
-from veranda_dagster.domain.code_search import LocalGitGrep
-from veranda_dagster.domain.context import ContextConfig, build_context_pack, build_local_pack
-from veranda_dagster.domain.errors import AwaitingHumanError
-from veranda_dagster.domain.layers import BEGIN
-from veranda_dagster.domain.models import ContextPack, RepoGuess, Ticket
-from veranda_dagster.domain.workspace import Workspace
+from veranda_dagster.domain.clone.workspace import Workspace
+from veranda_dagster.domain.context.code_search import LocalGitGrep
+from veranda_dagster.domain.context.layers import BEGIN
+from veranda_dagster.domain.context.pack import ContextConfig, build_context_pack, build_local_pack
+from veranda_dagster.domain.core.agent import AgentReply, AgentRequest
+from veranda_dagster.domain.core.errors import AwaitingHumanError
+from veranda_dagster.domain.core.models import ContextPack, RepoGuess, Ticket
 
 OWN_CLAUDE = "# Our rules\nKeep it small.\n"
 TICKET = Ticket(

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from tests.fixtures.context.gitrepo import commit, git, make_repo
-from veranda_dagster.domain.diff_hunks import changed_lines
+from veranda_dagster.domain.clone.diff_hunks import changed_lines
 
 DIFF = (Path(__file__).parents[1] / "fixtures" / "static_analysis" / "diff_u0.txt").read_text()
 

@@ -3,7 +3,7 @@
 import shutil
 from pathlib import Path
 
-from veranda_dagster.domain.facts import read_repo_facts
+from veranda_dagster.domain.context.facts import read_repo_facts
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "context" / "facts"
 

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.context.gitrepo import git, make_repo
-from veranda_dagster.domain.git_recovery import (
+from veranda_dagster.domain.clone.git_recovery import (
     clear_partial_clones,
     clear_stale_locks,
     live_git_pids,
 )
-from veranda_dagster.domain.workspace import Workspace
+from veranda_dagster.domain.clone.workspace import Workspace
 
 BRANCH = "veranda/eng-5"
 

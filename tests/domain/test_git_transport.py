@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.domain.git_transport import (
+from veranda_dagster.domain.clone.git_transport import (
     GitDirError,
     fresh_config,
     harden_git_dir,
     transport_config,
     url_protocol,
 )
-from veranda_dagster.domain.nested_repos import added_gitlinks, gitlinks
+from veranda_dagster.domain.clone.nested_repos import added_gitlinks, gitlinks
 
 
 @pytest.mark.parametrize(

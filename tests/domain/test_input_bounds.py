@@ -8,7 +8,7 @@ import pytest
 
 from veranda_dagster.clients.github_shapes import issue_comment
 from veranda_dagster.clients.linear_ticket import ticket_from_linear
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.domain.core.bounds import (
     MAX_COMMENT_CHARS,
     MAX_CONFIG_FILE_BYTES,
     MAX_DOCUMENT_NODES,
@@ -18,12 +18,12 @@ from veranda_dagster.domain.bounds import (
     MAX_TICKET_LABELS,
     MAX_TICKET_TITLE_CHARS,
 )
-from veranda_dagster.domain.catalog import load_catalog
-from veranda_dagster.domain.errors import ConfigError, InputError
-from veranda_dagster.domain.input_files import parse_document, read_input_text
-from veranda_dagster.domain.models import Attachment, Ticket
-from veranda_dagster.domain.repo_detection import detect_repo
-from veranda_dagster.domain.ticket_bounds import bound_ticket
+from veranda_dagster.domain.core.errors import ConfigError, InputError
+from veranda_dagster.domain.core.input_files import parse_document, read_input_text
+from veranda_dagster.domain.core.models import Attachment, Ticket
+from veranda_dagster.domain.intake.catalog import load_catalog
+from veranda_dagster.domain.intake.repo_detection import detect_repo
+from veranda_dagster.domain.intake.ticket_bounds import bound_ticket
 from veranda_dagster.vendors.config import BackendsConfig
 
 

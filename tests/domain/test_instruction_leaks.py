@@ -2,9 +2,9 @@
 quotes a private layer (eight words in a row) or the block's own lines is withheld, with a
 note; the public facts layer and ordinary prose pass."""
 
-from veranda_dagster.domain.instruction_leaks import QUOTE_WORDS, withhold_instructions
-from veranda_dagster.domain.layers import BEGIN
-from veranda_dagster.domain.models import ContextLayer
+from veranda_dagster.domain.context.layers import BEGIN
+from veranda_dagster.domain.core.models import ContextLayer
+from veranda_dagster.domain.deliver.instruction_leaks import QUOTE_WORDS, withhold_instructions
 
 RUNBOOK = (
     "Payments deploys go through the blue-green pipeline only; the break-glass password "

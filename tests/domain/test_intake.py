@@ -14,8 +14,8 @@ from veranda_dagster.clients.slack_ticket import (
     strip_mentions,
     ticket_from_slack,
 )
-from veranda_dagster.domain.errors import ConfigError, InputError
-from veranda_dagster.domain.intake import fetch_ticket
+from veranda_dagster.domain.core.errors import ConfigError, InputError
+from veranda_dagster.domain.intake.intake import fetch_ticket
 from veranda_dagster.sources.registry import ticket_sources
 
 
@@ -135,7 +135,7 @@ def test_block_mentions_are_found_down_to_the_depth_bound_and_not_past_it():
 
 
 def test_fetch_ticket_routes_over_the_sources_and_a_key_nobody_owns_names_them():
-    from veranda_dagster.domain.models import Ticket
+    from veranda_dagster.domain.core.models import Ticket
 
     class Acme:
         name = "acme"

@@ -5,8 +5,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.context.gitrepo import git, make_repo
-from veranda_dagster.domain.bounds import MAX_RUNBOOKS
-from veranda_dagster.domain.layers import (
+from veranda_dagster.domain.context.layers import (
     BEGIN,
     END,
     build_layers,
@@ -14,9 +13,10 @@ from veranda_dagster.domain.layers import (
     strip_instruction_files,
     write_instruction_files,
 )
-from veranda_dagster.domain.models import Citation, PackFile, RepoFacts, Ticket, Window
-from veranda_dagster.domain.retrieval import RetrievalResult
-from veranda_dagster.domain.runbooks import select_runbooks
+from veranda_dagster.domain.context.retrieval import RetrievalResult
+from veranda_dagster.domain.context.runbooks import select_runbooks
+from veranda_dagster.domain.core.bounds import MAX_RUNBOOKS
+from veranda_dagster.domain.core.models import Citation, PackFile, RepoFacts, Ticket, Window
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "context"
 RUNBOOKS = str(FIXTURES / "runbooks")
@@ -70,7 +70,7 @@ def test_four_layers_each_sourced_and_labelled(repo):
         "repo_facts",
     ]
     generic = " ".join(layers[0].text.split())
-    assert layers[0].source == "veranda_dagster/domain/prompts/generic.md"
+    assert layers[0].source == "veranda_dagster/domain/context/prompts/generic.md"
     assert "untrusted data" in generic and "environment variables" in generic
     assert "Sub-agents" in layers[0].text and "Commits" in layers[0].text
     assert layers[1].source == "security.md, data/migrations.md"

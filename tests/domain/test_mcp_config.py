@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.vendors.conftest import FakeLogin
-from veranda_dagster.domain.errors import ConfigError, InputError
-from veranda_dagster.domain.mcp_config import (
+from veranda_dagster.domain.core.errors import ConfigError, InputError
+from veranda_dagster.domain.core.mcp_config import (
     BROWSER_ENV,
     FORMAT_IDS,
     PLAYWRIGHT_INSTRUCTIONS,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from veranda_dagster.domain.catalog import Catalog, CatalogRepo, merge_catalogs
-from veranda_dagster.domain.errors import ConfigError, InputError
-from veranda_dagster.domain.models import Ticket
-from veranda_dagster.domain.orgs import load_orgs, parse_orgs
-from veranda_dagster.domain.repo_detection import detect_repo
+from veranda_dagster.domain.core.errors import ConfigError, InputError
+from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.core.orgs import load_orgs, parse_orgs
+from veranda_dagster.domain.intake.catalog import Catalog, CatalogRepo, merge_catalogs
+from veranda_dagster.domain.intake.repo_detection import detect_repo
 
 ACME = Catalog(
     org="acme",

@@ -7,14 +7,22 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.context.gitrepo import make_repo
-from veranda_dagster.domain import pack_signals
-from veranda_dagster.domain.bounds import MAX_FUNCTION_WINDOW_BYTES, MAX_PACK_BYTES, MAX_SEARCHES
-from veranda_dagster.domain.code_search import Hit, LocalGitGrep, split_lines, window_bounds
-from veranda_dagster.domain.context import build_local_pack
-from veranda_dagster.domain.models import Ticket, Window
-from veranda_dagster.domain.pack_signals import SIGNAL_FRAMES, SIGNAL_FULL_TEXT, SIGNAL_LINKS
-from veranda_dagster.domain.retrieval import build_pack
-from veranda_dagster.domain.seeds import seed_candidates
+from veranda_dagster.domain.context import pack_signals
+from veranda_dagster.domain.context.code_search import Hit, LocalGitGrep, split_lines, window_bounds
+from veranda_dagster.domain.context.pack import build_local_pack
+from veranda_dagster.domain.context.pack_signals import (
+    SIGNAL_FRAMES,
+    SIGNAL_FULL_TEXT,
+    SIGNAL_LINKS,
+)
+from veranda_dagster.domain.context.retrieval import build_pack
+from veranda_dagster.domain.context.seeds import seed_candidates
+from veranda_dagster.domain.core.bounds import (
+    MAX_FUNCTION_WINDOW_BYTES,
+    MAX_PACK_BYTES,
+    MAX_SEARCHES,
+)
+from veranda_dagster.domain.core.models import Ticket, Window
 
 
 def _filler(name: str, n: int) -> str:
@@ -230,7 +238,7 @@ def test_a_function_over_the_window_bound_gets_a_twelve_line_window(tmp_path):
 def test_past_the_corpus_bound_search_uses_git_grep_and_says_full_text_is_unavailable(
     repo, monkeypatch
 ):
-    from veranda_dagster.domain import repo_corpus
+    from veranda_dagster.domain.clone import repo_corpus
 
     monkeypatch.setattr(repo_corpus, "MAX_CORPUS_BYTES", len(CORE.encode()))
     search = LocalGitGrep(repo)
@@ -241,7 +249,7 @@ def test_past_the_corpus_bound_search_uses_git_grep_and_says_full_text_is_unavai
 
 
 def test_the_full_text_index_holds_at_most_its_bound(monkeypatch):
-    from veranda_dagster.domain import full_text
+    from veranda_dagster.domain.context import full_text
 
     monkeypatch.setattr(full_text, "MAX_FULL_TEXT_FILES", 2)
     index = full_text.FullTextIndex((f"f{i}.py", "needle") for i in range(3))

@@ -8,20 +8,20 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.context.gitrepo import make_repo
-from veranda_dagster.domain import pack_promotion, path_kinds
-from veranda_dagster.domain.code_search import Hit, LocalGitGrep
-from veranda_dagster.domain.import_graph import (
+from veranda_dagster.domain.context import pack_promotion, path_kinds
+from veranda_dagster.domain.context.code_search import Hit, LocalGitGrep
+from veranda_dagster.domain.context.import_graph import (
     MAX_IMPORT_SCAN_LINES,
     PathIndex,
     defines,
     imported_paths,
     package_calls,
 )
-from veranda_dagster.domain.pack_signals import TicketEvidence
-from veranda_dagster.domain.path_kinds import language_factor, path_factor
-from veranda_dagster.domain.retrieval import SearchResult, build_pack, rank_files
-from veranda_dagster.domain.seeds import seed_candidates
-from veranda_dagster.domain.source_language import dominant_language, language_of
+from veranda_dagster.domain.context.pack_signals import TicketEvidence
+from veranda_dagster.domain.context.path_kinds import language_factor, path_factor
+from veranda_dagster.domain.context.retrieval import SearchResult, build_pack, rank_files
+from veranda_dagster.domain.context.seeds import seed_candidates
+from veranda_dagster.domain.context.source_language import dominant_language, language_of
 
 
 def _imports(path: str, text: str, tree: list[str]) -> list[str]:

@@ -10,9 +10,10 @@ from typing import get_args
 import pytest
 from pydantic import BaseModel
 
-from veranda_dagster.domain import phases, work
-from veranda_dagster.domain.phases import PHASES, MetricHook, Stage
-from veranda_dagster.domain.work._common import phase_commits
+from veranda_dagster.domain import build, deliver
+from veranda_dagster.domain.build.turn import phase_commits
+from veranda_dagster.domain.core import phases
+from veranda_dagster.domain.core.phases import PHASES, MetricHook, Stage
 
 NAMES = list(PHASES)
 
@@ -80,15 +81,20 @@ def test_every_metric_hook_is_implemented_live_and_replayed_from_declared_keys()
 
 
 def _work_modules() -> list[str]:
-    return [m.name for m in pkgutil.iter_modules(work.__path__) if not m.name.startswith("_")]
+    return [
+        f"{package.__name__}.{m.name}"
+        for package in (build, deliver)
+        for m in pkgutil.iter_modules(package.__path__)
+        if not m.name.startswith("_")
+    ]
 
 
 def test_every_work_module_that_commits_names_a_registered_phase() -> None:
     named = {}
     for mod in _work_modules():
-        module = importlib.import_module(f"{work.__name__}.{mod}")
+        module = importlib.import_module(mod)
         if hasattr(module, "PHASE"):
-            named[mod] = module.PHASE
+            named[mod.rsplit(".", 1)[1]] = module.PHASE
     assert set(named.values()) <= set(PHASES), named
     assert named["ci"] == "ci_outcome" and named["review"] == "review_rounds"
 

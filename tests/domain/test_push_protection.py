@@ -7,7 +7,7 @@ import codecs
 
 import pytest
 
-from veranda_dagster.domain.push_protection import (
+from veranda_dagster.domain.clone.push_protection import (
     MIN_NEEDLE_BYTES,
     added_lines,
     find,

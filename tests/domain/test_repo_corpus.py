@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.context.gitrepo import git, make_repo
-from veranda_dagster.domain import repo_corpus
-from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.repo_corpus import is_probably_text, load_texts
+from veranda_dagster.domain.clone import repo_corpus
+from veranda_dagster.domain.clone.repo_corpus import is_probably_text, load_texts
+from veranda_dagster.domain.core.errors import InputError
 
 
 def test_every_text_file_is_read_exactly_and_binaries_are_left_out(tmp_path):

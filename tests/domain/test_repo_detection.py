@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.domain.agent import AgentReply, AgentRequest
-from veranda_dagster.domain.bounds import MAX_REPO_CANDIDATES
-from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.models import ModelCall, Ticket
-from veranda_dagster.domain.repo_detection import (
+from veranda_dagster.domain.core.agent import AgentReply, AgentRequest
+from veranda_dagster.domain.core.bounds import MAX_REPO_CANDIDATES
+from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.domain.core.models import ModelCall, Ticket
+from veranda_dagster.domain.intake.repo_detection import (
     Catalog,
     confirm_repo_guess,
     detect_repo,
@@ -267,7 +267,7 @@ def test_model_may_correct_a_medium_former_name_guess_but_not_a_high_link(tmp_pa
 
 
 def test_a_catalog_holds_subgroup_paths_and_resolves_them_whole_or_inside_the_org():
-    from veranda_dagster.domain.catalog import parse_catalog
+    from veranda_dagster.domain.intake.catalog import parse_catalog
 
     catalog = parse_catalog(
         {
@@ -297,7 +297,7 @@ def test_a_catalog_holds_subgroup_paths_and_resolves_them_whole_or_inside_the_or
 
 
 def test_a_gitlab_link_into_a_subgroup_project_is_code_evidence_for_it():
-    from veranda_dagster.domain.catalog import parse_catalog
+    from veranda_dagster.domain.intake.catalog import parse_catalog
 
     catalog = parse_catalog(
         {

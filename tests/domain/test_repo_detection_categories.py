@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from veranda_dagster.domain.bounds import MAX_DETECT_TEXT_CHARS, MAX_REPO_EVIDENCE
-from veranda_dagster.domain.catalog import load_catalog
-from veranda_dagster.domain.models import RepoGuess, Ticket
-from veranda_dagster.domain.repo_detection import detect_repo
+from veranda_dagster.domain.core.bounds import MAX_DETECT_TEXT_CHARS, MAX_REPO_EVIDENCE
+from veranda_dagster.domain.core.models import RepoGuess, Ticket
+from veranda_dagster.domain.intake.catalog import load_catalog
+from veranda_dagster.domain.intake.repo_detection import detect_repo
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures/repo_detection"
 CATALOG = load_catalog(FIX / "catalog_services_renames.json")

@@ -12,16 +12,19 @@ import pytest
 from veranda_dagster.cli import main
 from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.clients.gitlab import GitLabClient
-from veranda_dagster.domain import catalog_builder, repo_vocabulary
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.domain.core.bounds import (
     MAX_VOCABULARY_FILE_BYTES,
     MAX_VOCABULARY_FILE_READS,
     MAX_VOCABULARY_TERMS,
     MAX_VOCABULARY_TERMS_PER_KIND,
 )
-from veranda_dagster.domain.catalog import Catalog, CatalogRepo, RepoVocabulary, load_catalog
-from veranda_dagster.domain.catalog_builder import build_catalog_from_forge, refresh_vocabulary
-from veranda_dagster.domain.repo_vocabulary import read_vocabulary
+from veranda_dagster.domain.intake import catalog_builder, repo_vocabulary
+from veranda_dagster.domain.intake.catalog import Catalog, CatalogRepo, RepoVocabulary, load_catalog
+from veranda_dagster.domain.intake.catalog_builder import (
+    build_catalog_from_forge,
+    refresh_vocabulary,
+)
+from veranda_dagster.domain.intake.repo_vocabulary import read_vocabulary
 from veranda_dagster.sim.github_fake import GitHubFake
 from veranda_dagster.sim.gitlab_fake import GitLabFake
 from veranda_dagster.sim.sample_org import create_bare_repo

@@ -2,18 +2,23 @@ import random
 
 import pytest
 
-from veranda_dagster.domain.bounds import MAX_PACK_BYTES, MAX_PACK_FILES, MAX_SEARCHES, MAX_SEEDS
-from veranda_dagster.domain.code_search import Hit, split_lines, window_bounds
-from veranda_dagster.domain.models import Window
-from veranda_dagster.domain.pack_windows import truncate_window
-from veranda_dagster.domain.path_kinds import (
+from veranda_dagster.domain.context.code_search import Hit, split_lines, window_bounds
+from veranda_dagster.domain.context.pack_windows import truncate_window
+from veranda_dagster.domain.context.path_kinds import (
     DATA_FACTOR,
     DOCS_FACTOR,
     TEST_FACTOR,
     VENDORED_FACTOR,
     path_factor,
 )
-from veranda_dagster.domain.retrieval import build_pack, run_searches
+from veranda_dagster.domain.context.retrieval import build_pack, run_searches
+from veranda_dagster.domain.core.bounds import (
+    MAX_PACK_BYTES,
+    MAX_PACK_FILES,
+    MAX_SEARCHES,
+    MAX_SEEDS,
+)
+from veranda_dagster.domain.core.models import Window
 
 SHA = "a" * 40
 

@@ -3,9 +3,9 @@
 import pytest
 
 from tests.fixtures.context.gitrepo import commit, git, make_repo, numbered
-from veranda_dagster.domain.code_search import LocalGitGrep, module_paths, window_bounds
-from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.retrieval import build_pack
+from veranda_dagster.domain.context.code_search import LocalGitGrep, module_paths, window_bounds
+from veranda_dagster.domain.context.retrieval import build_pack
+from veranda_dagster.domain.core.errors import InputError
 
 
 @pytest.fixture

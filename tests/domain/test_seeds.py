@@ -1,10 +1,10 @@
-from veranda_dagster.domain.bounds import MAX_SEARCHES, MAX_SEEDS
-from veranda_dagster.domain.seeds import (
+from veranda_dagster.domain.context.seeds import (
     extract_keywords,
     extract_seeds,
     relaxed_variant,
     seed_candidates,
 )
+from veranda_dagster.domain.core.bounds import MAX_SEARCHES, MAX_SEEDS
 
 
 def test_nine_distinct_seeds_are_capped_at_exactly_eight():

@@ -27,19 +27,20 @@ import pytest
 
 from veranda_dagster.clients.linear_ticket import KEY_IN_TEXT as LINEAR_KEY_IN_TEXT
 from veranda_dagster.clients.slack_ticket import mentions, strip_mentions
-from veranda_dagster.domain import citations, repo_detection, repo_evidence, seeds, ticket_signals
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.domain.build.patch import parse_coverage_total
+from veranda_dagster.domain.build.static_analysis import threshold
+from veranda_dagster.domain.context import seeds
+from veranda_dagster.domain.core.bounds import (
     MAX_DETECT_TEXT_CHARS,
     MAX_EXTRACT_TEXT_CHARS,
     MAX_LINT_MESSAGE_CHARS,
 )
-from veranda_dagster.domain.catalog import Catalog, CatalogRepo
-from veranda_dagster.domain.models import Ticket
-from veranda_dagster.domain.redaction import scrub
-from veranda_dagster.domain.repo_confirmation import parse_confirmation
-from veranda_dagster.domain.static_analysis import threshold
-from veranda_dagster.domain.work import review
-from veranda_dagster.domain.work.patch import parse_coverage_total
+from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.core.redaction import scrub
+from veranda_dagster.domain.deliver import citations, review
+from veranda_dagster.domain.intake import repo_detection, repo_evidence, ticket_signals
+from veranda_dagster.domain.intake.catalog import Catalog, CatalogRepo
+from veranda_dagster.domain.intake.repo_confirmation import parse_confirmation
 
 MEGABYTE = 1_000_000
 WALL_BOUND_S = 3.0

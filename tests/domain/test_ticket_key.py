@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.domain.bounds import MAX_TICKET_KEY_CHARS
-from veranda_dagster.domain.ticket_key import (
+from veranda_dagster.domain.clone.workspace import Workspace
+from veranda_dagster.domain.core.bounds import MAX_TICKET_KEY_CHARS
+from veranda_dagster.domain.core.ticket_key import (
     InvalidTicketKeyError,
     is_ticket_key,
     ticket_dir,
 )
-from veranda_dagster.domain.workspace import Workspace
 from veranda_dagster.partitions import is_ticket_key as partition_grammar
 from veranda_dagster.resources.workspace import WorkspaceResource
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from veranda_dagster.domain.code_search import split_lines
-from veranda_dagster.domain.full_text import FullTextIndex, identifier_terms, query_terms
-from veranda_dagster.domain.function_spans import enclosing_function
-from veranda_dagster.domain.ticket_signals import (
+from veranda_dagster.domain.context.code_search import split_lines
+from veranda_dagster.domain.context.full_text import FullTextIndex, identifier_terms, query_terms
+from veranda_dagster.domain.context.function_spans import enclosing_function
+from veranda_dagster.domain.intake.ticket_signals import (
     MAX_FRAMES,
     MAX_LINKS,
     MAX_MESSAGES,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.conftest import step_failures, step_successes
-from veranda_dagster.domain.budget import BUDGET_ENV
+from veranda_dagster.domain.core.budget import BUDGET_ENV
 from veranda_dagster.sim.driver import SensorDriver, run_tags, run_ticket_process
 from veranda_dagster.sim.sample_org import BILLING, SAMPLE_TICKET_BODY, SAMPLE_TICKET_TITLE
 from veranda_dagster.sim.world import SimWorld

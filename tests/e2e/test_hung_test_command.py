@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import step_failures, step_successes
-from veranda_dagster.domain.bounds import MAX_PATCH_ATTEMPTS
-from veranda_dagster.domain.models import ContextPack, RedTests, RepoGuess, Ticket
+from veranda_dagster.domain.core.bounds import MAX_PATCH_ATTEMPTS
+from veranda_dagster.domain.core.models import ContextPack, RedTests, RepoGuess, Ticket
 from veranda_dagster.sim.driver import SensorDriver, run_tags, run_ticket_process
 from veranda_dagster.sim.sample_org import (
     BILLING,

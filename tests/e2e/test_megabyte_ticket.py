@@ -14,7 +14,7 @@ import pytest
 
 from tests.e2e import offline
 from tests.e2e.conftest import linear_ticket_run, step_failures
-from veranda_dagster.domain.bounds import MAX_TICKET_DESCRIPTION_CHARS
+from veranda_dagster.domain.core.bounds import MAX_TICKET_DESCRIPTION_CHARS
 from veranda_dagster.sim.sample_org import SAMPLE_TICKET_BODY, SAMPLE_TICKET_TITLE
 from veranda_dagster.sim.summary import ASSETS, run_summary
 from veranda_dagster.sim.world import SimWorld

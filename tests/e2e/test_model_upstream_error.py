@@ -17,7 +17,7 @@ import dagster as dg
 import pytest
 
 from tests.e2e.conftest import step_failures, step_successes
-from veranda_dagster.domain.models import Patch
+from veranda_dagster.domain.core.models import Patch
 from veranda_dagster.sim.driver import SensorDriver, run_tags, run_ticket_process
 from veranda_dagster.sim.sample_org import BILLING, SAMPLE_TICKET_BODY, SAMPLE_TICKET_TITLE
 from veranda_dagster.sim.world import SimWorld

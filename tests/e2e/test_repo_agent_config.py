@@ -24,8 +24,8 @@ import pytest
 
 from tests.support.real_claude import pinned_claude
 from tests.support.vendor_api import VendorApiServer
-from veranda_dagster.domain.agent import AgentRequest
-from veranda_dagster.domain.mcp_config import McpServer
+from veranda_dagster.domain.core.agent import AgentRequest
+from veranda_dagster.domain.core.mcp_config import McpServer
 from veranda_dagster.sandbox import SANDBOX_ENV
 from veranda_dagster.vendors.adapters import claude
 from veranda_dagster.vendors.config import BackendsConfig, FamilyConfig

@@ -4,7 +4,7 @@ from typing import Any
 
 import dagster as dg
 
-from veranda_dagster.domain.phases import SHARED_METADATA
+from veranda_dagster.domain.core.phases import SHARED_METADATA
 from veranda_dagster.partitions import TICKETS
 
 # Six materializations: varied backends, reasons and a ticket with no model calls.

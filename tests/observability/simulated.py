@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from veranda_dagster.domain.models import (
+from veranda_dagster.domain.core.models import (
     CIOutcome,
     CommandResult,
     ContextPack,

@@ -14,8 +14,8 @@ import httpx
 import pytest
 from mcp import Client
 
-from veranda_dagster.domain.bounds import MAX_MCP_LOG_LINES
-from veranda_dagster.domain.mcp_config import render_mcp_config
+from veranda_dagster.domain.core.bounds import MAX_MCP_LOG_LINES
+from veranda_dagster.domain.core.mcp_config import render_mcp_config
 from veranda_dagster.observability.mcp_server import (
     OBSERVABILITY_MCP,
     TOOL_NAMES,

@@ -6,7 +6,7 @@ import pytest
 from prometheus_client import generate_latest
 
 from tests.observability.simulated import TICKET, run_usd, simulated_run
-from veranda_dagster.domain.bounds import MAX_TRACKED_TASKS
+from veranda_dagster.domain.core.bounds import MAX_TRACKED_TASKS
 from veranda_dagster.observability import metrics as m
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.observability.fake_graph import ROWS, TICKET_KEYS
 from veranda_dagster.cli import main
-from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.observability.report import parse_since
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.resources import pipeline
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.models import Ticket
-from veranda_dagster.domain.repo_detection import detect_repo
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.intake.repo_detection import detect_repo
 from veranda_dagster.resources.orgs import OrgCatalog, org_catalogs, orgs_from_env
 from veranda_dagster.sources.registry import enabled_sources, requested_sources
 

@@ -8,7 +8,7 @@ import dagster as dg
 import pytest
 
 from tests.support.resources import tickets
-from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.jira import JiraResource
 from veranda_dagster.sim.jira_fake import JiraFake

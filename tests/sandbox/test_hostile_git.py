@@ -26,12 +26,12 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.domain import git_transport, nested_repos
-from veranda_dagster.domain.git_command import GitError, git_env
-from veranda_dagster.domain.git_transport import GitDirError
-from veranda_dagster.domain.nested_repos import NestedRepositoryError
-from veranda_dagster.domain.work._common import revert, worktree_changes
-from veranda_dagster.domain.workspace import SecretInChangeError, Workspace
+from veranda_dagster.domain.build.turn import revert, worktree_changes
+from veranda_dagster.domain.clone import git_transport, nested_repos
+from veranda_dagster.domain.clone.git_command import GitError, git_env
+from veranda_dagster.domain.clone.git_transport import GitDirError
+from veranda_dagster.domain.clone.nested_repos import NestedRepositoryError
+from veranda_dagster.domain.clone.workspace import SecretInChangeError, Workspace
 from veranda_dagster.sim.git_http import GitHttpServer
 
 SECRET = "ghs_HOSTILE_git_canary_5d0c17aa"
@@ -488,10 +488,10 @@ def test_only_object_transfer_runs_outside_the_sandbox(
     """A ``git`` first on ``PATH`` logs each call's uid and argv: through a whole ticket's git
     (clone, checkout, commit, diff, the context readers, push), every call but clone, fetch,
     ls-remote and push ran as the sandbox's user."""
-    from veranda_dagster.domain.citations import git_file_lines
-    from veranda_dagster.domain.code_search import LocalGitGrep
-    from veranda_dagster.domain.git_recovery import is_whole_clone
-    from veranda_dagster.domain.layers import exclude_from_git
+    from veranda_dagster.domain.clone.git_recovery import is_whole_clone
+    from veranda_dagster.domain.context.code_search import LocalGitGrep
+    from veranda_dagster.domain.context.layers import exclude_from_git
+    from veranda_dagster.domain.deliver.citations import git_file_lines
 
     real = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True).stdout
     spy_dir = tmp_path / "spy-bin"

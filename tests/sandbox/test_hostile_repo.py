@@ -15,16 +15,20 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.domain.bounds import MAX_REPO_FILE_BYTES
-from veranda_dagster.domain.code_search import LocalGitGrep
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.facts import read_repo_facts
-from veranda_dagster.domain.git_command import git_argv, git_askpass, git_env
-from veranda_dagster.domain.layers import HINTS_IN_REPO, build_layers, write_instruction_files
-from veranda_dagster.domain.models import RepoFacts, Ticket
-from veranda_dagster.domain.repo_files import RepoFiles
-from veranda_dagster.domain.retrieval import RetrievalResult
-from veranda_dagster.domain.workspace import SecretInChangeError, Workspace
+from veranda_dagster.domain.clone.git_command import git_argv, git_askpass, git_env
+from veranda_dagster.domain.clone.repo_files import RepoFiles
+from veranda_dagster.domain.clone.workspace import SecretInChangeError, Workspace
+from veranda_dagster.domain.context.code_search import LocalGitGrep
+from veranda_dagster.domain.context.facts import read_repo_facts
+from veranda_dagster.domain.context.layers import (
+    HINTS_IN_REPO,
+    build_layers,
+    write_instruction_files,
+)
+from veranda_dagster.domain.context.retrieval import RetrievalResult
+from veranda_dagster.domain.core.bounds import MAX_REPO_FILE_BYTES
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.models import RepoFacts, Ticket
 from veranda_dagster.sim.git_http import GitHttpServer
 
 SECRET = "ghs_HOSTILE_repo_canary_9b2e41"

@@ -230,7 +230,7 @@ def test_restart_with_a_lost_cursor_yields_no_second_run(instance):
 
 
 def test_a_bad_stored_cursor_is_a_typed_error(instance):
-    from veranda_dagster.domain.errors import InputError
+    from veranda_dagster.domain.core.errors import InputError
 
     with pytest.raises(InputError, match="cursor"):
         tick(instance, pages("poll_empty"), cursor="{not json")
@@ -258,7 +258,7 @@ def test_sensors_load_in_definitions_with_a_partitioned_ticket_job(monkeypatch):
 
 
 def test_cursor_memory_is_trimmed_to_the_window_and_the_bound():
-    from veranda_dagster.domain.bounds import MAX_CURSOR_RECENT
+    from veranda_dagster.domain.core.bounds import MAX_CURSOR_RECENT
     from veranda_dagster.sensors.linear import _trim
 
     recent = {f"ENG-{i}": f"2026-08-01T10:{i // 60:02d}:{i % 60:02d}.000Z" for i in range(400)}

@@ -14,9 +14,9 @@ import pytest
 from tests.domain.work.conftest import FakeForge
 from tests.sensors.test_linear_sensor import ticket_job
 from veranda_dagster.clients.github import GitHubClient
-from veranda_dagster.domain.bounds import MAX_FEEDBACK_PRS_PER_TICK
-from veranda_dagster.domain.work.forge import BOT_MARKER, Comment
-from veranda_dagster.domain.work.progress import comments_digest
+from veranda_dagster.domain.core.bounds import MAX_FEEDBACK_PRS_PER_TICK
+from veranda_dagster.domain.core.forge_port import BOT_MARKER, Comment
+from veranda_dagster.domain.deliver.progress import comments_digest
 from veranda_dagster.partitions import TICKET_TAG
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.sensors.pr_feedback import (
@@ -302,7 +302,7 @@ def test_a_hostile_answer_for_one_pr_skips_that_pr_only_and_keeps_what_it_had_se
 
 
 def test_a_listing_cut_at_its_bound_is_said_in_the_sensor_log():
-    from veranda_dagster.domain.work.forge import Comments
+    from veranda_dagster.domain.core.forge_port import Comments
 
     class Cut:
         def list_comments(self, repo, number):

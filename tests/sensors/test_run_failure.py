@@ -14,9 +14,9 @@ from tests.assets.fakes import CountingPipeline, resources
 from tests.support.resources import nested, tickets
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.clients.linear import LinearClient
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.models import ContextPack, Patch, RedTests, Ticket
-from veranda_dagster.domain.run_failure import RunFailure, failure_note
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.models import ContextPack, Patch, RedTests, Ticket
+from veranda_dagster.domain.core.run_failure import RunFailure, failure_note
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.partitions import TICKET_JOB
 from veranda_dagster.resources.linear import LinearResource

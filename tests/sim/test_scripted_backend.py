@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.domain.agent import AgentRequest
-from veranda_dagster.domain.models import ContextPack, RepoFacts, RepoGuess, Ticket
-from veranda_dagster.domain.repo_confirmation import confirm_prompt
-from veranda_dagster.domain.work import prompts
+from veranda_dagster.domain.build import prompts
+from veranda_dagster.domain.core.agent import AgentRequest
+from veranda_dagster.domain.core.models import ContextPack, RepoFacts, RepoGuess, Ticket
+from veranda_dagster.domain.intake.repo_confirmation import confirm_prompt
 from veranda_dagster.sim.agent_cli import apply_tool
 from veranda_dagster.sim.backends import (
     SIM_KEYS,
@@ -36,7 +36,7 @@ TICKET = Ticket(
 
 def products_prompts(sample_org: SampleOrg) -> dict[str, str]:
     """Every seat's prompt as the product builds it, keyed by the seat it is for."""
-    from veranda_dagster.domain.catalog import load_catalog
+    from veranda_dagster.domain.intake.catalog import load_catalog
 
     pack = ContextPack.model_construct(citations=[], files=[], facts=RepoFacts())
     guess = RepoGuess.model_construct(repo=BILLING, signal="declaration", confidence="high")

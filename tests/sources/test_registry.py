@@ -15,10 +15,10 @@ import httpx
 import pytest
 
 from veranda_dagster import definitions
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.models import Ticket
-from veranda_dagster.domain.ticket_key import is_ticket_key
-from veranda_dagster.domain.ticket_source import KeyGrammar, SourcePort
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.core.ticket_key import is_ticket_key
+from veranda_dagster.domain.core.ticket_source import KeyGrammar, SourcePort
 from veranda_dagster.resources._env import secret
 from veranda_dagster.resources.ticket_source import TicketSourceResource
 from veranda_dagster.resources.tickets import registered_type
@@ -181,7 +181,7 @@ def test_an_unknown_source_fails_the_definitions_load_not_the_asset_import(monke
     """The kind icons (read at asset import) show the names as written; the Definitions,
     built from the same reading, refuse the unknown one by name."""
     from veranda_dagster.assets._policy import configured_names
-    from veranda_dagster.domain import phases
+    from veranda_dagster.domain.core import phases
 
     monkeypatch.setenv("VERANDA_SOURCES", "linear,trello")
     monkeypatch.delenv("VERANDA_JIRA_INTAKE", raising=False)

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from tests.vendors.conftest import ALL_KEYS, FakeLogin, ScriptedRunner, fixture_text
-from veranda_dagster.domain.bounds import MAX_CLI_ARGV_BYTES
+from veranda_dagster.domain.core.bounds import MAX_CLI_ARGV_BYTES
 from veranda_dagster.vendors import registry
 from veranda_dagster.vendors.adapters.glm import ZAI_CODING_URL
 from veranda_dagster.vendors.config import FamilyConfig
@@ -353,7 +353,7 @@ def test_codex_base_url_override_is_a_custom_provider():
 def test_every_declared_mcp_format_renders(family):
     """The adapters' format ids and the one renderer must agree, or a fallback family would get
     no browser/observability tools at all."""
-    from veranda_dagster.domain.mcp_config import PLAYWRIGHT_MCP, render_mcp_config
+    from veranda_dagster.domain.core.mcp_config import PLAYWRIGHT_MCP, render_mcp_config
 
     for mode in registry.get(family).modes:
         fmt = make(family, mode).capabilities.mcp_format

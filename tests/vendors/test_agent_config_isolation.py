@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.vendors.conftest import FakeLogin, ScriptedRunner
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.mcp_config import McpServer
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.mcp_config import McpServer
 from veranda_dagster.sandbox import SANDBOX_ENV
 from veranda_dagster.vendors import home as home_mod
 from veranda_dagster.vendors import registry

@@ -22,7 +22,7 @@ import pytest
 
 from tests.browser_mcp import McpStdioClient
 from tests.vendors.conftest import ALL_KEYS, FakeLogin, ScriptedRunner
-from veranda_dagster.domain.mcp_config import (
+from veranda_dagster.domain.core.mcp_config import (
     FORMAT_IDS,
     PLAYWRIGHT_MCP_BINARY,
     PLAYWRIGHT_MCP_VERSION,

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.vendors import registry
 from veranda_dagster.vendors.config import BackendsConfig, FamilyConfig
 from veranda_dagster.vendors.resolver import build_agent

@@ -15,7 +15,7 @@ from tests.vendors.conftest import (
     fixture_text,
     row_output,
 )
-from veranda_dagster.domain.bounds import HEALTH_RECHECK_S
+from veranda_dagster.domain.core.bounds import HEALTH_RECHECK_S
 from veranda_dagster.vendors import health, registry
 from veranda_dagster.vendors.config import FamilyConfig
 from veranda_dagster.vendors.health import HealthCache, classify

@@ -13,8 +13,8 @@ import pytest
 
 from tests.support.real_claude import pinned_claude
 from tests.support.vendor_api import VendorApiServer
-from veranda_dagster.domain.agent import AgentRequest
-from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.core.agent import AgentRequest
+from veranda_dagster.domain.core.models import Usage
 from veranda_dagster.vendors import cost
 from veranda_dagster.vendors.config import BackendsConfig, FamilyConfig
 from veranda_dagster.vendors.health import HealthCache

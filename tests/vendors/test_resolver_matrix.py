@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.vendors.conftest import ALL_KEYS, FakeLogin, ScriptedRunner, failure_rows, row_output
-from veranda_dagster.domain.agent import AgentRequest
+from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.vendors import registry, tiers
 from veranda_dagster.vendors.config import BackendsConfig, FamilyConfig
 from veranda_dagster.vendors.health import HealthCache

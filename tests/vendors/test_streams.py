@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.vendors.conftest import FakeLogin, ScriptedRunner, fixture_text
-from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.core.models import Usage
 from veranda_dagster.vendors.adapters.claude import parse_claude_stream
 from veranda_dagster.vendors.adapters.codex import parse_codex_stream
 from veranda_dagster.vendors.adapters.cursor import parse_cursor_stream

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.vendors.conftest import fixture_text
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.models import ModelCall, Usage
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.models import ModelCall, Usage
 from veranda_dagster.vendors import cost, registry, tiers
 from veranda_dagster.vendors.adapters.claude import parse_claude_stream
 from veranda_dagster.vendors.negotiate import negotiate

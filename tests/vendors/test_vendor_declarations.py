@@ -11,7 +11,7 @@ import pytest
 
 from tests.observability.render import load_values
 from tests.support.secret_docs import readme_secret_rows, vault_templates
-from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.vendors import cost, registry, runner, tiers
 from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
 from veranda_dagster.vendors.adapters.claude import ClaudeAdapter

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import dagster as dg
 
-from veranda_dagster.domain.models import CommandResult, PackFile, ReviewRound
+from veranda_dagster.domain.core.models import CommandResult, PackFile, ReviewRound
 
 MAX_MD_CHARS = 4_000
 """A Markdown value is cut here (a PR body, a test log tail): the full text is in the store."""

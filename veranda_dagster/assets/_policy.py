@@ -1,4 +1,4 @@
-"""Each phase's Dagster policy, built from its spec in the phase registry (``domain.phases``).
+"""Each phase's Dagster policy, built from its spec in the phase registry (``domain.core.phases``).
 
 A model phase is not a git push: a model turn costs money and minutes, so model phases retry
 once with a long backoff, while API-only phases (fetching a ticket, building the context pack,
@@ -26,8 +26,8 @@ from typing import Any
 import dagster as dg
 
 from veranda_dagster.concurrency import FORGE_POOL, FORGE_WRITING_PHASES, MODEL_POOL
-from veranda_dagster.domain import phases
-from veranda_dagster.domain.phases import AGENT_TURN_S, GIT_AND_API_S, Phase, Retry
+from veranda_dagster.domain.core import phases
+from veranda_dagster.domain.core.phases import AGENT_TURN_S, GIT_AND_API_S, Phase, Retry
 from veranda_dagster.resources.forge import requested_forges
 from veranda_dagster.settings import env_number
 from veranda_dagster.sources.registry import requested_sources

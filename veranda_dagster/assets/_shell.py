@@ -24,8 +24,12 @@ from pydantic import BaseModel
 
 from veranda_dagster.assets._phase_kill import already_running, kill_started_since, stop_thread
 from veranda_dagster.assets._policy import PhaseSpec, dagster_asset
-from veranda_dagster.domain.errors import TicketRunInProgressError, TransientError, VerandaError
-from veranda_dagster.domain.models import PhaseValue
+from veranda_dagster.domain.core.errors import (
+    TicketRunInProgressError,
+    TransientError,
+    VerandaError,
+)
+from veranda_dagster.domain.core.models import PhaseValue
 from veranda_dagster.partitions import TICKET_TAG
 
 V = TypeVar("V", bound=BaseModel)

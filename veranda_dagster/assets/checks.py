@@ -11,8 +11,8 @@ from typing import Any, cast
 
 import dagster as dg
 
-from veranda_dagster.domain.bounds import MAX_PACK_BYTES, MAX_PACK_FILES, MAX_SEARCHES
-from veranda_dagster.domain.models import ContextPack, PullRequest, RedTests
+from veranda_dagster.domain.core.bounds import MAX_PACK_BYTES, MAX_PACK_FILES, MAX_SEARCHES
+from veranda_dagster.domain.core.models import ContextPack, PullRequest, RedTests
 from veranda_dagster.partitions import TICKETS
 from veranda_dagster.storage import ValueStore
 

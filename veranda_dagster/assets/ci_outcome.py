@@ -2,7 +2,7 @@
 
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
-from veranda_dagster.domain.models import (
+from veranda_dagster.domain.core.models import (
     CIOutcome,
     ContextPack,
     PullRequest,

@@ -3,9 +3,9 @@
 from veranda_dagster.assets._metadata import pack_table
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
-from veranda_dagster.domain.bounds import MAX_PACK_BYTES, MAX_PACK_FILES, MAX_SEARCHES
-from veranda_dagster.domain.errors import AwaitingHumanError
-from veranda_dagster.domain.models import ContextPack, RepoGuess, Ticket
+from veranda_dagster.domain.core.bounds import MAX_PACK_BYTES, MAX_PACK_FILES, MAX_SEARCHES
+from veranda_dagster.domain.core.errors import AwaitingHumanError
+from veranda_dagster.domain.core.models import ContextPack, RepoGuess, Ticket
 from veranda_dagster.resources.pipeline import PipelineResource
 
 

@@ -8,8 +8,8 @@ import dagster as dg
 
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
-from veranda_dagster.domain.errors import StoredValueError
-from veranda_dagster.domain.models import ContextPack, Feedback, PullRequest, Ticket
+from veranda_dagster.domain.core.errors import StoredValueError
+from veranda_dagster.domain.core.models import ContextPack, Feedback, PullRequest, Ticket
 from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.storage import ValueStore
 

@@ -6,7 +6,7 @@ from typing import Any
 from veranda_dagster.assets._metadata import bounded_md
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
-from veranda_dagster.domain.models import ContextPack, Patch, RedTests, Ticket
+from veranda_dagster.domain.core.models import ContextPack, Patch, RedTests, Ticket
 from veranda_dagster.resources.pipeline import PipelineResource
 
 

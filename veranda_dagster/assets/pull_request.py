@@ -5,7 +5,7 @@ import dagster as dg
 from veranda_dagster.assets._metadata import bounded_md
 from veranda_dagster.assets._policy import PHASES, dagster_asset
 from veranda_dagster.assets._shell import run_phase
-from veranda_dagster.domain.models import (
+from veranda_dagster.domain.core.models import (
     ContextPack,
     Patch,
     PullRequest,

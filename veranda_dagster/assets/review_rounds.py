@@ -3,7 +3,7 @@
 from veranda_dagster.assets._metadata import review_md
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
-from veranda_dagster.domain.models import ContextPack, PullRequest, ReviewRounds, Ticket
+from veranda_dagster.domain.core.models import ContextPack, PullRequest, ReviewRounds, Ticket
 from veranda_dagster.resources.pipeline import PipelineResource
 
 

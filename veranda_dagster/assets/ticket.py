@@ -4,8 +4,8 @@ import dagster as dg
 
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
-from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.models import Ticket
+from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.partitions import is_ticket_key
 from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.sensors.dedup import mark_taken

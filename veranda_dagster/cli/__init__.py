@@ -50,7 +50,7 @@ def one_line(text: str) -> str:
 
 def _is_bad_input(exc: BaseException) -> bool:
     """Errors that mean the input (a file, a flag, the environment) is wrong, not the code."""
-    from veranda_dagster.domain.errors import VerandaError
+    from veranda_dagster.domain.core.errors import VerandaError
 
     if isinstance(exc, VerandaError | OSError | ValueError | RecursionError | UnicodeError):
         return True

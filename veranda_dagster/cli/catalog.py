@@ -34,9 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from veranda_dagster.domain.catalog import load_catalog
-    from veranda_dagster.domain.catalog_builder import build_catalog_from_forge
-    from veranda_dagster.domain.errors import ConfigError
+    from veranda_dagster.domain.core.errors import ConfigError
+    from veranda_dagster.domain.intake.catalog import load_catalog
+    from veranda_dagster.domain.intake.catalog_builder import build_catalog_from_forge
     from veranda_dagster.resources.forge import ForgeResource
     from veranda_dagster.resources.orgs import orgs_from_env
     from veranda_dagster.storage.backends import write_atomically

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.sim.backends import AGENTS, AgentNotInstalledError, default_agent
 from veranda_dagster.sim.choices import FORGES, TICKET_SOURCES
 

@@ -14,13 +14,13 @@ import os
 import sys
 import tempfile
 
-from veranda_dagster.domain.bounds import MAX_TICKET_FILE_BYTES
-from veranda_dagster.domain.catalog import Catalog, load_catalog, merge_catalogs
-from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.input_files import load_document, validate_document
-from veranda_dagster.domain.models import RepoGuess, Ticket
-from veranda_dagster.domain.repo_detection import confirm_repo_guess, detect_repo
-from veranda_dagster.domain.ticket_bounds import bound_ticket
+from veranda_dagster.domain.core.bounds import MAX_TICKET_FILE_BYTES
+from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.domain.core.input_files import load_document, validate_document
+from veranda_dagster.domain.core.models import RepoGuess, Ticket
+from veranda_dagster.domain.intake.catalog import Catalog, load_catalog, merge_catalogs
+from veranda_dagster.domain.intake.repo_detection import confirm_repo_guess, detect_repo
+from veranda_dagster.domain.intake.ticket_bounds import bound_ticket
 from veranda_dagster.sources import source_names
 
 OUTPUT_KEYS = ("repo", "confidence", "signal", "decision", "candidates", "question")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from veranda_dagster.domain.bounds import MAX_CONFIG_FILE_BYTES
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.input_files import parse_document, read_input_text
+from veranda_dagster.domain.core.bounds import MAX_CONFIG_FILE_BYTES
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.input_files import parse_document, read_input_text
 
 
 def check_dagster_home(environ: dict[str, str] | None = None) -> Path:

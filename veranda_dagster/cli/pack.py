@@ -14,9 +14,9 @@ import json
 import sys
 from pathlib import Path
 
-from veranda_dagster.domain.bounds import MAX_DOSSIER_BYTES
-from veranda_dagster.domain.errors import VerandaError
-from veranda_dagster.domain.input_files import read_input_text
+from veranda_dagster.domain.core.bounds import MAX_DOSSIER_BYTES
+from veranda_dagster.domain.core.errors import VerandaError
+from veranda_dagster.domain.core.input_files import read_input_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +35,7 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from veranda_dagster.cli.detect_repo import load_ticket
-    from veranda_dagster.domain.context import build_local_pack
+    from veranda_dagster.domain.context.pack import build_local_pack
 
     repo_dir = Path(args.repo_dir)
     if not repo_dir.is_dir():

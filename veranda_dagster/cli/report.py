@@ -8,7 +8,7 @@ import json
 import sys
 
 from veranda_dagster.cli.instance_home import check_dagster_home
-from veranda_dagster.domain.errors import VerandaError
+from veranda_dagster.domain.core.errors import VerandaError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

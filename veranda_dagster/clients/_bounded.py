@@ -19,7 +19,7 @@ from typing import Any, Final, Literal
 
 import httpx
 
-from veranda_dagster.domain.errors import InputError, TransientError
+from veranda_dagster.domain.core.errors import InputError, TransientError
 
 MAX_RESPONSE_BYTES: Final = 32 * 1024 * 1024
 """Largest answer body kept in memory: a full page of 100 comments at GitHub's 65,536-character

@@ -24,9 +24,9 @@ from veranda_dagster.clients._bounded import (
     bounded,
     read_body,
 )
-from veranda_dagster.domain.bounds import MAX_HTTP_REDIRECTS
-from veranda_dagster.domain.errors import ConfigError, InputError, TransientError, VerandaError
-from veranda_dagster.domain.redaction import scrub
+from veranda_dagster.domain.core.bounds import MAX_HTTP_REDIRECTS
+from veranda_dagster.domain.core.errors import ConfigError, InputError, TransientError, VerandaError
+from veranda_dagster.domain.core.redaction import scrub
 
 log = logging.getLogger("veranda.clients")
 

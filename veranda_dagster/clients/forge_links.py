@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from veranda_dagster.domain.repo_evidence import RepoLink
+from veranda_dagster.domain.intake.repo_evidence import RepoLink
 
 GITHUB_HOSTS = frozenset({"github.com", "www.github.com"})
 GITHUB_CODE_KINDS = frozenset({"", "blob", "tree", "commit", "commits", "compare", "raw", "blame"})

@@ -5,8 +5,9 @@ repositories, its settings' variable prefix (so its secret), its code-search rat
 of the tokens it issues.
 
 A forge is chosen by name (``VERANDA_FORGE=github|gitlab``) and everything that differs between
-forges is read from its row, so the work phases, which speak ``domain.work.forge.Forge`` and
-``domain.code_search.CodeSearch``, never learn which one they talk to. Derived from the rows:
+forges is read from its row, so the work phases, which speak ``domain.core.forge_port.Forge`` and
+``domain.context.code_search.CodeSearch``, never learn which one they talk to.
+Derived from the rows:
 the forge resource's settings and secret (``resources/forge.py``, and from it the Helm and README
 checks), repository detection's link readers and the scrubber's token shapes (both registered
 by the package ``__init__``). Adding a forge is its client modules plus one ``register_forge``
@@ -24,13 +25,13 @@ from typing import Any, Protocol, runtime_checkable
 from veranda_dagster.clients.forge_links import github_link, gitlab_link
 from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.clients.token_shapes import GITHUB_TOKENS, GITLAB_TOKENS
-from veranda_dagster.domain.bounds import FORGE_BLOB_SEARCH_PER_MINUTE
-from veranda_dagster.domain.catalog_builder import RepositoryListing
-from veranda_dagster.domain.code_search import CodeSearch
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.redaction import TokenShape
-from veranda_dagster.domain.repo_evidence import RepoLinkReader
-from veranda_dagster.domain.work.forge import Forge
+from veranda_dagster.domain.context.code_search import CodeSearch
+from veranda_dagster.domain.core.bounds import FORGE_BLOB_SEARCH_PER_MINUTE
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.forge_port import Forge
+from veranda_dagster.domain.core.redaction import TokenShape
+from veranda_dagster.domain.intake.catalog_builder import RepositoryListing
+from veranda_dagster.domain.intake.repo_evidence import RepoLinkReader
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _ENV_PREFIX = re.compile(r"[A-Z][A-Z0-9_]*")

@@ -42,13 +42,13 @@ from veranda_dagster.clients.github_shapes import (
     review_comment,
 )
 from veranda_dagster.clients.paging import Listing, Page, newest_first
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.domain.core.bounds import (
     MAX_RATE_LIMIT_RESET_WAIT_S,
     MAX_VOCABULARY_FILE_BYTES,
     OUTPUT_TAIL_BYTES,
 )
-from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.work.forge import CiFinding, CiJob, Comment, Comments, ForgePR
+from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.domain.core.forge_port import CiFinding, CiJob, Comment, Comments, ForgePR
 
 API_VERSION = "2022-11-28"
 ACCEPT = "application/vnd.github+json"

@@ -20,13 +20,13 @@ from urllib.parse import quote
 
 from veranda_dagster.clients._http import HttpSeams, HttpService, HttpStatusError
 from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE, GITHUB_SEARCH_PER_PAGE
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.domain.context.code_search import Hit, LocalGitGrep, split_lines, window_in
+from veranda_dagster.domain.core.bounds import (
     MAX_HITS_PER_FILE,
     MAX_HITS_PER_SEARCH,
 )
-from veranda_dagster.domain.code_search import Hit, LocalGitGrep, split_lines, window_in
-from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.models import Window
+from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.domain.core.models import Window
 from veranda_dagster.storage.search_budget import Reservation, SearchBudget, own_budget
 
 TEXT_MATCH = "application/vnd.github.text-match+json"

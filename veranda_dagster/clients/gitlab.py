@@ -1,6 +1,6 @@
 """GitLab as the work loop's ``Forge``: merge requests, notes and discussions, CI, findings.
 
-``GitLabClient`` satisfies ``domain.work.forge.Forge`` in the forge's own terms, so the work
+``GitLabClient`` satisfies ``domain.core.forge_port.Forge`` in the forge's own terms, so the work
 phases run unchanged on GitLab:
 
 - a *pull request* is a merge request, numbered by its project-scoped ``iid``; one per source
@@ -28,10 +28,10 @@ from veranda_dagster.clients._http import HttpStatusError
 from veranda_dagster.clients.gitlab_base import API, PER_PAGE, project_ref
 from veranda_dagster.clients.gitlab_ci import GitLabCI
 from veranda_dagster.clients.paging import Listing, Page, newest_first
-from veranda_dagster.domain.bounds import MAX_FORGE_LIST_PAGES
-from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.ticket_bounds import bound_comment
-from veranda_dagster.domain.work.forge import Comment, Comments, ForgePR
+from veranda_dagster.domain.core.bounds import MAX_FORGE_LIST_PAGES
+from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.domain.core.forge_port import Comment, Comments, ForgePR
+from veranda_dagster.domain.intake.ticket_bounds import bound_comment
 
 BOT_USERNAME = re.compile(r"^(?:project|group)_\d+_bot(?:_[0-9a-f]+)?$|\[bot\]$|-bot$")
 """Users GitLab creates for project/group access tokens (``project_42_bot_<hex>``), and the

@@ -27,12 +27,12 @@ from urllib.parse import quote
 import httpx
 
 from veranda_dagster.clients._http import HttpAuthError, HttpSeams, HttpService, HttpStatusError
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.domain.core.bounds import (
     MAX_FORGE_LIST_PAGES,
     MAX_RATE_LIMIT_RESET_WAIT_S,
     MAX_VOCABULARY_FILE_BYTES,
 )
-from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.core.errors import InputError
 
 GITLAB_COM = "https://gitlab.com"
 API = "/api/v4"
@@ -168,7 +168,7 @@ class GitLabApi(HttpService):
             params["archived"] = "false"
         return self._pages(f"/groups/{quote(group.strip('/'), safe='')}/projects", **params)
 
-    # --- the catalog's view (domain.catalog_builder.RepositoryListing) -----------------------
+    # --- the catalog's view (domain.intake.catalog_builder.RepositoryListing) ---------------------
 
     def list_org_repositories(self, org: str) -> list[dict[str, Any]]:
         """The group's projects and its subgroups' in the catalog's terms: ``full_name`` is

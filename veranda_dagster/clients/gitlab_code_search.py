@@ -19,14 +19,14 @@ from urllib.parse import quote
 
 from veranda_dagster.clients._http import HttpSeams
 from veranda_dagster.clients.gitlab_base import API, GitLabApi, GitLabNotFoundError, project_ref
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.domain.context.code_search import Hit, LocalGitGrep, split_lines, window_in
+from veranda_dagster.domain.core.bounds import (
     FORGE_BLOB_SEARCH_PER_MINUTE,
     MAX_HITS_PER_FILE,
     MAX_HITS_PER_SEARCH,
 )
-from veranda_dagster.domain.code_search import Hit, LocalGitGrep, split_lines, window_in
-from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.models import Window
+from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.domain.core.models import Window
 from veranda_dagster.storage.search_budget import SearchBudget, own_budget
 
 SEARCH_PER_PAGE = 20

@@ -32,13 +32,13 @@ import httpx
 
 from veranda_dagster.clients._http import HttpAuthError, HttpSeams, HttpService, HttpStatusError
 from veranda_dagster.clients.jira_adf import adf_to_text, text_to_adf
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.domain.core.bounds import (
     MAX_RATE_LIMIT_RESET_WAIT_S,
     MAX_TICKET_COMMENT_PAGES,
     MAX_TICKET_SEARCH_PAGES_PER_TICK,
     TICKET_SEARCH_PAGE_SIZE,
 )
-from veranda_dagster.domain.errors import ConfigError, InputError
+from veranda_dagster.domain.core.errors import ConfigError, InputError
 
 ApiVersion = Literal["2", "3"]
 ISSUE_FIELDS = "summary,description,labels,status,assignee,updated,attachment,project"

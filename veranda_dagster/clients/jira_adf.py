@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from veranda_dagster.domain.bounds import MAX_RICH_TEXT_DEPTH
+from veranda_dagster.domain.core.bounds import MAX_RICH_TEXT_DEPTH
 
 _BLOCKS = frozenset(
     {"paragraph", "heading", "codeBlock", "blockquote", "rule", "bulletList", "orderedList",

@@ -1,4 +1,4 @@
-"""Jira as a ported ticket source (``domain.ticket_source.TicketSource``).
+"""Jira as a ported ticket source (``domain.core.ticket_source.TicketSource``).
 
 Keys are source-qualified (``jira-PAY-17``), so a Jira ``PAY-17`` never reaches Linear and never
 shares a partition with a Linear ``PAY-17``. The ticket's description is the issue's ADF body as
@@ -9,9 +9,9 @@ which carries the marker and reads the issue's comments for it first.
 from __future__ import annotations
 
 from veranda_dagster.clients.jira import JiraClient, JiraIssue
-from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.models import Attachment, Ticket
-from veranda_dagster.domain.ticket_source import KeyGrammar, SourcePort
+from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.domain.core.models import Attachment, Ticket
+from veranda_dagster.domain.core.ticket_source import KeyGrammar, SourcePort
 
 NAME = "jira"
 PREFIX = NAME + "-"

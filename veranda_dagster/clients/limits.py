@@ -1,6 +1,6 @@
 """The outside systems' own limits, each with the documented number it comes from.
 
-These are bounds like those in ``domain/bounds.py`` (each a named constant a test hits), but
+These are bounds like those in ``domain/core/bounds.py`` (each a named constant a test hits), but
 they are facts about one tracker's or forge's API (page sizes, rate limits, polling etiquette),
 so they live beside the clients that obey them and the domain never names a vendor.
 """

@@ -27,8 +27,8 @@ from veranda_dagster.clients.limits import (
     MAX_LINEAR_PAGES_PER_TICK,
     MAX_LINEAR_RATELIMIT_RETRIES,
 )
-from veranda_dagster.domain.bounds import MAX_RATE_LIMIT_RESET_WAIT_S
-from veranda_dagster.domain.errors import InputError, TransientError, VerandaError
+from veranda_dagster.domain.core.bounds import MAX_RATE_LIMIT_RESET_WAIT_S
+from veranda_dagster.domain.core.errors import InputError, TransientError, VerandaError
 
 LINEAR_API_URL = "https://api.linear.app/graphql"
 

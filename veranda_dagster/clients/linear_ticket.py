@@ -1,4 +1,4 @@
-"""Linear as a ported ticket source (``domain.ticket_source.TicketSource``).
+"""Linear as a ported ticket source (``domain.core.ticket_source.TicketSource``).
 
 Linear's identifiers (``ENG-123``) are the one unqualified key shape (``ticket_key.TRACKER_KEY``):
 partitions made before keys were source-qualified keep working, so Linear owns every bare key
@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any, Protocol
 
-from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.models import Attachment, Ticket
-from veranda_dagster.domain.ticket_key import TRACKER_KEY
-from veranda_dagster.domain.ticket_source import KeyGrammar, SourcePort
+from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.domain.core.models import Attachment, Ticket
+from veranda_dagster.domain.core.ticket_key import TRACKER_KEY
+from veranda_dagster.domain.core.ticket_source import KeyGrammar, SourcePort
 
 NAME = "linear"
 

@@ -4,7 +4,7 @@ Every operation of the forge port names its repository first, so a deployment wh
 on different forges (or different instances of one) still hands the phases and the PR-feedback
 sensor a single ``Forge``: the call for ``acme-data/platform/pipeline`` goes to the client of
 org ``acme-data``, anything outside the listed orgs to the deployment's default forge, by
-``domain.orgs.org_of``, the rule ``ForgeResource.for_repo`` picks the clone's token by.
+``domain.core.orgs.org_of``, the rule ``ForgeResource.for_repo`` picks the clone's token by.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from veranda_dagster.clients.forges import ForgeClient
-from veranda_dagster.domain.orgs import org_of
-from veranda_dagster.domain.repo_vocabulary import RepositoryFiles
-from veranda_dagster.domain.work.forge import CiFinding, CiJob, Comment, ForgePR
+from veranda_dagster.domain.core.forge_port import CiFinding, CiJob, Comment, ForgePR
+from veranda_dagster.domain.core.orgs import org_of
+from veranda_dagster.domain.intake.repo_vocabulary import RepositoryFiles
 
 
 class RoutedForge:

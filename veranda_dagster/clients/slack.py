@@ -25,7 +25,7 @@ from veranda_dagster.clients.limits import (
     MAX_SLACK_THREAD_MESSAGES,
     SLACK_HISTORY_LIMIT,
 )
-from veranda_dagster.domain.errors import ConfigError, InputError, TransientError, VerandaError
+from veranda_dagster.domain.core.errors import ConfigError, InputError, TransientError, VerandaError
 
 SLACK_API_URL = "https://slack.com/api"
 

@@ -1,4 +1,4 @@
-"""Slack as a ported ticket source (``domain.ticket_source.TicketSource``).
+"""Slack as a ported ticket source (``domain.core.ticket_source.TicketSource``).
 
 A thread is a ticket: its key is ``slack-<channel>-<thread ts>``, its title the root message's
 first line with the bot's mention removed, its description the rest plus the replies. Posting
@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from veranda_dagster.clients.limits import MAX_SLACK_BLOCK_DEPTH, MAX_SLACK_THREAD_MESSAGES
-from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.models import Ticket
-from veranda_dagster.domain.ticket_source import KeyGrammar, SourcePort
+from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.core.ticket_source import KeyGrammar, SourcePort
 
 NAME = "slack"
 PREFIX = NAME + "-"

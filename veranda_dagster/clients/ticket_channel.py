@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.models import Ticket
-from veranda_dagster.domain.ticket_source import TicketSource
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.core.ticket_source import TicketSource
 
 
 def post_marker(ticket: Ticket, text: str, key: str | None = None) -> str:

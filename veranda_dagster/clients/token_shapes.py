@@ -1,14 +1,14 @@
 """The token shapes the trackers and forges issue, declared beside their clients (a forge's
 reach the scrubber through its row in ``clients.forges``).
 
-The domain's scrubber (``domain.redaction``) knows only generic shapes; these reach it through
+The domain's scrubber (``domain.core.redaction``) knows only generic shapes; these reach it through
 ``provider_token_shapes``, which the package registers at import, together with every model
 vendor's own ``token_patterns`` from the vendor registry.
 """
 
 from __future__ import annotations
 
-from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.domain.core.redaction import TokenShape
 
 GITHUB_TOKENS: tuple[TokenShape, ...] = (
     TokenShape(

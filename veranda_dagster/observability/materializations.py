@@ -1,7 +1,7 @@
 """Phase materializations read back from the Dagster instance, as plain records.
 
 Both ``veranda report`` and the ops server's metrics tail read runs as data from here. The
-metadata keys are declared in the phase registry (``domain.phases``): ``SHARED_METADATA``
+metadata keys are declared in the phase registry (``domain.core.phases``): ``SHARED_METADATA``
 (``duration_s``, ``outcome``, ``model_calls``, ``usd``, ``tokens_in``, ``tokens_out``,
 ``backend``, ``model``, ``tier``, ``reason``, written by ``assets/_shell.py``) plus each
 phase's own ``metadata``, such as ``review_rounds``, ``ci_status`` and
@@ -18,10 +18,10 @@ from typing import Any
 
 import dagster as dg
 
-from veranda_dagster.domain import phases
-from veranda_dagster.domain.bounds import MAX_REPORT_EVENTS
-from veranda_dagster.domain.errors import InputError
-from veranda_dagster.domain.phases import MetricHook
+from veranda_dagster.domain.core import phases
+from veranda_dagster.domain.core.bounds import MAX_REPORT_EVENTS
+from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.domain.core.phases import MetricHook
 from veranda_dagster.observability.metrics import CI_STATUSES, PHASES, PhaseMetrics
 
 PAGE = 500

@@ -19,9 +19,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from veranda_dagster.domain.bounds import MAX_MCP_LOG_LINES
-from veranda_dagster.domain.mcp_config import McpServer
-from veranda_dagster.domain.redaction import scrub
+from veranda_dagster.domain.core.bounds import MAX_MCP_LOG_LINES
+from veranda_dagster.domain.core.mcp_config import McpServer
+from veranda_dagster.domain.core.redaction import scrub
 from veranda_dagster.observability.prometheus import PrometheusClient
 
 SERVER_NAME = "veranda-observability"

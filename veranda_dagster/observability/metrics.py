@@ -24,9 +24,9 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from veranda_dagster.domain import phases
-from veranda_dagster.domain.bounds import MAX_TRACKED_TASKS
-from veranda_dagster.domain.phases import MetricHook
+from veranda_dagster.domain.core import phases
+from veranda_dagster.domain.core.bounds import MAX_TRACKED_TASKS
+from veranda_dagster.domain.core.phases import MetricHook
 
 PHASES: tuple[str, ...] = phases.PHASE_NAMES
 """The phase label's whole domain (the phase registry); anything else is recorded as ``other``."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from veranda_dagster.clients._http import HttpService
-from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.core.errors import InputError
 
 
 class PrometheusClient(HttpService):

@@ -13,7 +13,7 @@ from typing import Any
 
 import dagster as dg
 
-from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.observability.materializations import PhaseRecord, read_phase_records
 
 

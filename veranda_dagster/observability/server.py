@@ -18,7 +18,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
-from veranda_dagster.domain.bounds import OPS_SOCKET_TIMEOUT_S, READINESS_TIMEOUT_S
+from veranda_dagster.domain.core.bounds import OPS_SOCKET_TIMEOUT_S, READINESS_TIMEOUT_S
 from veranda_dagster.observability.metrics import default_metrics
 
 ReadinessCheck = Callable[[], None]

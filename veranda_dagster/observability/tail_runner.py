@@ -17,7 +17,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.domain.core.bounds import (
     MAX_TAIL_EVENTS,
     OPS_TAIL_INTERVAL_S,
     OPS_TAIL_RETRY_INITIAL_S,

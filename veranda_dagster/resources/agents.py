@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 import dagster as dg
 
-from veranda_dagster.domain.bounds import TICKET_BUDGET_USD
-from veranda_dagster.domain.budget import BudgetedAgent
-from veranda_dagster.domain.models import Ticket
+from veranda_dagster.domain.core.bounds import TICKET_BUDGET_USD
+from veranda_dagster.domain.core.budget import BudgetedAgent
+from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.resources._env import setting
 from veranda_dagster.settings import env_number
 from veranda_dagster.storage import ValueStore

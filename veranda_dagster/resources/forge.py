@@ -8,7 +8,7 @@ URL. Settings are read from the row's variables: ``GITHUB_API_URL``/``GITHUB_GIT
 ``GITHUB_TOKEN`` or ``GITLAB_API_URL``/``GITLAB_GIT_BASE``/``GITLAB_TOKEN``; an empty URL
 means the row's hosted default (``https://api.github.com``, ``https://gitlab.com``).
 
-With an orgs file (``VERANDA_ORGS``, ``domain.orgs``) each listed org gets its own connection:
+With an orgs file (``VERANDA_ORGS``, ``domain.core.orgs``) each listed org gets its own connection:
 its forge's row, its URLs (else the row's variables), and its token from the variable the file
 names (else the row's). ``for_repo`` is the connection of a repository's org (the default one
 outside every listed org), and ``client`` routes each call by the repository it names, so the
@@ -24,9 +24,9 @@ from pydantic import Field
 
 from veranda_dagster.clients.forges import FORGES, ForgeClient, ForgeProvider, forge_provider
 from veranda_dagster.clients.routed_forge import RoutedForge
-from veranda_dagster.domain.code_search import CodeSearch
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.orgs import OrgsConfig, OrgSettings, org_of
+from veranda_dagster.domain.context.code_search import CodeSearch
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.orgs import OrgsConfig, OrgSettings, org_of
 from veranda_dagster.resources._env import secret, setting
 from veranda_dagster.resources.orgs import orgs_from_env
 from veranda_dagster.settings import env_number

@@ -28,12 +28,14 @@ from pydantic import Field
 
 from veranda_dagster.clients.forges import ForgeClient
 from veranda_dagster.clients.ticket_channel import TicketChannel
-from veranda_dagster.domain import context, repo_confirmation, repo_detection
-from veranda_dagster.domain.budget import BudgetedAgent
-from veranda_dagster.domain.catalog import Catalog
-from veranda_dagster.domain.code_search import CodeSearch, LocalGitGrep
-from veranda_dagster.domain.errors import ConfigError, InputError
-from veranda_dagster.domain.models import (
+from veranda_dagster.domain.build import patch as work_patch
+from veranda_dagster.domain.build import red_tests as work_red_tests
+from veranda_dagster.domain.clone.workspace import Workspace
+from veranda_dagster.domain.context import pack as context
+from veranda_dagster.domain.context.code_search import CodeSearch, LocalGitGrep
+from veranda_dagster.domain.core.budget import BudgetedAgent
+from veranda_dagster.domain.core.errors import ConfigError, InputError
+from veranda_dagster.domain.core.models import (
     CIOutcome,
     ContextPack,
     Feedback,
@@ -45,13 +47,12 @@ from veranda_dagster.domain.models import (
     ReviewRounds,
     Ticket,
 )
-from veranda_dagster.domain.work import ci as work_ci
-from veranda_dagster.domain.work import feedback as work_feedback
-from veranda_dagster.domain.work import patch as work_patch
-from veranda_dagster.domain.work import pull_request as work_pull_request
-from veranda_dagster.domain.work import red_tests as work_red_tests
-from veranda_dagster.domain.work import review as work_review
-from veranda_dagster.domain.workspace import Workspace
+from veranda_dagster.domain.deliver import ci as work_ci
+from veranda_dagster.domain.deliver import feedback as work_feedback
+from veranda_dagster.domain.deliver import pull_request as work_pull_request
+from veranda_dagster.domain.deliver import review as work_review
+from veranda_dagster.domain.intake import repo_confirmation, repo_detection
+from veranda_dagster.domain.intake.catalog import Catalog
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.orgs import OrgCatalog, catalog_for

@@ -26,10 +26,10 @@ import pydantic
 from pydantic import Field
 
 from veranda_dagster.clients.ticket_channel import TicketChannel
-from veranda_dagster.domain import intake
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.models import Ticket
-from veranda_dagster.domain.ticket_source import TicketSource
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.core.ticket_source import TicketSource
+from veranda_dagster.domain.intake import intake
 from veranda_dagster.resources.ticket_source import SourceClient, TicketSourceResource
 from veranda_dagster.sources import registry
 

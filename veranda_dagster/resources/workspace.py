@@ -13,9 +13,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from veranda_dagster.domain.bounds import CI_WAIT_TIMEOUT_S, VALIDATION_TIMEOUT_S
-from veranda_dagster.domain.ticket_key import ticket_dir
-from veranda_dagster.domain.workspace import Workspace
+from veranda_dagster.domain.clone.workspace import Workspace
+from veranda_dagster.domain.core.bounds import CI_WAIT_TIMEOUT_S, VALIDATION_TIMEOUT_S
+from veranda_dagster.domain.core.ticket_key import ticket_dir
 from veranda_dagster.resources._env import setting
 from veranda_dagster.settings import env_number
 

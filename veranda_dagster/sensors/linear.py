@@ -19,8 +19,8 @@ from pydantic import Field
 from veranda_dagster.clients.limits import LINEAR_POLL_INTERVAL_S
 from veranda_dagster.clients.linear import LinearApiError, LinearClient
 from veranda_dagster.clients.linear_ticket import NAME
-from veranda_dagster.domain.bounds import CURSOR_OVERLAP_S, MAX_CURSOR_RECENT
-from veranda_dagster.domain.errors import InputError, TransientError
+from veranda_dagster.domain.core.bounds import CURSOR_OVERLAP_S, MAX_CURSOR_RECENT
+from veranda_dagster.domain.core.errors import InputError, TransientError
 from veranda_dagster.partitions import is_ticket_key
 from veranda_dagster.sensors.intake import JsonCursor, Walk, intake_sensor, polled, settle
 from veranda_dagster.sensors.status import sensor_default_status

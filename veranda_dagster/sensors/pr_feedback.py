@@ -1,6 +1,6 @@
 """The ``pr_feedback`` sensor: new human comments on a ticket's PR re-materialize ``feedback``.
 
-It speaks the forge-neutral ``domain.work.forge.Forge`` through the shared ``forge`` resource
+It speaks the forge-neutral ``domain.core.forge_port.Forge`` through the shared ``forge`` resource
 (``ForgeResource``: GitHub or GitLab by ``VERANDA_FORGE``), so on GitLab the comments are a
 merge request's discussions and notes, and the PR/MR URL grammar is the forge row's.
 
@@ -33,15 +33,15 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from veranda_dagster.clients._http import HttpAuthError
 from veranda_dagster.clients.forges import forge_provider
-from veranda_dagster.domain.bounds import (
+from veranda_dagster.domain.core.bounds import (
     MATERIALIZATIONS_PER_TICK,
     MAX_FEEDBACK_PRS_PER_TICK,
     MAX_WATCHED_PRS,
     PR_FEEDBACK_POLL_INTERVAL_S,
 )
-from veranda_dagster.domain.errors import InputError, TransientError
-from veranda_dagster.domain.work.forge import Forge, human_comments
-from veranda_dagster.domain.work.progress import comments_digest
+from veranda_dagster.domain.core.errors import InputError, TransientError
+from veranda_dagster.domain.core.forge_port import Forge, human_comments
+from veranda_dagster.domain.deliver.progress import comments_digest
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
 from veranda_dagster.resources.forge import DEFAULT_FORGE, ForgeResource
 from veranda_dagster.sensors.dedup import ticket_holds
@@ -176,7 +176,7 @@ def poll_pr_feedback(
     log: Any,
     parse_pr_url: PrUrlParser | None = None,
 ) -> dg.SensorResult | dg.SkipReason:
-    """One tick over ``forge`` (any ``domain.work.forge.Forge``: GitHub's comments, GitLab's
+    """One tick over ``forge`` (any ``domain.core.forge_port.Forge``: GitHub's comments, GitLab's
     notes and discussions); ``parse_pr_url`` reads the forge's PR/MR URLs (GitHub's by
     default)."""
     cursor = FeedbackCursor.parse(raw_cursor)

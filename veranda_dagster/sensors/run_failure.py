@@ -2,7 +2,7 @@
 
 A run-failure sensor (the daemon hands it each failed run once, and keeps a cursor) reads
 the run's events for the phase that failed and its error type, the value store for the phases
-that are kept, and posts ``domain.run_failure.failure_note`` on the ticket's own channel (a
+that are kept, and posts ``domain.core.run_failure.failure_note`` on the ticket's own channel (a
 Linear or Jira comment or a reply in the Slack thread, through the enabled sources of the
 shared ``tickets`` resource). Posting goes through ``TicketChannel`` with the run id as its
 key, so a second evaluation of the same run (a reset cursor, a second daemon) finds the
@@ -22,9 +22,9 @@ import dagster as dg
 
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.clients.ticket_channel import TicketChannel
-from veranda_dagster.domain.errors import VerandaError
-from veranda_dagster.domain.models import Ticket
-from veranda_dagster.domain.run_failure import RunFailure, failure_note
+from veranda_dagster.domain.core.errors import VerandaError
+from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.core.run_failure import RunFailure, failure_note
 from veranda_dagster.partitions import TICKET_TAG, is_ticket_key
 from veranda_dagster.resources.tickets import TicketSourcesResource
 from veranda_dagster.sensors.status import sensor_default_status

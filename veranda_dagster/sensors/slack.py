@@ -26,7 +26,7 @@ from veranda_dagster.clients.limits import (
 )
 from veranda_dagster.clients.slack import SlackApiError, SlackClient
 from veranda_dagster.clients.slack_ticket import NAME, mentions, thread_key
-from veranda_dagster.domain.errors import InputError, TransientError
+from veranda_dagster.domain.core.errors import InputError, TransientError
 from veranda_dagster.partitions import is_ticket_key
 from veranda_dagster.resources.slack import SlackResource
 from veranda_dagster.sensors.dedup import TicketHolds

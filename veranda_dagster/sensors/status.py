@@ -12,7 +12,7 @@ import os
 
 import dagster as dg
 
-from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.domain.core.errors import ConfigError
 
 SENSORS_ENV = "VERANDA_SENSORS"
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from veranda_dagster.domain.mcp_config import (
+from veranda_dagster.domain.core.mcp_config import (
     BROWSER_ENV,
     PLAYWRIGHT_MCP_BIN_ENV,
     PLAYWRIGHT_MCP_BINARY,

@@ -91,7 +91,7 @@ class Vocabulary:
 
 HEREDOC_END = "VERANDA_EOF"
 BROWSER_SERVER = "playwright"
-"""The MCP server name the product writes for the browser (``domain.mcp_config``)."""
+"""The MCP server name the product writes for the browser (``domain.core.mcp_config``)."""
 
 
 def _shell_write(w: WriteFile) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 import dagster as dg
 
-from veranda_dagster.domain.phases import PHASE_NAMES
+from veranda_dagster.domain.core.phases import PHASE_NAMES
 
 ASSETS = PHASE_NAMES
 """Every phase asset, in lineage order."""

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.models import Ticket
-from veranda_dagster.domain.ticket_key import SOURCE_NAME, is_ticket_key
-from veranda_dagster.domain.ticket_source import (
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.core.ticket_key import SOURCE_NAME, is_ticket_key
+from veranda_dagster.domain.core.ticket_source import (
     KeyGrammar,
     SourcePort,
     TicketSource,
@@ -35,7 +35,7 @@ from veranda_dagster.resources._env import listing, setting
 from veranda_dagster.sources import source_names
 
 if TYPE_CHECKING:
-    from veranda_dagster.domain.orgs import OrgsConfig
+    from veranda_dagster.domain.core.orgs import OrgsConfig
     from veranda_dagster.resources.ticket_source import TicketSourceResource
 
 SOURCES_ENV = "VERANDA_SOURCES"

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from veranda_dagster.domain.bounds import POSTGRES_POOL_MAX, STALE_TEMP_VALUE_AGE_S
-from veranda_dagster.domain.errors import ConfigError, StoredValueError, TransientError
-from veranda_dagster.domain.redaction import mask_url_passwords, scrub, url_password
+from veranda_dagster.domain.core.bounds import POSTGRES_POOL_MAX, STALE_TEMP_VALUE_AGE_S
+from veranda_dagster.domain.core.errors import ConfigError, StoredValueError, TransientError
+from veranda_dagster.domain.core.redaction import mask_url_passwords, scrub, url_password
 from veranda_dagster.storage.faults import StorageFaultError
 
 

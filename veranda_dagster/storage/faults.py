@@ -10,7 +10,7 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
-from veranda_dagster.domain.errors import StoredValueError
+from veranda_dagster.domain.core.errors import StoredValueError
 
 REASONS = {
     errno.ENOSPC: "the disk is full",

@@ -15,7 +15,12 @@ from pathlib import Path
 import dagster as dg
 from pydantic import BaseModel, ValidationError
 
-from veranda_dagster.domain.errors import ConfigError, InputError, StoredValueError, VerandaError
+from veranda_dagster.domain.core.errors import (
+    ConfigError,
+    InputError,
+    StoredValueError,
+    VerandaError,
+)
 from veranda_dagster.storage.backends import (
     TABLE,
     FilesystemValues,
@@ -70,7 +75,7 @@ class ValueStore(dg.ConfigurableResource):
         if model is None:
             raise StoredValueError(
                 f"asset {asset!r} partition {partition!r}: no value type is registered "
-                "(add its spec to veranda_dagster.domain.phases.PHASES)"
+                "(add its spec to veranda_dagster.domain.core.phases.PHASES)"
             )
         text = self.values().read(asset, partition)
         data = parse_json(text, asset, partition)

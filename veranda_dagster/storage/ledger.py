@@ -2,14 +2,14 @@
 
 It lives where the phase values live (a ``.jsonl`` beside them on a filesystem, a table in
 PostgreSQL), so every step process and every pod reads the same total, and a resumed run
-starts from what the ticket has already spent (``domain.budget``).
+starts from what the ticket has already spent (``domain.core.budget``).
 """
 
 from __future__ import annotations
 
 from pydantic import ValidationError
 
-from veranda_dagster.domain.budget import SpendEntry
+from veranda_dagster.domain.core.budget import SpendEntry
 from veranda_dagster.storage.backends import Values
 
 SPEND_LOG = "spend"

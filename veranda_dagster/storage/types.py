@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from veranda_dagster.domain.phases import PHASES
+from veranda_dagster.domain.core.phases import PHASES
 
 VALUE_TYPES: dict[str, type[BaseModel]] = {name: p.value_type for name, p in PHASES.items()}
-"""Derived from the phase registry (``domain.phases``)."""
+"""Derived from the phase registry (``domain.core.phases``)."""
 
 
 def value_type(asset: str) -> type[BaseModel] | None:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from veranda_dagster.domain.bounds import MAX_CONFIG_FILE_BYTES
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.input_files import load_document, validate_document
+from veranda_dagster.domain.core.bounds import MAX_CONFIG_FILE_BYTES
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.input_files import load_document, validate_document
 from veranda_dagster.vendors import registry
 
 CONFIG_ENV = "VERANDA_BACKENDS_CONFIG"

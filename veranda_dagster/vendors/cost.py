@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.models import ModelCall, Usage
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.models import ModelCall, Usage
 from veranda_dagster.vendors import registry
 from veranda_dagster.vendors.rates import PLAN_RATE, Rate
 

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from veranda_dagster.domain.bounds import HEALTH_RECHECK_S
+from veranda_dagster.domain.core.bounds import HEALTH_RECHECK_S
 from veranda_dagster.vendors import registry
 from veranda_dagster.vendors.port import Backend, HealthVerdict, Verdict
 from veranda_dagster.vendors.runner import EGRESS_REFUSED, RunOutput

@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from veranda_dagster.domain.errors import ConfigError
+from veranda_dagster.domain.core.errors import ConfigError
 
 MAX_HOME_TEMPLATE_BYTES = 64 * 1024 * 1024
 """A CLI home holds settings, a login session and small state files: kilobytes. 64 MiB leaves

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from veranda_dagster.domain.errors import InputError
+from veranda_dagster.domain.core.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ tested per adapter.
 
 from __future__ import annotations
 
-from veranda_dagster.domain.mcp_config import McpServer
-from veranda_dagster.domain.models import Effort
+from veranda_dagster.domain.core.mcp_config import McpServer
+from veranda_dagster.domain.core.models import Effort
 from veranda_dagster.vendors.port import Capabilities, Turn
 
 

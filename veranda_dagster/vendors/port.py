@@ -11,9 +11,9 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veranda_dagster.domain.errors import InputError, VerandaError
-from veranda_dagster.domain.mcp_config import McpServer
-from veranda_dagster.domain.models import Effort, Usage
+from veranda_dagster.domain.core.errors import InputError, VerandaError
+from veranda_dagster.domain.core.mcp_config import McpServer
+from veranda_dagster.domain.core.models import Effort, Usage
 
 Verdict = Literal["ok", "quota", "auth", "turn_failed", "upstream", "unreachable", "timeout"]
 """``timeout``: the CLI was still working when its time bound killed it. Not a health problem

@@ -16,11 +16,11 @@ import pkgutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, get_args
 
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.models import Tier
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.models import Tier
 
 if TYPE_CHECKING:
-    from veranda_dagster.domain.redaction import TokenShape
+    from veranda_dagster.domain.core.redaction import TokenShape
     from veranda_dagster.vendors.adapters._base import CliAdapter
 
 

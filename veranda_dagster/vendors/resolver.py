@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from veranda_dagster.domain.agent import AgentReply, AgentRequest
-from veranda_dagster.domain.models import ModelCall
+from veranda_dagster.domain.core.agent import AgentReply, AgentRequest
+from veranda_dagster.domain.core.models import ModelCall
 from veranda_dagster.vendors import cost, registry, tiers
 from veranda_dagster.vendors.config import BackendsConfig
 from veranda_dagster.vendors.health import PROCESS_HEALTH, HealthCache

@@ -23,7 +23,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from veranda_dagster.domain.errors import VerandaError
+from veranda_dagster.domain.core.errors import VerandaError
 from veranda_dagster.sandbox import Prepared, Sandbox
 from veranda_dagster.sandbox.egress import Egress
 from veranda_dagster.sandbox.proxied import EgressError, through_proxy

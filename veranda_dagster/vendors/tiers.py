@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.models import Tier
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.vendors import registry
 
 TIERS: dict[str, Mapping[Tier, str]] = {a.family: a.tiers for a in registry.adapters()}

@@ -1,4 +1,5 @@
-"""FROZEN copy of ``veranda_dagster/domain/repo_detection.py`` before issue 33 (commit f8be8b4),
+"""FROZEN copy of ``veranda_dagster/domain/intake/repo_detection.py`` before issue 33
+(commit f8be8b4),
 with ``--no-model`` behaviour. Do not edit the logic."""
 
 from __future__ import annotations
@@ -6,9 +7,9 @@ from __future__ import annotations
 from typing import Final
 
 from benchmarks.baselines.repo_rules_v2.evidence import Evidence, gather_evidence
-from veranda_dagster.domain.bounds import MAX_REPO_CANDIDATES, MAX_REPO_EVIDENCE
-from veranda_dagster.domain.catalog import Catalog, CatalogRepo
-from veranda_dagster.domain.models import RepoEvidence, RepoGuess, RepoSignal, Ticket
+from veranda_dagster.domain.core.bounds import MAX_REPO_CANDIDATES, MAX_REPO_EVIDENCE
+from veranda_dagster.domain.core.models import RepoEvidence, RepoGuess, RepoSignal, Ticket
+from veranda_dagster.domain.intake.catalog import Catalog, CatalogRepo
 
 PROCEED_MIN: Final = 0.2
 """Least total weight that can proceed: one name in prose (0.35) does, a lone path (0.1) not."""

@@ -1,4 +1,4 @@
-"""FROZEN copy of ``veranda_dagster/domain/repo_evidence.py`` as it stood before issue 33 (commit
+"""FROZEN copy of ``veranda_dagster/domain/intake/repo_evidence.py`` before issue 33 (commit
 f8be8b4), kept so the benchmark measures the rules before and after in one process. Do not edit
 the logic. It uses the live forge link readers (registered by the package), and reads only the
 catalog fields it knew (name, aliases, service, former names, topics).
@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import urlsplit
 
-from veranda_dagster.domain.bounds import MAX_DETECT_TEXT_CHARS, MAX_GROUP_DEPTH
-from veranda_dagster.domain.catalog import Catalog, CatalogRepo, normalise
-from veranda_dagster.domain.models import RepoEvidence, Ticket
-from veranda_dagster.domain.redaction import scrub
-from veranda_dagster.domain.repo_evidence import link_readers
+from veranda_dagster.domain.core.bounds import MAX_DETECT_TEXT_CHARS, MAX_GROUP_DEPTH
+from veranda_dagster.domain.core.models import RepoEvidence, Ticket
+from veranda_dagster.domain.core.redaction import scrub
+from veranda_dagster.domain.intake.catalog import Catalog, CatalogRepo, normalise
+from veranda_dagster.domain.intake.repo_evidence import link_readers
 
 WEIGHTS: Final[dict[str, float]] = {
     "declaration": 1.0,  # repo: <name>, or the ticket's repo field: decides on its own

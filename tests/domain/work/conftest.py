@@ -15,9 +15,12 @@ import pytest
 from tests.fixtures.context.gitrepo import git, make_repo
 from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
 from veranda_dagster.clients.github import GitHubClient
-from veranda_dagster.domain.agent import AgentReply, AgentRequest
-from veranda_dagster.domain.facts import read_repo_facts
-from veranda_dagster.domain.models import (
+from veranda_dagster.domain.build.turn import commit_and_push
+from veranda_dagster.domain.clone.workspace import Workspace
+from veranda_dagster.domain.context.facts import read_repo_facts
+from veranda_dagster.domain.core.agent import AgentReply, AgentRequest
+from veranda_dagster.domain.core.forge_port import CiFinding, CiJob, Comment, ForgePR
+from veranda_dagster.domain.core.models import (
     Citation,
     ContextPack,
     ModelCall,
@@ -27,9 +30,6 @@ from veranda_dagster.domain.models import (
     Usage,
     Window,
 )
-from veranda_dagster.domain.work._common import commit_and_push
-from veranda_dagster.domain.work.forge import CiFinding, CiJob, Comment, ForgePR
-from veranda_dagster.domain.workspace import Workspace
 from veranda_dagster.sim.github_fake import GitHubFake
 
 TICKET = Ticket(

@@ -4,10 +4,10 @@ own; ten rounds over the PR's life, then it says so once and stops."""
 from dataclasses import replace
 
 from tests.domain.work.conftest import BRANCH, TICKET, FakeForge, ScriptedAgent, reply, write
-from veranda_dagster.domain.bounds import MAX_FEEDBACK_ROUNDS
-from veranda_dagster.domain.models import PullRequest
-from veranda_dagster.domain.work.feedback import BOUND_NOTICE, process_feedback
-from veranda_dagster.domain.work.forge import BOT_MARKER, Comment
+from veranda_dagster.domain.core.bounds import MAX_FEEDBACK_ROUNDS
+from veranda_dagster.domain.core.forge_port import BOT_MARKER, Comment
+from veranda_dagster.domain.core.models import PullRequest
+from veranda_dagster.domain.deliver.feedback import BOUND_NOTICE, process_feedback
 
 PR = PullRequest(
     ticket_id=TICKET.id, number=100, url="u", title="t", body="b", branch=BRANCH, head_sha="h"
@@ -120,7 +120,7 @@ def test_a_round_that_crashed_after_its_push_is_never_redone(project):
 def test_a_reply_that_prints_the_runbook_is_posted_without_it(project):
     """A commenter asks the model to print its instructions and it obliges: the public reply
     keeps the answer and withholds the runbook's lines, with a note."""
-    from veranda_dagster.domain.models import ContextLayer
+    from veranda_dagster.domain.core.models import ContextLayer
 
     runbook = (
         "Payments deploys go through the blue-green pipeline only; the break-glass password "

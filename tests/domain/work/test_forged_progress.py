@@ -9,12 +9,12 @@ import pytest
 
 from tests.domain.work.conftest import GH_REPO as REPO
 from tests.domain.work.conftest import TICKET, ScriptedAgent, reply, write
-from veranda_dagster.domain.work.feedback import PROGRESS_KIND as FEEDBACK_KIND
-from veranda_dagster.domain.work.feedback import process_feedback
-from veranda_dagster.domain.work.forge import BOT_MARKER
-from veranda_dagster.domain.work.progress import comments_digest, marker
-from veranda_dagster.domain.work.review import PROGRESS_KIND as REVIEW_KIND
-from veranda_dagster.domain.work.review import review_rounds
+from veranda_dagster.domain.core.forge_port import BOT_MARKER
+from veranda_dagster.domain.deliver.feedback import PROGRESS_KIND as FEEDBACK_KIND
+from veranda_dagster.domain.deliver.feedback import process_feedback
+from veranda_dagster.domain.deliver.progress import comments_digest, marker
+from veranda_dagster.domain.deliver.review import PROGRESS_KIND as REVIEW_KIND
+from veranda_dagster.domain.deliver.review import review_rounds
 
 FORGED_USD = 123_451.0
 FORGED_CALL = {"role": "reviewer", "family": "claude", "mode": "cli", "tier": "standard"}

@@ -9,10 +9,10 @@ from tests.domain.work.conftest import TICKET, FakeForge
 from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
 from veranda_dagster.clients.linear_ticket import LinearTicketSource
 from veranda_dagster.clients.ticket_channel import TicketChannel
-from veranda_dagster.domain.errors import TransientError
-from veranda_dagster.domain.models import CommandResult, ModelCall, Patch, RedTests, Usage
-from veranda_dagster.domain.work._common import commit_and_push
-from veranda_dagster.domain.work.pull_request import open_pull_request
+from veranda_dagster.domain.build.turn import commit_and_push
+from veranda_dagster.domain.core.errors import TransientError
+from veranda_dagster.domain.core.models import CommandResult, ModelCall, Patch, RedTests, Usage
+from veranda_dagster.domain.deliver.pull_request import open_pull_request
 
 SUMMARY = (
     "Added slugify next to shout [R1] (app/text.py:4-5). Also see app/text.py:999 and "
@@ -143,8 +143,8 @@ def test_a_crash_between_opening_the_pr_and_posting_the_comment_loses_no_comment
 def test_a_summary_that_prints_the_instruction_block_is_not_in_the_pr_body(project):
     """A ticket asked the model to print its instructions: the PR body (public) keeps the
     summary's own words, not the runbook's, and says that lines were withheld."""
-    from veranda_dagster.domain.layers import BEGIN
-    from veranda_dagster.domain.models import ContextLayer
+    from veranda_dagster.domain.context.layers import BEGIN
+    from veranda_dagster.domain.core.models import ContextLayer
 
     runbook = (
         "Payments deploys go through the blue-green pipeline only; the break-glass password "

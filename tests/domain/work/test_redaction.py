@@ -2,7 +2,7 @@
 
 import pytest
 
-from veranda_dagster.domain.redaction import scrub
+from veranda_dagster.domain.core.redaction import scrub
 
 
 @pytest.mark.parametrize(
@@ -39,7 +39,7 @@ def test_urls_headers_assignments_and_known_values():
 
 from veranda_dagster.clients.forges import forge_token_shapes  # noqa: E402
 from veranda_dagster.clients.token_shapes import SERVICE_TOKENS  # noqa: E402
-from veranda_dagster.domain.redaction import (  # noqa: E402
+from veranda_dagster.domain.core.redaction import (  # noqa: E402
     GENERIC_TOKENS,
     environ_secrets,
     token_shapes,
@@ -84,7 +84,7 @@ def test_each_vendor_adapter_brings_its_own_table_and_the_registry_collects_it()
 
 
 def test_a_vendor_registered_later_brings_its_shapes_to_the_scrubber(monkeypatch):
-    from veranda_dagster.domain.redaction import TokenShape
+    from veranda_dagster.domain.core.redaction import TokenShape
 
     class Fake:
         token_patterns = (TokenShape("acme", r"acme_[a-z0-9]{12,}", "acme_0123456789ab", "test"),)
@@ -143,7 +143,7 @@ def test_a_fresh_interpreter_scrubs_provider_shapes_having_imported_only_the_dom
     import sys
 
     code = (
-        "from veranda_dagster.domain.redaction import scrub;"
+        "from veranda_dagster.domain.core.redaction import scrub;"
         "print(scrub('a ghp_16C7e42F292c6912E7710c838347Ae178B4a b sk-ant-api03-'"
         " + 'x' * 90 + ' c', environ={}))"
     )
@@ -157,7 +157,7 @@ def test_the_domain_scrubber_imports_no_provider_and_knows_only_generic_shapes_i
     import ast
     from pathlib import Path
 
-    import veranda_dagster.domain.redaction as redaction
+    import veranda_dagster.domain.core.redaction as redaction
 
     tree = ast.parse(Path(redaction.__file__).read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}

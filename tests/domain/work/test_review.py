@@ -3,10 +3,10 @@ early when the reviewer's strict JSON says nothing is left."""
 
 from tests.domain.work.conftest import BRANCH, TICKET, FakeForge, ScriptedAgent, reply, write
 from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
-from veranda_dagster.domain.bounds import MAX_REVIEW_ROUNDS
-from veranda_dagster.domain.models import PullRequest
-from veranda_dagster.domain.work._common import commit_and_push
-from veranda_dagster.domain.work.review import parse_findings, review_rounds
+from veranda_dagster.domain.build.turn import commit_and_push
+from veranda_dagster.domain.core.bounds import MAX_REVIEW_ROUNDS
+from veranda_dagster.domain.core.models import PullRequest
+from veranda_dagster.domain.deliver.review import parse_findings, review_rounds
 
 FINDING = '{"findings": [{"path": "app/text.py", "line": 12, "message": "no docstring"}]}'
 
@@ -112,8 +112,8 @@ def test_a_step_retry_resumes_at_the_next_round_and_pays_for_none_twice(project)
 
 
 def test_a_marker_a_person_pastes_is_not_progress(project):
-    from veranda_dagster.domain.work.forge import Comment
-    from veranda_dagster.domain.work.progress import marker
+    from veranda_dagster.domain.core.forge_port import Comment
+    from veranda_dagster.domain.deliver.progress import marker
 
     pr, forge = _pr(project), FakeForge()
     fake = {"index": 0, "calls": [], "round": None}

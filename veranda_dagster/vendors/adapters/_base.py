@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, get_args
 
-from veranda_dagster.domain.bounds import PROBE_TIMEOUT_S
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.mcp_config import render_mcp_config
-from veranda_dagster.domain.models import Effort, Tier
-from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.domain.core.bounds import PROBE_TIMEOUT_S
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.mcp_config import render_mcp_config
+from veranda_dagster.domain.core.models import Effort, Tier
+from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import Egress, KeyCarrier, refused
 from veranda_dagster.vendors import health
 from veranda_dagster.vendors.adapters._streams import StreamSummary
@@ -111,7 +111,7 @@ class CliAdapter:
     """How the prompt reaches the CLI (``backends.prompt_channel``): never as an argument."""
     token_patterns: ClassVar[tuple[TokenShape, ...]] = ()
     """The shapes of every key and token this vendor issues; the registry hands them to the one
-    scrubber (``domain.redaction``), so a new vendor brings its own."""
+    scrubber (``domain.core.redaction``), so a new vendor brings its own."""
     writes_home_settings: ClassVar[bool] = False
     """Whether the adapter writes the CLI's user settings into its home for a turn (Gemini's
     auth type): such a turn gets an empty private home even when none is configured, removed

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from veranda_dagster.domain.models import Usage
+from veranda_dagster.domain.core.models import Usage
 from veranda_dagster.vendors.port import StreamParseError
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from veranda_dagster.domain.mcp_config import render_mcp_config
-from veranda_dagster.domain.models import Tier
-from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.domain.core.mcp_config import render_mcp_config
+from veranda_dagster.domain.core.models import Tier
+from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, X_API_KEY, KeyCarrier
 from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
 from veranda_dagster.vendors.adapters._streams import (

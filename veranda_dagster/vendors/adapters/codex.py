@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from veranda_dagster.domain.models import Tier
-from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.domain.core.models import Tier
+from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, KeyCarrier
 from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from veranda_dagster.domain.models import Tier
-from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.domain.core.models import Tier
+from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, text_blocks
 from veranda_dagster.vendors.health import error_rule

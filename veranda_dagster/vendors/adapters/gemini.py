@@ -19,9 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
-from veranda_dagster.domain.errors import ConfigError
-from veranda_dagster.domain.models import Tier
-from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.models import Tier
+from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import QUERY_KEY, X_GOOG_API_KEY, KeyCarrier
 from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, model_names

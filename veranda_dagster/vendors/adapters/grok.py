@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from veranda_dagster.domain.bounds import MAX_CLI_ARGV_BYTES
-from veranda_dagster.domain.models import Tier
-from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.domain.core.bounds import MAX_CLI_ARGV_BYTES
+from veranda_dagster.domain.core.models import Tier
+from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, KeyCarrier
 from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, model_names

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from veranda_dagster.domain.models import Tier, Usage
-from veranda_dagster.domain.redaction import TokenShape
+from veranda_dagster.domain.core.models import Tier, Usage
+from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, X_API_KEY, KeyCarrier
 from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys

@@ -1,0 +1,1 @@
+"""The context pack: seeds, retrieval, windows and the instruction layers written for the agent."""

@@ -1,0 +1,94 @@
+"""The pack's choice of files after the ranking: files the best-ranked file imports or calls
+move up, and when the ticket gave no strong evidence the full-text ranking keeps a share.
+
+Why a module of its own: the ranking (``retrieval.rank_files``) sums the ticket's evidence; these
+rules judge the ranking as a whole (the tree's structure around the best guess,
+``import_graph.py``; how strong the evidence behind the first files is), after the ranking and
+before the byte budget is spent.
+"""
+
+from __future__ import annotations
+
+from veranda_dagster.domain.context.code_search import CodeSearch
+from veranda_dagster.domain.context.import_graph import (
+    PathIndex,
+    defines,
+    imported_paths,
+    package_calls,
+)
+from veranda_dagster.domain.context.pack_windows import FileEvidence
+from veranda_dagster.domain.core.bounds import MAX_PACK_FILES
+
+IMPORT_PROMOTION = 1.6
+"""A file the best-ranked file imports has its score multiplied by this (``promote_imported``)."""
+FULL_TEXT_SHARE_WHEN_WEAK = MAX_PACK_FILES // 2
+"""Files of the full-text ranking kept when no chosen file has strong evidence: with only
+keyword hits neither ranking is the better judge, so each holds half the pack."""
+ALIAS_CALL_PROMOTION = IMPORT_PROMOTION
+"""A file defining what the best file calls through a package alias (``nx.f(``) is promoted
+like one it imports: the package only re-exports, the call goes to that file."""
+
+
+def promote_imported(
+    ranked: list[FileEvidence], search: CodeSearch, max_files: int = MAX_PACK_FILES
+) -> list[FileEvidence]:
+    """``ranked`` with every file the best-ranked file imports (``import_graph.py``) scored
+    ``IMPORT_PROMOTION`` times higher, and every file defining a function it calls through a
+    package alias (``nx.f(``) ``ALIAS_CALL_PROMOTION`` times higher, the best file kept first.
+
+    Why: the second file of a two-file fix is most often a module the first one imports or
+    calls, and the ticket's words rarely name it. Only files the ticket already gave evidence
+    for move (the imports of a long module are many), never a package ``__init__`` (it
+    re-exports, the fix goes to the module behind it), and only the first file's imports: the
+    imports of the second guess promote noise as often as a fix. Costs no search; needs the
+    backend's file listing and texts (a clone), and does nothing without them. A file is only
+    read for definitions when the promotion could lift it into the ``max_files``."""
+    paths = getattr(search, "paths", None)
+    file_text = getattr(search, "file_text", None)
+    if len(ranked) < 2 or not (callable(paths) and callable(file_text)):
+        return ranked
+    tree = paths()
+    lines = file_text(ranked[0].path) if tree else None
+    if not lines:
+        return ranked
+    index = PathIndex(tree)
+    imported = set(imported_paths(ranked[0].path, lines, index))
+    called = package_calls(ranked[0].path, lines, index)
+    last = ranked[min(len(ranked), max(1, max_files)) - 1].score
+    for ev in ranked[1:]:
+        if ev.path.endswith("/__init__.py"):
+            continue
+        if ev.path in imported:
+            ev.score *= IMPORT_PROMOTION
+        elif called and ev.score * ALIAS_CALL_PROMOTION >= last:
+            text = file_text(ev.path)
+            if text and defines(text, called):
+                ev.score *= ALIAS_CALL_PROMOTION
+    return ranked[:1] + sorted(ranked[1:], key=lambda e: (-e.score, e.path))
+
+
+def keep_full_text_share(
+    ranked: list[FileEvidence], full_text: dict[str, float], max_files: int = MAX_PACK_FILES
+) -> list[FileEvidence]:
+    """The first ``max_files`` of ``ranked``, except that when none of them has strong evidence
+    (a defined name, a frame, a linked line, an error message, a path hit) the full-text
+    ranking's best ``FULL_TEXT_SHARE_WHEN_WEAK`` files are among them, in ranked order.
+
+    Why: the pack adds the full-text score to keyword hits, and a ticket that names no code
+    gives many files a few keyword hits each; their sum can push the files the whole ticket
+    reads like (BM25 over the full text, SWE-bench's ranker) out of the six. Strong evidence
+    is trusted as before."""
+    top = ranked[:max_files]
+    if not full_text or any(ev.strong or ev.head > 0 for ev in top):
+        return top
+    best = sorted(full_text, key=lambda p: (-full_text[p], p))[:FULL_TEXT_SHARE_WHEN_WEAK]
+    kept = {ev.path for ev in ranked if ev.path in best}
+    others = max(0, max_files - len(kept))
+    chosen: list[FileEvidence] = []
+    for ev in ranked:
+        if ev.path in kept:
+            chosen.append(ev)
+        elif others > 0:
+            chosen.append(ev)
+            others -= 1
+    return chosen[:max_files]

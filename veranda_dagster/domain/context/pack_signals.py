@@ -1,0 +1,199 @@
+"""The ticket's non-seed evidence, turned into file scores and anchor lines for the pack.
+
+Four signals join the seed searches, each where its evidence is strongest:
+
+- **traceback frames** name a file, a line and a function with no search at all: the deepest
+  frame inside the project weighs most (``FRAME_WEIGHT``), outer frames less;
+- **source links** (a forge file view's URL, ``…/blob/<ref>/pkg/mod.py#L42``) name a file and
+  usually a line, chosen by the reporter: weighed like frames, in the order they appear;
+- **error messages** are searched as fixed strings (one search each): the file holding the
+  literal is where the message is raised;
+- **full-text BM25** of the whole ticket over the clone's source files (one search): the
+  prose names the topic in words no seed carries. Its score is normalised by the best file's,
+  so it adds at most ``FULL_TEXT_WEIGHT`` and ranks files no seed reached.
+
+A backend that cannot provide a signal (a forge's hosted code index before a clone exists: no file
+listing to resolve frames against, no texts to index) is named in ``unavailable``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from veranda_dagster.domain.context.code_search import CodeSearch, Hit
+from veranda_dagster.domain.context.function_spans import enclosing_function
+from veranda_dagster.domain.context.source_language import dominant_language
+from veranda_dagster.domain.intake.ticket_signals import (
+    Frame,
+    error_messages,
+    resolve_frame_path,
+    source_links,
+    traceback_frames,
+)
+
+FRAME_WEIGHT = 3.0
+"""The deepest project frame: stronger than any one seed, since it names where it failed."""
+FRAME_DECAY = 0.6
+"""Each outer frame weighs this much of the one below it."""
+MAX_PROJECT_FRAMES = 6
+LINK_WEIGHT = FRAME_WEIGHT
+"""The first linked file: a reporter pointing at a line of the tree is as specific as a frame;
+each further linked file weighs ``FRAME_DECAY`` of the one before, like outer frames."""
+MESSAGE_WEIGHT = 2.0
+"""A file holding the printed message's literal, before the rarity discount."""
+FULL_TEXT_WEIGHT = 1.5
+"""The best full-text file's share; others in proportion to their BM25 score."""
+FULL_TEXT_DEPTH = 40
+"""Files taken from the full-text ranking: below this BM25 only restates the seed ranking."""
+
+SIGNAL_FRAMES = "traceback_frames"
+SIGNAL_LINKS = "source_links"
+SIGNAL_MESSAGES = "error_messages"
+SIGNAL_FULL_TEXT = "full_text_bm25"
+
+
+@dataclass
+class FrameAnchor:
+    path: str
+    line: int
+    weight: float
+
+
+@dataclass
+class TicketEvidence:
+    frames: list[FrameAnchor] = field(default_factory=list)
+    links: list[FrameAnchor] = field(default_factory=list)
+    """Linked source lines; a file linked twice has two anchors and counts once."""
+    messages: list[tuple[str, list[Hit]]] = field(default_factory=list)
+    full_text: dict[str, float] = field(default_factory=dict)
+    """Path -> normalised BM25 score in (0, 1]."""
+    term_weights: dict[str, float] = field(default_factory=dict)
+    """The ticket's terms found in the tree, with their idf (empty without the ranking)."""
+    searches: int = 0
+    unavailable: list[str] = field(default_factory=list)
+    main_language: str | None = None
+    """The language most of the tree's source files are in (``None`` without a listing)."""
+
+
+def _definition_line(lines: list[str], function: str, near: int) -> int | None:
+    """The line defining ``function`` closest to ``near`` (the reporter's version may differ
+    from the base by a few lines, or many)."""
+    pattern = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(function)}\b")
+    found = [n for n, text in enumerate(lines, 1) if pattern.match(text)]
+    return min(found, key=lambda n: abs(n - near)) if found else None
+
+
+FileText = Callable[[str], list[str] | None]
+
+
+def _listing(search: CodeSearch) -> tuple[list[str], FileText] | None:
+    """The tree's file listing and text reader, ``None`` when the backend has no clone to list
+    (a remote index), so frame and link paths cannot be resolved."""
+    paths = getattr(search, "paths", None)
+    file_text = getattr(search, "file_text", None)
+    if not (callable(paths) and callable(file_text)):
+        return None
+    repo_paths = paths()
+    return None if repo_paths is None else (repo_paths, file_text)
+
+
+def _anchored(
+    found: list[Frame],
+    search: CodeSearch,
+    anchor: Callable[[list[Frame], list[str], FileText], list[FrameAnchor]],
+) -> list[FrameAnchor] | None:
+    """``anchor`` over the tree's listing for what the ticket names (``found``): ``[]`` when it
+    names nothing, ``None`` when the backend lists no files to resolve the paths against."""
+    if not found:
+        return []
+    listing = _listing(search)
+    return None if listing is None else anchor(found, *listing)
+
+
+def frame_anchors(text: str, search: CodeSearch) -> list[FrameAnchor] | None:
+    """Project frames, deepest first, as file anchors; ``None`` when the backend lists no
+    files to resolve frame paths against."""
+    return _anchored(traceback_frames(text), search, _frame_anchors)
+
+
+def _frame_anchors(
+    frames: list[Frame], repo_paths: list[str], file_text: FileText
+) -> list[FrameAnchor]:
+    anchors: list[FrameAnchor] = []
+    weight = FRAME_WEIGHT
+    for frame in frames:
+        path = resolve_frame_path(frame.path, repo_paths)
+        if path is None:
+            continue
+        lines = file_text(path) or []
+        line = min(max(1, frame.line), max(1, len(lines)))
+        if frame.function and (found := _definition_line(lines, frame.function, frame.line)):
+            span = enclosing_function(lines, found)
+            if span is None or not span[0] <= frame.line <= span[1]:
+                line = found  # the base moved: the function, not the printed line number
+        anchors.append(FrameAnchor(path, line, weight))
+        weight *= FRAME_DECAY
+        if len(anchors) >= MAX_PROJECT_FRAMES:
+            break
+    return anchors
+
+
+def link_anchors(text: str, search: CodeSearch) -> list[FrameAnchor] | None:
+    """Linked source lines, in the order the ticket has them, as file anchors: the first linked
+    file weighs ``LINK_WEIGHT``, each further file ``FRAME_DECAY`` of the one before, and every
+    line linked in a file is one of its anchors at that file's weight (line 0 when the link
+    names no line: the file only). ``None`` when the backend lists no files."""
+    return _anchored(source_links(text), search, _link_anchors)
+
+
+def _link_anchors(
+    links: list[Frame], repo_paths: list[str], file_text: FileText
+) -> list[FrameAnchor]:
+    weights: dict[str, float] = {}
+    anchors: list[FrameAnchor] = []
+    for link in links:
+        path = resolve_frame_path(link.path, repo_paths)
+        if path is None or (path not in weights and len(weights) >= MAX_PROJECT_FRAMES):
+            continue
+        weights.setdefault(path, LINK_WEIGHT * FRAME_DECAY ** len(weights))
+        lines = len(file_text(path) or [])
+        line = min(link.line, max(1, lines))
+        anchors.append(FrameAnchor(path, line, weights[path]))
+    return anchors
+
+
+def gather(text: str, search: CodeSearch, max_searches: int) -> TicketEvidence:
+    """Frames (free), then the full-text ranking and the error messages, each one search, all
+    within ``max_searches``."""
+    evidence = TicketEvidence()
+    paths = getattr(search, "paths", None)
+    listing = paths() if callable(paths) else None
+    evidence.main_language = dominant_language(listing) if listing else None
+    frames = frame_anchors(text, search)
+    if frames is None:
+        evidence.unavailable.append(SIGNAL_FRAMES)
+    else:
+        evidence.frames = frames
+    links = link_anchors(text, search)
+    if links is None:
+        evidence.unavailable.append(SIGNAL_LINKS)
+    else:
+        evidence.links = links
+    rank = getattr(search, "full_text_rank", None)
+    ranked = rank(text) if callable(rank) and max_searches > 0 else None
+    if ranked is None:
+        evidence.unavailable.append(SIGNAL_FULL_TEXT)
+    else:
+        evidence.searches += 1
+        top = ranked[0][1] if ranked else 0.0
+        evidence.full_text = {p: s / top for p, s in ranked[:FULL_TEXT_DEPTH] if top > 0}
+        weights = getattr(search, "term_weights", None)
+        evidence.term_weights = weights() if callable(weights) else {}
+    for message in error_messages(text):
+        if evidence.searches >= max_searches:
+            break
+        evidence.messages.append((message, search.search(message)))
+        evidence.searches += 1
+    return evidence

@@ -1,0 +1,116 @@
+"""A dollar cap per ticket: no model turn starts once the ticket has spent its budget.
+
+What a ticket has spent is read from a durable, append-only ledger with one entry per model
+call, written the moment the call returns. It is not summed from the stored phase values,
+because a phase that fails after paying for turns (a third rejected red test, a step killed
+mid-patch) stores no value, yet its turns were billed; and it is not process memory, because a
+resumed run (a new process, a new pod) must honour what the first one spent.
+
+The check is before each turn. A turn's cost is known only when it ends, so the turn that
+crosses the cap completes and is recorded; the next one is refused with ``BudgetExceededError``
+(non-retryable: retrying cannot make money appear), after a note on the ticket saying how much
+was spent and how to raise the cap. Values already materialized stay as they are, so after
+raising the cap a re-execution from failure resumes where the money ran out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+from veranda_dagster.domain.core.agent import AgentPort, AgentReply, AgentRequest
+from veranda_dagster.domain.core.errors import VerandaError
+from veranda_dagster.domain.core.models import ModelCall
+
+BUDGET_ENV = "VERANDA_TICKET_BUDGET_USD"
+
+
+class SpendEntry(BaseModel):
+    """One paid model call, as the ledger keeps it."""
+
+    role: str
+    family: str
+    model: str | None = None
+    usd: float
+    at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat())
+
+    @classmethod
+    def of(cls, call: ModelCall) -> SpendEntry:
+        return cls(role=call.role, family=call.family, model=call.model, usd=call.usd)
+
+
+class SpendLedger(Protocol):
+    """Append-only, durable, per ticket (``storage.ValueStore.ledger`` is the real one)."""
+
+    def spent(self, ticket_id: str) -> float: ...
+
+    def record(self, ticket_id: str, entry: SpendEntry) -> None: ...
+
+
+class BudgetExceededError(VerandaError):
+    """The ticket has spent its budget; the next model turn was not started."""
+
+    def __init__(
+        self, ticket_id: str, role: str, spent: float, cap: float, unposted: str = ""
+    ) -> None:
+        self.ticket_id, self.spent, self.cap = ticket_id, spent, cap
+        text = budget_note(ticket_id, role, spent, cap)
+        super().__init__(
+            f"{text} (the note on the ticket was not posted: {unposted})" if unposted else text
+        )
+
+
+def budget_note(ticket_id: str, role: str, spent: float, cap: float) -> str:
+    """What the run's failure and the note on the ticket say: spent, cap, and the way on."""
+    return (
+        f"Stopped {ticket_id}: model turns have cost ${spent:.2f} of this ticket's "
+        f"${cap:.2f} budget, so the {role} turn was not started. Nothing finished is lost: "
+        f"raise {BUDGET_ENV} and re-execute the run from failure to continue from here."
+    )
+
+
+class BudgetedAgent:
+    """An ``AgentPort`` that refuses a turn once the ticket's spend reaches ``cap_usd`` and
+    records every turn's cost in the ledger before handing the reply back."""
+
+    def __init__(
+        self,
+        inner: AgentPort,
+        ticket_id: str,
+        cap_usd: float,
+        ledger: SpendLedger,
+        notify: Callable[[str], object] | None = None,
+    ) -> None:
+        self.inner = inner
+        self.ticket_id = ticket_id
+        self.cap_usd = cap_usd
+        self.ledger = ledger
+        self.notify = notify
+
+    def run(self, request: AgentRequest) -> AgentReply:
+        spent = self.ledger.spent(self.ticket_id)
+        if spent >= self.cap_usd:
+            raise self._refusal(request.role, spent)
+        reply = self.inner.run(request)
+        self.ledger.record(self.ticket_id, SpendEntry.of(reply.call))
+        return reply
+
+    def _refusal(self, role: str, spent: float) -> BudgetExceededError:
+        """The error, after the note on the ticket; a note that cannot be posted is named in
+        the error rather than hiding why the run stopped."""
+        unposted = ""
+        if self.notify is not None:
+            try:
+                self.notify(budget_note(self.ticket_id, role, spent, self.cap_usd))
+            except Exception as exc:
+                unposted = f"{type(exc).__name__}: {exc}"
+        return BudgetExceededError(self.ticket_id, role, spent, self.cap_usd, unposted)
+
+    def instruction_files(self) -> list[str]:
+        return self.inner.instruction_files()
+
+    def mcp_formats(self) -> list[str]:
+        return self.inner.mcp_formats()

@@ -1,0 +1,354 @@
+"""Which repository a ticket is about, decided from weighed evidence, and a question only when a
+person would also have to ask.
+
+A pull request against the wrong service is worse than a question, so proceeding needs one
+repository to lead clearly: its evidence must reach ``PROCEED_MIN`` and be at least
+``LEAD_RATIO`` times (and ``LEAD_MARGIN`` above) the next one's. A declaration (``repo: x`` or
+the ticket's repo field) decides outright. Asking stays mandatory where a colleague would ask
+too: two repositories with comparable claims, nothing in the catalog named, a declared or
+labelled repository that does not exist, a link outside the org that names no catalog repo.
+
+Precision first. Without a model (``model=False``, the default and ``--no-model``) a clear
+leader still proceeds only on *strong* evidence: something a person points with (a link, a
+label, a declaration, ``uses:``, an exact ``org/name``), the name in the title, or a usage of
+what only it contains (an import, the innermost traceback frame, its command, hook, install or
+public name) -- at least ``STRONG_MIN`` of it. A leader on passing mentions alone asks, naming
+the candidates and the deciding evidence. With a model (``model=True``) such a leader proceeds
+at ``medium`` and the cheap-tier pass confirms, corrects or turns it into a question.
+
+A guess proceeds at ``high`` confidence on an uncontested link or repo label, and at
+``medium`` otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from veranda_dagster.domain.core.bounds import MAX_REPO_CANDIDATES, MAX_REPO_EVIDENCE
+from veranda_dagster.domain.core.models import RepoEvidence, RepoGuess, RepoSignal, Ticket
+from veranda_dagster.domain.intake.catalog import (
+    Catalog,
+    CatalogRepo,
+    load_catalog,
+    refresh_catalog_from_forge,
+)
+from veranda_dagster.domain.intake.repo_confirmation import confirm_repo_guess
+from veranda_dagster.domain.intake.repo_evidence import (
+    DECISIVE_KINDS,
+    Evidence,
+    gather_evidence,
+)
+
+__all__ = [
+    "Catalog",
+    "CatalogRepo",
+    "confirm_repo_guess",
+    "detect_repo",
+    "gather_evidence",
+    "load_catalog",
+    "refresh_catalog_from_forge",
+]
+
+PROCEED_MIN: Final = 0.2
+"""Least total weight that can proceed: one name in prose (0.35) does, a lone path (0.1) not."""
+LEAD_RATIO: Final = 2.0
+"""The leader needs twice the runner-up's weight: a title mention (0.6) beats a passing one
+(0.35) only with more behind it, a repo label (0.8) beats one prose mention (0.35)."""
+LEAD_MARGIN: Final = 0.25
+"""...and this much more in absolute terms, so two weak hints never decide between themselves."""
+STRONG_MIN: Final = 0.45
+"""Least weight of strong evidence that proceeds without a model: a name in the title (0.6),
+an import (0.55) or the innermost traceback frame (0.5) does; a passing mention (0.35) and a
+version line (0.2) do not, however many of them there are."""
+
+STRONG_KINDS: Final = DECISIVE_KINDS | {
+    "title",
+    "import",
+    "trace",
+    "command",
+    "hook",
+    "install",
+    "api",
+    "usage",
+}
+"""Evidence a proceed without a model may rest on (``STRONG_MIN`` of it)."""
+USAGE_KINDS: Final = frozenset({"import", "trace", "command", "hook", "install", "usage", "api"})
+"""Evidence that the ticket's code runs in the repository."""
+PASSING_KINDS: Final = frozenset({"prose", "env", "path", "misspelling", "docs_link"})
+"""Evidence that only says a repository was mentioned."""
+LEAD_RATIO_OVER_CONTEXT: Final = 1.3
+"""The lead needed over a runner-up whose evidence is all passing mentions, version lines or
+paths when the leader's is usage (``STRONG_MIN`` of it): the innermost traceback frame or an
+import outweighs a passing mention of another repository."""
+LEAD_MARGIN_OVER_CONTEXT: Final = 0.1
+
+UNCONTESTED_KINDS: Final = frozenset({"prose", "env", "docs_link", "url_docs", "url_comment"})
+"""What else counts towards ``STRONG_MIN`` when no other repository has evidence at all."""
+
+_STRONG: Final = frozenset({"url_code", "url_ref", "label_repo", "action_ref", "ref"})
+_SIGNAL: Final[dict[str, RepoSignal]] = {
+    "url_code": "url",
+    "url_ref": "url",
+    "url_comment": "url",
+    "fork_url": "fork",
+    "label_repo": "label",
+    "label_service": "service",
+    "misspelling": "misspelling",
+    "action_ref": "action",
+    "ref": "url",
+    "url_docs": "url",
+    "import": "vocabulary",
+    "trace": "vocabulary",
+    "command": "vocabulary",
+    "hook": "vocabulary",
+    "install": "vocabulary",
+    "api": "vocabulary",
+    "usage": "vocabulary",
+}
+_KIND_WORDS: Final[dict[str, str]] = {
+    "declaration": "declared in the ticket",
+    "url_code": "a link to its code",
+    "url_ref": "a link to its issues or pull requests",
+    "url_comment": "a link to a comment in its threads",
+    "fork_url": "a link into a fork of it",
+    "label_repo": "a repo label",
+    "label_service": "a service or team label",
+    "owner": "the text says the fix goes there",
+    "title": "its name in the title",
+    "prose": "its name in the description",
+    "docs_link": "a link to its docs or package page",
+    "env": "a version line naming it",
+    "path": "a file path through it",
+    "misspelling": "a close misspelling of its name",
+    "action_ref": "a `uses:` reference to it as a CI action",
+    "ref": "its org/name written out",
+    "url_docs": "a link to its README or docs",
+    "import": "an import of its package",
+    "trace": "the innermost traceback frame inside its package",
+    "command": "its command run",
+    "hook": "its hook id",
+    "install": "an install of its package",
+    "api": "a public name only it defines",
+    "usage": "its package used by name in code",
+}
+
+
+_PRIORITY: Final = (
+    "declaration",
+    "url_code",
+    "url_ref",
+    "action_ref",
+    "ref",
+    "former_name:url_code",
+    "former_name:url_ref",
+    "fork_url",
+    "label_repo",
+    "label_service",
+    "owner",
+    "import",
+    "trace",
+    "command",
+    "hook",
+    "install",
+    "title",
+    "usage",
+    "api",
+    "url_comment",
+    "former_name:url_comment",
+    "url_docs",
+    "prose",
+    "docs_link",
+    "env",
+    "path",
+    "misspelling",
+)
+"""Which of a repository's evidence names the decision: links, then labels, then the text."""
+
+
+def _deciding(ev: Evidence, repos: list[str]) -> RepoEvidence:
+    items = [i for i in ev.items() if i.repo in repos]
+    return min(items, key=lambda i: (_PRIORITY.index(i.kind), -i.weight))
+
+
+def _signal(kind: str) -> RepoSignal:
+    if kind.startswith("former_name:"):
+        return "former_name"
+    return _SIGNAL.get(kind, "prose")
+
+
+def _describe(item: RepoEvidence) -> str:
+    kind = item.kind
+    words = _KIND_WORDS.get(kind.split(":")[-1], kind)
+    if kind.startswith("former_name:"):
+        words += " under a former name"
+    return f"{item.repo}: {words} ({item.weight:.2f}) — {item.text}"
+
+
+def _guess(ticket: Ticket, ev: Evidence, **fields: object) -> RepoGuess:
+    items = ev.items()[:MAX_REPO_EVIDENCE]
+    return RepoGuess(ticket_id=ticket.id, notes=ev.notes, evidence=items, **fields)  # type: ignore[arg-type]
+
+
+def _proceed(
+    ticket: Ticket, ev: Evidence, repo: str, signal: RepoSignal, confidence: str, score: float
+) -> RepoGuess:
+    return _guess(
+        ticket,
+        ev,
+        repo=repo,
+        confidence=confidence,
+        signal=signal,
+        decision="proceed",
+        candidates=[repo],
+        score=score,
+    )
+
+
+def _question(
+    catalog: Catalog, candidates: list[str], reason: str, ev: Evidence, settle: str
+) -> str:
+    lines = [f"Which repository is this ticket about? I did not start because {reason}."]
+    shown = [i for i in ev.items() if i.repo in candidates][:MAX_REPO_EVIDENCE]
+    if shown:
+        lines.append("What I found:\n" + "\n".join(f"- {_describe(i)}" for i in shown))
+    if candidates:
+        lines.append("Candidates:\n" + "\n".join(f"- {c}" for c in candidates))
+    else:
+        examples = ", ".join(catalog.names()[:MAX_REPO_CANDIDATES])
+        lines.append(f"The {catalog.title} catalog has, for example: {examples}.")
+    lines.append(settle)
+    return "\n".join(lines)
+
+
+_SETTLE = "Reply with `repo: <org>/<name>` (or add a `repo:<name>` label) and I will pick it up."
+
+
+def _ask(
+    ticket: Ticket,
+    catalog: Catalog,
+    ev: Evidence,
+    candidates: list[str],
+    reason: str,
+    signal: RepoSignal | None,
+    settle: str = _SETTLE,
+    score: float | None = None,
+) -> RepoGuess:
+    candidates = list(dict.fromkeys(candidates))[:MAX_REPO_CANDIDATES]
+    return _guess(
+        ticket,
+        ev,
+        repo=candidates[0] if len(candidates) == 1 else None,
+        confidence="low" if candidates else "none",
+        signal=signal,
+        decision="ask",
+        candidates=candidates,
+        question=_question(catalog, candidates, reason, ev, settle),
+        score=score,
+    )
+
+
+def _from_declaration(ticket: Ticket, catalog: Catalog, ev: Evidence) -> RepoGuess:
+    if len(ev.declared) == 1 and not ev.declared_unknown:
+        repo = ev.declared[0]
+        others = sorted({i.repo for i in ev.items() if i.repo != repo})
+        if others:
+            ev.notes.append(f"declared {repo}; kept it over other evidence for {', '.join(others)}")
+        return _proceed(ticket, ev, repo, "declaration", "high", 1.0)
+    if len(ev.declared) > 1:
+        return _ask(ticket, catalog, ev, ev.declared, "it declares two repositories", "declaration")
+    near = [r.full_name for v in ev.declared_unknown for r in _near(catalog, v)]
+    names = ", ".join(repr(v) for v in ev.declared_unknown)
+    reason = f"the declared repository {names} is not in the {catalog.title} catalog"
+    settle = (
+        "Check the name (or add the repository to the catalog) and reply with `repo: <org>/<name>`."
+    )
+    return _ask(ticket, catalog, ev, ev.declared + near, reason, "declaration", settle)
+
+
+def _near(catalog: Catalog, value: str) -> list[CatalogRepo]:
+    import difflib
+
+    name = value.strip().split("/")[-1].lower()
+    names = {r.name.lower(): r for r in catalog.repositories}
+    return [names[n] for n in difflib.get_close_matches(name, list(names), n=2, cutoff=0.75)]
+
+
+def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> RepoGuess:
+    """Declaration first; otherwise the clear leader of the weighed evidence, or a question.
+    ``model``: a cheap-tier confirmation pass will check the guess, so a leader on weaker
+    evidence may proceed at ``medium`` for it to confirm; without one it asks."""
+    ev = gather_evidence(ticket, catalog)
+    if ev.declared or ev.declared_unknown:
+        return _from_declaration(ticket, catalog, ev)
+    scores = ev.scores()
+    ranked = sorted(scores, key=lambda r: (-scores[r], r))
+    if ev.labels_unknown:
+        near = [r.full_name for v in ev.labels_unknown for r in _near(catalog, v)]
+        reason = "its repo label names no repository in the catalog"
+        return _ask(ticket, catalog, ev, ranked + near, reason, "label")
+    if not ranked or scores[ranked[0]] < PROCEED_MIN:
+        return _ask_without_evidence(ticket, catalog, ev, ranked)
+    top = ranked[0]
+    best = _deciding(ev, [top])
+    second = scores[ranked[1]] if len(ranked) > 1 else 0.0
+    ratio, margin = LEAD_RATIO, LEAD_MARGIN
+    if second and _usage_weight(ev, top) >= STRONG_MIN and _passing_only(ev, ranked[1:]):
+        ratio, margin = LEAD_RATIO_OVER_CONTEXT, LEAD_MARGIN_OVER_CONTEXT
+    if second and (scores[top] < ratio * second or scores[top] - second < margin):
+        contenders = [r for r in ranked if scores[r] * LEAD_RATIO >= scores[top]]
+        reason = "the ticket points at more than one repository with comparable weight"
+        signal = _signal(_deciding(ev, contenders).kind)
+        return _ask(ticket, catalog, ev, contenders, reason, signal, score=scores[top])
+    strong_weight = _strong_weight(ev, top)
+    if not second:
+        # uncontested: no other repository has any evidence; then its mentions, version lines
+        # and doc links add up (one passing mention alone still does not reach STRONG_MIN)
+        strong_weight += sum(
+            i.weight for i in ev.items() if i.repo == top and i.kind in UNCONTESTED_KINDS
+        )
+    if strong_weight < STRONG_MIN and not model:
+        reason = (
+            "the only evidence is passing mentions (no link, label, title, import, command or "
+            "traceback points at it)"
+        )
+        return _ask(
+            ticket,
+            catalog,
+            ev,
+            ranked[:MAX_REPO_CANDIDATES],
+            reason,
+            _signal(best.kind),
+            score=scores[top],
+        )
+    strong = best.kind in _STRONG and not second
+    return _proceed(
+        ticket, ev, top, _signal(best.kind), "high" if strong else "medium", scores[top]
+    )
+
+
+def _strong_weight(ev: Evidence, repo: str) -> float:
+    return sum(i.weight for i in ev.items() if i.repo == repo and i.kind in STRONG_KINDS)
+
+
+def _usage_weight(ev: Evidence, repo: str) -> float:
+    return sum(i.weight for i in ev.items() if i.repo == repo and i.kind in USAGE_KINDS)
+
+
+def _passing_only(ev: Evidence, repos: list[str]) -> bool:
+    """Every piece of the others' evidence is a passing mention, a version line or a path."""
+    return all(i.kind in PASSING_KINDS for i in ev.items() if i.repo in repos)
+
+
+def _ask_without_evidence(
+    ticket: Ticket, catalog: Catalog, ev: Evidence, ranked: list[str]
+) -> RepoGuess:
+    hints = ranked + ev.weak
+    foreign = [n for n in ev.notes if n.startswith("ignored foreign URL")]
+    if foreign and not hints:
+        reason = "its only link points outside the org at a repository the catalog does not have"
+        settle = "Reply with the catalog repository the change belongs in (`repo: <org>/<name>`)."
+        return _ask(ticket, catalog, ev, [], reason, "url", settle)
+    if hints:
+        reason = "the only hints are weak (a common word, a path or a misspelt name)"
+        return _ask(ticket, catalog, ev, hints, reason, "prose")
+    return _ask(ticket, catalog, ev, [], "the ticket names no repository", None)

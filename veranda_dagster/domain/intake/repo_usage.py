@@ -1,0 +1,259 @@
+"""What a ticket *does* with a repository's vocabulary: imports it, installs it, runs its
+command, lists its hook, ``uses:`` its action, calls its public names, or crashes inside it.
+
+A name in passing ("we also use celery") says little; ``from rest_framework import ...``, a
+traceback whose innermost library frame is ``site-packages/kombu/``, ``$ sentry-cli upload`` or
+``uses: pre-commit/action@v3`` say where the code runs. Each is weighed here as evidence for the
+repository whose catalog vocabulary defines the term (``CatalogRepo.vocabulary``); a term several
+repositories define is split between them, and a term shorter than ``MIN_TERM_CHARS`` is never
+matched. Nothing here decides; ``repo_detection`` does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Final
+
+from veranda_dagster.domain.core.redaction import scrub
+from veranda_dagster.domain.intake.catalog import Catalog, normalise
+
+MIN_TERM_CHARS: Final = 3
+"""Shorter vocabulary terms (flake8's ``F``, ``E``) are codes, not names a ticket uses."""
+
+MIN_SYMBOL_CHARS: Final = 6
+"""A public name counts only from this length and when it reads as an identifier (CamelCase or
+snake_case): ``AsyncClient`` and ``make_region`` do, ``Task`` and ``setup`` do not."""
+
+MAX_TRACE_FRAMES: Final = 400
+"""Traceback frames read from one ticket; past it is a pasted log."""
+
+_IMPORT = re.compile(r"(?m)^[ \t>]*(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w., \t]+))")
+_FRAME = re.compile(r"(?:site|dist)-packages/([A-Za-z_][\w.-]*)/")
+_INSTALL = re.compile(
+    r"(?i)\b(?:pip3?|uv[ \t]+pip|pipx|poetry|npm|yarn|pnpm)[ \t]+(?:install|add|i)\b"
+    r"[ \t]+((?:[-\w@/.\[\]=<>~!,\"'^]+[ \t]*){1,8})"
+)
+_RUNNER = re.compile(
+    r"(?i)\b(?:pipx[ \t]+run(?:[ \t]+--spec)?|npx|uvx|python3?[ \t]+-m)[ \t]+([\w@./-]+)"
+)
+"""A runner and what it runs (``pipx run --spec build``, ``python -m pip``, ``npx eslint``):
+the program run is the subject, the runner is how it was started."""
+_COMMAND_LINE = re.compile(r"(?m)^[ \t]*[$>%][ \t]*((?:\./)?[\w@./-]+)")
+_FENCED = re.compile(r"```[^\n`]*\n(.*?)(?:```|$)", re.S)  # no backtick in the info string
+_CODE_LINE = re.compile(r"(?m)^[ \t]*((?:\./)?[\w@./-]+)")
+_SHELL_LINE = re.compile(
+    r"(?m)^[ \t]*((?:\./)?[\w@./-]+)(?=(?:[ \t]+[\w.:/=-]+){0,3}[ \t]+--?[A-Za-z])"
+)
+"""A prose line that reads as a shell command: a word, at most three more, then an option."""
+_BACKTICK = re.compile(r"`([^`\n]{1,200})`")
+_USES = re.compile(r"(?im)\buses:[ \t]*['\"]?([A-Za-z0-9][\w.-]*/[\w.-]+)(?:/[\w./-]*)?@")
+_HOOK_ID = re.compile(r"(?im)\bid:[ \t]*['\"]?([\w.-]+)")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+Adder = Callable[[str, str, int, int], None]
+"""``(repo, kind, start, end)``: one usage of a repository's term at ``text[start:end]``."""
+
+
+def _excerpt(text: str, start: int, end: int) -> str:
+    return scrub(" ".join(text[max(0, start - 30) : end + 30].split()))[:100]
+
+
+def _squashed(name: str) -> str:
+    """``open-telemetry`` and ``opentelemetry`` alike: lowercase letters and digits only."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def vocabulary_index(catalog: Catalog) -> dict[str, dict[str, list[str]]]:
+    """kind -> term -> the repositories defining it. A term that is another repository's name
+    or alias is that repository's, not a vocabulary term of the others (``celery`` is the
+    ``celery`` repository even if ``pytest-celery`` registers a plugin by that name)."""
+    names = {normalise(n) for r in catalog.repositories for n in [r.name, *r.aliases]}
+    orgs = {_squashed(org) for org in catalog.orgs}
+    index: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for repo in catalog.repositories:
+        own = {normalise(repo.name), *(normalise(a) for a in repo.aliases)}
+        # a repository is imported, installed and run by its own name too (``aiohttp``)
+        implicit = [
+            (kind, n.replace("-", "_") if kind == "imports" else n)
+            for n in [repo.name, *repo.aliases]
+            for kind in ("imports", "distributions", "commands")
+        ]
+        for kind, term in [*implicit, *repo.vocabulary.terms()]:
+            key = term.lower()
+            if len(term) < MIN_TERM_CHARS or (normalise(term) in names - own):
+                continue
+            if _squashed(term) in orgs:  # ``opentelemetry`` is the org, not one repository
+                continue
+            if repo.full_name not in index[kind][key]:
+                index[kind][key].append(repo.full_name)
+    return index
+
+
+def _import_roots(text: str) -> list[tuple[str, int, int]]:
+    """``(top-level module, start, end)`` of every import statement."""
+    found = []
+    for m in _IMPORT.finditer(text):
+        if m.group(1):
+            found.append((m.group(1).split(".")[0], m.start(1), m.end(1)))
+        else:
+            for part in m.group(2).split(","):
+                name = part.strip().split(" ")[0].split(".")[0]
+                if name:
+                    found.append((name, m.start(2), m.end(2)))
+    return found
+
+
+def _imports(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
+    for name, start, end in _import_roots(text):
+        for repo in index["imports"].get(name.lower(), []):
+            add(repo, "import", start, end)
+
+
+def _traces(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
+    """The innermost library frame of each traceback is where it failed: strong evidence for
+    the repository that owns that package; the frames before it are paths through it."""
+    frames = [(m.group(1).lower(), m.start(), m.end()) for m in _FRAME.finditer(text)]
+    frames = frames[:MAX_TRACE_FRAMES]
+    owned = [(f, s, e) for f, s, e in frames if index["imports"].get(f)]
+    if not owned:
+        return
+    innermost = owned[-1]
+    for package, start, end in owned:
+        kind = "trace" if (package, start) == innermost[:2] else "path"
+        for repo in index["imports"][package]:
+            add(repo, kind, start, end)
+
+
+def _installs(
+    text: str, index: dict[str, dict[str, list[str]]], add: Adder, context: list[tuple[int, int]]
+) -> None:
+    """``pip install kombu``: evidence for kombu; the installer's own name (``pip``) in that
+    command is how, not what, and is kept out of the mentions (``context``)."""
+    for m in _RUNNER.finditer(text):
+        name = re.split(r"[\[=<>~!,;^\"']", m.group(1), maxsplit=1)[0].lower()
+        repos = index["commands"].get(name, []) or index["distributions"].get(name, [])
+        for repo in repos:
+            add(repo, "command", m.start(1), m.end(1))
+        if repos:
+            context.append((m.start(), m.start(1)))
+    for m in _INSTALL.finditer(text):
+        for raw in m.group(1).split():
+            name = re.split(r"[\[=<>~!,;^\"']", raw.strip("\"'"), maxsplit=1)[0].lower()
+            if name.startswith("-"):
+                continue
+            repos = index["distributions"].get(name, []) or index["imports"].get(name, [])
+            for repo in repos:
+                add(repo, "install", m.start(1), m.end(1))
+            if repos:
+                context.append((m.start(), m.start(1)))
+
+
+def _commands(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
+    """A command run at a prompt (``$ pre-commit run``), at the start of a line in a code block,
+    or quoted at the start of a backticked span (`` `sentry-cli sourcemaps upload` ``)."""
+    starts = [(m.group(1), m.start(1), m.end(1)) for m in _COMMAND_LINE.finditer(text)]
+    starts += [(m.group(1), m.start(1), m.end(1)) for m in _SHELL_LINE.finditer(text)]
+    for block in _FENCED.finditer(text):
+        offset = block.start(1)
+        starts += [
+            (m.group(1), offset + m.start(1), offset + m.end(1))
+            for m in _CODE_LINE.finditer(block.group(1))
+        ]
+    starts += [  # a quoted command line, not a quoted name: the command and an argument
+        (m.group(1).split()[0], m.start(1), m.start(1) + len(m.group(1).split()[0]))
+        for m in _BACKTICK.finditer(text)
+        if len(m.group(1).split()) >= 2
+    ]
+    seen: set[tuple[str, int]] = set()
+    for word, start, end in starts:
+        command = word.rsplit("/", 1)[-1].lower()
+        if (command, start) in seen:
+            continue
+        seen.add((command, start))
+        for repo in index["commands"].get(command, []):
+            add(repo, "command", start, end)
+
+
+def _hooks(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
+    """A hook id in a config (``id: trailing-whitespace``) or in backticks."""
+    found = [(m.group(1), m.start(1), m.end(1)) for m in _HOOK_ID.finditer(text)]
+    found += [(m.group(1).strip(), m.start(1), m.end(1)) for m in _BACKTICK.finditer(text)]
+    for hook, start, end in found:
+        for repo in index["hooks"].get(hook.lower(), []):
+            add(repo, "hook", start, end)
+
+
+def action_refs(text: str) -> list[tuple[str, int, int]]:
+    """``owner/name`` of every ``uses: owner/name@ref`` (a sub-action path dropped)."""
+    return [(m.group(1), m.start(1), m.end(1)) for m in _USES.finditer(text)]
+
+
+def _actions(text: str, catalog: Catalog, add: Adder) -> None:
+    """``uses: owner/name@v3`` names the action repository exactly: as strong as a link."""
+    for ref, start, end in action_refs(text):
+        repo = catalog.by_full_name(ref)
+        if repo is not None:
+            add(repo.full_name, "action_ref", start, end)
+
+
+def _is_symbol(word: str) -> bool:
+    if len(word) < MIN_SYMBOL_CHARS:
+        return False
+    camel = word[0].isupper() and any(c.isupper() for c in word[1:]) and not word.isupper()
+    return camel or ("_" in word.strip("_") and word.lower() == word)
+
+
+def _symbols(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
+    """A public name of exactly one repository, written as code (in backticks, called, or
+    after a dot). Shared names (``Connection``) are everybody's and count for nobody."""
+    for m in _IDENT.finditer(text):
+        word = m.group()
+        repos = index["symbols"].get(word.lower(), [])
+        if len(repos) != 1 or not _is_symbol(word):
+            continue
+        before, after = text[max(0, m.start() - 1) : m.start()], text[m.end() : m.end() + 1]
+        if before in ("`", ".") or after in ("(", "`"):
+            add(repos[0], "api", m.start(), m.end())
+
+
+_QUALIFIED = re.compile(r"(?<![\w.])([A-Za-z_][\w]*)\.([A-Za-z_]\w*)(?=[(`.\s,)\]])")
+
+
+def _qualified(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
+    """``@click.option(``, ``httpx.AsyncClient``, ``attr.s(``: a name used through the one
+    package that defines it is a use of that package, not a mention."""
+    for m in _QUALIFIED.finditer(text):
+        repos = index["imports"].get(m.group(1).lower(), [])
+        if len(repos) == 1 and not m.group(2).isdigit():
+            add(repos[0], "usage", m.start(), m.end())
+
+
+CONTEXT: Final = "*"
+"""Key of the spans no name mention is read from (an installer or runner's own name)."""
+
+
+def gather_usage(
+    text: str, catalog: Catalog, record: Callable[[str, str, str], None]
+) -> dict[str, list[tuple[int, int]]]:
+    """Every kind of usage evidence in ``text`` for the catalog's repositories, recorded as
+    ``(repo, kind, excerpt)``; returns each repository's used spans, so the same words are not
+    counted again as a mention of its name, and under ``CONTEXT`` the spans of installers and
+    runners, which are no mention of anything."""
+    spans: dict[str, list[tuple[int, int]]] = defaultdict(list)
+
+    def add(repo: str, kind: str, start: int, end: int) -> None:
+        record(repo, kind, _excerpt(text, start, end))
+        spans[repo].append((start, end))
+
+    index = vocabulary_index(catalog)
+    _imports(text, index, add)
+    _traces(text, index, add)
+    _installs(text, index, add, spans[CONTEXT])
+    _commands(text, index, add)
+    _hooks(text, index, add)
+    _actions(text, catalog, add)
+    _symbols(text, index, add)
+    _qualified(text, index, add)
+    return spans

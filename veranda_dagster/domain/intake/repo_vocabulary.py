@@ -1,0 +1,329 @@
+"""What a colleague knows a repository by, read from the repository's own files.
+
+A ticket often never names the repository; it imports ``rest_framework``, runs ``sentry-cli``,
+lists the ``trailing-whitespace`` hook or calls ``make_region``. Those names live in the
+repository's manifests and package, so ``veranda catalog`` reads them once, through the forge,
+and stores them in the catalog (``CatalogRepo.vocabulary``) for detection to weigh.
+
+Only data formats are parsed (TOML, JSON, YAML with the safe loader, ``setup.cfg`` as INI); a
+``setup.py`` is scanned with bounded regular expressions, never run. Every read is bounded: at
+most ``MAX_VOCABULARY_FILE_READS`` files of at most ``MAX_VOCABULARY_FILE_BYTES`` each per
+repository, and at most ``MAX_VOCABULARY_TERMS_PER_KIND`` / ``MAX_VOCABULARY_TERMS`` terms kept.
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import re
+import tomllib
+from collections.abc import Iterable
+from typing import Any, Protocol, runtime_checkable
+
+import yaml
+
+from veranda_dagster.domain.core.bounds import (
+    MAX_VOCABULARY_FILE_BYTES,
+    MAX_VOCABULARY_FILE_READS,
+    MAX_VOCABULARY_TERMS,
+    MAX_VOCABULARY_TERMS_PER_KIND,
+)
+from veranda_dagster.domain.intake.catalog import VOCABULARY_KINDS, VOCABULARY_TERM, RepoVocabulary
+
+MANIFESTS = (
+    "pyproject.toml",
+    "setup.cfg",
+    "setup.py",
+    "package.json",
+    "action.yml",
+    "action.yaml",
+    ".pre-commit-hooks.yaml",
+    "Cargo.toml",
+    "go.mod",
+)
+"""Root files read first, in this order: what a project publishes itself as."""
+
+MONOREPO_FOLDERS = ("packages", "experimental/packages", "plugins", "instrumentation")
+"""Folders whose members are published packages of their own (npm or Python monorepos)."""
+
+NOT_PACKAGES = frozenset(
+    {
+        "bench",
+        "benchmarks",
+        "doc",
+        "docs",
+        "example",
+        "examples",
+        "lib",
+        "scripts",
+        "src",
+        "tools",
+    }
+)
+"""Top-level folders that are never a repository's import name (nor are ``test*`` ones, or
+names under three characters)."""
+
+_SETUP_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][\w.-]{0,99})["']""")
+_SETUP_SCRIPTS = re.compile(r"""console_scripts["']?\s*[:=]\s*[\[(]([^\])]{0,4000})[\])]""")
+_SETUP_SCRIPT = re.compile(r"""["']\s*([A-Za-z0-9][\w.-]{0,60})\s*=\s*[\w.]+\s*:\s*\w+""")
+_ALL = re.compile(r"__all__\s*(?::[^=]*)?=\s*[\[(]([^\])]{0,20000})[\])]", re.S)
+_QUOTED = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]{0,99})["']""")
+_TOP_LEVEL = re.compile(r"^(?:class|def|async def)\s+([A-Za-z][A-Za-z0-9_]{0,99})", re.M)
+_GO_MODULE = re.compile(r"^module\s+(\S{1,200})", re.M)
+
+
+@runtime_checkable
+class RepositoryFiles(Protocol):
+    """What reading a repository's vocabulary needs from a forge: one file's text on the
+    default branch, and one folder's entries (sub-folders end in ``/``); ``None`` when the path
+    does not exist. Implemented by the forge clients and the forge fakes."""
+
+    def read_repository_file(self, full_name: str, path: str) -> str | None: ...
+
+    def list_repository_dir(self, full_name: str, path: str) -> list[str] | None: ...
+
+
+class _Budget:
+    """Counts forge reads against ``MAX_VOCABULARY_FILE_READS``."""
+
+    def __init__(self, files: RepositoryFiles, full_name: str, notes: list[str]) -> None:
+        self.files, self.full_name, self.notes = files, full_name, notes
+        self.left = MAX_VOCABULARY_FILE_READS
+        self.noted = False
+
+    def _spend(self) -> bool:
+        if self.left <= 0:
+            if not self.noted:
+                self.notes.append(
+                    f"{self.full_name}: stopped reading vocabulary after "
+                    f"{MAX_VOCABULARY_FILE_READS} files"
+                )
+                self.noted = True
+            return False
+        self.left -= 1
+        return True
+
+    def read(self, path: str) -> str | None:
+        if not self._spend():
+            return None
+        text = self.files.read_repository_file(self.full_name, path)
+        if text is not None and len(text.encode("utf-8", "ignore")) > MAX_VOCABULARY_FILE_BYTES:
+            self.notes.append(f"{self.full_name}: skipped {path} (over the vocabulary size bound)")
+            return None
+        return text
+
+    def listdir(self, path: str) -> list[str]:
+        if not self._spend():
+            return []
+        return self.files.list_repository_dir(self.full_name, path) or []
+
+
+class _Terms:
+    """Collects terms per kind, in order, without duplicates."""
+
+    def __init__(self) -> None:
+        self.by_kind: dict[str, list[str]] = {kind: [] for kind in VOCABULARY_KINDS}
+
+    def add(self, kind: str, values: Iterable[Any]) -> None:
+        bucket = self.by_kind[kind]
+        for value in values:
+            term = str(value).strip()
+            if VOCABULARY_TERM.match(term) and term not in bucket:
+                bucket.append(term)
+
+    def vocabulary(self) -> RepoVocabulary:
+        kept: dict[str, list[str]] = {}
+        room = MAX_VOCABULARY_TERMS
+        for kind in VOCABULARY_KINDS:
+            take = min(MAX_VOCABULARY_TERMS_PER_KIND, room)
+            kept[kind] = self.by_kind[kind][:take]
+            room -= len(kept[kind])
+        return RepoVocabulary(**kept)
+
+
+def _import_name(distribution: str) -> str:
+    """``django-celery-beat`` -> ``django_celery_beat``; ``dogpile.cache`` -> ``dogpile``."""
+    return re.sub(r"[-.]", "_", distribution.split(".")[0]).lower()
+
+
+def _table(data: Any, key: str) -> dict[str, Any]:
+    """``data[key]`` when both are TOML tables, else an empty one."""
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def _pyproject(text: str, terms: _Terms) -> list[str]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []
+    project, tool = _table(data, "project"), _table(data, "tool")
+    poetry = _table(tool, "poetry")
+    names = [n for n in (project.get("name"), poetry.get("name")) if isinstance(n, str)]
+    terms.add("distributions", names)
+    for table in (project.get("scripts"), project.get("gui-scripts"), poetry.get("scripts")):
+        if isinstance(table, dict):
+            terms.add("commands", table)
+    for table in (project.get("entry-points"), poetry.get("plugins")):
+        if isinstance(table, dict):
+            for group in table.values():
+                if isinstance(group, dict):
+                    terms.add("plugins", group)
+    packages: list[str] = []
+    setuptools = _table(tool, "setuptools")
+    if isinstance(setuptools.get("packages"), list):
+        packages += [p for p in setuptools["packages"] if isinstance(p, str) and "." not in p]
+    for item in poetry.get("packages") or []:
+        if isinstance(item, dict) and isinstance(item.get("include"), str):
+            packages.append(item["include"].split("/")[0])
+    terms.add("imports", packages)
+    return names
+
+
+def _setup_cfg(text: str, terms: _Terms) -> list[str]:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return []
+    name = parser.get("metadata", "name", fallback="").strip()
+    scripts = parser.get("options.entry_points", "console_scripts", fallback="")
+    terms.add("commands", [line.split("=")[0] for line in scripts.splitlines() if "=" in line])
+    for group in (
+        parser.options("options.entry_points") if parser.has_section("options.entry_points") else []
+    ):
+        if group not in ("console_scripts", "gui_scripts"):
+            lines = parser.get("options.entry_points", group).splitlines()
+            terms.add("plugins", [line.split("=")[0] for line in lines if "=" in line])
+    terms.add("distributions", [name] if name else [])
+    return [name] if name else []
+
+
+def _setup_py(text: str, terms: _Terms) -> list[str]:
+    """Read, never run: the first ``name="..."`` and any ``"cmd = pkg.mod:func"`` entry."""
+    match = _SETUP_NAME.search(text)
+    names = [match.group(1)] if match else []
+    terms.add("distributions", names)
+    for block in _SETUP_SCRIPTS.findall(text):
+        terms.add("commands", _SETUP_SCRIPT.findall(block))
+    return names
+
+
+def _package_json(text: str, terms: _Terms) -> None:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return
+    if not isinstance(data, dict):
+        return
+    if isinstance(data.get("name"), str) and data.get("private") is not True:
+        terms.add("distributions", [data["name"]])  # a private root is a workspace, not a package
+    bins = data.get("bin")
+    if isinstance(bins, dict):
+        terms.add("commands", bins)
+    elif isinstance(bins, str) and isinstance(data.get("name"), str):
+        terms.add("commands", [data["name"].split("/")[-1]])
+
+
+def _yaml(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+
+
+def _symbols(text: str) -> list[str]:
+    """A package's public top-level names: its ``__all__``, else its public classes and
+    functions. Only names a colleague could search for (four characters or more)."""
+    listed = _ALL.search(text)
+    names = _QUOTED.findall(listed.group(1)) if listed else _TOP_LEVEL.findall(text)
+    return [n for n in names if not n.startswith("_") and len(n) >= 4]
+
+
+def _manifests(
+    read: _Budget,
+    prefix: str,
+    terms: _Terms,
+    full_name: str,
+    member_manifests: tuple[str, ...] = (),
+) -> list[str]:
+    """The manifests at the root (``prefix`` ``""``), or ``member_manifests`` under a monorepo
+    member (``packages/core/``); returns the Python distribution names found."""
+    names: list[str] = []
+    for manifest in MANIFESTS if not prefix else member_manifests:
+        text = read.read(prefix + manifest)
+        if text is None:
+            continue
+        if manifest == "pyproject.toml":
+            names += _pyproject(text, terms)
+        elif manifest == "setup.cfg":
+            names += _setup_cfg(text, terms)
+        elif manifest == "setup.py" and not names:
+            names += _setup_py(text, terms)
+        elif manifest == "package.json":
+            _package_json(text, terms)
+        elif manifest in ("action.yml", "action.yaml"):
+            terms.add("actions", [full_name])
+        elif manifest == ".pre-commit-hooks.yaml":
+            hooks = _yaml(text)
+            if isinstance(hooks, list):
+                terms.add("hooks", [h["id"] for h in hooks if isinstance(h, dict) and "id" in h])
+        elif manifest == "Cargo.toml":
+            try:
+                cargo = tomllib.loads(text)
+            except tomllib.TOMLDecodeError:
+                continue
+            package = _table(cargo, "package")
+            terms.add("distributions", [package.get("name")] if package.get("name") else [])
+        elif manifest == "go.mod":
+            terms.add("imports", _GO_MODULE.findall(text)[:1])
+    return names
+
+
+PACKAGE_PATHS = ("{}/__init__.py", "src/{}/__init__.py", "lib/{}/__init__.py", "{}.py")
+"""Where a Python import name lives: a package at the root, under ``src/`` or ``lib/``, or a
+single module (``pycodestyle.py``)."""
+
+
+def _may_be_package(folder: str) -> bool:
+    return (
+        folder.isidentifier()
+        and len(folder) >= 3
+        and folder not in NOT_PACKAGES
+        and not folder.startswith(("test", "_", "."))
+    )
+
+
+def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabulary, list[str]]:
+    """The repository's vocabulary and notes on what was skipped, within the read bounds."""
+    notes: list[str] = []
+    read = _Budget(files, full_name, notes)
+    terms = _Terms()
+    names = _manifests(read, "", terms, full_name)
+    root = read.listdir("")
+    folders = [e.rstrip("/") for e in root if e.endswith("/")]
+    # one manifest per member, of the kind the root has: a read each, not three
+    member = ("package.json",) if "package.json" in root else ("pyproject.toml",)
+    prefix = re.split(r"[-_.]", full_name.rsplit("/", 1)[-1].lower(), maxsplit=1)[0]
+    for folder in [f for f in folders if f.lower().startswith(prefix + "-")]:
+        _manifests(read, f"{folder}/", terms, full_name, member)  # opentelemetry-sdk/ at root
+    for folder in MONOREPO_FOLDERS:
+        if folder.split("/")[0] not in folders:
+            continue
+        for entry in [e for e in read.listdir(folder) if e.endswith("/")]:
+            _manifests(read, f"{folder}/{entry}", terms, full_name, member)
+    candidates = list(dict.fromkeys([_import_name(n) for n in names] + terms.by_kind["imports"]))
+    candidates += [f for f in folders if _may_be_package(f) and f not in candidates]
+    if "src" in folders:  # a src layout holds its packages one level down
+        inner = [e.rstrip("/") for e in read.listdir("src") if e.endswith("/")]
+        candidates += [f for f in inner if _may_be_package(f) and f not in candidates]
+    for candidate in candidates:
+        for path in PACKAGE_PATHS:
+            text = read.read(path.format(candidate))
+            if text is not None:
+                terms.add("imports", [candidate])
+                terms.add("symbols", _symbols(text))
+                break
+        if read.left <= 0:
+            break
+    return terms.vocabulary(), notes

@@ -1,0 +1,170 @@
+"""Evidence a bug report carries beyond identifiers: traceback frames, links to source lines and
+error messages.
+
+A traceback names the file, the line and the function where the program was when it failed, so
+it is the strongest pointer a ticket can hold; the deepest frame inside the project is usually
+next to the bug, so frames are returned deepest first. An error message is text the program
+printed, so the literal that produced it is in the source: searched as a fixed string it finds
+the ``raise`` that the fix often changes. Messages are reduced to their longest static part,
+because the printed text carries values (``'abc'``, ``42``, ``<object at 0x7f…>``) the source
+has as ``{value!r}``. A link to a file of the tree at some revision
+(``…/blob/<ref>/pkg/mod.py#L42``, ``…/-/blob/…``, ``…/src/<ref>/…#lines-42``: the forms forges'
+file views share) is the reporter pointing at a line by hand, as specific as a frame.
+
+Both are regex over hostile text, bounded by ``MAX_EXTRACT_TEXT_CHARS`` and by the caps here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from veranda_dagster.domain.core.bounds import MAX_EXTRACT_TEXT_CHARS
+
+MAX_FRAMES = 40
+"""Frames read from one ticket: a recursion error's thousand frames repeat the same few."""
+MAX_LINKS = 8
+"""Source links read from one ticket: past a few, the report quotes a code review, not a bug."""
+MAX_MESSAGES = 2
+"""Error-message searches per pack: each is one of the twelve searches."""
+MIN_MESSAGE_CHARS = 12
+"""A shorter static fragment (``not found``) matches everywhere and ranks nothing."""
+MAX_MESSAGE_CHARS = 120
+
+_PY_FRAME = re.compile(
+    r"""File\s+["']([^"'\n]{1,300})["'],\s+line\s+(\d{1,7})(?:,\s+in\s+([\w<>.]{1,120}))?"""
+)
+"""CPython's ``File "pkg/mod.py", line 12, in func``."""
+_PYTEST_FRAME = re.compile(r"(?m)^\s{0,8}([\w./\\-]{1,300}\.py):(\d{1,7}):\s(?:in\s+(\w{1,120}))?")
+"""pytest's short form ``pkg/mod.py:12: in func`` (or ``: ValueError``)."""
+_SITE_PREFIX = re.compile(r"^.*?[/\\](?:site-packages|dist-packages)[/\\]")
+_URL = re.compile(r"https?://[^\s<>()\[\]\"'`]{1,2000}")
+_FILE_NAME = re.compile(r"\.\w{1,10}$")
+_LINE_FRAGMENT = re.compile(r"^(?:L|lines-)(\d{1,7})")
+_FILE_VIEW_MARKERS = ("blob", "src")
+"""The path segment after which a file view's URL has ``<ref>/<path in the tree>``."""
+_EXCEPTION_LINE = re.compile(
+    r"(?m)^\s{0,8}(?:E\s+)?(?:[a-z_][\w]{0,40}\.){0,6}"
+    r"((?:[A-Z]\w{0,60})?(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault)"
+    r"|(?<=\.)[A-Z][a-z]\w{0,60})"
+    r":[ \t]+([^\n]{1,400})$"
+)
+"""``ValueError: …``, ``E   KeyError: …`` (pytest), or a project's own exception named with its
+module (``click.exceptions.BadParameter: …``)."""
+_QUOTED = re.compile(r"""(?<![\w`])(["'“])([^"'“”`\n]{12,200})(?:["'”])(?![\w`])""")
+_DYNAMIC = re.compile(
+    r"""'[^'\n]*'|"[^"\n]*"|<[^>\n]*>|\b0x[0-9a-fA-F]+\b|\b\d[\d.,:_-]*\b|\S*[/\\]\S*"""
+)
+"""What a printed message has that its source literal does not: quoted values, reprs,
+addresses, numbers and paths."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    path: str
+    """As the ticket printed it, site-packages prefix removed."""
+    line: int
+    function: str | None
+
+
+def traceback_frames(text: str) -> list[Frame]:
+    """Every traceback frame in ``text``, deepest first (the last printed is the deepest), each
+    ``(path, line)`` once; at most ``MAX_FRAMES``."""
+    text = text[:MAX_EXTRACT_TEXT_CHARS]
+    found: list[tuple[int, Frame]] = []
+    for pattern in (_PY_FRAME, _PYTEST_FRAME):
+        for m in pattern.finditer(text):
+            path = _SITE_PREFIX.sub("", re.sub(r"[/\\]+", "/", m.group(1)))
+            func = m.group(3) if m.group(3) and not m.group(3).startswith("<") else None
+            found.append((m.start(), Frame(path.lstrip("./"), int(m.group(2)), func)))
+    frames: list[Frame] = []
+    seen: set[tuple[str, int]] = set()
+    for _, frame in sorted(found, key=lambda item: -item[0]):
+        if (frame.path, frame.line) in seen:
+            continue
+        seen.add((frame.path, frame.line))
+        frames.append(frame)
+        if len(frames) >= MAX_FRAMES:
+            break
+    return frames
+
+
+def source_links(text: str) -> list[Frame]:
+    """Every link to a file view in ``text`` as a frame: the path inside the tree and the linked
+    line (0 when the link names no line), in order of appearance, each ``(path, line)`` once; at
+    most ``MAX_LINKS``. Split with string operations: hostile text costs time in proportion to
+    its length."""
+    links: list[Frame] = []
+    seen: set[tuple[str, int]] = set()
+    for m in _URL.finditer(text[:MAX_EXTRACT_TEXT_CHARS]):
+        address, _, fragment = m.group(0).partition("#")
+        parts = address.split("?", 1)[0].split("/")[3:]  # after the scheme and the host
+        marker = next((i for i, part in enumerate(parts) if part in _FILE_VIEW_MARKERS), None)
+        if marker is None:
+            continue
+        path = "/".join(p for p in parts[marker + 2 :] if p)
+        if not _FILE_NAME.search(path):
+            continue
+        line = _LINE_FRAGMENT.match(fragment)
+        link = Frame(path, int(line.group(1)) if line else 0, None)
+        if (link.path, link.line) not in seen:
+            seen.add((link.path, link.line))
+            links.append(link)
+        if len(links) >= MAX_LINKS:
+            break
+    return links
+
+
+def resolve_frame_path(frame_path: str, repo_paths: list[str]) -> str | None:
+    """The repository file a frame's path names: the one sharing the longest tail of path
+    components with it, at least two (``pkg/mod.py``) unless the frame's path is a bare file
+    name that exists at the top of the tree; ``None`` for frames outside the project."""
+    parts = [p for p in frame_path.split("/") if p]
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0] if parts[0] in set(repo_paths) else None
+    best: tuple[int, str] | None = None
+    for path in repo_paths:
+        if not path.endswith(parts[-1]):
+            continue
+        theirs = path.split("/")
+        shared = 0
+        while shared < min(len(parts), len(theirs)) and parts[-1 - shared] == theirs[-1 - shared]:
+            shared += 1
+        if shared >= 2 and (
+            best is None or shared > best[0] or (shared == best[0] and path < best[1])
+        ):
+            best = (shared, path)
+    return best[1] if best else None
+
+
+def static_fragment(message: str) -> str | None:
+    """The longest run of a printed message with no value in it, trimmed; ``None`` if none is
+    at least ``MIN_MESSAGE_CHARS`` long with two words."""
+    pieces = _DYNAMIC.split(message)
+    best = ""
+    for piece in pieces:
+        piece = piece.strip(" \t.,:;!?()[]{}=-")
+        if len(piece) > len(best):
+            best = piece
+    best = best[:MAX_MESSAGE_CHARS].strip()
+    if len(best) < MIN_MESSAGE_CHARS or " " not in best:
+        return None
+    return best
+
+
+def error_messages(text: str, limit: int = MAX_MESSAGES) -> list[str]:
+    """Fixed strings to search for: the static part of each exception line's message (last
+    exception first: it is the one raised), then quoted prose sentences; at most ``limit``."""
+    text = text[:MAX_EXTRACT_TEXT_CHARS]
+    out: list[str] = []
+    candidates = [m.group(2) for m in _EXCEPTION_LINE.finditer(text)][::-1]
+    candidates += [m.group(2) for m in _QUOTED.finditer(text) if " " in m.group(2)]
+    for raw in candidates:
+        fragment = static_fragment(raw)
+        if fragment and fragment.lower() not in {o.lower() for o in out}:
+            out.append(fragment)
+        if len(out) >= limit:
+            break
+    return out
