@@ -228,7 +228,7 @@ def test_writing_red_tests_opens_no_forge_client(monkeypatch, tmp_path):
     def write_red_tests(ticket, pack, workspace, agent, *, validation_timeout_s):
         return "red"
 
-    monkeypatch.setattr("veranda_dagster.domain.build.red_tests.write_red_tests", write_red_tests)
+    monkeypatch.setattr("veranda_dagster.domain.work.red_tests.write_red_tests", write_red_tests)
     monkeypatch.setattr(PipelineResource, "forge_client", no_forge)
     monkeypatch.setattr(PipelineResource, "agent", lambda self, ticket, channel: "agent")
     pipeline = make_pipeline(workspace=WorkspaceResource(root=str(tmp_path)))

@@ -23,8 +23,6 @@ from veranda_dagster.clients.gitlab_base import (
 )
 from veranda_dagster.clients.gitlab_ci import LOG_TAIL_BYTES, job_state
 from veranda_dagster.clients.gitlab_code_search import GitLabCodeSearch
-from veranda_dagster.domain.build.code_quality import parse_any_report
-from veranda_dagster.domain.build.static_analysis import filter_to_commit, from_findings
 from veranda_dagster.domain.core.bounds import (
     MAX_CI_REPORT_BYTES,
     MAX_COMMENT_CHARS,
@@ -32,6 +30,8 @@ from veranda_dagster.domain.core.bounds import (
 )
 from veranda_dagster.domain.core.errors import InputError, TransientError
 from veranda_dagster.domain.core.forge_port import CiJob, Forge
+from veranda_dagster.domain.work.code_quality import parse_any_report
+from veranda_dagster.domain.work.static_analysis import filter_to_commit, from_findings
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "gitlab"
 TOKEN = "glpat-SECRETSECRETSECRET1"

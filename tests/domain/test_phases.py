@@ -10,10 +10,10 @@ from typing import get_args
 import pytest
 from pydantic import BaseModel
 
-from veranda_dagster.domain import build, deliver
-from veranda_dagster.domain.build.turn import phase_commits
+from veranda_dagster.domain import deliver, work
 from veranda_dagster.domain.core import phases
 from veranda_dagster.domain.core.phases import PHASES, MetricHook, Stage
+from veranda_dagster.domain.work.turn import phase_commits
 
 NAMES = list(PHASES)
 
@@ -83,7 +83,7 @@ def test_every_metric_hook_is_implemented_live_and_replayed_from_declared_keys()
 def _work_modules() -> list[str]:
     return [
         f"{package.__name__}.{m.name}"
-        for package in (build, deliver)
+        for package in (work, deliver)
         for m in pkgutil.iter_modules(package.__path__)
         if not m.name.startswith("_")
     ]

@@ -5,8 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.domain.build.code_quality import parse_code_climate, parse_security_report
-from veranda_dagster.domain.build.static_analysis import (
+from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.domain.core.forge_port import CiFinding
+from veranda_dagster.domain.work.code_quality import parse_code_climate, parse_security_report
+from veranda_dagster.domain.work.static_analysis import (
     filter_to_commit,
     from_findings,
     parse_eslint_json,
@@ -20,8 +22,6 @@ from veranda_dagster.domain.build.static_analysis import (
     report_line,
     threshold,
 )
-from veranda_dagster.domain.core.errors import InputError
-from veranda_dagster.domain.core.forge_port import CiFinding
 
 FIX = Path(__file__).parents[1] / "fixtures" / "static_analysis"
 

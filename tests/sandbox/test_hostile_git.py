@@ -26,12 +26,12 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.domain.build.turn import revert, worktree_changes
 from veranda_dagster.domain.clone import git_transport, nested_repos
 from veranda_dagster.domain.clone.git_command import GitError, git_env
 from veranda_dagster.domain.clone.git_transport import GitDirError
 from veranda_dagster.domain.clone.nested_repos import NestedRepositoryError
 from veranda_dagster.domain.clone.workspace import SecretInChangeError, Workspace
+from veranda_dagster.domain.work.turn import revert, worktree_changes
 from veranda_dagster.sim.git_http import GitHttpServer
 
 SECRET = "ghs_HOSTILE_git_canary_5d0c17aa"

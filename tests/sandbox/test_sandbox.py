@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.domain.build.validation import run_command
+from veranda_dagster.domain.work.validation import run_command
 from veranda_dagster.sandbox import Sandbox, SandboxError, require_sandbox, sandbox_mode
 from veranda_dagster.sandbox.policy import build_policy
 from veranda_dagster.vendors.runner import SubprocessRunner

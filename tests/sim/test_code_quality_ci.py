@@ -10,8 +10,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from veranda_dagster.domain.build.static_analysis import render
 from veranda_dagster.domain.core.models import Violation
+from veranda_dagster.domain.work.static_analysis import render
 from veranda_dagster.sim.bare_repo import BareRepo
 from veranda_dagster.sim.fake_ci import CODE_QUALITY_JOB, FakeCI
 from veranda_dagster.sim.sample_org import BILLING, SampleOrg

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.domain.build.red_tests import judge
 from veranda_dagster.domain.context.facts import read_repo_facts
 from veranda_dagster.domain.context.layers import build_layers
 from veranda_dagster.domain.context.retrieval import RetrievalResult
 from veranda_dagster.domain.core.models import CommandResult, Ticket
+from veranda_dagster.domain.work.red_tests import judge
 from veranda_dagster.sim.sample_org import create_sample_org
 from veranda_dagster.sim.sample_storefront import (
     CART_BUGGY_LINE,

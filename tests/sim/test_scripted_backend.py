@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.domain.build import prompts
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.domain.core.models import ContextPack, RepoFacts, RepoGuess, Ticket
 from veranda_dagster.domain.intake.repo_confirmation import confirm_prompt
+from veranda_dagster.domain.work import prompts
 from veranda_dagster.sim.agent_cli import apply_tool
 from veranda_dagster.sim.backends import (
     SIM_KEYS,

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from veranda_dagster.domain.build.static_analysis import report_end_line, report_line
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.core.forge_port import CiFinding, CiJob, Comment, ForgePR, Severity
 from veranda_dagster.domain.core.models import CiState
 from veranda_dagster.domain.intake.ticket_bounds import bound_comment
+from veranda_dagster.domain.work.static_analysis import report_end_line, report_line
 
 FAILING_CONCLUSIONS = frozenset(
     {"failure", "timed_out", "cancelled", "action_required", "startup_failure", "stale"}

@@ -14,7 +14,7 @@ A job's log (``/jobs/:id/trace``) and its reports are streamed with a byte bound
 ``MAX_CI_REPORT_BYTES`` is refused. Reports are read through the single-file artifact endpoint
 (``/jobs/:id/artifacts/*artifact_path``), which serves files a job keeps under
 ``artifacts:paths`` (the Code Quality template keeps ``gl-code-quality-report.json`` there);
-Code Climate and security reports are parsed by ``domain.build.code_quality`` and handed to the port
+Code Climate and security reports are parsed by ``domain.work.code_quality`` and handed to the port
 as ``CiFinding`` values, each attributed to the job (the tool the gate ran).
 """
 
@@ -29,11 +29,11 @@ import httpx
 
 from veranda_dagster.clients._bounded import Keep, bounded, read_body
 from veranda_dagster.clients.gitlab_base import API, GitLabApi, GitLabNotFoundError, project_ref
-from veranda_dagster.domain.build.code_quality import parse_any_report
 from veranda_dagster.domain.core.bounds import MAX_CI_REPORT_BYTES, OUTPUT_TAIL_BYTES
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.core.forge_port import CiFinding, CiJob
 from veranda_dagster.domain.core.models import CiState, Violation
+from veranda_dagster.domain.work.code_quality import parse_any_report
 
 LOG_TAIL_BYTES = OUTPUT_TAIL_BYTES * 4
 """Bytes of a job log kept, as for the other forge: the phase cuts it further."""

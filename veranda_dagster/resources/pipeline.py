@@ -28,8 +28,6 @@ from pydantic import Field
 
 from veranda_dagster.clients.forges import ForgeClient
 from veranda_dagster.clients.ticket_channel import TicketChannel
-from veranda_dagster.domain.build import patch as work_patch
-from veranda_dagster.domain.build import red_tests as work_red_tests
 from veranda_dagster.domain.clone.workspace import Workspace
 from veranda_dagster.domain.context import pack as context
 from veranda_dagster.domain.context.code_search import CodeSearch, LocalGitGrep
@@ -53,6 +51,8 @@ from veranda_dagster.domain.deliver import pull_request as work_pull_request
 from veranda_dagster.domain.deliver import review as work_review
 from veranda_dagster.domain.intake import repo_confirmation, repo_detection
 from veranda_dagster.domain.intake.catalog import Catalog
+from veranda_dagster.domain.work import patch as work_patch
+from veranda_dagster.domain.work import red_tests as work_red_tests
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.orgs import OrgCatalog, catalog_for

@@ -1,7 +1,7 @@
 """The scripted model: which seat a prompt is for, and what that seat deterministically does.
 
 A seat is read only from the ``Role: <seat>`` line every product prompt opens with
-(``domain.build.prompts.role_line``, the probe's ``PROBE_PROMPT``), never from the prompt's
+(``domain.work.prompts.role_line``, the probe's ``PROBE_PROMPT``), never from the prompt's
 wording, so rewording a prompt cannot break the simulation. Each seat's reply is its intent:
 text plus a list of actions (write a file, edit a file, run the tests) that fix the sample
 organisation's real bug in ``acme/billing``: the test writer adds a failing test, the

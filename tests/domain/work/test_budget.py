@@ -9,9 +9,9 @@ import pytest
 from tests.domain.work.conftest import TICKET, ScriptedAgent, reply, write
 from tests.fixtures.work.project import PASSING_TEST, RED_TEST
 from tests.support.resources import pipeline as make_pipeline
-from veranda_dagster.domain.build.red_tests import write_red_tests
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.domain.core.budget import BudgetedAgent, BudgetExceededError, SpendEntry
+from veranda_dagster.domain.work.red_tests import write_red_tests
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.storage import ValueStore

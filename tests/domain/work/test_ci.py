@@ -17,11 +17,11 @@ from tests.domain.work.conftest import (
 )
 from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
 from tests.support.clock import SleepingClock
-from veranda_dagster.domain.build.turn import commit_and_push
 from veranda_dagster.domain.core.bounds import CI_POLL_INITIAL_S, CI_POLL_MAX_S, MAX_CI_REPAIRS
 from veranda_dagster.domain.core.forge_port import CiFinding, CiJob
 from veranda_dagster.domain.core.models import CiState, PullRequest, ReviewRounds
 from veranda_dagster.domain.deliver.ci import await_ci, wait_for_checks
+from veranda_dagster.domain.work.turn import commit_and_push
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "static_analysis"
 

@@ -13,10 +13,10 @@ from tests.fixtures.work.project import (
     SLUGIFY_OK,
     SLUGIFY_WRONG,
 )
-from veranda_dagster.domain.build.patch import PatchFailed, implement, parse_coverage_total
-from veranda_dagster.domain.build.turn import commit_and_push
 from veranda_dagster.domain.core.bounds import MAX_PATCH_ATTEMPTS
 from veranda_dagster.domain.core.models import CommandResult, RedTests, RepoFacts
+from veranda_dagster.domain.work.patch import PatchFailed, implement, parse_coverage_total
+from veranda_dagster.domain.work.turn import commit_and_push
 
 RED = "tests/test_slugify.py"
 TEXT = BASE_FILES["app/text.py"]

@@ -12,9 +12,9 @@ from tests.fixtures.work.project import (
     RED_TEST,
     RUNTIME_IMPORT_ERROR_TEST,
 )
-from veranda_dagster.domain.build.red_tests import RedTestsRejected, judge, write_red_tests
 from veranda_dagster.domain.core.bounds import MAX_RED_TEST_ATTEMPTS
 from veranda_dagster.domain.core.models import CommandResult
+from veranda_dagster.domain.work.red_tests import RedTestsRejected, judge, write_red_tests
 
 NEW = "tests/test_slugify.py"
 

@@ -7,10 +7,10 @@ import shutil
 from tests.domain.work.conftest import TICKET, ScriptedAgent, reply, write
 from tests.fixtures.context.gitrepo import git
 from tests.fixtures.work.project import RED_TEST
-from veranda_dagster.domain.build.red_tests import write_red_tests
-from veranda_dagster.domain.build.turn import prepare, worktree_changes
 from veranda_dagster.domain.context.layers import BEGIN
 from veranda_dagster.domain.core.models import ContextLayer
+from veranda_dagster.domain.work.red_tests import write_red_tests
+from veranda_dagster.domain.work.turn import prepare, worktree_changes
 
 NEW = "tests/test_slugify.py"
 

@@ -3,10 +3,10 @@ early when the reviewer's strict JSON says nothing is left."""
 
 from tests.domain.work.conftest import BRANCH, TICKET, FakeForge, ScriptedAgent, reply, write
 from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
-from veranda_dagster.domain.build.turn import commit_and_push
 from veranda_dagster.domain.core.bounds import MAX_REVIEW_ROUNDS
 from veranda_dagster.domain.core.models import PullRequest
 from veranda_dagster.domain.deliver.review import parse_findings, review_rounds
+from veranda_dagster.domain.work.turn import commit_and_push
 
 FINDING = '{"findings": [{"path": "app/text.py", "line": 12, "message": "no docstring"}]}'
 

@@ -5,8 +5,8 @@ import os
 import time
 from pathlib import Path
 
-from veranda_dagster.domain.build.validation import run_command, run_validation, validation_commands
 from veranda_dagster.domain.core.models import RepoFacts
+from veranda_dagster.domain.work.validation import run_command, run_validation, validation_commands
 
 
 def _alive_with(marker: str) -> list[int]:

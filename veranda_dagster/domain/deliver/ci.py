@@ -20,21 +20,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from veranda_dagster.domain.build.prompts import ci_repair_prompt
-from veranda_dagster.domain.build.static_analysis import (
-    file_span,
-    filter_to_commit,
-    from_findings,
-    parse_report,
-    render,
-)
-from veranda_dagster.domain.build.turn import (
-    commit_and_push,
-    phase_commits,
-    prepare,
-    turn,
-    worktree_changes,
-)
 from veranda_dagster.domain.clone.diff_hunks import changed_lines
 from veranda_dagster.domain.clone.workspace import Workspace
 from veranda_dagster.domain.core.agent import AgentPort
@@ -58,6 +43,21 @@ from veranda_dagster.domain.core.models import (
     Violation,
 )
 from veranda_dagster.domain.core.redaction import scrub
+from veranda_dagster.domain.work.prompts import ci_repair_prompt
+from veranda_dagster.domain.work.static_analysis import (
+    file_span,
+    filter_to_commit,
+    from_findings,
+    parse_report,
+    render,
+)
+from veranda_dagster.domain.work.turn import (
+    commit_and_push,
+    phase_commits,
+    prepare,
+    turn,
+    worktree_changes,
+)
 
 PHASE = "ci_outcome"
 

@@ -15,15 +15,6 @@ USD over the asset's materializations counts each round once.
 
 from __future__ import annotations
 
-from veranda_dagster.domain.build.prompts import feedback_prompt
-from veranda_dagster.domain.build.turn import (
-    commit_and_push,
-    prepare,
-    revert,
-    turn,
-    worktree_changes,
-)
-from veranda_dagster.domain.build.validation import failure_report, run_validation
 from veranda_dagster.domain.clone.workspace import GitError, Workspace
 from veranda_dagster.domain.core.agent import AgentPort
 from veranda_dagster.domain.core.bounds import MAX_FEEDBACK_ROUNDS, VALIDATION_TIMEOUT_S
@@ -50,6 +41,15 @@ from veranda_dagster.domain.deliver.progress import (
     marker,
     read_markers,
 )
+from veranda_dagster.domain.work.prompts import feedback_prompt
+from veranda_dagster.domain.work.turn import (
+    commit_and_push,
+    prepare,
+    revert,
+    turn,
+    worktree_changes,
+)
+from veranda_dagster.domain.work.validation import failure_report, run_validation
 
 PHASE = "feedback"
 PROGRESS_KIND = "feedback_round"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from veranda_dagster.domain.build.turn import prepare
 from veranda_dagster.domain.clone.workspace import Workspace
 from veranda_dagster.domain.core.forge_port import BOT_MARKER, Forge
 from veranda_dagster.domain.core.models import (
@@ -27,6 +26,7 @@ from veranda_dagster.domain.core.models import (
 from veranda_dagster.domain.core.redaction import scrub
 from veranda_dagster.domain.deliver.citations import annotate, git_file_lines, resolve
 from veranda_dagster.domain.deliver.instruction_leaks import withhold_instructions
+from veranda_dagster.domain.work.turn import prepare
 
 MAX_TITLE_CHARS = 120
 PLANNED_REASONS = frozenset({"preferred", "pinned"})

@@ -14,16 +14,6 @@ import json
 import re
 from typing import Any
 
-from veranda_dagster.domain.build.prompts import fixer_prompt, reviewer_prompt, simplifier_prompt
-from veranda_dagster.domain.build.turn import (
-    calls_usd,
-    commit_and_push,
-    prepare,
-    revert,
-    turn,
-    worktree_changes,
-)
-from veranda_dagster.domain.build.validation import run_validation
 from veranda_dagster.domain.clone.workspace import GitError, Workspace
 from veranda_dagster.domain.core.agent import AgentPort
 from veranda_dagster.domain.core.bounds import (
@@ -42,6 +32,16 @@ from veranda_dagster.domain.core.models import (
     Ticket,
 )
 from veranda_dagster.domain.deliver.progress import bounded_findings, marker, read_markers
+from veranda_dagster.domain.work.prompts import fixer_prompt, reviewer_prompt, simplifier_prompt
+from veranda_dagster.domain.work.turn import (
+    calls_usd,
+    commit_and_push,
+    prepare,
+    revert,
+    turn,
+    worktree_changes,
+)
+from veranda_dagster.domain.work.validation import run_validation
 
 PHASE = "review_rounds"
 PROGRESS_KIND = "review_round"

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from veranda_dagster.domain.build.static_analysis import (
+from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.domain.core.models import Violation
+from veranda_dagster.domain.work.static_analysis import (
     json_in_text,
     load_json_report,
     normalise_path,
@@ -23,8 +25,6 @@ from veranda_dagster.domain.build.static_analysis import (
     report_line,
     threshold,
 )
-from veranda_dagster.domain.core.errors import InputError
-from veranda_dagster.domain.core.models import Violation
 
 ADVICE_SEVERITIES = frozenset({"info"})
 

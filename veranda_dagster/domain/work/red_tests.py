@@ -21,17 +21,6 @@ import re
 import shlex
 from pathlib import Path
 
-from veranda_dagster.domain.build.prompts import red_tests_prompt
-from veranda_dagster.domain.build.turn import (
-    commit_and_push,
-    is_test_path,
-    phase_commits,
-    prepare,
-    revert,
-    turn,
-    worktree_changes,
-)
-from veranda_dagster.domain.build.validation import run_command
 from veranda_dagster.domain.clone.workspace import Workspace
 from veranda_dagster.domain.core.agent import AgentPort
 from veranda_dagster.domain.core.bounds import MAX_RED_TEST_ATTEMPTS, VALIDATION_TIMEOUT_S
@@ -43,6 +32,17 @@ from veranda_dagster.domain.core.models import (
     RedTests,
     Ticket,
 )
+from veranda_dagster.domain.work.prompts import red_tests_prompt
+from veranda_dagster.domain.work.turn import (
+    commit_and_push,
+    is_test_path,
+    phase_commits,
+    prepare,
+    revert,
+    turn,
+    worktree_changes,
+)
+from veranda_dagster.domain.work.validation import run_command
 
 PHASE = "red_tests"
 _MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from veranda_dagster.domain.build.prompts import second_writer_prompt
-from veranda_dagster.domain.build.red_tests import run_red_tests
-from veranda_dagster.domain.build.turn import (
+from veranda_dagster.domain.clone.workspace import Workspace
+from veranda_dagster.domain.core.agent import AgentPort
+from veranda_dagster.domain.core.bounds import VALIDATION_TIMEOUT_S
+from veranda_dagster.domain.core.models import CommandResult, ContextPack, ModelCall, Ticket
+from veranda_dagster.domain.work.prompts import second_writer_prompt
+from veranda_dagster.domain.work.red_tests import run_red_tests
+from veranda_dagster.domain.work.turn import (
     is_test_path,
     revert,
     turn,
     worktree_changes,
 )
-from veranda_dagster.domain.clone.workspace import Workspace
-from veranda_dagster.domain.core.agent import AgentPort
-from veranda_dagster.domain.core.bounds import VALIDATION_TIMEOUT_S
-from veranda_dagster.domain.core.models import CommandResult, ContextPack, ModelCall, Ticket
 
 ROLE = "second_test_writer"
 

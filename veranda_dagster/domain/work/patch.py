@@ -14,15 +14,6 @@ from __future__ import annotations
 
 import re
 
-from veranda_dagster.domain.build.prompts import implementer_prompt
-from veranda_dagster.domain.build.red_tests import run_red_tests
-from veranda_dagster.domain.build.test_writer import ExtraTests, write_extra_tests
-from veranda_dagster.domain.build.turn import commit_and_push, prepare, turn, worktree_changes
-from veranda_dagster.domain.build.validation import (
-    failure_report,
-    run_command,
-    run_validation,
-)
 from veranda_dagster.domain.clone.workspace import GitError, Workspace
 from veranda_dagster.domain.core.agent import AgentPort
 from veranda_dagster.domain.core.bounds import MAX_PATCH_ATTEMPTS, VALIDATION_TIMEOUT_S
@@ -37,6 +28,15 @@ from veranda_dagster.domain.core.models import (
     Ticket,
 )
 from veranda_dagster.domain.core.redaction import scrub
+from veranda_dagster.domain.work.prompts import implementer_prompt
+from veranda_dagster.domain.work.red_tests import run_red_tests
+from veranda_dagster.domain.work.test_writer import ExtraTests, write_extra_tests
+from veranda_dagster.domain.work.turn import commit_and_push, prepare, turn, worktree_changes
+from veranda_dagster.domain.work.validation import (
+    failure_report,
+    run_command,
+    run_validation,
+)
 
 PHASE = "patch"
 MAX_SUMMARY_BYTES = 4_000

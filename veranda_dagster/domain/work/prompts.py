@@ -9,9 +9,9 @@ the review fixer and the feedback reviser both bill as the implementer."""
 
 from __future__ import annotations
 
-from veranda_dagster.domain.build.validation import validation_commands
 from veranda_dagster.domain.core.agent import role_line
 from veranda_dagster.domain.core.models import ContextPack, Ticket
+from veranda_dagster.domain.work.validation import validation_commands
 
 SEATS = (
     "repo_confirmer",
