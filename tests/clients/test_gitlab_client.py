@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 import pytest
 
-from veranda_dagster.clients._http import MAX_HTTP_ATTEMPTS, HttpAuthError
 from veranda_dagster.clients.gitlab import GitLabClient
 from veranda_dagster.clients.gitlab_base import (
     GitLabNotFoundError,
@@ -32,6 +31,7 @@ from veranda_dagster.domain.core.bounds import (
 )
 from veranda_dagster.domain.core.errors import InputError, TransientError
 from veranda_dagster.domain.core.forge_port import CiJob, Forge
+from veranda_dagster.http.client import MAX_HTTP_ATTEMPTS, HttpAuthError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "gitlab"
 TOKEN = "glpat-SECRETSECRETSECRET1"

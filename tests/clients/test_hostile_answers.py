@@ -14,18 +14,18 @@ from typing import Any
 
 import pytest
 
-from veranda_dagster.clients._bounded import (
-    MAX_RESPONSE_BYTES,
-    ResponseDeadlineError,
-    ResponseJsonError,
-    ResponseTooLargeError,
-)
 from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.clients.gitlab import GitLabClient
 from veranda_dagster.clients.jira import JiraClient
 from veranda_dagster.clients.linear import LinearClient
 from veranda_dagster.clients.slack import SlackClient
 from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.http.bounded import (
+    MAX_RESPONSE_BYTES,
+    ResponseDeadlineError,
+    ResponseJsonError,
+    ResponseTooLargeError,
+)
 from veranda_dagster.sim.github_fake import GitHubFake
 from veranda_dagster.sim.gitlab_fake import GitLabFake
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeResponse, dripping, huge_json_list

@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 import pytest
 
-from veranda_dagster.clients._http import MAX_HTTP_ATTEMPTS, HttpAuthError
 from veranda_dagster.clients.jira import (
     JiraClient,
     JiraNotFoundError,
@@ -25,6 +24,7 @@ from veranda_dagster.domain.core.bounds import (
     MAX_TICKET_SEARCH_PAGES_PER_TICK,
 )
 from veranda_dagster.domain.core.errors import ConfigError, InputError, TransientError
+from veranda_dagster.http.client import MAX_HTTP_ATTEMPTS, HttpAuthError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "jira"
 CLOUD = "https://acme.atlassian.net"

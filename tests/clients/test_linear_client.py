@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 import pytest
 
-from veranda_dagster.clients._http import HttpAuthError
 from veranda_dagster.clients.limits import MAX_LINEAR_PAGES_PER_TICK, MAX_LINEAR_RATELIMIT_RETRIES
 from veranda_dagster.clients.linear import (
     LinearApiError,
@@ -22,6 +21,7 @@ from veranda_dagster.clients.linear import (
     LinearRateLimitError,
 )
 from veranda_dagster.domain.core.errors import InputError, TransientError
+from veranda_dagster.http.client import HttpAuthError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TOKEN = "lin_api_SECRETSECRET"

@@ -16,9 +16,9 @@ import dagster as dg
 import pytest
 
 from tests.clients.test_linear_client import Script, reply, variables
-from veranda_dagster.clients._http import HttpAuthError
 from veranda_dagster.clients.limits import MAX_LINEAR_PAGES_PER_TICK
 from veranda_dagster.clients.linear import LinearClient
+from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG, TICKETS
 from veranda_dagster.resources.linear import LinearResource
 from veranda_dagster.sensors.linear import linear_tickets

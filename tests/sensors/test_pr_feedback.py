@@ -276,7 +276,7 @@ class HostileForThe101:
         self.comments = {102: [Comment("c1", "bob", "rename it")]}
 
     def list_comments(self, repo, number):
-        from veranda_dagster.clients._bounded import MAX_RESPONSE_BYTES, ResponseTooLargeError
+        from veranda_dagster.http.bounded import MAX_RESPONSE_BYTES, ResponseTooLargeError
 
         if number == 101:
             raise ResponseTooLargeError(f"github GET ...: answer is over {MAX_RESPONSE_BYTES}")

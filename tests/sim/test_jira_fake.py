@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from veranda_dagster.clients._http import HttpAuthError
 from veranda_dagster.clients.jira import JiraClient, JiraNotFoundError
+from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.sim.jira_fake import BOT_ACCOUNT_ID, JiraFake
 from veranda_dagster.sim.jira_jql import JqlError, jql_match
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from veranda_dagster.clients._http import HttpAuthError
 from veranda_dagster.clients.linear import LinearClient
+from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.sim.linear_fake import BOT_USER_ID, LinearFake
 
 TOKEN = "lin_api_fake_linear_token_1"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from veranda_dagster.clients._http import HttpAuthError
 from veranda_dagster.clients.slack import SlackApiError, SlackClient
+from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.sim.slack_fake import BOT_USER_ID, SlackFake
 
 TOKEN = "xoxb-fake-slack-token-1"

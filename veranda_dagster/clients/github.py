@@ -25,14 +25,6 @@ from urllib.parse import quote
 
 import httpx
 
-from veranda_dagster.clients._bounded import read_body
-from veranda_dagster.clients._http import (
-    HttpAuthError,
-    HttpSeams,
-    HttpService,
-    HttpStatusError,
-    backoff_s,
-)
 from veranda_dagster.clients.github_shapes import (
     check_run_id,
     ci_finding,
@@ -41,7 +33,6 @@ from veranda_dagster.clients.github_shapes import (
     pull_request,
     review_comment,
 )
-from veranda_dagster.clients.paging import Listing, Page, newest_first
 from veranda_dagster.domain.core.bounds import (
     MAX_RATE_LIMIT_RESET_WAIT_S,
     MAX_VOCABULARY_FILE_BYTES,
@@ -49,6 +40,15 @@ from veranda_dagster.domain.core.bounds import (
 )
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.core.forge_port import CiFinding, CiJob, Comment, Comments, ForgePR
+from veranda_dagster.http.bounded import read_body
+from veranda_dagster.http.client import (
+    HttpAuthError,
+    HttpSeams,
+    HttpService,
+    HttpStatusError,
+    backoff_s,
+)
+from veranda_dagster.http.paging import Listing, Page, newest_first
 
 API_VERSION = "2022-11-28"
 ACCEPT = "application/vnd.github+json"

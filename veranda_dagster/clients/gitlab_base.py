@@ -26,13 +26,13 @@ from urllib.parse import quote
 
 import httpx
 
-from veranda_dagster.clients._http import HttpAuthError, HttpSeams, HttpService, HttpStatusError
 from veranda_dagster.domain.core.bounds import (
     MAX_FORGE_LIST_PAGES,
     MAX_RATE_LIMIT_RESET_WAIT_S,
     MAX_VOCABULARY_FILE_BYTES,
 )
 from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.http.client import HttpAuthError, HttpSeams, HttpService, HttpStatusError
 
 GITLAB_COM = "https://gitlab.com"
 API = "/api/v4"

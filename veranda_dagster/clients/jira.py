@@ -30,7 +30,6 @@ from urllib.parse import quote
 
 import httpx
 
-from veranda_dagster.clients._http import HttpAuthError, HttpSeams, HttpService, HttpStatusError
 from veranda_dagster.clients.jira_adf import adf_to_text, text_to_adf
 from veranda_dagster.domain.core.bounds import (
     MAX_RATE_LIMIT_RESET_WAIT_S,
@@ -39,6 +38,7 @@ from veranda_dagster.domain.core.bounds import (
     TICKET_SEARCH_PAGE_SIZE,
 )
 from veranda_dagster.domain.core.errors import ConfigError, InputError
+from veranda_dagster.http.client import HttpAuthError, HttpSeams, HttpService, HttpStatusError
 
 ApiVersion = Literal["2", "3"]
 ISSUE_FIELDS = "summary,description,labels,status,assignee,updated,attachment,project"

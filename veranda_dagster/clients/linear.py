@@ -15,13 +15,6 @@ from typing import Any, Unpack
 
 import httpx
 
-from veranda_dagster.clients._http import (
-    HttpAuthError,
-    HttpSeams,
-    HttpService,
-    HttpStatusError,
-    retry_after_seconds,
-)
 from veranda_dagster.clients.limits import (
     LINEAR_PAGE_SIZE,
     MAX_LINEAR_PAGES_PER_TICK,
@@ -29,6 +22,13 @@ from veranda_dagster.clients.limits import (
 )
 from veranda_dagster.domain.core.bounds import MAX_RATE_LIMIT_RESET_WAIT_S
 from veranda_dagster.domain.core.errors import InputError, TransientError, VerandaError
+from veranda_dagster.http.client import (
+    HttpAuthError,
+    HttpSeams,
+    HttpService,
+    HttpStatusError,
+    retry_after_seconds,
+)
 
 LINEAR_API_URL = "https://api.linear.app/graphql"
 

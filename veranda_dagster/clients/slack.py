@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Unpack
 
-from veranda_dagster.clients._http import (
+from veranda_dagster.clients.limits import (
+    MAX_SLACK_PAGES_PER_TICK,
+    MAX_SLACK_THREAD_MESSAGES,
+    SLACK_HISTORY_LIMIT,
+)
+from veranda_dagster.domain.core.errors import ConfigError, InputError, TransientError, VerandaError
+from veranda_dagster.http.client import (
     MAX_HTTP_ATTEMPTS,
     MAX_RETRY_AFTER_S,
     HttpAuthError,
@@ -20,12 +26,6 @@ from veranda_dagster.clients._http import (
     HttpService,
     retry_after_seconds,
 )
-from veranda_dagster.clients.limits import (
-    MAX_SLACK_PAGES_PER_TICK,
-    MAX_SLACK_THREAD_MESSAGES,
-    SLACK_HISTORY_LIMIT,
-)
-from veranda_dagster.domain.core.errors import ConfigError, InputError, TransientError, VerandaError
 
 SLACK_API_URL = "https://slack.com/api"
 

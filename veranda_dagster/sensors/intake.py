@@ -24,8 +24,8 @@ from typing import Any, ClassVar, Self
 import dagster as dg
 from pydantic import BaseModel, ValidationError
 
-from veranda_dagster.clients._http import HttpAuthError
 from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.partitions import TICKET_JOB
 from veranda_dagster.sensors.dedup import TicketHolds, sensor_result, ticket_holds
 from veranda_dagster.sources import registry

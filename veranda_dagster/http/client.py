@@ -18,15 +18,15 @@ from typing import Any, ClassVar, TypedDict
 
 import httpx
 
-from veranda_dagster.clients._bounded import (
+from veranda_dagster.domain.core.bounds import MAX_HTTP_REDIRECTS
+from veranda_dagster.domain.core.errors import ConfigError, InputError, TransientError, VerandaError
+from veranda_dagster.domain.core.redaction import scrub
+from veranda_dagster.http.bounded import (
     MAX_REQUEST_S,
     BoundedResponse,
     bounded,
     read_body,
 )
-from veranda_dagster.domain.core.bounds import MAX_HTTP_REDIRECTS
-from veranda_dagster.domain.core.errors import ConfigError, InputError, TransientError, VerandaError
-from veranda_dagster.domain.core.redaction import scrub
 
 log = logging.getLogger("veranda.clients")
 
