@@ -22,12 +22,12 @@ from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.orgs import ORGS_ENV, org_catalogs, orgs_from_env
 from veranda_dagster.resources.pipeline import PipelineResource
-from veranda_dagster.resources.ticket_source import TicketSourceResource
 from veranda_dagster.resources.tickets import TicketSourcesResource, resources_from_env
 from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.sensors.pr_feedback import pr_feedback
 from veranda_dagster.sensors.run_failure import ticket_run_failures
 from veranda_dagster.sources.registry import listed_sensors
+from veranda_dagster.sources.resource import TicketSourceResource
 from veranda_dagster.storage import ValueStore, VerandaIOManager
 
 

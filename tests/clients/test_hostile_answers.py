@@ -16,9 +16,6 @@ import pytest
 
 from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.clients.gitlab import GitLabClient
-from veranda_dagster.clients.jira import JiraClient
-from veranda_dagster.clients.linear import LinearClient
-from veranda_dagster.clients.slack import SlackClient
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.http.bounded import (
     MAX_RESPONSE_BYTES,
@@ -32,6 +29,9 @@ from veranda_dagster.sim.http_fake import FakeHttpServer, FakeResponse, dripping
 from veranda_dagster.sim.jira_fake import JiraFake
 from veranda_dagster.sim.linear_fake import LinearFake
 from veranda_dagster.sim.slack_fake import SlackFake
+from veranda_dagster.sources.jira.client import JiraClient
+from veranda_dagster.sources.linear.client import LinearClient
+from veranda_dagster.sources.slack.client import SlackClient
 
 TOKEN = "tok_hostile_answers_0001"
 DRIP_DEADLINE_S = 1.0

@@ -20,11 +20,11 @@ from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.domain.core.ticket_key import is_ticket_key
 from veranda_dagster.domain.core.ticket_source import KeyGrammar, SourcePort
 from veranda_dagster.resources._env import secret
-from veranda_dagster.resources.ticket_source import TicketSourceResource
 from veranda_dagster.resources.tickets import registered_type
-from veranda_dagster.sensors.intake import intake_sensor
 from veranda_dagster.sim import choices
 from veranda_dagster.sources import registry, source_names
+from veranda_dagster.sources.intake import intake_sensor
+from veranda_dagster.sources.resource import TicketSourceResource
 
 NAMES = [info.name for info in registry.sources()]
 

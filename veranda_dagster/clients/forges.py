@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from veranda_dagster.clients.forge_links import github_link, gitlab_link
-from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.clients.token_shapes import GITHUB_TOKENS, GITLAB_TOKENS
 from veranda_dagster.domain.context.code_search import CodeSearch
 from veranda_dagster.domain.core.bounds import FORGE_BLOB_SEARCH_PER_MINUTE
@@ -32,6 +31,7 @@ from veranda_dagster.domain.core.forge_port import Forge
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.domain.intake.catalog_builder import RepositoryListing
 from veranda_dagster.domain.intake.repo_evidence import RepoLinkReader
+from veranda_dagster.forges.github.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _ENV_PREFIX = re.compile(r"[A-Z][A-Z0-9_]*")

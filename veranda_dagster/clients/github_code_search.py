@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Unpack
 from urllib.parse import quote
 
-from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE, GITHUB_SEARCH_PER_PAGE
 from veranda_dagster.domain.context.code_search import Hit, LocalGitGrep, split_lines, window_in
 from veranda_dagster.domain.core.bounds import (
     MAX_HITS_PER_FILE,
@@ -26,6 +25,10 @@ from veranda_dagster.domain.core.bounds import (
 )
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.core.models import Window
+from veranda_dagster.forges.github.limits import (
+    GITHUB_CODE_SEARCH_PER_MINUTE,
+    GITHUB_SEARCH_PER_PAGE,
+)
 from veranda_dagster.http.client import HttpSeams, HttpService, HttpStatusError
 from veranda_dagster.storage.search_budget import Reservation, SearchBudget, own_budget
 

@@ -27,7 +27,6 @@ import dagster as dg
 from pydantic import Field
 
 from veranda_dagster.clients.forges import ForgeClient
-from veranda_dagster.clients.ticket_channel import TicketChannel
 from veranda_dagster.domain.build import patch as work_patch
 from veranda_dagster.domain.build import red_tests as work_red_tests
 from veranda_dagster.domain.clone.workspace import Workspace
@@ -58,6 +57,7 @@ from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.orgs import OrgCatalog, catalog_for
 from veranda_dagster.resources.tickets import TicketSourcesResource
 from veranda_dagster.resources.workspace import WorkspaceResource
+from veranda_dagster.sources.channel import TicketChannel
 
 
 class PipelineResource(dg.ConfigurableResource):

@@ -25,13 +25,13 @@ import dagster as dg
 import pydantic
 from pydantic import Field
 
-from veranda_dagster.clients.ticket_channel import TicketChannel
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.domain.core.ticket_source import TicketSource
 from veranda_dagster.domain.intake import intake
-from veranda_dagster.resources.ticket_source import SourceClient, TicketSourceResource
 from veranda_dagster.sources import registry
+from veranda_dagster.sources.channel import TicketChannel
+from veranda_dagster.sources.resource import SourceClient, TicketSourceResource
 
 
 class TicketSourcesResource(dg.ConfigurableResource):

@@ -44,8 +44,8 @@ from veranda_dagster.domain.deliver.progress import comments_digest
 from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
 from veranda_dagster.resources.forge import DEFAULT_FORGE, ForgeResource
-from veranda_dagster.sensors.dedup import ticket_holds
-from veranda_dagster.sensors.status import sensor_default_status
+from veranda_dagster.sources.dedup import ticket_holds
+from veranda_dagster.sources.sensor_status import sensor_default_status
 
 PULL_REQUEST = dg.AssetKey("pull_request")
 FEEDBACK = dg.AssetKey("feedback")

@@ -36,7 +36,7 @@ from veranda_dagster.sources import source_names
 
 if TYPE_CHECKING:
     from veranda_dagster.domain.core.orgs import OrgsConfig
-    from veranda_dagster.resources.ticket_source import TicketSourceResource
+    from veranda_dagster.sources.resource import TicketSourceResource
 
 SOURCES_ENV = "VERANDA_SOURCES"
 """Comma list of the sources a deployment takes tickets from (default: the on-by-default ones)."""
@@ -164,9 +164,11 @@ def load_builtin() -> None:
     _LOADING = True
     try:
         for name in source_names():
-            importlib.import_module(f"veranda_dagster.sources.{name}")
+            importlib.import_module(f"veranda_dagster.sources.{name}.plugin")
             if name not in _REGISTRY:
-                raise ConfigError(f"sources/{name}.py registers no ticket source named {name!r}")
+                raise ConfigError(
+                    f"sources/{name}/plugin.py registers no ticket source named {name!r}"
+                )
     finally:
         _LOADING = False
     shared = shared_keys(list(_REGISTRY.values()))

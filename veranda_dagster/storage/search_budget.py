@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.domain.core.bounds import MAX_BUDGET_WAITS, SEARCH_CLAIM_TTL_S
 from veranda_dagster.domain.core.errors import TransientError
+from veranda_dagster.forges.github.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 
 RATE_WINDOW_S = 60.0
 """The rolling window GitHub's code-search limit is counted over."""

@@ -6,9 +6,9 @@ Opt-in: enabled by ``VERANDA_SOURCES=...,jira`` or the older ``VERANDA_JIRA_INTA
 
 from __future__ import annotations
 
-from veranda_dagster.clients import jira_ticket
-from veranda_dagster.resources import jira
-from veranda_dagster.sensors.jira import jira_tickets
+from veranda_dagster.sources.jira import resource as jira
+from veranda_dagster.sources.jira import ticket as jira_ticket
+from veranda_dagster.sources.jira.sensor import jira_tickets
 from veranda_dagster.sources.registry import TicketSourceInfo, register
 
 SOURCE = register(

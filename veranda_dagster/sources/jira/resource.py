@@ -12,9 +12,9 @@ from typing import cast
 
 from pydantic import Field
 
-from veranda_dagster.clients.jira import ApiVersion, JiraClient
 from veranda_dagster.resources._env import secret, setting
-from veranda_dagster.resources.ticket_source import TicketSourceResource
+from veranda_dagster.sources.jira.client import ApiVersion, JiraClient
+from veranda_dagster.sources.resource import TicketSourceResource
 
 TOKEN_ENV = "JIRA_API_TOKEN"
 EMAIL_ENV = "JIRA_EMAIL"

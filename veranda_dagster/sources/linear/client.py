@@ -15,11 +15,6 @@ from typing import Any, Unpack
 
 import httpx
 
-from veranda_dagster.clients.limits import (
-    LINEAR_PAGE_SIZE,
-    MAX_LINEAR_PAGES_PER_TICK,
-    MAX_LINEAR_RATELIMIT_RETRIES,
-)
 from veranda_dagster.domain.core.bounds import MAX_RATE_LIMIT_RESET_WAIT_S
 from veranda_dagster.domain.core.errors import InputError, TransientError, VerandaError
 from veranda_dagster.http.client import (
@@ -28,6 +23,11 @@ from veranda_dagster.http.client import (
     HttpService,
     HttpStatusError,
     retry_after_seconds,
+)
+from veranda_dagster.sources.linear.limits import (
+    LINEAR_PAGE_SIZE,
+    MAX_LINEAR_PAGES_PER_TICK,
+    MAX_LINEAR_RATELIMIT_RETRIES,
 )
 
 LINEAR_API_URL = "https://api.linear.app/graphql"

@@ -6,9 +6,9 @@ source-qualified keep working; on by default.
 
 from __future__ import annotations
 
-from veranda_dagster.clients import linear_ticket
-from veranda_dagster.resources import linear
-from veranda_dagster.sensors.linear import linear_tickets
+from veranda_dagster.sources.linear import resource as linear
+from veranda_dagster.sources.linear import ticket as linear_ticket
+from veranda_dagster.sources.linear.sensor import linear_tickets
 from veranda_dagster.sources.registry import TicketSourceInfo, register
 
 SOURCE = register(

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 
 from pydantic import Field
 
-from veranda_dagster.clients.slack import SLACK_API_URL, SlackClient
 from veranda_dagster.resources._env import listing, secret, setting
-from veranda_dagster.resources.ticket_source import TicketSourceResource
+from veranda_dagster.sources.resource import TicketSourceResource
+from veranda_dagster.sources.slack.client import SLACK_API_URL, SlackClient
 
 SECRET_ENV = ("SLACK_BOT_TOKEN",)
 """The secrets this resource binds (the Helm services template and README list each)."""

@@ -31,14 +31,14 @@ from typing import Any
 import dagster as dg
 from pydantic import Field
 
-from veranda_dagster.clients.jira import JiraClient
-from veranda_dagster.clients.jira_ticket import NAME, partition_key
 from veranda_dagster.domain.core.bounds import MAX_CURSOR_RECENT
 from veranda_dagster.domain.core.errors import InputError, TransientError
 from veranda_dagster.http.client import HttpStatusError
 from veranda_dagster.partitions import is_ticket_key
-from veranda_dagster.sensors.dedup import TicketHolds
-from veranda_dagster.sensors.intake import JsonCursor, Walk, intake_sensor, polled, settle
+from veranda_dagster.sources.dedup import TicketHolds
+from veranda_dagster.sources.intake import JsonCursor, Walk, intake_sensor, polled, settle
+from veranda_dagster.sources.jira.client import JiraClient
+from veranda_dagster.sources.jira.ticket import NAME, partition_key
 
 POLL_INTERVAL_S = 60
 """Seconds between Jira polls: one search per minute is far inside Jira Cloud's cost budget."""

@@ -38,7 +38,7 @@ KEYS = KeyGrammar(example="ENG-123", owns=owns, address=address, mentioned=KEY_I
 
 
 class LinearIssues(Protocol):
-    """What the source needs from ``clients.linear.LinearClient``."""
+    """What the source needs from ``client.LinearClient``."""
 
     def get_issue(self, identifier: str) -> dict[str, Any]: ...
 

@@ -12,11 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Unpack
 
-from veranda_dagster.clients.limits import (
-    MAX_SLACK_PAGES_PER_TICK,
-    MAX_SLACK_THREAD_MESSAGES,
-    SLACK_HISTORY_LIMIT,
-)
 from veranda_dagster.domain.core.errors import ConfigError, InputError, TransientError, VerandaError
 from veranda_dagster.http.client import (
     MAX_HTTP_ATTEMPTS,
@@ -25,6 +20,11 @@ from veranda_dagster.http.client import (
     HttpSeams,
     HttpService,
     retry_after_seconds,
+)
+from veranda_dagster.sources.slack.limits import (
+    MAX_SLACK_PAGES_PER_TICK,
+    MAX_SLACK_THREAD_MESSAGES,
+    SLACK_HISTORY_LIMIT,
 )
 
 SLACK_API_URL = "https://slack.com/api"

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 
 from pydantic import Field
 
-from veranda_dagster.clients.linear import LINEAR_API_URL, LinearClient
 from veranda_dagster.resources._env import secret, setting
-from veranda_dagster.resources.ticket_source import TicketSourceResource
+from veranda_dagster.sources.linear.client import LINEAR_API_URL, LinearClient
+from veranda_dagster.sources.resource import TicketSourceResource
 
 SECRET_ENV = ("LINEAR_API_KEY",)
 """The secrets this resource binds (the Helm services template and README list each)."""

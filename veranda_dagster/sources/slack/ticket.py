@@ -13,10 +13,10 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from veranda_dagster.clients.limits import MAX_SLACK_BLOCK_DEPTH, MAX_SLACK_THREAD_MESSAGES
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.domain.core.ticket_source import KeyGrammar, SourcePort
+from veranda_dagster.sources.slack.limits import MAX_SLACK_BLOCK_DEPTH, MAX_SLACK_THREAD_MESSAGES
 
 NAME = "slack"
 PREFIX = NAME + "-"
@@ -33,7 +33,7 @@ mention instead of being rescanned to the end of the text from every ``<@``."""
 
 
 class SlackThreads(Protocol):
-    """What the source needs from ``clients.slack.SlackClient``."""
+    """What the source needs from ``client.SlackClient``."""
 
     @property
     def bot_user_id(self) -> str: ...

@@ -5,7 +5,7 @@ One client speaks both deployments, because they differ in a handful of document
 - **Cloud** (``api_version="3"``): basic auth with the account email and an API token; search is
   ``GET /rest/api/3/search/jql`` paged by an opaque ``nextPageToken`` (absent, not null, on the
   last page: JRACLOUD-92184) with ``isLast``; descriptions and comment bodies are Atlassian
-  Document Format and a posted comment must be ADF (``clients.jira_adf``).
+  Document Format and a posted comment must be ADF (``adf``).
 - **Data Center** (``api_version="2"``): a personal access token sent as ``Authorization:
   Bearer``; search is ``GET /rest/api/2/search`` paged by ``startAt``/``maxResults``/``total``;
   bodies are wiki-markup strings.
@@ -30,7 +30,6 @@ from urllib.parse import quote
 
 import httpx
 
-from veranda_dagster.clients.jira_adf import adf_to_text, text_to_adf
 from veranda_dagster.domain.core.bounds import (
     MAX_RATE_LIMIT_RESET_WAIT_S,
     MAX_TICKET_COMMENT_PAGES,
@@ -39,6 +38,7 @@ from veranda_dagster.domain.core.bounds import (
 )
 from veranda_dagster.domain.core.errors import ConfigError, InputError
 from veranda_dagster.http.client import HttpAuthError, HttpSeams, HttpService, HttpStatusError
+from veranda_dagster.sources.jira.adf import adf_to_text, text_to_adf
 
 ApiVersion = Literal["2", "3"]
 ISSUE_FIELDS = "summary,description,labels,status,assignee,updated,attachment,project"

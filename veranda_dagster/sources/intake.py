@@ -27,8 +27,8 @@ from pydantic import BaseModel, ValidationError
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.partitions import TICKET_JOB
-from veranda_dagster.sensors.dedup import TicketHolds, sensor_result, ticket_holds
 from veranda_dagster.sources import registry
+from veranda_dagster.sources.dedup import TicketHolds, sensor_result, ticket_holds
 
 Tick = Callable[[dg.SensorEvaluationContext, Any, Any], dg.SensorResult | dg.SkipReason]
 """One tick of a source: (the context, its resource, an open client) -> the result."""

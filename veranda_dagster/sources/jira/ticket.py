@@ -8,10 +8,10 @@ which carries the marker and reads the issue's comments for it first.
 
 from __future__ import annotations
 
-from veranda_dagster.clients.jira import JiraClient, JiraIssue
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.core.models import Attachment, Ticket
 from veranda_dagster.domain.core.ticket_source import KeyGrammar, SourcePort
+from veranda_dagster.sources.jira.client import JiraClient, JiraIssue
 
 NAME = "jira"
 PREFIX = NAME + "-"

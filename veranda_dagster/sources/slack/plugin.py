@@ -4,10 +4,10 @@
 
 from __future__ import annotations
 
-from veranda_dagster.clients import slack_ticket
-from veranda_dagster.resources import slack
-from veranda_dagster.sensors.slack import slack_mentions
 from veranda_dagster.sources.registry import TicketSourceInfo, register
+from veranda_dagster.sources.slack import resource as slack
+from veranda_dagster.sources.slack import ticket as slack_ticket
+from veranda_dagster.sources.slack.sensor import slack_mentions
 
 SOURCE = register(
     TicketSourceInfo(

@@ -16,14 +16,14 @@ from typing import Any
 import dagster as dg
 from pydantic import Field
 
-from veranda_dagster.clients.limits import LINEAR_POLL_INTERVAL_S
-from veranda_dagster.clients.linear import LinearApiError, LinearClient
-from veranda_dagster.clients.linear_ticket import NAME
 from veranda_dagster.domain.core.bounds import CURSOR_OVERLAP_S, MAX_CURSOR_RECENT
 from veranda_dagster.domain.core.errors import InputError, TransientError
 from veranda_dagster.partitions import is_ticket_key
-from veranda_dagster.sensors.intake import JsonCursor, Walk, intake_sensor, polled, settle
-from veranda_dagster.sensors.status import sensor_default_status
+from veranda_dagster.sources.intake import JsonCursor, Walk, intake_sensor, polled, settle
+from veranda_dagster.sources.linear.client import LinearApiError, LinearClient
+from veranda_dagster.sources.linear.limits import LINEAR_POLL_INTERVAL_S
+from veranda_dagster.sources.linear.ticket import NAME
+from veranda_dagster.sources.sensor_status import sensor_default_status
 
 
 class LinearCursor(JsonCursor):

@@ -19,20 +19,20 @@ from typing import Any
 import dagster as dg
 from pydantic import BaseModel, Field
 
-from veranda_dagster.clients.limits import (
+from veranda_dagster.domain.core.errors import InputError, TransientError
+from veranda_dagster.partitions import is_ticket_key
+from veranda_dagster.sources import registry
+from veranda_dagster.sources.dedup import TicketHolds
+from veranda_dagster.sources.intake import JsonCursor, Walk, intake_sensor, settle
+from veranda_dagster.sources.sensor_status import sensor_default_status
+from veranda_dagster.sources.slack.client import SlackApiError, SlackClient
+from veranda_dagster.sources.slack.limits import (
     MAX_SLACK_CHANNELS,
     MAX_SLACK_THREADS_PER_TICK,
     SLACK_POLL_INTERVAL_S,
 )
-from veranda_dagster.clients.slack import SlackApiError, SlackClient
-from veranda_dagster.clients.slack_ticket import NAME, mentions, thread_key
-from veranda_dagster.domain.core.errors import InputError, TransientError
-from veranda_dagster.partitions import is_ticket_key
-from veranda_dagster.resources.slack import SlackResource
-from veranda_dagster.sensors.dedup import TicketHolds
-from veranda_dagster.sensors.intake import JsonCursor, Walk, intake_sensor, settle
-from veranda_dagster.sensors.status import sensor_default_status
-from veranda_dagster.sources import registry
+from veranda_dagster.sources.slack.resource import SlackResource
+from veranda_dagster.sources.slack.ticket import NAME, mentions, thread_key
 
 INITIAL_LOOKBACK_S = 3600
 """A channel seen for the first time is read back one hour, not to the beginning of time."""
