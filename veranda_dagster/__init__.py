@@ -27,7 +27,7 @@ _redaction.register_shape_source(_provider_shapes)
 
 
 def _forge_link_readers() -> Sequence[_repo_evidence.RepoLinkReader]:
-    from veranda_dagster.clients.forges import link_readers
+    from veranda_dagster.forges.registry import link_readers
 
     return link_readers()
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.domain.core.bounds import MAX_HTTP_REDIRECTS
 from veranda_dagster.domain.core.errors import ConfigError, InputError
+from veranda_dagster.forges.github.client import GitHubClient
 from veranda_dagster.http.client import CredentialOriginError, HttpService
 from veranda_dagster.sources.linear.client import LinearClient
 from veranda_dagster.sources.slack.client import SlackClient

@@ -7,10 +7,10 @@ import httpx
 import pytest
 
 from tests.support.clock import SleepingClock
-from veranda_dagster.clients.github_code_search import TEXT_MATCH, GitHubCodeSearch
 from veranda_dagster.domain.context.code_search import CodeSearch
 from veranda_dagster.domain.context.retrieval import build_pack
 from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.forges.github.code_search import TEXT_MATCH, GitHubCodeSearch
 from veranda_dagster.forges.github.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.storage.search_budget import MemoryBudgetState, SearchBudget
 

@@ -14,14 +14,6 @@ from typing import Any
 import httpx
 import pytest
 
-from veranda_dagster.clients.gitlab import GitLabClient
-from veranda_dagster.clients.gitlab_base import (
-    GitLabNotFoundError,
-    GitLabPermissionError,
-    project_ref,
-)
-from veranda_dagster.clients.gitlab_ci import LOG_TAIL_BYTES, job_state
-from veranda_dagster.clients.gitlab_code_search import GitLabCodeSearch
 from veranda_dagster.domain.build.code_quality import parse_any_report
 from veranda_dagster.domain.build.static_analysis import filter_to_commit, from_findings
 from veranda_dagster.domain.core.bounds import (
@@ -31,6 +23,14 @@ from veranda_dagster.domain.core.bounds import (
 )
 from veranda_dagster.domain.core.errors import InputError, TransientError
 from veranda_dagster.domain.core.forge_port import CiJob, Forge
+from veranda_dagster.forges.gitlab.base import (
+    GitLabNotFoundError,
+    GitLabPermissionError,
+    project_ref,
+)
+from veranda_dagster.forges.gitlab.ci import LOG_TAIL_BYTES, job_state
+from veranda_dagster.forges.gitlab.client import GitLabClient
+from veranda_dagster.forges.gitlab.code_search import GitLabCodeSearch
 from veranda_dagster.http.client import MAX_HTTP_ATTEMPTS, HttpAuthError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "gitlab"

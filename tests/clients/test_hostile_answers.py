@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from veranda_dagster.clients.github import GitHubClient
-from veranda_dagster.clients.gitlab import GitLabClient
 from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.forges.github.client import GitHubClient
+from veranda_dagster.forges.gitlab.client import GitLabClient
 from veranda_dagster.http.bounded import (
     MAX_RESPONSE_BYTES,
     ResponseDeadlineError,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.domain.core.errors import TransientError
+from veranda_dagster.forges.github.client import GitHubClient
 from veranda_dagster.http.client import MAX_HTTP_ATTEMPTS, HttpService
 
 

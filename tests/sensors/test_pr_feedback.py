@@ -13,10 +13,10 @@ import pytest
 
 from tests.domain.work.conftest import FakeForge
 from tests.sensors.test_linear_sensor import ticket_job
-from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.domain.core.bounds import MAX_FEEDBACK_PRS_PER_TICK
 from veranda_dagster.domain.core.forge_port import BOT_MARKER, Comment
 from veranda_dagster.domain.deliver.progress import comments_digest
+from veranda_dagster.forges.github.client import GitHubClient
 from veranda_dagster.partitions import TICKET_TAG
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.sensors.pr_feedback import (

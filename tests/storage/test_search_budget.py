@@ -9,10 +9,10 @@ import httpx
 import pytest
 
 from tests.storage.sim_clock import SimClock
-from veranda_dagster.clients.github_code_search import GitHubCodeSearch
 from veranda_dagster.domain.context.pack import _pack
 from veranda_dagster.domain.core.bounds import MAX_SEARCHES, MIN_PACK_SEARCHES, SEARCH_CLAIM_TTL_S
 from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.forges.github.code_search import GitHubCodeSearch
 from veranda_dagster.forges.github.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.storage.search_budget import (
     RATE_WINDOW_S,

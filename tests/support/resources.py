@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from veranda_dagster.clients.forges import ForgeClient
+from veranda_dagster.forges.registry import ForgeClient
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.pipeline import PipelineResource

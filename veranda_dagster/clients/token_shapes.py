@@ -10,33 +10,6 @@ from __future__ import annotations
 
 from veranda_dagster.domain.core.redaction import TokenShape
 
-GITHUB_TOKENS: tuple[TokenShape, ...] = (
-    TokenShape(
-        "github",
-        r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{16,}",
-        "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
-        "GitHub docs, 'About authentication to GitHub: GitHub's token formats'",
-    ),
-    TokenShape(
-        "github_fine_grained",
-        r"github_pat_[A-Za-z0-9_]{20,}",
-        "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
-        "GitHub docs, token formats (fine-grained personal access tokens)",
-    ),
-)
-"""GitHub's token formats, declared on its forge row."""
-
-GITLAB_TOKENS: tuple[TokenShape, ...] = (
-    TokenShape(
-        "gitlab",
-        r"gl(?:pat|dt|oas|rt|ptt|cbt|ft)-[A-Za-z0-9_.-]{20,}",
-        "glpat-z_sxgtrfAxKr8q1TPY8Y.01.0abc12",
-        "GitLab docs, 'Token prefixes' (glpat- personal, gldt- deploy, gloas- OAuth secret, "
-        "glrt- runner, glptt- trigger, glcbt- CI job, glft- feed); newer PATs carry '.' parts",
-    ),
-)
-"""GitLab's token prefixes, declared on its forge row."""
-
 SERVICE_TOKENS: tuple[TokenShape, ...] = (
     TokenShape(
         "slack",
@@ -74,7 +47,7 @@ SERVICE_TOKENS: tuple[TokenShape, ...] = (
 
 def provider_token_shapes() -> tuple[TokenShape, ...]:
     """The trackers' shapes, every registered forge's, then every registered model vendor's."""
-    from veranda_dagster.clients.forges import forge_token_shapes
+    from veranda_dagster.forges.registry import forge_token_shapes
     from veranda_dagster.vendors.registry import token_patterns
 
     return SERVICE_TOKENS + forge_token_shapes() + tuple(token_patterns())

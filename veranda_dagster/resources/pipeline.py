@@ -26,7 +26,6 @@ from functools import cached_property
 import dagster as dg
 from pydantic import Field
 
-from veranda_dagster.clients.forges import ForgeClient
 from veranda_dagster.domain.build import patch as work_patch
 from veranda_dagster.domain.build import red_tests as work_red_tests
 from veranda_dagster.domain.clone.workspace import Workspace
@@ -52,6 +51,7 @@ from veranda_dagster.domain.deliver import pull_request as work_pull_request
 from veranda_dagster.domain.deliver import review as work_review
 from veranda_dagster.domain.intake import repo_confirmation, repo_detection
 from veranda_dagster.domain.intake.catalog import Catalog
+from veranda_dagster.forges.registry import ForgeClient
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.orgs import OrgCatalog, catalog_for

@@ -37,7 +37,6 @@ def test_urls_headers_assignments_and_known_values():
 
 # --- every shape each service and vendor issues ------------------------------------------------
 
-from veranda_dagster.clients.forges import forge_token_shapes  # noqa: E402
 from veranda_dagster.clients.token_shapes import SERVICE_TOKENS  # noqa: E402
 from veranda_dagster.domain.core.redaction import (  # noqa: E402
     GENERIC_TOKENS,
@@ -45,6 +44,7 @@ from veranda_dagster.domain.core.redaction import (  # noqa: E402
     token_shapes,
     url_password,
 )
+from veranda_dagster.forges.registry import forge_token_shapes  # noqa: E402
 from veranda_dagster.vendors import registry  # noqa: E402
 
 SHAPES = token_shapes()

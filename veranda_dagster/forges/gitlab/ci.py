@@ -27,12 +27,12 @@ from typing import Any
 
 import httpx
 
-from veranda_dagster.clients.gitlab_base import API, GitLabApi, GitLabNotFoundError, project_ref
 from veranda_dagster.domain.build.code_quality import parse_any_report
 from veranda_dagster.domain.core.bounds import MAX_CI_REPORT_BYTES, OUTPUT_TAIL_BYTES
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.core.forge_port import CiFinding, CiJob
 from veranda_dagster.domain.core.models import CiState, Violation
+from veranda_dagster.forges.gitlab.base import API, GitLabApi, GitLabNotFoundError, project_ref
 from veranda_dagster.http.bounded import Keep, bounded, read_body
 
 LOG_TAIL_BYTES = OUTPUT_TAIL_BYTES * 4

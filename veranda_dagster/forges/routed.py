@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from veranda_dagster.clients.forges import ForgeClient
 from veranda_dagster.domain.core.forge_port import CiFinding, CiJob, Comment, ForgePR
 from veranda_dagster.domain.core.orgs import org_of
 from veranda_dagster.domain.intake.repo_vocabulary import RepositoryFiles
+from veranda_dagster.forges.registry import ForgeClient
 
 
 class RoutedForge:

@@ -24,12 +24,12 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from veranda_dagster.clients.gitlab_base import API, PER_PAGE, project_ref
-from veranda_dagster.clients.gitlab_ci import GitLabCI
 from veranda_dagster.domain.core.bounds import MAX_FORGE_LIST_PAGES
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.core.forge_port import Comment, Comments, ForgePR
 from veranda_dagster.domain.intake.ticket_bounds import bound_comment
+from veranda_dagster.forges.gitlab.base import API, PER_PAGE, project_ref
+from veranda_dagster.forges.gitlab.ci import GitLabCI
 from veranda_dagster.http.client import HttpStatusError
 from veranda_dagster.http.paging import Listing, Page, newest_first
 

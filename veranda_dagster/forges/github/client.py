@@ -25,14 +25,6 @@ from urllib.parse import quote
 
 import httpx
 
-from veranda_dagster.clients.github_shapes import (
-    check_run_id,
-    ci_finding,
-    ci_job,
-    issue_comment,
-    pull_request,
-    review_comment,
-)
 from veranda_dagster.domain.core.bounds import (
     MAX_RATE_LIMIT_RESET_WAIT_S,
     MAX_VOCABULARY_FILE_BYTES,
@@ -40,6 +32,14 @@ from veranda_dagster.domain.core.bounds import (
 )
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.core.forge_port import CiFinding, CiJob, Comment, Comments, ForgePR
+from veranda_dagster.forges.github.shapes import (
+    check_run_id,
+    ci_finding,
+    ci_job,
+    issue_comment,
+    pull_request,
+    review_comment,
+)
 from veranda_dagster.http.bounded import read_body
 from veranda_dagster.http.client import (
     HttpAuthError,

@@ -1,18 +1,16 @@
-"""The forges the pipeline can use, one row each, and the one place a forge says everything
-about itself: its client and code search, the hosted API and web bases, the username git sends
-beside the token, its clone URL, the grammar of its pull/merge request URLs and of links to its
-repositories, its settings' variable prefix (so its secret), its code-search rate and the shapes
-of the tokens it issues.
+"""The forges the pipeline can use, one plugin folder each (``forges/<name>/``), and the shape
+every forge declares in its ``plugin.py``: its client and code search, the hosted API and web
+bases, the username git sends beside the token, its clone URL, the grammar of its pull/merge
+request URLs and of links to its repositories, its settings' variable prefix (so its secret),
+its code-search rate and the shapes of the tokens it issues.
 
 A forge is chosen by name (``VERANDA_FORGE=github|gitlab``) and everything that differs between
-forges is read from its row, so the work phases, which speak ``domain.core.forge_port.Forge`` and
-``domain.context.code_search.CodeSearch``, never learn which one they talk to.
-Derived from the rows:
-the forge resource's settings and secret (``resources/forge.py``, and from it the Helm and README
-checks), repository detection's link readers and the scrubber's token shapes (both registered
-by the package ``__init__``). Adding a forge is its client modules plus one ``register_forge``
-row here; ``register_forge`` refuses a row missing a piece
-(``tests/clients/test_forge_declarations.py``).
+forges is read from its declaration, so the work phases, which speak
+``domain.core.forge_port.Forge`` and ``domain.context.code_search.CodeSearch``, never learn which
+one they talk to. Derived from the declarations: the forge resource's settings and secret
+(``resources/forge.py``, and from it the Helm and docs checks), repository detection's link
+readers and the scrubber's token shapes (both handed to the domain by ``plugins.load_plugins``).
+Adding a forge is one folder; ``FORGES`` refuses a declaration missing a piece.
 """
 
 from __future__ import annotations
@@ -22,16 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from veranda_dagster.clients.forge_links import github_link, gitlab_link
-from veranda_dagster.clients.token_shapes import GITHUB_TOKENS, GITLAB_TOKENS
 from veranda_dagster.domain.context.code_search import CodeSearch
-from veranda_dagster.domain.core.bounds import FORGE_BLOB_SEARCH_PER_MINUTE
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.forge_port import Forge
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.domain.intake.catalog_builder import RepositoryListing
 from veranda_dagster.domain.intake.repo_evidence import RepoLinkReader
-from veranda_dagster.forges.github.limits import GITHUB_CODE_SEARCH_PER_MINUTE
+from veranda_dagster.registry import Registry
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _ENV_PREFIX = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -104,34 +99,6 @@ class ForgeProvider:
         return (match.group("repo"), int(match.group("number"))) if match else None
 
 
-def _github_client(api_url: str, token: str | None) -> ForgeClient:
-    from veranda_dagster.clients.github import GitHubClient
-
-    return GitHubClient(api_url, token)
-
-
-def _github_search(api_url: str, token: str | None, repo: str, **kw: Any) -> CodeSearch:
-    from veranda_dagster.clients.github_code_search import GitHubCodeSearch
-
-    return GitHubCodeSearch(api_url, token, repo, **kw)
-
-
-def _gitlab_client(api_url: str, token: str | None) -> ForgeClient:
-    from veranda_dagster.clients.gitlab import GitLabClient
-
-    return GitLabClient(api_url, token)
-
-
-def _gitlab_search(api_url: str, token: str | None, repo: str, **kw: Any) -> CodeSearch:
-    from veranda_dagster.clients.gitlab_code_search import GitLabCodeSearch
-
-    return GitLabCodeSearch(api_url, token, repo, **kw)
-
-
-FORGES: dict[str, ForgeProvider] = {}
-"""The registered forges by name, filled by ``register_forge`` (the two rows below)."""
-
-
 def missing_pieces(row: ForgeProvider) -> list[str]:
     """The pieces ``row`` lacks or gets wrong, by field name; ``[]`` for a complete row."""
     missing = [] if _NAME.fullmatch(row.name) else ["name"]
@@ -154,54 +121,14 @@ def missing_pieces(row: ForgeProvider) -> list[str]:
     return missing if shapes_ok else [*missing, "token_shapes"]
 
 
-def register_forge(row: ForgeProvider) -> ForgeProvider:
-    """Add ``row`` to ``FORGES``; a row missing a piece, or a name already taken, is a
-    ``ConfigError`` naming what is wrong, so an incomplete forge never half-works."""
-    missing = missing_pieces(row)
-    if missing:
-        raise ConfigError(f"forge {row.name!r} is incomplete: {', '.join(missing)}")
-    if row.name in FORGES:
-        raise ConfigError(f"forge {row.name!r} is registered twice")
-    FORGES[row.name] = row
-    return row
-
-
-register_forge(
-    ForgeProvider(
-        name="github",
-        default_api_url="https://api.github.com",
-        default_git_base="https://github.com",
-        git_username="x-access-token",
-        pr_path=re.compile(r"^/(?P<repo>[^/]+/[^/]+)/pull/(?P<number>\d+)(?:[/?#].*)?$"),
-        make_client=_github_client,
-        make_code_search=_github_search,
-        env_prefix="GITHUB",
-        search_per_minute=GITHUB_CODE_SEARCH_PER_MINUTE,
-        link_reader=github_link,
-        token_shapes=GITHUB_TOKENS,
-    )
+FORGES: Registry[ForgeProvider] = Registry(
+    "forge", "veranda_dagster.forges", name_of=lambda row: row.name, missing_pieces=missing_pieces
 )
-register_forge(
-    ForgeProvider(
-        name="gitlab",
-        default_api_url="https://gitlab.com",
-        default_git_base="https://gitlab.com",
-        git_username="oauth2",
-        pr_path=re.compile(
-            r"^/(?P<repo>[^/]+(?:/[^/]+)+?)/-/merge_requests/(?P<number>\d+)(?:[/?#].*)?$"
-        ),
-        make_client=_gitlab_client,
-        make_code_search=_gitlab_search,
-        env_prefix="GITLAB",
-        search_per_minute=FORGE_BLOB_SEARCH_PER_MINUTE,
-        link_reader=gitlab_link,
-        token_shapes=GITLAB_TOKENS,
-    )
-)
+"""The forges by name: each folder of ``forges/`` whose ``plugin.py`` declares ``PLUGIN``."""
 
 
 def link_readers() -> tuple[RepoLinkReader, ...]:
-    """Every forge's URL reader, for repository detection (the package registers this)."""
+    """Every forge's URL reader, for repository detection."""
     return tuple(row.link_reader for row in FORGES.values())
 
 

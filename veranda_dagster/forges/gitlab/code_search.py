@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Unpack
 from urllib.parse import quote
 
-from veranda_dagster.clients.gitlab_base import API, GitLabApi, GitLabNotFoundError, project_ref
 from veranda_dagster.domain.context.code_search import Hit, LocalGitGrep, split_lines, window_in
 from veranda_dagster.domain.core.bounds import (
     FORGE_BLOB_SEARCH_PER_MINUTE,
@@ -26,6 +25,7 @@ from veranda_dagster.domain.core.bounds import (
 )
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.core.models import Window
+from veranda_dagster.forges.gitlab.base import API, GitLabApi, GitLabNotFoundError, project_ref
 from veranda_dagster.http.client import HttpSeams
 from veranda_dagster.storage.search_budget import SearchBudget, own_budget
 
