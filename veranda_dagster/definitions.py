@@ -17,6 +17,7 @@ from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.orgs import OrgsConfig
 from veranda_dagster.executor import phase_executor
 from veranda_dagster.jobs import ticket_run
+from veranda_dagster.plugins import load_plugins
 from veranda_dagster.resources._env import setting
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
@@ -100,6 +101,7 @@ def pipeline_resource(outside: OutsideResources | None = None) -> PipelineResour
 
 
 def build_definitions() -> dg.Definitions:
+    load_plugins()
     store = value_store()
     outside = OutsideResources.from_env(store)
     resources: dict[str, Any] = {

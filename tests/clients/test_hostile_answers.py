@@ -1,6 +1,6 @@
 """Every client reads an answer as hostile data, through its real fake over loopback: a huge
 answer stops at the byte cap, a dripping one at the request's deadline, bad or deeply nested
-JSON is a typed error. One mechanism (``clients._bounded``) serves them all."""
+JSON is a typed error. One mechanism (``http.bounded``) serves them all."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Each ticket source declares everything about itself in its ``sources/<name>.py``; what every
+"""Each ticket source declares everything about itself in its ``sources/<name>/`` folder; what every
 source shares is derived, a source missing a piece is refused loudly, and no two sources may
 own one key."""
 
@@ -17,6 +17,7 @@ import pytest
 from veranda_dagster import definitions
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.domain.core.ticket_key import is_ticket_key
 from veranda_dagster.domain.core.ticket_source import KeyGrammar, SourcePort
 from veranda_dagster.resources._env import secret
@@ -90,6 +91,7 @@ ACME = registry.TicketSourceInfo(
     secret_env=("ACME_TOKEN",),
     setup_hint="set ACME_TOKEN",
     sensor=_sensor_reading("acme"),
+    token_shapes=(TokenShape("acme", r"acme_[a-z0-9]{16,}", "acme_0123456789abcdef", "made up"),),
 )
 
 
@@ -155,7 +157,7 @@ def test_a_source_missing_a_piece_is_refused_at_registration(
 ) -> None:
     incomplete = replace(ACME, **change)
     with pytest.raises(ConfigError, match=rf"is incomplete: .*{expected}"):
-        registry.register(incomplete)
+        registry.SOURCES.register(incomplete)
     assert "acme" not in {i.name for i in registry.sources()}
 
 

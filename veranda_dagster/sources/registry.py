@@ -1,21 +1,20 @@
-"""Ticket source name -> everything about the source. Sources register themselves; the core
-never names one.
+"""Ticket source name -> everything about the source, in the generic plugin ``Registry``; the core
+never names a source.
 
-Each module of this package declares one source with ``register(TicketSourceInfo(...))``: its
-port (whose class states the source's name and key grammar; fetch, and post with the dedup
-marker), its resource (settings, client, the secrets it binds), its intake sensor, and whether
-it is on by default. What used to
-be wired by hand is derived here: which sources are enabled (``enabled_sources``, from
+Each folder of this package declares one source in its ``plugin.py`` (``PLUGIN =
+TicketSourceInfo(...)``): its port (whose class states the source's name and key grammar; fetch,
+and post with the dedup marker), its resource (settings, client, the secrets it binds), its
+intake sensor, and whether it is on by default, and the shapes of the tokens it issues. What
+used to be wired by hand is derived here: which sources are enabled (``enabled_sources``, from
 ``VERANDA_SOURCES``), the routing list (``ticket_sources``), the owner of a key (``address``),
 the sensors the Definitions list (``listed_sensors``) and the secrets the deployment and the
-README must carry (``secret_env``). ``register`` refuses a source missing a piece and
-``load_builtin`` refuses two sources owning one key, since each omission used to fail silently
-(a Jira ``ENG-123`` read as Linear's).
+docs must carry (``secret_env``). ``SOURCES`` refuses a source missing a piece and two sources
+owning one key, since each omission used to fail silently (a Jira ``ENG-123`` read as Linear's).
 """
 
 from __future__ import annotations
 
-import importlib
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,6 +23,7 @@ import dagster as dg
 
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.domain.core.ticket_key import SOURCE_NAME, is_ticket_key
 from veranda_dagster.domain.core.ticket_source import (
     KeyGrammar,
@@ -31,8 +31,8 @@ from veranda_dagster.domain.core.ticket_source import (
     TicketSource,
     UnconfiguredSource,
 )
+from veranda_dagster.registry import Registry
 from veranda_dagster.resources._env import listing, setting
-from veranda_dagster.sources import source_names
 
 if TYPE_CHECKING:
     from veranda_dagster.domain.core.orgs import OrgsConfig
@@ -55,6 +55,8 @@ class TicketSourceInfo:
     setup_hint: str
     """What to set for the source to work (``set LINEAR_API_KEY``), in every refusal."""
     sensor: dg.SensorDefinition
+    token_shapes: tuple[TokenShape, ...]
+    """The tokens it issues, so the scrubber masks them wherever they appear."""
     on_by_default: bool = False
     """In ``VERANDA_SOURCES``'s default, and its sensor listed even when not enabled (it skips
     until configured); an opt-in source's sensor is listed only when it is enabled."""
@@ -98,7 +100,16 @@ def missing_pieces(info: TicketSourceInfo) -> list[str]:
     unnamed = [f"port.{a}" for a in ("name", "keys") if not getattr(info.port, a, None)]
     if unnamed:
         return unnamed  # the other checks read both
-    missing = [piece for piece in ("title", "setup_hint", "secret_env") if not getattr(info, piece)]
+    missing = [
+        piece
+        for piece in ("title", "setup_hint", "secret_env", "token_shapes")
+        if not getattr(info, piece)
+    ]
+    missing += [
+        f"token shape {shape.name} does not match its own sample"
+        for shape in info.token_shapes
+        if not re.fullmatch(shape.pattern, shape.sample)
+    ]
     if not SOURCE_NAME.fullmatch(info.name):
         missing.append(f"name {info.name!r} is not lowercase letters and digits")
     example = info.keys.example
@@ -136,61 +147,24 @@ def shared_keys(infos: Sequence[TicketSourceInfo]) -> list[str]:
     return shared
 
 
-_REGISTRY: dict[str, TicketSourceInfo] = {}
-_LOADED = False
-_LOADING = False
-
-
-def register(info: TicketSourceInfo) -> TicketSourceInfo:
-    """Add a source; one missing a piece is refused at import, never skipped."""
-    missing = missing_pieces(info)
-    if missing:
-        raise ConfigError(f"ticket source {info.name!r} is incomplete: {'; '.join(missing)}")
-    _REGISTRY[info.name] = info
-    return info
-
-
-def load_builtin() -> None:
-    """Import every source module once so each registers itself, then check that each
-    registered its own name and that no two sources own the same key."""
-    global _LOADED, _LOADING
-    if _LOADED:
-        return
-    if _LOADING:
-        raise ConfigError(
-            "a ticket source module reads the registry while the sources load; "
-            "declare the source with register() and read nothing derived"
-        )
-    _LOADING = True
-    try:
-        for name in source_names():
-            importlib.import_module(f"veranda_dagster.sources.{name}.plugin")
-            if name not in _REGISTRY:
-                raise ConfigError(
-                    f"sources/{name}/plugin.py registers no ticket source named {name!r}"
-                )
-    finally:
-        _LOADING = False
-    shared = shared_keys(list(_REGISTRY.values()))
-    if shared:
-        raise ConfigError("; ".join(shared))
-    _LOADED = True
+SOURCES: Registry[TicketSourceInfo] = Registry(
+    "ticket source",
+    "veranda_dagster.sources",
+    name_of=lambda info: str(getattr(info.port, "name", "") or ""),
+    missing_pieces=missing_pieces,
+    conflicts=shared_keys,
+)
+"""The sources by name: each folder of ``sources/`` whose ``plugin.py`` declares ``PLUGIN``."""
 
 
 def sources() -> list[TicketSourceInfo]:
     """Every registered source, in routing order (by name: keys never overlap, so the order
     only decides how a listing reads)."""
-    load_builtin()
-    return [_REGISTRY[name] for name in sorted(_REGISTRY)]
+    return list(SOURCES.values())
 
 
 def get(name: str) -> TicketSourceInfo:
-    load_builtin()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(i.name for i in sources())
-        raise ConfigError(f"unknown ticket source {name!r} (known: {known})") from None
+    return SOURCES.require(name)
 
 
 def address(key: str) -> Ticket:
@@ -222,7 +196,7 @@ def enabled_sources(environ: Mapping[str, str] | None = None) -> list[str]:
     is an orgs file that does not load, or whose orgs take tickets from a source left out."""
     orgs, unreadable = _read_orgs(environ)
     names = _requested(environ, orgs)
-    unknown = [n for n in names if n not in _REGISTRY]
+    unknown = [n for n in names if n not in SOURCES]
     if unknown:
         raise ConfigError(
             f"{SOURCES_ENV}: unknown source(s) {', '.join(unknown)}; "

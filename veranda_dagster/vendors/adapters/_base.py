@@ -3,7 +3,7 @@
 A vendor module subclasses ``CliAdapter`` and supplies its tables (modes, env vars, files,
 knobs, and everything the core derives its central tables from: tier ids, model prefixes,
 binaries, rates, secret variables, token shapes) plus two functions only it knows:
-``build_argv`` and ``parse_stream``; ``registry.register`` refuses a vendor missing a piece.
+``build_argv`` and ``parse_stream``; ``registry.VENDORS`` refuses a vendor missing a piece.
 The run itself (spawn through the runner seam, parse, classify, raise ``BackendError``) is
 written once here, as are the model and effort arguments every argv builds from the declared
 flags; the stream-reading mechanics every parser shares are in ``_streams``.

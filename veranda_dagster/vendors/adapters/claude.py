@@ -25,7 +25,7 @@ from veranda_dagster.vendors.adapters._streams import (
 )
 from veranda_dagster.vendors.port import HealthVerdict, Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
-from veranda_dagster.vendors.registry import AdapterInfo, register
+from veranda_dagster.vendors.registry import AdapterInfo
 
 OAUTH_TOKEN_ENV = "CLAUDE_CODE_OAUTH_TOKEN"
 ANTHROPIC_URL = "https://api.anthropic.com"
@@ -227,4 +227,4 @@ def product_mcp_args(turn: Turn) -> list[str]:
     return ["--mcp-config", render_mcp_config(list(turn.mcp_servers), "mcp_json")[1]]
 
 
-register(AdapterInfo("claude", tuple(ClaudeAdapter.modes), rank=10, factory=ClaudeAdapter))
+PLUGIN = AdapterInfo("claude", tuple(ClaudeAdapter.modes), rank=10, factory=ClaudeAdapter)
