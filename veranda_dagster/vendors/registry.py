@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, get_args
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.registry import Registry
+from veranda_dagster.vendors.health import Rule, ordered_rules
 
 if TYPE_CHECKING:
     from veranda_dagster.domain.core.redaction import TokenShape
@@ -137,3 +138,10 @@ def binaries() -> frozenset[str]:
 def secret_env() -> dict[str, tuple[str, ...]]:
     """family -> the variables its keys arrive in, for the deployment and docs checks."""
     return {a.family: tuple(a.secret_env) for a in adapters()}
+
+
+def health_rules(family: str) -> tuple[Rule, ...]:
+    """What decides a run of ``family``: the shared rules and that family's adapter's own (only
+    the shared ones for a family no adapter declares)."""
+    known = family in VENDORS
+    return ordered_rules(VENDORS[family].factory.health_rules if known else ())
