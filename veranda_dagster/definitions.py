@@ -18,7 +18,6 @@ from veranda_dagster.domain.core.orgs import OrgsConfig
 from veranda_dagster.executor import phase_executor
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.plugins import load_plugins
-from veranda_dagster.resources._env import setting
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.orgs import ORGS_ENV, org_catalogs, orgs_from_env
@@ -27,6 +26,7 @@ from veranda_dagster.resources.tickets import TicketSourcesResource, resources_f
 from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.sensors.pr_feedback import pr_feedback
 from veranda_dagster.sensors.run_failure import ticket_run_failures
+from veranda_dagster.settings import setting
 from veranda_dagster.sources.registry import listed_sensors
 from veranda_dagster.sources.resource import TicketSourceResource
 from veranda_dagster.storage import ValueStore, VerandaIOManager

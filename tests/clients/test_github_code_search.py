@@ -136,7 +136,9 @@ def test_the_eleventh_search_in_a_minute_waits_for_the_window():
 
 def test_the_window_slides_rather_than_resets():
     clock = SleepingClock(START)
-    limiter = SearchBudget(MemoryBudgetState(), "k", clock=clock, sleep=clock.sleep)
+    limiter = SearchBudget(
+        MemoryBudgetState(), "k", GITHUB_CODE_SEARCH_PER_MINUTE, clock=clock, sleep=clock.sleep
+    )
     for _ in range(10):
         limiter.acquire()
         clock.now += 5.0  # ten requests over 50 s

@@ -20,8 +20,9 @@ from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.domain.core.ticket_key import is_ticket_key
 from veranda_dagster.domain.core.ticket_source import KeyGrammar, SourcePort
-from veranda_dagster.resources._env import secret
+from veranda_dagster.resources import sources_enabled
 from veranda_dagster.resources.tickets import registered_type
+from veranda_dagster.settings import secret
 from veranda_dagster.sim import choices
 from veranda_dagster.sources import registry, source_names
 from veranda_dagster.sources.intake import intake_sensor
@@ -170,12 +171,19 @@ def test_two_sources_owning_one_key_are_refused():
 
 
 def test_enabled_sources_and_listed_sensors_follow_the_declarations():
-    assert registry.requested_sources({"VERANDA_SOURCES": "linear,trello"}) == ["linear", "trello"]
+    assert sources_enabled.requested_sources({"VERANDA_SOURCES": "linear,trello"}) == [
+        "linear",
+        "trello",
+    ]
     with pytest.raises(ConfigError, match=r"unknown source.*trello.*choose from jira, linear"):
-        registry.enabled_sources({"VERANDA_SOURCES": "linear,trello"})
+        sources_enabled.enabled_sources({"VERANDA_SOURCES": "linear,trello"})
     on_by_default = [i.sensor.name for i in registry.sources() if i.on_by_default]
-    assert [s.name for s in registry.listed_sensors(registry.enabled_sources({}))] == on_by_default
-    listed = registry.listed_sensors(registry.enabled_sources({"VERANDA_SOURCES": "slack,jira"}))
+    assert [
+        s.name for s in registry.listed_sensors(sources_enabled.enabled_sources({}))
+    ] == on_by_default
+    listed = registry.listed_sensors(
+        sources_enabled.enabled_sources({"VERANDA_SOURCES": "slack,jira"})
+    )
     assert {s.name for s in listed} == {i.sensor.name for i in registry.sources()}
 
 

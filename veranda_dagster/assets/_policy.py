@@ -29,8 +29,8 @@ from veranda_dagster.concurrency import FORGE_POOL, FORGE_WRITING_PHASES, MODEL_
 from veranda_dagster.domain.core import phases
 from veranda_dagster.domain.core.phases import AGENT_TURN_S, GIT_AND_API_S, Phase, Retry
 from veranda_dagster.resources.forge import requested_forges
+from veranda_dagster.resources.sources_enabled import requested_sources
 from veranda_dagster.settings import env_number
-from veranda_dagster.sources.registry import requested_sources
 
 __all__ = ["AGENT_TURN_S", "GIT_AND_API_S", "PHASES", "PhaseSpec", "dagster_asset"]
 

@@ -28,9 +28,8 @@ from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.orgs import OrgsConfig, OrgSettings, org_of
 from veranda_dagster.forges.registry import FORGES, ForgeClient, ForgeProvider, forge_provider
 from veranda_dagster.forges.routed import RoutedForge
-from veranda_dagster.resources._env import secret, setting
 from veranda_dagster.resources.orgs import orgs_from_env
-from veranda_dagster.settings import env_number
+from veranda_dagster.settings import env_number, secret, setting
 from veranda_dagster.storage.search_budget import BudgetState, SearchBudget, budget_key
 
 FORGE_ENV = "VERANDA_FORGE"

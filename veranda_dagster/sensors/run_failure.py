@@ -20,9 +20,9 @@ from typing import Any
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.domain.core.errors import VerandaError
 from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.core.phases import PHASES
 from veranda_dagster.domain.core.run_failure import RunFailure, failure_note
 from veranda_dagster.partitions import TICKET_TAG, is_ticket_key
 from veranda_dagster.resources.tickets import TicketSourcesResource

@@ -5,19 +5,20 @@ Each folder of this package declares one source in its ``plugin.py`` (``PLUGIN =
 TicketSourceInfo(...)``): its port (whose class states the source's name and key grammar; fetch,
 and post with the dedup marker), its resource (settings, client, the secrets it binds), its
 intake sensor, and whether it is on by default, and the shapes of the tokens it issues. What
-used to be wired by hand is derived here: which sources are enabled (``enabled_sources``, from
-``VERANDA_SOURCES``), the routing list (``ticket_sources``), the owner of a key (``address``),
-the sensors the Definitions list (``listed_sensors``) and the secrets the deployment and the
-docs must carry (``secret_env``). ``SOURCES`` refuses a source missing a piece and two sources
-owning one key, since each omission used to fail silently (a Jira ``ENG-123`` read as Linear's).
+used to be wired by hand is derived here (which are enabled is read above, in
+``resources.sources_enabled``, with the orgs file): the routing list (``ticket_sources``), the
+owner of a key (``address``), the sensors the Definitions list (``listed_sensors``) and the
+secrets the deployment and the docs must carry (``secret_env``). ``SOURCES`` refuses a source
+missing a piece and two sources owning one key, since each omission used to fail silently (a
+Jira ``ENG-123`` read as Linear's).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import dagster as dg
 
@@ -32,14 +33,7 @@ from veranda_dagster.domain.core.ticket_source import (
     UnconfiguredSource,
 )
 from veranda_dagster.registry import Registry
-from veranda_dagster.resources._env import listing, setting
-
-if TYPE_CHECKING:
-    from veranda_dagster.domain.core.orgs import OrgsConfig
-    from veranda_dagster.sources.resource import TicketSourceResource
-
-SOURCES_ENV = "VERANDA_SOURCES"
-"""Comma list of the sources a deployment takes tickets from (default: the on-by-default ones)."""
+from veranda_dagster.sources.resource import TicketSourceResource
 
 
 @dataclass(frozen=True)
@@ -181,60 +175,6 @@ def keys_mentioned(text: str) -> list[str]:
     return [k for i in sources() if i.keys.mentioned for k in i.keys.mentioned(text)]
 
 
-def requested_sources(environ: Mapping[str, str] | None = None) -> list[str]:
-    """``VERANDA_SOURCES`` as written (lowercased, each once), plus every source whose
-    ``alias_env`` is ``1``; unknown names are kept, for the caller to refuse or show. Unset,
-    it is every source the orgs file's orgs take tickets from (``VERANDA_ORGS``), else the
-    on-by-default sources; an orgs file that does not load leaves that default to
-    ``enabled_sources``, which refuses it."""
-    return _requested(environ, _read_orgs(environ)[0])
-
-
-def enabled_sources(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The requested sources; an unknown name is a ``ConfigError`` naming the choices (raised
-    where the Definitions are built, so a typo stops the code location from loading), and so
-    is an orgs file that does not load, or whose orgs take tickets from a source left out."""
-    orgs, unreadable = _read_orgs(environ)
-    names = _requested(environ, orgs)
-    unknown = [n for n in names if n not in SOURCES]
-    if unknown:
-        raise ConfigError(
-            f"{SOURCES_ENV}: unknown source(s) {', '.join(unknown)}; "
-            f"choose from {', '.join(i.name for i in sources())}"
-        )
-    if unreadable is not None:
-        raise unreadable
-    from veranda_dagster.resources.orgs import ORGS_ENV, sources_missing_from
-
-    missing = sources_missing_from(names, orgs) if orgs else []
-    if missing:
-        raise ConfigError(
-            f"{ORGS_ENV}: an org takes tickets from {', '.join(missing)}, which {SOURCES_ENV} "
-            "does not enable (add it there, or leave it unset to enable the orgs' sources)"
-        )
-    return names
-
-
-def _requested(environ: Mapping[str, str] | None, orgs: OrgsConfig | None) -> list[str]:
-    default = ",".join(orgs.sources() if orgs else [i.name for i in sources() if i.on_by_default])
-    names = [n.lower() for n in listing(SOURCES_ENV, default, environ)]
-    names += [i.name for i in sources() if i.alias_env and setting(i.alias_env, "", environ) == "1"]
-    return list(dict.fromkeys(names))
-
-
-def _read_orgs(
-    environ: Mapping[str, str] | None,
-) -> tuple[OrgsConfig | None, ConfigError | None]:
-    """The orgs file, read once per call that needs it: ``(orgs, None)``, ``(None, None)``
-    without one, or ``(None, why)`` when it does not load, for the caller to show or raise."""
-    from veranda_dagster.resources.orgs import orgs_from_env
-
-    try:
-        return orgs_from_env(environ), None
-    except ConfigError as exc:
-        return None, exc
-
-
 def ticket_sources(
     live: Sequence[TicketSource] = (), enabled: Collection[str] | None = None
 ) -> list[TicketSource]:
@@ -245,7 +185,7 @@ def ticket_sources(
     routed: list[TicketSource] = list(live)
     for info in sources():
         if enabled is not None and info.name not in enabled:
-            hint = f"add {info.name} to {SOURCES_ENV}"
+            hint = f"add {info.name} to VERANDA_SOURCES"
             routed.append(
                 UnconfiguredSource(info.name, info.keys, hint, f"{info.title} (not enabled)")
             )

@@ -12,7 +12,7 @@ from typing import cast
 
 from pydantic import Field
 
-from veranda_dagster.resources._env import secret, setting
+from veranda_dagster.settings import secret, setting
 from veranda_dagster.sources.jira.client import ApiVersion, JiraClient
 from veranda_dagster.sources.resource import TicketSourceResource
 

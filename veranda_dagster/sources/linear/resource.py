@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from pydantic import Field
 
-from veranda_dagster.resources._env import secret, setting
+from veranda_dagster.settings import secret, setting
 from veranda_dagster.sources.linear.client import LINEAR_API_URL, LinearClient
 from veranda_dagster.sources.resource import TicketSourceResource
 

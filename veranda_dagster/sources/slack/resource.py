@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from pydantic import Field
 
-from veranda_dagster.resources._env import listing, secret, setting
+from veranda_dagster.settings import listing, secret, setting
 from veranda_dagster.sources.resource import TicketSourceResource
 from veranda_dagster.sources.slack.client import SLACK_API_URL, SlackClient
 
