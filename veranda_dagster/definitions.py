@@ -13,6 +13,7 @@ from typing import Any
 import dagster as dg
 
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
+from veranda_dagster.assets._policy import configured_names, with_configured_kinds
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.orgs import OrgsConfig
 from veranda_dagster.executor import phase_executor
@@ -112,7 +113,9 @@ def build_definitions() -> dg.Definitions:
     }
     return dg.Definitions(
         # dagster/code_references: each asset links to its module in the UI
-        assets=dg.with_source_code_references(PHASE_ASSETS),
+        assets=dg.with_source_code_references(
+            with_configured_kinds(PHASE_ASSETS, configured_names())
+        ),
         asset_checks=CHECKS,
         jobs=[ticket_run],
         sensors=[*listed_sensors(outside.tickets.enabled), pr_feedback, ticket_run_failures],
