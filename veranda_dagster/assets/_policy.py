@@ -131,12 +131,11 @@ def with_configured_kinds(
 ) -> list[dg.AssetsDefinition]:
     """``assets`` with each placeholder kind named for this deployment (``configured_names``),
     applied by ``definitions.py`` when it builds the Definitions, never at import."""
-    return list(
-        dg.map_asset_specs(
-            lambda spec: spec.replace_attributes(kinds=set(shown_kinds(spec.kinds, names))),
-            assets,
-        )
-    )
+
+    def named(spec: dg.AssetSpec) -> dg.AssetSpec:
+        return spec.replace_attributes(kinds=set(shown_kinds(frozenset(spec.kinds), names)))
+
+    return list(dg.map_asset_specs(named, list(assets)))
 
 
 PHASES: dict[str, PhaseSpec] = {name: PhaseSpec.of(p) for name, p in phases.PHASES.items()}
