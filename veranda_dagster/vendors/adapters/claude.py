@@ -128,7 +128,14 @@ class ClaudeAdapter(CliAdapter):
     # Claude Code aliases resolve per provider (API, Bedrock, Vertex), so a mode switch keeps
     # the model without a per-cloud id table.
     tiers: ClassVar[Mapping[Tier, str]] = {"cheap": "haiku", "standard": "sonnet", "high": "opus"}
-    model_prefixes = ("claude-", "anthropic.", "us.anthropic.", "opus", "sonnet", "haiku")
+    model_prefixes: ClassVar[tuple[str, ...]] = (
+        "claude-",
+        "anthropic.",
+        "us.anthropic.",
+        "opus",
+        "sonnet",
+        "haiku",
+    )
     rates: ClassVar[Mapping[str, Rate]] = {
         "claude-opus-5-5": models_dev(4, 20, 0.2),
         "claude-opus-5": models_dev(5, 25, 0.5),
@@ -142,8 +149,8 @@ class ClaudeAdapter(CliAdapter):
         "opus": "claude-opus-5-5",  # seen: Claude Code 2.1.332 default and ``--model opus``
         "haiku": "claude-haiku-4-5",
     }
-    rate_prefixes = ("anthropic/",)
-    secret_env = ("ANTHROPIC_API_KEY", OAUTH_TOKEN_ENV)
+    rate_prefixes: ClassVar[tuple[str, ...]] = ("anthropic/",)
+    secret_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY", OAUTH_TOKEN_ENV)
     vision = True  # reads image files named in the prompt with its Read tool
     effort_knob = "--effort"
     effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
