@@ -21,7 +21,7 @@ from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.executor import phase_executor
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.partitions import TICKET_JOB, TICKETS
-from veranda_dagster.sensors.dedup import ticket_run_request
+from veranda_dagster.sources.dedup import ticket_run_request
 from veranda_dagster.storage import ValueStore, VerandaIOManager
 
 BENCH_DIR_ENV = "VERANDA_BENCH_DIR"

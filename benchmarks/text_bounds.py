@@ -32,7 +32,7 @@ MODULES = {
     "seeds": "veranda_dagster/domain/context/seeds.py",
     "citations": "veranda_dagster/domain/deliver/citations.py",
     "redaction": "veranda_dagster/domain/core/redaction.py",
-    "intake": "veranda_dagster/clients/slack_ticket.py",
+    "intake": "veranda_dagster/sources/slack/ticket.py",
     "review": "veranda_dagster/domain/deliver/review.py",
 }
 

@@ -29,7 +29,15 @@ from pathlib import Path
 
 import pytest
 
+from veranda_dagster.plugins import load_plugins
+
 PG_START_TIMEOUT_S = 60
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every test process (each xdist worker too) knows the plugins, as ``definitions.py`` and
+    the CLI make every product process know them (the scrubber's token shapes included)."""
+    load_plugins()
 
 
 def _run_order(item: pytest.Item) -> int:

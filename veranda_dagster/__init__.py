@@ -1,35 +1,12 @@
 """veranda_dagster: an autonomous coding agent whose runs are Dagster assets.
 
-Layers, outermost first: ``definitions``/``assets``/``sensors``/``resources`` (the Dagster shell),
-``clients`` (thin httpx: trackers and forges), ``vendors`` (vendor CLIs behind a three-operation
-port), ``domain`` (pure logic and pydantic models, no Dagster import, no vendor named), ``sim``
-(what ``veranda demo``/``veranda dev`` run) and ``observability``.
+Layers, outermost first (``[tool.importlinter]`` in ``pyproject.toml`` holds the code to them):
+``definitions``/``cli``; ``assets``/``sensors``/``jobs``; ``resources``; the plugins
+(``sources``, ``forges``, ``vendors``: one folder or file per plugin, registered by
+``plugins.load_plugins``), ``observability`` and ``storage``; the shared ``http`` plumbing and
+the generic plugin ``registry``; ``domain`` (pure logic and pydantic models, no Dagster import,
+no vendor named); and ``sandbox``. ``sim`` is what ``veranda demo``/``veranda dev`` run.
 
-The one thing done at import: what the providers know is registered with the domain (their
-token shapes with the scrubber, the forges' URL grammars with repository detection), here,
-because every module of the package is imported after this file, so no process can scrub a
-text or read a ticket's links before the domain knows them. The providers load lazily.
+Nothing is done at import: the plugins are registered with the domain where the Definitions
+are built (``definitions.py``) and where the CLI starts.
 """
-
-from collections.abc import Sequence
-
-from veranda_dagster.domain.core import redaction as _redaction
-from veranda_dagster.domain.intake import repo_evidence as _repo_evidence
-
-
-def _provider_shapes() -> tuple[_redaction.TokenShape, ...]:
-    from veranda_dagster.clients.token_shapes import provider_token_shapes
-
-    return provider_token_shapes()
-
-
-_redaction.register_shape_source(_provider_shapes)
-
-
-def _forge_link_readers() -> Sequence[_repo_evidence.RepoLinkReader]:
-    from veranda_dagster.clients.forges import link_readers
-
-    return link_readers()
-
-
-_repo_evidence.register_link_readers(_forge_link_readers)

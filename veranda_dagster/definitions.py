@@ -13,21 +13,23 @@ from typing import Any
 import dagster as dg
 
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
+from veranda_dagster.assets._policy import configured_names, with_configured_kinds
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.orgs import OrgsConfig
 from veranda_dagster.executor import phase_executor
 from veranda_dagster.jobs import ticket_run
-from veranda_dagster.resources._env import setting
+from veranda_dagster.plugins import load_plugins
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.orgs import ORGS_ENV, org_catalogs, orgs_from_env
 from veranda_dagster.resources.pipeline import PipelineResource
-from veranda_dagster.resources.ticket_source import TicketSourceResource
 from veranda_dagster.resources.tickets import TicketSourcesResource, resources_from_env
 from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.sensors.pr_feedback import pr_feedback
 from veranda_dagster.sensors.run_failure import ticket_run_failures
+from veranda_dagster.settings import setting
 from veranda_dagster.sources.registry import listed_sensors
+from veranda_dagster.sources.resource import TicketSourceResource
 from veranda_dagster.storage import ValueStore, VerandaIOManager
 
 
@@ -100,6 +102,7 @@ def pipeline_resource(outside: OutsideResources | None = None) -> PipelineResour
 
 
 def build_definitions() -> dg.Definitions:
+    load_plugins()
     store = value_store()
     outside = OutsideResources.from_env(store)
     resources: dict[str, Any] = {
@@ -110,7 +113,9 @@ def build_definitions() -> dg.Definitions:
     }
     return dg.Definitions(
         # dagster/code_references: each asset links to its module in the UI
-        assets=dg.with_source_code_references(PHASE_ASSETS),
+        assets=dg.with_source_code_references(
+            with_configured_kinds(PHASE_ASSETS, configured_names())
+        ),
         asset_checks=CHECKS,
         jobs=[ticket_run],
         sensors=[*listed_sensors(outside.tickets.enabled), pr_feedback, ticket_run_failures],

@@ -1,4 +1,10 @@
-"""Numeric settings read from the environment, validated in one place.
+"""Settings read from the environment, the one way every resource, source and forge reads them.
+
+A secret is bound with ``dg.EnvVar`` (``secret``: resolved at launch, shown in the UI by its
+variable's name, never by value) and only when the variable is set, so the code location loads
+on a machine with no keys at all and the resource that lacks one says which.
+
+Numbers are validated in one place (``env_number``).
 
 A setting that is not a finite number in range is a ``ConfigError`` naming the variable, so a
 typo in a deployment fails loudly at load time instead of as a bare ``ValueError`` (or, worse,
@@ -9,7 +15,10 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from typing import TypeVar, overload
+
+import dagster as dg
 
 from veranda_dagster.domain.core.errors import ConfigError
 
@@ -45,3 +54,20 @@ def env_number(
         bound = ">= 0" if allow_zero else "> 0"
         raise ConfigError(f"{name}={raw!r} must be {bound}")
     return value
+
+
+def secret(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """``dg.EnvVar(name)`` when ``name`` is set, else ``None`` ("not configured")."""
+    source = os.environ if environ is None else environ
+    return dg.EnvVar(name) if source.get(name) else None
+
+
+def setting(name: str, default: str = "", environ: Mapping[str, str] | None = None) -> str:
+    """A plain (non-secret) setting's value, or ``default`` when unset or blank."""
+    source = os.environ if environ is None else environ
+    return source.get(name) or default
+
+
+def listing(name: str, default: str = "", environ: Mapping[str, str] | None = None) -> list[str]:
+    """A comma-separated setting as its non-empty, stripped items."""
+    return [item.strip() for item in setting(name, default, environ).split(",") if item.strip()]

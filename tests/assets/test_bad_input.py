@@ -13,9 +13,9 @@ from tests.support.resources import tickets
 from veranda_dagster.assets import PHASE_ASSETS, context_pack, repo_guess, ticket
 from veranda_dagster.domain.core.errors import ConfigError, InputError, StoredValueError
 from veranda_dagster.resources.forge import ForgeResource
-from veranda_dagster.resources.linear import LinearResource
-from veranda_dagster.resources.slack import SlackResource
 from veranda_dagster.resources.workspace import WorkspaceResource
+from veranda_dagster.sources.linear.resource import LinearResource
+from veranda_dagster.sources.slack.resource import SlackResource
 from veranda_dagster.storage import ValueStore, VerandaIOManager
 from veranda_dagster.storage.types import VALUE_TYPES
 

@@ -13,7 +13,7 @@ from dagster._core.instance.ref import InstanceRef
 
 from tests.support.processes import ROOT, run_in_repo
 from veranda_dagster import concurrency, definitions
-from veranda_dagster.assets._policy import PHASES
+from veranda_dagster.assets._policy import PHASES, configured_names, shown_kinds
 from veranda_dagster.jobs import RUN_MAX_RUNTIME_S, TICKET_RUN_TAG
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
 from veranda_dagster.storage import VerandaIOManager
@@ -78,7 +78,7 @@ def test_assets_lineage_groups_owners_kinds_and_policies():
         assert node.group_name == GROUPS[name] == spec.group
         assert node.owners == ["team:veranda"] and node.description
         assert node.partitions_def is not None and node.partitions_def.name == "tickets"
-        assert set(node.kinds) == set(spec.kinds)
+        assert set(node.kinds) == set(shown_kinds(spec.kinds, configured_names()))
         assets_def = graph.assets_def_for_key(key)
         assert assets_def.op.retry_policy == spec.retry
         assert assets_def.op.tags["veranda/timeout_s"] == str(int(spec.timeout_s))
@@ -213,7 +213,6 @@ def test_the_ticket_budget_and_its_ledger_follow_the_value_store(monkeypatch, tm
 
 
 def test_kind_icons_name_the_configured_tracker_and_forge_not_a_fixed_vendor(monkeypatch):
-    from veranda_dagster.assets._policy import configured_names, shown_kinds
     from veranda_dagster.domain.core import phases
 
     intake = phases.PHASES["ticket"].kinds

@@ -196,8 +196,8 @@ def test_phase_methods_delegate_with_the_workspace_and_clients(monkeypatch, tmp_
 def test_a_phase_closes_its_clients_when_the_domain_call_raises(monkeypatch, tmp_path):
     """A run worker runs every phase of a ticket: the forge and ticket-source clients a phase
     opened are closed on its way out, error or not."""
-    from veranda_dagster.clients.linear import LinearClient
-    from veranda_dagster.resources.linear import LinearResource
+    from veranda_dagster.sources.linear.client import LinearClient
+    from veranda_dagster.sources.linear.resource import LinearResource
 
     closed: list[str] = []
     monkeypatch.setattr(LinearClient, "close", lambda self: closed.append("linear"))
@@ -258,7 +258,7 @@ def test_opening_the_pull_request_builds_no_agent_and_posts_to_the_tickets_threa
     )
     monkeypatch.setattr(PipelineResource, "agent", no_agent)
     monkeypatch.setattr(
-        "veranda_dagster.clients.ticket_channel.TicketChannel.post",
+        "veranda_dagster.sources.channel.TicketChannel.post",
         lambda self, ticket, text, key=None: posted.append(f"{ticket.id}: {text}"),
     )
     pipeline = make_pipeline(

@@ -7,12 +7,12 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from veranda_dagster.clients._http import CredentialOriginError, HttpService
-from veranda_dagster.clients.github import GitHubClient
-from veranda_dagster.clients.linear import LinearClient
-from veranda_dagster.clients.slack import SlackClient
 from veranda_dagster.domain.core.bounds import MAX_HTTP_REDIRECTS
 from veranda_dagster.domain.core.errors import ConfigError, InputError
+from veranda_dagster.forges.github.client import GitHubClient
+from veranda_dagster.http.client import CredentialOriginError, HttpService
+from veranda_dagster.sources.linear.client import LinearClient
+from veranda_dagster.sources.slack.client import SlackClient
 
 TOKEN = "ghs_0123456789abcdefghijklmnop"
 BASE = "https://api.github.test"

@@ -1,4 +1,4 @@
-"""Each forge declares everything about itself on its row in ``clients.forges``; what is
+"""Each forge declares everything about itself in its folder's ``plugin.py``; what is
 derived from the rows (the forge resource's settings and secret, repository detection's link
 readers, the scrubber's token shapes) follows a new row, and a row missing a piece is refused
 loudly at registration, never half-working at the first ticket."""
@@ -11,19 +11,19 @@ from typing import Any
 
 import pytest
 
-from veranda_dagster.clients import forges
-from veranda_dagster.clients.forges import (
+from tests.support.plugins import scratch
+from veranda_dagster.domain.context.code_search import CodeSearch
+from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.redaction import TokenShape, scrub
+from veranda_dagster.domain.intake.repo_evidence import RepoLink, link_readers
+from veranda_dagster.forges.registry import (
     FORGES,
     ForgeClient,
     ForgeProvider,
     forge_provider,
     missing_pieces,
-    register_forge,
 )
-from veranda_dagster.domain.context.code_search import CodeSearch
-from veranda_dagster.domain.core.errors import ConfigError
-from veranda_dagster.domain.core.redaction import TokenShape, scrub
-from veranda_dagster.domain.intake.repo_evidence import RepoLink, link_readers
+from veranda_dagster.registry import Registry
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.secrets import service_secrets
 
@@ -53,11 +53,9 @@ ACME = ForgeProvider(
 
 
 @pytest.fixture
-def registry(monkeypatch: pytest.MonkeyPatch) -> dict[str, ForgeProvider]:
-    """``FORGES`` for one test: rows registered here are gone afterwards."""
-    table = dict(FORGES)
-    monkeypatch.setattr(forges, "FORGES", table)
-    return table
+def registry(monkeypatch: pytest.MonkeyPatch) -> Registry[ForgeProvider]:
+    """``FORGES`` for one test: forges registered here are gone afterwards."""
+    return scratch(FORGES, monkeypatch)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -91,12 +89,12 @@ DROPPED: list[tuple[str, Any]] = [
 def test_a_forge_missing_a_piece_is_refused_at_registration(registry, piece, value) -> None:
     incomplete = dataclasses.replace(ACME, **{piece: value})
     with pytest.raises(ConfigError, match=rf"forge 'acme' is incomplete: .*\b{piece}\b"):
-        register_forge(incomplete)
+        FORGES.register(incomplete)
     assert "acme" not in registry
 
 
 def test_a_third_forge_is_one_row_and_everything_derived_from_rows_follows(registry) -> None:
-    register_forge(ACME)
+    FORGES.register(ACME)
     assert forge_provider(" Acme ") is ACME
     env = {
         "VERANDA_FORGE": "acme",
@@ -116,4 +114,4 @@ def test_a_third_forge_is_one_row_and_everything_derived_from_rows_follows(regis
     assert acme_link in link_readers()
     assert ACME_TOKEN.sample not in scrub(f"pushed with {ACME_TOKEN.sample}", environ={})
     with pytest.raises(ConfigError, match="registered twice"):
-        register_forge(ACME)
+        FORGES.register(ACME)

@@ -6,9 +6,10 @@ from collections.abc import Callable
 
 import pytest
 
-from veranda_dagster.clients.forge_links import github_link, gitlab_link
-from veranda_dagster.clients.forges import link_readers as forge_link_readers
 from veranda_dagster.domain.intake.repo_evidence import RepoLink, link_readers
+from veranda_dagster.forges.github.links import github_link
+from veranda_dagster.forges.gitlab.links import gitlab_link
+from veranda_dagster.forges.registry import link_readers as forge_link_readers
 
 GH, GL, RAW = "https://github.com", "https://gitlab.com", "https://raw.githubusercontent.com"
 SELF = "https://git.acme.internal"  # a self-managed GitLab

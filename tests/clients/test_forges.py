@@ -9,14 +9,14 @@ import pytest
 
 from tests.domain.work.conftest import TICKET, build_project
 from tests.domain.work.test_pull_request import _call, _patch
-from veranda_dagster.clients.forges import FORGES, forge_provider
-from veranda_dagster.clients.github import GitHubClient
-from veranda_dagster.clients.gitlab import GitLabClient
-from veranda_dagster.clients.gitlab_code_search import GitLabCodeSearch
 from veranda_dagster.domain.context.code_search import CodeSearch
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.forge_port import Forge
 from veranda_dagster.domain.deliver.pull_request import open_pull_request
+from veranda_dagster.forges.github.client import GitHubClient
+from veranda_dagster.forges.gitlab.client import GitLabClient
+from veranda_dagster.forges.gitlab.code_search import GitLabCodeSearch
+from veranda_dagster.forges.registry import FORGES, forge_provider
 from veranda_dagster.sim.gitlab_fake import GitLabFake
 
 TOKEN = "glpat-forge-table-token-1"

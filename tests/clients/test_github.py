@@ -9,12 +9,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from veranda_dagster.clients._http import HttpAuthError
-from veranda_dagster.clients.github import GitHubClient, graphql_url
-from veranda_dagster.clients.github_shapes import FAILING_CONCLUSIONS, check_run_state
 from veranda_dagster.domain.core.errors import InputError, TransientError
 from veranda_dagster.domain.core.forge_port import CiJob, Comment, Forge
 from veranda_dagster.domain.core.models import CI_FAILING_STATES, CI_RUNNING_STATES
+from veranda_dagster.forges.github.client import GitHubClient, graphql_url
+from veranda_dagster.forges.github.shapes import FAILING_CONCLUSIONS, check_run_state
+from veranda_dagster.http.client import HttpAuthError
 
 FIX = Path(__file__).parents[1] / "fixtures" / "github"
 API = "https://api.github.test"

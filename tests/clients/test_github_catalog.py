@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.intake import catalog_builder
 from veranda_dagster.domain.intake.catalog import Catalog
 from veranda_dagster.domain.intake.catalog_builder import build_catalog
+from veranda_dagster.forges.github.client import GitHubClient
 
 FIX = Path(__file__).parents[1] / "fixtures" / "github"
 API = "https://api.github.test"

@@ -7,11 +7,11 @@ import httpx
 import pytest
 
 from tests.support.clock import SleepingClock
-from veranda_dagster.clients.github_code_search import TEXT_MATCH, GitHubCodeSearch
-from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.domain.context.code_search import CodeSearch
 from veranda_dagster.domain.context.retrieval import build_pack
 from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.forges.github.code_search import TEXT_MATCH, GitHubCodeSearch
+from veranda_dagster.forges.github.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.storage.search_budget import MemoryBudgetState, SearchBudget
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "context"
@@ -136,7 +136,9 @@ def test_the_eleventh_search_in_a_minute_waits_for_the_window():
 
 def test_the_window_slides_rather_than_resets():
     clock = SleepingClock(START)
-    limiter = SearchBudget(MemoryBudgetState(), "k", clock=clock, sleep=clock.sleep)
+    limiter = SearchBudget(
+        MemoryBudgetState(), "k", GITHUB_CODE_SEARCH_PER_MINUTE, clock=clock, sleep=clock.sleep
+    )
     for _ in range(10):
         limiter.acquire()
         clock.now += 5.0  # ten requests over 50 s

@@ -14,15 +14,6 @@ from typing import Any
 import httpx
 import pytest
 
-from veranda_dagster.clients._http import MAX_HTTP_ATTEMPTS, HttpAuthError
-from veranda_dagster.clients.gitlab import GitLabClient
-from veranda_dagster.clients.gitlab_base import (
-    GitLabNotFoundError,
-    GitLabPermissionError,
-    project_ref,
-)
-from veranda_dagster.clients.gitlab_ci import LOG_TAIL_BYTES, job_state
-from veranda_dagster.clients.gitlab_code_search import GitLabCodeSearch
 from veranda_dagster.domain.core.bounds import (
     MAX_CI_REPORT_BYTES,
     MAX_COMMENT_CHARS,
@@ -32,6 +23,15 @@ from veranda_dagster.domain.core.errors import InputError, TransientError
 from veranda_dagster.domain.core.forge_port import CiJob, Forge
 from veranda_dagster.domain.work.code_quality import parse_any_report
 from veranda_dagster.domain.work.static_analysis import filter_to_commit, from_findings
+from veranda_dagster.forges.gitlab.base import (
+    GitLabNotFoundError,
+    GitLabPermissionError,
+    project_ref,
+)
+from veranda_dagster.forges.gitlab.ci import LOG_TAIL_BYTES, job_state
+from veranda_dagster.forges.gitlab.client import GitLabClient
+from veranda_dagster.forges.gitlab.code_search import GitLabCodeSearch
+from veranda_dagster.http.client import MAX_HTTP_ATTEMPTS, HttpAuthError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "gitlab"
 TOKEN = "glpat-SECRETSECRETSECRET1"

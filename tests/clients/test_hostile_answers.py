@@ -1,6 +1,6 @@
 """Every client reads an answer as hostile data, through its real fake over loopback: a huge
 answer stops at the byte cap, a dripping one at the request's deadline, bad or deeply nested
-JSON is a typed error. One mechanism (``clients._bounded``) serves them all."""
+JSON is a typed error. One mechanism (``http.bounded``) serves them all."""
 
 from __future__ import annotations
 
@@ -14,24 +14,24 @@ from typing import Any
 
 import pytest
 
-from veranda_dagster.clients._bounded import (
+from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.forges.github.client import GitHubClient
+from veranda_dagster.forges.gitlab.client import GitLabClient
+from veranda_dagster.http.bounded import (
     MAX_RESPONSE_BYTES,
     ResponseDeadlineError,
     ResponseJsonError,
     ResponseTooLargeError,
 )
-from veranda_dagster.clients.github import GitHubClient
-from veranda_dagster.clients.gitlab import GitLabClient
-from veranda_dagster.clients.jira import JiraClient
-from veranda_dagster.clients.linear import LinearClient
-from veranda_dagster.clients.slack import SlackClient
-from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.sim.github_fake import GitHubFake
 from veranda_dagster.sim.gitlab_fake import GitLabFake
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeResponse, dripping, huge_json_list
 from veranda_dagster.sim.jira_fake import JiraFake
 from veranda_dagster.sim.linear_fake import LinearFake
 from veranda_dagster.sim.slack_fake import SlackFake
+from veranda_dagster.sources.jira.client import JiraClient
+from veranda_dagster.sources.linear.client import LinearClient
+from veranda_dagster.sources.slack.client import SlackClient
 
 TOKEN = "tok_hostile_answers_0001"
 DRIP_DEADLINE_S = 1.0

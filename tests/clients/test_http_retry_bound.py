@@ -6,9 +6,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from veranda_dagster.clients._http import MAX_HTTP_ATTEMPTS, HttpService
-from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.domain.core.errors import TransientError
+from veranda_dagster.forges.github.client import GitHubClient
+from veranda_dagster.http.client import MAX_HTTP_ATTEMPTS, HttpService
 
 
 def _always(status: int, headers: dict[str, str], seen: list[httpx.Request]):

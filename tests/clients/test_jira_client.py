@@ -12,19 +12,19 @@ from typing import Any
 import httpx
 import pytest
 
-from veranda_dagster.clients._http import MAX_HTTP_ATTEMPTS, HttpAuthError
-from veranda_dagster.clients.jira import (
-    JiraClient,
-    JiraNotFoundError,
-    JiraPermissionError,
-    jql_string,
-)
-from veranda_dagster.clients.jira_adf import adf_to_text, text_to_adf
 from veranda_dagster.domain.core.bounds import (
     MAX_RICH_TEXT_DEPTH,
     MAX_TICKET_SEARCH_PAGES_PER_TICK,
 )
 from veranda_dagster.domain.core.errors import ConfigError, InputError, TransientError
+from veranda_dagster.http.client import MAX_HTTP_ATTEMPTS, HttpAuthError
+from veranda_dagster.sources.jira.adf import adf_to_text, text_to_adf
+from veranda_dagster.sources.jira.client import (
+    JiraClient,
+    JiraNotFoundError,
+    JiraPermissionError,
+    jql_string,
+)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "jira"
 CLOUD = "https://acme.atlassian.net"

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from veranda_dagster.clients.jira import JiraClient
-from veranda_dagster.clients.jira_ticket import JiraTicketSource
-from veranda_dagster.clients.ticket_channel import TicketChannel
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.ticket_source import TicketSource
 from veranda_dagster.domain.intake.intake import fetch_ticket
 from veranda_dagster.partitions import is_ticket_key
 from veranda_dagster.sim.jira_fake import JiraFake
+from veranda_dagster.sources.channel import TicketChannel
+from veranda_dagster.sources.jira.client import JiraClient
+from veranda_dagster.sources.jira.ticket import JiraTicketSource
 from veranda_dagster.sources.registry import ticket_sources
 
 TOKEN = "ATATT3xFfGF0-fake-jira-token"

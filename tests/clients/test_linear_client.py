@@ -14,14 +14,17 @@ from typing import Any
 import httpx
 import pytest
 
-from veranda_dagster.clients._http import HttpAuthError
-from veranda_dagster.clients.limits import MAX_LINEAR_PAGES_PER_TICK, MAX_LINEAR_RATELIMIT_RETRIES
-from veranda_dagster.clients.linear import (
+from veranda_dagster.domain.core.errors import InputError, TransientError
+from veranda_dagster.http.client import HttpAuthError
+from veranda_dagster.sources.linear.client import (
     LinearApiError,
     LinearClient,
     LinearRateLimitError,
 )
-from veranda_dagster.domain.core.errors import InputError, TransientError
+from veranda_dagster.sources.linear.limits import (
+    MAX_LINEAR_PAGES_PER_TICK,
+    MAX_LINEAR_RATELIMIT_RETRIES,
+)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TOKEN = "lin_api_SECRETSECRET"

@@ -8,14 +8,14 @@ import httpx
 import pytest
 
 from tests.clients.test_linear_client import Script, fixture, reply
-from veranda_dagster.clients.linear import LinearClient
-from veranda_dagster.clients.linear_ticket import LinearTicketSource
-from veranda_dagster.clients.slack import SlackClient
-from veranda_dagster.clients.slack_ticket import SlackTicketSource
-from veranda_dagster.clients.ticket_channel import TicketChannel, post_marker
 from veranda_dagster.domain.core.errors import ConfigError, InputError
 from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.sources.channel import TicketChannel, post_marker
+from veranda_dagster.sources.linear.client import LinearClient
+from veranda_dagster.sources.linear.ticket import LinearTicketSource
 from veranda_dagster.sources.registry import ticket_sources
+from veranda_dagster.sources.slack.client import SlackClient
+from veranda_dagster.sources.slack.ticket import SlackTicketSource
 
 LINEAR_TICKET = Ticket(
     id="ENG-123", source="linear", title="t", external_id="9cfb482a-81e3-4154-b5b9-2c805e70a02d"

@@ -1,7 +1,7 @@
 """``paging.newest_first``: page 1, then the newest pages down to the bound; a forge that does
 not say how many pages it has is walked forward, and a cut is named either way."""
 
-from veranda_dagster.clients.paging import Page, newest_first
+from veranda_dagster.http.paging import Page, newest_first
 
 
 def pages_of(total: int, say_total: bool):

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from tests.clients.test_linear_client import Script, reply
-from veranda_dagster.clients._http import HttpAuthError
-from veranda_dagster.clients.limits import MAX_SLACK_PAGES_PER_TICK, SLACK_HISTORY_LIMIT
-from veranda_dagster.clients.slack import SlackApiError, SlackClient
 from veranda_dagster.domain.core.errors import ConfigError, InputError, TransientError
+from veranda_dagster.http.client import HttpAuthError
+from veranda_dagster.sources.slack.client import SlackApiError, SlackClient
+from veranda_dagster.sources.slack.limits import MAX_SLACK_PAGES_PER_TICK, SLACK_HISTORY_LIMIT
 
 TOKEN = "xoxb-SECRET-TOKEN"
 

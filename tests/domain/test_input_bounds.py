@@ -6,8 +6,6 @@ import time
 
 import pytest
 
-from veranda_dagster.clients.github_shapes import issue_comment
-from veranda_dagster.clients.linear_ticket import ticket_from_linear
 from veranda_dagster.domain.core.bounds import (
     MAX_COMMENT_CHARS,
     MAX_CONFIG_FILE_BYTES,
@@ -24,6 +22,8 @@ from veranda_dagster.domain.core.models import Attachment, Ticket
 from veranda_dagster.domain.intake.catalog import load_catalog
 from veranda_dagster.domain.intake.repo_detection import detect_repo
 from veranda_dagster.domain.intake.ticket_bounds import bound_ticket
+from veranda_dagster.forges.github.shapes import issue_comment
+from veranda_dagster.sources.linear.ticket import ticket_from_linear
 from veranda_dagster.vendors.config import BackendsConfig
 
 

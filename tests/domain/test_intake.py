@@ -5,18 +5,18 @@ from __future__ import annotations
 import pytest
 
 from tests.clients.test_linear_client import Script, fixture, reply
-from veranda_dagster.clients.linear import LinearClient
-from veranda_dagster.clients.linear_ticket import LinearTicketSource, ticket_from_linear
-from veranda_dagster.clients.slack import SlackClient
-from veranda_dagster.clients.slack_ticket import (
+from veranda_dagster.domain.core.errors import ConfigError, InputError
+from veranda_dagster.domain.intake.intake import fetch_ticket
+from veranda_dagster.sources.linear.client import LinearClient
+from veranda_dagster.sources.linear.ticket import LinearTicketSource, ticket_from_linear
+from veranda_dagster.sources.registry import ticket_sources
+from veranda_dagster.sources.slack.client import SlackClient
+from veranda_dagster.sources.slack.ticket import (
     SlackTicketSource,
     mentions,
     strip_mentions,
     ticket_from_slack,
 )
-from veranda_dagster.domain.core.errors import ConfigError, InputError
-from veranda_dagster.domain.intake.intake import fetch_ticket
-from veranda_dagster.sources.registry import ticket_sources
 
 
 def test_linear_node_maps_labels_attachments_and_uuid():
@@ -126,7 +126,7 @@ def _nested_mention(levels: int, user_id: str) -> list[dict]:
 
 
 def test_block_mentions_are_found_down_to_the_depth_bound_and_not_past_it():
-    from veranda_dagster.clients.limits import MAX_SLACK_BLOCK_DEPTH
+    from veranda_dagster.sources.slack.limits import MAX_SLACK_BLOCK_DEPTH
 
     deepest = {"text": "", "blocks": _nested_mention(MAX_SLACK_BLOCK_DEPTH + 1, "U1")}
     too_deep = {"text": "", "blocks": _nested_mention(MAX_SLACK_BLOCK_DEPTH + 2, "U1")}

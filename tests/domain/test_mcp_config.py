@@ -24,7 +24,7 @@ from veranda_dagster.domain.core.mcp_config import (
 from veranda_dagster.vendors.adapters.codex import CodexAdapter
 from veranda_dagster.vendors.adapters.cursor import CursorAdapter
 from veranda_dagster.vendors.adapters.kimi import KimiAdapter
-from veranda_dagster.vendors.config import FamilyConfig
+from veranda_dagster.vendors.family_config import FamilyConfig
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.runner import SubprocessRunner
 

@@ -1,8 +1,8 @@
 """Nothing in the domain names a tracker or a forge: providers live outside it (issue 17).
 
 Each provider's knowledge (key grammars, limits, token shapes, URL grammars, clients) sits in
-``clients/`` or ``vendors/`` and reaches the domain through a port or a registration, so a
-new provider is a new module, never an edit here.
+its plugin folder (``sources/``, ``forges/``, ``vendors/``) and reaches the domain through a
+port or a registration, so a new provider is a new folder, never an edit here.
 """
 
 from __future__ import annotations

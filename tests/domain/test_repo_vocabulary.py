@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 
 from veranda_dagster.cli import main
-from veranda_dagster.clients.github import GitHubClient
-from veranda_dagster.clients.gitlab import GitLabClient
 from veranda_dagster.domain.core.bounds import (
     MAX_VOCABULARY_FILE_BYTES,
     MAX_VOCABULARY_FILE_READS,
@@ -25,6 +23,8 @@ from veranda_dagster.domain.intake.catalog_builder import (
     refresh_vocabulary,
 )
 from veranda_dagster.domain.intake.repo_vocabulary import read_vocabulary
+from veranda_dagster.forges.github.client import GitHubClient
+from veranda_dagster.forges.gitlab.client import GitLabClient
 from veranda_dagster.sim.github_fake import GitHubFake
 from veranda_dagster.sim.gitlab_fake import GitLabFake
 from veranda_dagster.sim.sample_org import create_bare_repo

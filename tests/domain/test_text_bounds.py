@@ -25,8 +25,6 @@ from collections.abc import Callable
 
 import pytest
 
-from veranda_dagster.clients.linear_ticket import KEY_IN_TEXT as LINEAR_KEY_IN_TEXT
-from veranda_dagster.clients.slack_ticket import mentions, strip_mentions
 from veranda_dagster.domain.context import seeds
 from veranda_dagster.domain.core.bounds import (
     MAX_DETECT_TEXT_CHARS,
@@ -41,6 +39,8 @@ from veranda_dagster.domain.intake.catalog import Catalog, CatalogRepo
 from veranda_dagster.domain.intake.repo_confirmation import parse_confirmation
 from veranda_dagster.domain.work.patch import parse_coverage_total
 from veranda_dagster.domain.work.static_analysis import threshold
+from veranda_dagster.sources.linear.ticket import KEY_IN_TEXT as LINEAR_KEY_IN_TEXT
+from veranda_dagster.sources.slack.ticket import mentions, strip_mentions
 
 MEGABYTE = 1_000_000
 WALL_BOUND_S = 3.0

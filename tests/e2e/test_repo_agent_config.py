@@ -28,7 +28,8 @@ from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.domain.core.mcp_config import McpServer
 from veranda_dagster.sandbox import SANDBOX_ENV
 from veranda_dagster.vendors.adapters import claude
-from veranda_dagster.vendors.config import BackendsConfig, FamilyConfig
+from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.vendors.family_config import FamilyConfig
 from veranda_dagster.vendors.health import HealthCache
 from veranda_dagster.vendors.isolation import TurnIsolation
 from veranda_dagster.vendors.resolver import build_agent

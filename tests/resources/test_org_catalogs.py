@@ -13,7 +13,7 @@ from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.domain.intake.repo_detection import detect_repo
 from veranda_dagster.resources.orgs import OrgCatalog, org_catalogs, orgs_from_env
-from veranda_dagster.sources.registry import enabled_sources, requested_sources
+from veranda_dagster.resources.sources_enabled import enabled_sources, requested_sources
 
 
 def _catalog(path: Path, org: str, names: list[str]) -> str:

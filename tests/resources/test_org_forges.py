@@ -5,11 +5,11 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from veranda_dagster.clients.github import GitHubClient
-from veranda_dagster.clients.gitlab import GitLabClient
-from veranda_dagster.clients.routed_forge import RoutedForge
 from veranda_dagster.domain.core.forge_port import CiJob, Comment
 from veranda_dagster.domain.core.orgs import parse_orgs
+from veranda_dagster.forges.github.client import GitHubClient
+from veranda_dagster.forges.gitlab.client import GitLabClient
+from veranda_dagster.forges.routed import RoutedForge
 from veranda_dagster.resources.forge import ForgeResource
 
 ORGS = parse_orgs(

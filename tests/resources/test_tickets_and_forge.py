@@ -10,9 +10,9 @@ import pytest
 from tests.support.resources import tickets
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.resources.forge import ForgeResource
-from veranda_dagster.resources.jira import JiraResource
+from veranda_dagster.resources.sources_enabled import enabled_sources
 from veranda_dagster.sim.jira_fake import JiraFake
-from veranda_dagster.sources.registry import enabled_sources
+from veranda_dagster.sources.jira.resource import JiraResource
 
 TOKEN = "ATATT3xFfGF0-fake-jira-token-resources"
 

@@ -9,7 +9,7 @@ import pytest
 from tests.sensors.test_linear_sensor import ticket_job
 from veranda_dagster.assets.ticket import ticket as ticket_asset
 from veranda_dagster.partitions import TICKET_TAG, TICKET_TAKEN_TAG, TICKETS
-from veranda_dagster.sensors.dedup import (
+from veranda_dagster.sources.dedup import (
     HELD_STATUSES,
     held_tickets,
     mark_taken,

@@ -13,18 +13,19 @@ import dagster as dg
 import pytest
 
 from tests.sensors.test_linear_sensor import launch, runs_per_ticket, ticket_job
-from veranda_dagster.clients.jira import JiraClient
-from veranda_dagster.clients.jira_ticket import partition_key as jira_partition_key
 from veranda_dagster.partitions import TICKET_TAG
-from veranda_dagster.resources.jira import JiraResource
-from veranda_dagster.sensors.jira import (
+from veranda_dagster.resources.sources_enabled import enabled_sources
+from veranda_dagster.sim.jira_fake import JiraFake
+from veranda_dagster.sources.jira.client import JiraClient
+from veranda_dagster.sources.jira.resource import JiraResource
+from veranda_dagster.sources.jira.sensor import (
     JiraCursor,
     jira_tickets,
     poll_jira,
     relative_since,
 )
-from veranda_dagster.sim.jira_fake import JiraFake
-from veranda_dagster.sources.registry import enabled_sources, listed_sensors
+from veranda_dagster.sources.jira.ticket import partition_key as jira_partition_key
+from veranda_dagster.sources.registry import listed_sensors
 
 TOKEN = "ATATT3xFfGF0-fake-jira-token"
 

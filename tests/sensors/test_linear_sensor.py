@@ -16,12 +16,12 @@ import dagster as dg
 import pytest
 
 from tests.clients.test_linear_client import Script, reply, variables
-from veranda_dagster.clients._http import HttpAuthError
-from veranda_dagster.clients.limits import MAX_LINEAR_PAGES_PER_TICK
-from veranda_dagster.clients.linear import LinearClient
+from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG, TICKETS
-from veranda_dagster.resources.linear import LinearResource
-from veranda_dagster.sensors.linear import linear_tickets
+from veranda_dagster.sources.linear.client import LinearClient
+from veranda_dagster.sources.linear.limits import MAX_LINEAR_PAGES_PER_TICK
+from veranda_dagster.sources.linear.resource import LinearResource
+from veranda_dagster.sources.linear.sensor import linear_tickets
 
 
 @dg.op
@@ -237,7 +237,7 @@ def test_a_bad_stored_cursor_is_a_typed_error(instance):
 
 
 def test_sensors_load_in_definitions_with_a_partitioned_ticket_job(monkeypatch):
-    from veranda_dagster.sensors.slack import SlackResource, slack_mentions
+    from veranda_dagster.sources.slack.sensor import SlackResource, slack_mentions
 
     monkeypatch.setenv("LINEAR_API_KEY", "lin_api_x")
     monkeypatch.delenv("SLACK_BOT_TOKEN", raising=False)
@@ -259,7 +259,7 @@ def test_sensors_load_in_definitions_with_a_partitioned_ticket_job(monkeypatch):
 
 def test_cursor_memory_is_trimmed_to_the_window_and_the_bound():
     from veranda_dagster.domain.core.bounds import MAX_CURSOR_RECENT
-    from veranda_dagster.sensors.linear import _trim
+    from veranda_dagster.sources.linear.sensor import _trim
 
     recent = {f"ENG-{i}": f"2026-08-01T10:{i // 60:02d}:{i % 60:02d}.000Z" for i in range(400)}
     kept = _trim(recent, None)

@@ -13,10 +13,10 @@ import pytest
 
 from tests.domain.work.conftest import FakeForge
 from tests.sensors.test_linear_sensor import ticket_job
-from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.domain.core.bounds import MAX_FEEDBACK_PRS_PER_TICK
 from veranda_dagster.domain.core.forge_port import BOT_MARKER, Comment
 from veranda_dagster.domain.deliver.progress import comments_digest
+from veranda_dagster.forges.github.client import GitHubClient
 from veranda_dagster.partitions import TICKET_TAG
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.sensors.pr_feedback import (
@@ -276,7 +276,7 @@ class HostileForThe101:
         self.comments = {102: [Comment("c1", "bob", "rename it")]}
 
     def list_comments(self, repo, number):
-        from veranda_dagster.clients._bounded import MAX_RESPONSE_BYTES, ResponseTooLargeError
+        from veranda_dagster.http.bounded import MAX_RESPONSE_BYTES, ResponseTooLargeError
 
         if number == 101:
             raise ResponseTooLargeError(f"github GET ...: answer is over {MAX_RESPONSE_BYTES}")

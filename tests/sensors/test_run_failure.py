@@ -13,16 +13,16 @@ from dagster._core.instance.ref import InstanceRef
 from tests.assets.fakes import CountingPipeline, resources
 from tests.support.resources import nested, tickets
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
-from veranda_dagster.clients.linear import LinearClient
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import ContextPack, Patch, RedTests, Ticket
 from veranda_dagster.domain.core.run_failure import RunFailure, failure_note
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.partitions import TICKET_JOB
-from veranda_dagster.resources.linear import LinearResource
 from veranda_dagster.sensors.run_failure import ticket_run_failures
-from veranda_dagster.sensors.status import SENSORS_ENV, sensor_default_status
 from veranda_dagster.sim.linear_fake import LinearFake
+from veranda_dagster.sources.linear.client import LinearClient
+from veranda_dagster.sources.linear.resource import LinearResource
+from veranda_dagster.sources.sensor_status import SENSORS_ENV, sensor_default_status
 from veranda_dagster.storage import ValueStore
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from veranda_dagster.clients._http import HttpAuthError
-from veranda_dagster.clients.github import GitHubClient
-from veranda_dagster.clients.github_code_search import GitHubCodeSearch
+from veranda_dagster.forges.github.client import GitHubClient
+from veranda_dagster.forges.github.code_search import GitHubCodeSearch
+from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.sim.github_fake import GitHubFake
 from veranda_dagster.sim.sample_org import (
     BILLING,

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.clients._http import HttpAuthError
-from veranda_dagster.clients.gitlab import GitLabClient
-from veranda_dagster.clients.gitlab_code_search import GitLabCodeSearch
 from veranda_dagster.domain.clone.diff_hunks import changed_lines
 from veranda_dagster.domain.clone.git_command import git_askpass, git_env
 from veranda_dagster.domain.core.forge_port import human_comments
 from veranda_dagster.domain.deliver.ci import collect_violations
 from veranda_dagster.domain.work.static_analysis import filter_to_commit, from_findings
+from veranda_dagster.forges.gitlab.client import GitLabClient
+from veranda_dagster.forges.gitlab.code_search import GitLabCodeSearch
+from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.sim.gitlab_fake import GitLabFake
 from veranda_dagster.sim.sample_org import (
     INVOICE_BUGGY_LINE,

@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from veranda_dagster.clients._http import HttpAuthError
-from veranda_dagster.clients.jira import JiraClient, JiraNotFoundError
+from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.sim.jira_fake import BOT_ACCOUNT_ID, JiraFake
 from veranda_dagster.sim.jira_jql import JqlError, jql_match
+from veranda_dagster.sources.jira.client import JiraClient, JiraNotFoundError
 
 TOKEN = "ATATT3xFfGF0-fake-jira-token"
 T0 = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)

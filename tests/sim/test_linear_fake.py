@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from veranda_dagster.clients._http import HttpAuthError
-from veranda_dagster.clients.linear import LinearClient
+from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.sim.linear_fake import BOT_USER_ID, LinearFake
+from veranda_dagster.sources.linear.client import LinearClient
 
 TOKEN = "lin_api_fake_linear_token_1"
 
@@ -41,7 +41,7 @@ def test_poll_filters_by_assignee_label_and_updated_at(linear: LinearFake) -> No
 def test_pagination_walks_every_issue_once(
     linear: LinearFake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import veranda_dagster.clients.linear as mod
+    import veranda_dagster.sources.linear.client as mod
 
     monkeypatch.setattr(mod, "LINEAR_PAGE_SIZE", 2)
     filed = {linear.file_ticket(f"t{i}")["identifier"] for i in range(5)}

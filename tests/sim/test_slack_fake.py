@@ -5,9 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from veranda_dagster.clients._http import HttpAuthError
-from veranda_dagster.clients.slack import SlackApiError, SlackClient
+from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.sim.slack_fake import BOT_USER_ID, SlackFake
+from veranda_dagster.sources.slack.client import SlackApiError, SlackClient
 
 TOKEN = "xoxb-fake-slack-token-1"
 
@@ -30,7 +30,7 @@ def test_auth_test_gives_the_bot_id(slack: SlackFake) -> None:
 def test_history_newest_first_with_oldest_and_pages(
     slack: SlackFake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import veranda_dagster.clients.slack as mod
+    import veranda_dagster.sources.slack.client as mod
 
     monkeypatch.setattr(mod, "SLACK_HISTORY_LIMIT", 2)
     first = slack.post_user_message("C111", "old news")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.clients.forges import forge_provider
+from veranda_dagster.forges.registry import forge_provider
 from veranda_dagster.sim.choices import FORGES
 from veranda_dagster.sim.driver import SensorDriver, instance_for
 from veranda_dagster.sim.world import FAKE_TOKENS, FORGE_FAKES, SimWorld

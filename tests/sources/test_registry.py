@@ -1,4 +1,4 @@
-"""Each ticket source declares everything about itself in its ``sources/<name>.py``; what every
+"""Each ticket source declares everything about itself in its ``sources/<name>/`` folder; what every
 source shares is derived, a source missing a piece is refused loudly, and no two sources may
 own one key."""
 
@@ -17,14 +17,16 @@ import pytest
 from veranda_dagster import definitions
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.domain.core.ticket_key import is_ticket_key
 from veranda_dagster.domain.core.ticket_source import KeyGrammar, SourcePort
-from veranda_dagster.resources._env import secret
-from veranda_dagster.resources.ticket_source import TicketSourceResource
+from veranda_dagster.resources import sources_enabled
 from veranda_dagster.resources.tickets import registered_type
-from veranda_dagster.sensors.intake import intake_sensor
+from veranda_dagster.settings import secret
 from veranda_dagster.sim import choices
 from veranda_dagster.sources import registry, source_names
+from veranda_dagster.sources.intake import intake_sensor
+from veranda_dagster.sources.resource import TicketSourceResource
 
 NAMES = [info.name for info in registry.sources()]
 
@@ -90,6 +92,7 @@ ACME = registry.TicketSourceInfo(
     secret_env=("ACME_TOKEN",),
     setup_hint="set ACME_TOKEN",
     sensor=_sensor_reading("acme"),
+    token_shapes=(TokenShape("acme", r"acme_[a-z0-9]{16,}", "acme_0123456789abcdef", "made up"),),
 )
 
 
@@ -155,7 +158,7 @@ def test_a_source_missing_a_piece_is_refused_at_registration(
 ) -> None:
     incomplete = replace(ACME, **change)
     with pytest.raises(ConfigError, match=rf"is incomplete: .*{expected}"):
-        registry.register(incomplete)
+        registry.SOURCES.register(incomplete)
     assert "acme" not in {i.name for i in registry.sources()}
 
 
@@ -168,12 +171,19 @@ def test_two_sources_owning_one_key_are_refused():
 
 
 def test_enabled_sources_and_listed_sensors_follow_the_declarations():
-    assert registry.requested_sources({"VERANDA_SOURCES": "linear,trello"}) == ["linear", "trello"]
+    assert sources_enabled.requested_sources({"VERANDA_SOURCES": "linear,trello"}) == [
+        "linear",
+        "trello",
+    ]
     with pytest.raises(ConfigError, match=r"unknown source.*trello.*choose from jira, linear"):
-        registry.enabled_sources({"VERANDA_SOURCES": "linear,trello"})
+        sources_enabled.enabled_sources({"VERANDA_SOURCES": "linear,trello"})
     on_by_default = [i.sensor.name for i in registry.sources() if i.on_by_default]
-    assert [s.name for s in registry.listed_sensors(registry.enabled_sources({}))] == on_by_default
-    listed = registry.listed_sensors(registry.enabled_sources({"VERANDA_SOURCES": "slack,jira"}))
+    assert [
+        s.name for s in registry.listed_sensors(sources_enabled.enabled_sources({}))
+    ] == on_by_default
+    listed = registry.listed_sensors(
+        sources_enabled.enabled_sources({"VERANDA_SOURCES": "slack,jira"})
+    )
     assert {s.name for s in listed} == {i.sensor.name for i in registry.sources()}
 
 

@@ -9,11 +9,11 @@ import httpx
 import pytest
 
 from tests.storage.sim_clock import SimClock
-from veranda_dagster.clients.github_code_search import GitHubCodeSearch
-from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.domain.context.pack import _pack
 from veranda_dagster.domain.core.bounds import MAX_SEARCHES, MIN_PACK_SEARCHES, SEARCH_CLAIM_TTL_S
 from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.forges.github.code_search import GitHubCodeSearch
+from veranda_dagster.forges.github.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.storage.search_budget import (
     RATE_WINDOW_S,
     FileBudgetState,
@@ -69,7 +69,11 @@ def _run_packs(state, packs: int) -> tuple[Forge, list[tuple[int, int, float]], 
     def one_pack() -> None:
         try:
             budget = SearchBudget(
-                state, budget_key("https://api.github.test", TOKEN), clock=clock, sleep=clock.sleep
+                state,
+                budget_key("https://api.github.test", TOKEN),
+                GITHUB_CODE_SEARCH_PER_MINUTE,
+                clock=clock,
+                sleep=clock.sleep,
             )
             search = GitHubCodeSearch(
                 "https://api.github.test",
@@ -129,20 +133,38 @@ def test_a_per_call_budget_would_overspend_the_token(tmp_path: Path):
 
 def test_a_pack_plans_with_what_is_free_instead_of_sleeping(tmp_path: Path):
     clock = SimClock(1)
-    budget = SearchBudget(FileBudgetState(tmp_path), "k", clock=clock, sleep=clock.sleep)
+    budget = SearchBudget(
+        FileBudgetState(tmp_path),
+        "k",
+        GITHUB_CODE_SEARCH_PER_MINUTE,
+        clock=clock,
+        sleep=clock.sleep,
+    )
     for _ in range(4):
         budget.acquire()  # another run spent 4 of the 10 a moment ago
     plan = budget.reserve(MAX_SEARCHES, MIN_PACK_SEARCHES)
     assert (plan.granted, plan.waited_s, clock.sleeps) == (6, 0.0, [])
     # held slots count against every other run until spent or released
-    other = SearchBudget(FileBudgetState(tmp_path), "k", clock=clock, sleep=clock.sleep)
+    other = SearchBudget(
+        FileBudgetState(tmp_path),
+        "k",
+        GITHUB_CODE_SEARCH_PER_MINUTE,
+        clock=clock,
+        sleep=clock.sleep,
+    )
     later = other.reserve(MAX_SEARCHES, 1)  # nothing free: waits for the four sends to leave
     assert (later.granted, later.waited_s) == (4, pytest.approx(RATE_WINDOW_S))
 
 
 def test_a_killed_runs_reservation_expires(tmp_path: Path):
     clock = SimClock(1)
-    budget = SearchBudget(FileBudgetState(tmp_path), "k", clock=clock, sleep=clock.sleep)
+    budget = SearchBudget(
+        FileBudgetState(tmp_path),
+        "k",
+        GITHUB_CODE_SEARCH_PER_MINUTE,
+        clock=clock,
+        sleep=clock.sleep,
+    )
     held = budget.reserve(MAX_SEARCHES)  # never spent, never released: the run died
     assert held.granted == GITHUB_CODE_SEARCH_PER_MINUTE
     plan = budget.reserve(MAX_SEARCHES, MIN_PACK_SEARCHES)
@@ -151,7 +173,9 @@ def test_a_killed_runs_reservation_expires(tmp_path: Path):
 
 
 def test_the_budget_file_names_no_token(tmp_path: Path):
-    budget = SearchBudget(FileBudgetState(tmp_path), budget_key("https://x", TOKEN))
+    budget = SearchBudget(
+        FileBudgetState(tmp_path), budget_key("https://x", TOKEN), GITHUB_CODE_SEARCH_PER_MINUTE
+    )
     budget.acquire()
     written = "".join(p.read_text() for p in tmp_path.rglob("*") if p.is_file())
     names = " ".join(str(p) for p in tmp_path.rglob("*"))
@@ -161,8 +185,20 @@ def test_the_budget_file_names_no_token(tmp_path: Path):
 
 def test_the_postgres_budget_is_shared_through_the_database(postgres_url: str):
     clock = SimClock(1)
-    one = SearchBudget(PostgresBudgetState(postgres_url), "pg", clock=clock, sleep=clock.sleep)
-    two = SearchBudget(PostgresBudgetState(postgres_url), "pg", clock=clock, sleep=clock.sleep)
+    one = SearchBudget(
+        PostgresBudgetState(postgres_url),
+        "pg",
+        GITHUB_CODE_SEARCH_PER_MINUTE,
+        clock=clock,
+        sleep=clock.sleep,
+    )
+    two = SearchBudget(
+        PostgresBudgetState(postgres_url),
+        "pg",
+        GITHUB_CODE_SEARCH_PER_MINUTE,
+        clock=clock,
+        sleep=clock.sleep,
+    )
     assert one.reserve(7).granted == 7
     plan = two.reserve(MAX_SEARCHES, 1)
     assert plan.granted == GITHUB_CODE_SEARCH_PER_MINUTE - 7

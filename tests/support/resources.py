@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from veranda_dagster.clients.forges import ForgeClient
+from veranda_dagster.forges.registry import ForgeClient
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.pipeline import PipelineResource
-from veranda_dagster.resources.ticket_source import TicketSourceResource
 from veranda_dagster.resources.tickets import TicketSourcesResource
 from veranda_dagster.resources.workspace import WorkspaceResource
+from veranda_dagster.sources.resource import TicketSourceResource
 from veranda_dagster.storage import ValueStore
 
 

@@ -17,9 +17,10 @@ import pytest
 import yaml
 
 from veranda_dagster.sandbox.egress import Egress
+from veranda_dagster.vendors.command import LoginStatus, RunOutput
 from veranda_dagster.vendors.isolation import TurnIsolation
 from veranda_dagster.vendors.prompt_channel import prompt_file_path
-from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV, LoginStatus, RunOutput
+from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "backends"
 

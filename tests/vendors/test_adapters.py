@@ -12,10 +12,10 @@ from tests.vendors.conftest import ALL_KEYS, FakeLogin, ScriptedRunner, fixture_
 from veranda_dagster.domain.core.bounds import MAX_CLI_ARGV_BYTES
 from veranda_dagster.vendors import registry
 from veranda_dagster.vendors.adapters.glm import ZAI_CODING_URL
-from veranda_dagster.vendors.config import FamilyConfig
+from veranda_dagster.vendors.command import RunOutput
+from veranda_dagster.vendors.family_config import FamilyConfig
 from veranda_dagster.vendors.port import Backend, BackendError, Turn
 from veranda_dagster.vendors.prompt_channel import argv_bytes
-from veranda_dagster.vendors.runner import RunOutput
 
 FAMILY_MODES = [(f, m) for f in registry.families() for m in registry.get(f).modes]
 OK_FIXTURE = {

@@ -23,7 +23,7 @@ from veranda_dagster.vendors import registry
 from veranda_dagster.vendors.adapters._base import CliAdapter
 from veranda_dagster.vendors.adapters.claude import ClaudeAdapter
 from veranda_dagster.vendors.adapters.gemini import GeminiAdapter
-from veranda_dagster.vendors.config import FamilyConfig
+from veranda_dagster.vendors.family_config import FamilyConfig
 from veranda_dagster.vendors.home import HomeTemplateTooLargeError, private_home
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.runner import SubprocessRunner

@@ -32,7 +32,7 @@ from veranda_dagster.domain.core.mcp_config import (
 )
 from veranda_dagster.sim.http_fake import SHUTDOWN_POLL_S
 from veranda_dagster.vendors import registry
-from veranda_dagster.vendors.config import FamilyConfig
+from veranda_dagster.vendors.family_config import FamilyConfig
 
 REPO = Path(__file__).resolve().parents[2]
 BROWSER_TOOLS = {"browser_navigate", "browser_snapshot", "browser_console_messages"}

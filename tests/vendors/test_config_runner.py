@@ -10,7 +10,8 @@ import pytest
 
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.vendors import registry
-from veranda_dagster.vendors.config import BackendsConfig, FamilyConfig
+from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.vendors.family_config import FamilyConfig
 from veranda_dagster.vendors.resolver import build_agent
 from veranda_dagster.vendors.runner import (
     CredentialFileLogin,

@@ -16,9 +16,10 @@ from tests.vendors.conftest import ALL_KEYS, FakeLogin, ScriptedRunner
 from veranda_dagster.sandbox.egress import refused
 from veranda_dagster.sandbox.proxied import through_proxy
 from veranda_dagster.vendors import health, registry
-from veranda_dagster.vendors.config import FamilyConfig
+from veranda_dagster.vendors.command import EGRESS_REFUSED
+from veranda_dagster.vendors.family_config import FamilyConfig
 from veranda_dagster.vendors.port import Turn
-from veranda_dagster.vendors.runner import EGRESS_REFUSED, SubprocessRunner
+from veranda_dagster.vendors.runner import SubprocessRunner
 
 REFUSED = {
     ("claude", "bedrock"): "SigV4",
@@ -93,5 +94,7 @@ def test_a_refused_mode_starts_nothing_and_is_auth(monkeypatch, tmp_path):
     )  # fmt: skip
     assert out.exit_code != 0 and out.stderr.startswith(EGRESS_REFUSED)
     assert not marker.exists()
-    verdict = health.classify("claude", out, parsed=False, terminal=False, parse_error="empty")
+    verdict = health.classify(
+        registry.health_rules("claude"), out, parsed=False, terminal=False, parse_error="empty"
+    )
     assert verdict.verdict == "auth" and verdict.rule and "egress_refused" in verdict.rule

@@ -17,10 +17,10 @@ from tests.vendors.conftest import (
 )
 from veranda_dagster.domain.core.bounds import HEALTH_RECHECK_S
 from veranda_dagster.vendors import health, registry
-from veranda_dagster.vendors.config import FamilyConfig
+from veranda_dagster.vendors.command import RunOutput
+from veranda_dagster.vendors.family_config import FamilyConfig
 from veranda_dagster.vendors.health import HealthCache, classify
 from veranda_dagster.vendors.port import HealthVerdict, Turn
-from veranda_dagster.vendors.runner import RunOutput
 
 ROWS = failure_rows()
 VERDICTS = {"ok", "quota", "auth", "turn_failed", "upstream", "unreachable", "timeout"}
@@ -72,7 +72,7 @@ def test_recorded_failure_keeps_its_pinned_rule_under_every_family(row, tmp_path
     )
     assert f"{verdict.verdict}/{verdict.rule or 'none'}" == pin["own"]
     for family in registry.families():
-        got = classify(family, row_output(row), parsed=False, terminal=False)
+        got = classify(registry.health_rules(family), row_output(row), parsed=False, terminal=False)
         assert got.rule == pin.get(family, pin["any_family"]), family
 
 
@@ -102,7 +102,9 @@ def test_a_turn_killed_at_its_bound_is_a_timeout_not_its_transcript():
     stdout = fixture_text("claude_stream_killed_mid_edit.jsonl")
     assert "billing/invoice.py" in stdout and '"name":"Edit"' in stdout
     out = RunOutput(exit_code=None, timed_out=True, stdout=stdout, duration_s=8.0)
-    v = classify("claude", out, parsed=False, terminal=False, parse_error="truncated")
+    v = classify(
+        registry.health_rules("claude"), out, parsed=False, terminal=False, parse_error="truncated"
+    )
     assert (v.verdict, v.rule) == ("timeout", "timeout") and "8 s" in v.detail
     assert health.error_events(stdout) == []  # init, an Edit and its result: no error event
 
@@ -110,7 +112,7 @@ def test_a_turn_killed_at_its_bound_is_a_timeout_not_its_transcript():
 def test_a_cli_retrying_a_failure_until_its_bound_is_still_that_failure():
     """Gemini retrying a 429 until the bound (recorded): the error text decides, not the clock."""
     row = next(r for r in ROWS if r["case"] == "429_retrying_past_timeout")
-    v = classify("gemini", row_output(row), parsed=False, terminal=False)
+    v = classify(registry.health_rules("gemini"), row_output(row), parsed=False, terminal=False)
     assert v.verdict == "quota" and v.rule == "quota_wording"
 
 
@@ -126,23 +128,31 @@ def test_error_events_are_the_only_stdout_the_rules_read():
     ]
     assert health.error_events("\n".join(lines)) == lines[3:]
     out = RunOutput(exit_code=1, stdout="\n".join(lines[:3]))
-    assert classify("claude", out, parsed=False, terminal=False).verdict == "turn_failed"
+    assert (
+        classify(registry.health_rules("claude"), out, parsed=False, terminal=False).verdict
+        == "turn_failed"
+    )
 
 
 def test_rules_only_read_error_text_of_a_parsed_stream():
     out = RunOutput(exit_code=1, stdout='{"type":"text","data":"rate limit"}', stderr="boom")
-    v = classify("grok", out, parsed=True, terminal=False, stream_error=None)
+    v = classify(registry.health_rules("grok"), out, parsed=True, terminal=False, stream_error=None)
     assert v.verdict == "turn_failed"
 
 
 def test_exit_zero_without_terminal_event_is_turn_failed():
-    v = classify("codex", RunOutput(exit_code=0, stdout="{}"), parsed=True, terminal=False)
+    v = classify(
+        registry.health_rules("codex"),
+        RunOutput(exit_code=0, stdout="{}"),
+        parsed=True,
+        terminal=False,
+    )
     assert v.verdict == "turn_failed"
 
 
 def test_every_rule_names_a_known_verdict():
     for family in registry.families():
-        assert {r.verdict for r in health.rules_for(family)} <= VERDICTS, family
+        assert {r.verdict for r in registry.health_rules(family)} <= VERDICTS, family
 
 
 class CountingBackend:

@@ -16,7 +16,8 @@ from tests.support.vendor_api import VendorApiServer
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.domain.core.models import Usage
 from veranda_dagster.vendors import cost
-from veranda_dagster.vendors.config import BackendsConfig, FamilyConfig
+from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.vendors.family_config import FamilyConfig
 from veranda_dagster.vendors.health import HealthCache
 from veranda_dagster.vendors.port import BackendError, Turn
 from veranda_dagster.vendors.resolver import build_agent

@@ -14,11 +14,12 @@ import pytest
 from tests.vendors.conftest import ALL_KEYS, FakeLogin, ScriptedRunner, failure_rows, row_output
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.vendors import registry, tiers
-from veranda_dagster.vendors.config import BackendsConfig, FamilyConfig
+from veranda_dagster.vendors.command import RunOutput
+from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.vendors.family_config import FamilyConfig
 from veranda_dagster.vendors.health import HealthCache
 from veranda_dagster.vendors.port import Backend, NoHealthyBackendError
 from veranda_dagster.vendors.resolver import REASON_LABELS, ResolutionEvent, ResolvingAgent
-from veranda_dagster.vendors.runner import RunOutput
 
 FAMILIES = registry.families()
 FAMILY_MODES = [(f, m) for f in FAMILIES for m in registry.get(f).modes]

@@ -14,9 +14,9 @@ from veranda_dagster.vendors.adapters.gemini import parse_gemini_stream
 from veranda_dagster.vendors.adapters.glm import parse_opencode_stream
 from veranda_dagster.vendors.adapters.grok import parse_grok_stream
 from veranda_dagster.vendors.adapters.kimi import KimiAdapter, parse_kimi_stream, parse_kimi_wire
-from veranda_dagster.vendors.config import FamilyConfig
+from veranda_dagster.vendors.command import RunOutput
+from veranda_dagster.vendors.family_config import FamilyConfig
 from veranda_dagster.vendors.port import StreamParseError, Turn
-from veranda_dagster.vendors.runner import RunOutput
 
 PARSERS = {
     "claude": parse_claude_stream,

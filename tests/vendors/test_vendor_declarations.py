@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import pytest
 
 from tests.observability.render import load_values
+from tests.support.plugins import scratch
 from tests.support.secret_docs import readme_secret_rows, vault_templates
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.vendors import cost, registry, runner, tiers
@@ -62,7 +63,7 @@ def test_every_builtin_vendor_declares_every_piece(family: str) -> None:
 def test_a_vendor_missing_a_piece_is_refused_at_registration(drop: str, expected: str) -> None:
     incomplete = type("Incomplete", (Acme,), {drop: ()})
     with pytest.raises(ConfigError, match=rf"'acme' is incomplete: .*\b{expected}\b"):
-        registry.register(registry.AdapterInfo("acme", ("api_key",), 99, incomplete))
+        registry.VENDORS.register(registry.AdapterInfo("acme", ("api_key",), 99, incomplete))
     assert "acme" not in registry.families()
 
 
@@ -72,7 +73,7 @@ def test_a_vendor_that_does_not_declare_its_repo_agent_config_is_refused() -> No
     del Acme.repo_agent_config
     try:
         with pytest.raises(ConfigError, match=r"'acme' is incomplete: .*repo_agent_config"):
-            registry.register(registry.AdapterInfo("acme", ("api_key",), 99, undeclared))
+            registry.VENDORS.register(registry.AdapterInfo("acme", ("api_key",), 99, undeclared))
     finally:
         Acme.repo_agent_config = (".acme",)
     listed = type("Listed", (Acme,), {"repo_agent_config": [".acme"]})  # not a tuple
@@ -91,14 +92,14 @@ def test_a_tier_table_without_every_tier_and_a_secret_no_mode_reads_are_refused(
         {"tiers": {"cheap": "acme-1", "standard": "acme-2"}, "secret_env": ("ACME_TOKEN",)},
     )
     with pytest.raises(ConfigError) as err:
-        registry.register(registry.AdapterInfo("acme", ("api_key",), 99, bad))
+        registry.VENDORS.register(registry.AdapterInfo("acme", ("api_key",), 99, bad))
     assert "tiers must map exactly cheap, standard, high" in str(err.value)
     assert "secret_env ACME_TOKEN is read by no mode" in str(err.value)
 
 
 def test_the_no_real_cli_guard_blocks_what_a_new_vendor_declares(monkeypatch) -> None:
     assert registry.missing_pieces(Acme) == []
-    monkeypatch.setitem(registry._REGISTRY, "acme", registry.AdapterInfo("acme", (), 99, Acme))
+    scratch(registry.VENDORS, monkeypatch).register(registry.AdapterInfo("acme", (), 99, Acme))
     for name in ("acme-code", "/opt/bin/acme"):
         with pytest.raises(runner.RealCliBlockedError, match="acme"):
             runner.guard_real_cli([name, "-p", "x"])

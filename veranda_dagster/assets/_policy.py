@@ -3,15 +3,15 @@
 A model phase is not a git push: a model turn costs money and minutes, so model phases retry
 once with a long backoff, while API-only phases (fetching a ticket, building the context pack,
 opening a pull request) retry a few times quickly. Which *errors* retry is decided by type in
-``_shell``: only an error whose ``retryable`` is true (``TransientError``, a ``BackendError`` for
-an upstream or unreachable vendor) or an unexpected exception reaches the ``RetryPolicy``; input
-and config errors fail the step at once with ``dg.Failure(allow_retries=False)``.
+``_shell``: only an error whose ``retryable`` is true (``TransientError``, a ``BackendError``
+for an upstream or unreachable vendor) or an unexpected exception reaches the ``RetryPolicy``;
+input and config errors fail the step at once with ``dg.Failure(allow_retries=False)``.
 
 ``VERANDA_MODEL_RETRY_DELAY_S``, when set, replaces every model phase's base delay (30 s for
 ``repo_guess``, 60 s for ``ci_outcome``, 120 s for the rest), so an operator (or an end-to-end
-test that injects a 5xx) need not wait minutes. It is read once, at import: a Dagster process
-caches the loaded definitions, so a new value takes effect in a new process — every run worker
-in the simulation (``sim.driver.run_ticket_process``) is one.
+test that injects a 5xx) need not wait minutes. It is read once, at import (the asset decorators
+take it): a Dagster process caches the loaded definitions, so a new value takes effect in a new
+process — every run worker in the simulation (``sim.driver.run_ticket_process``) is one.
 
 Each timeout (from the spec) is the wall-clock bound of one attempt, enforced by the shell
 (``PhaseTimeoutError``, retryable).
@@ -19,7 +19,7 @@ Each timeout (from the spec) is the wall-clock bound of one attempt, enforced by
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +29,8 @@ from veranda_dagster.concurrency import FORGE_POOL, FORGE_WRITING_PHASES, MODEL_
 from veranda_dagster.domain.core import phases
 from veranda_dagster.domain.core.phases import AGENT_TURN_S, GIT_AND_API_S, Phase, Retry
 from veranda_dagster.resources.forge import requested_forges
+from veranda_dagster.resources.sources_enabled import requested_sources
 from veranda_dagster.settings import env_number
-from veranda_dagster.sources.registry import requested_sources
 
 __all__ = ["AGENT_TURN_S", "GIT_AND_API_S", "PHASES", "PhaseSpec", "dagster_asset"]
 
@@ -82,14 +82,16 @@ class PhaseSpec:
         return FORGE_POOL if self.forge else None
 
     @classmethod
-    def of(cls, phase: Phase, names: dict[str, frozenset[str]]) -> PhaseSpec:
-        """``phase``'s policy, its placeholder kinds shown as ``names`` (``configured_names``)."""
+    def of(cls, phase: Phase) -> PhaseSpec:
+        """``phase``'s policy; its kinds are the registry's, placeholders (``tracker``,
+        ``forge``) included, named for the deployment where the Definitions are built
+        (``with_configured_kinds``)."""
         return cls(
             name=phase.name,
             group=phase.stage,
             timeout_s=phase.timeout_s,
             retry=retry_policy(phase.retry, phase.calls_model),
-            kinds=shown_kinds(phase.kinds, names),
+            kinds=phase.kinds,
             model=phase.calls_model,
             forge=phase.name in FORGE_WRITING_PHASES,
         )
@@ -108,10 +110,10 @@ class PhaseSpec:
 
 
 def configured_names() -> dict[str, frozenset[str]]:
-    """The registry's placeholder kinds, named as this deployment configures them, read once at
-    import by the same functions the resources read them with. The names are shown as written:
-    a source or forge that does not exist is refused where the Definitions are built (naming
-    the choices), not here, where it would surface as an import error of every asset module."""
+    """The registry's placeholder kinds, named as this deployment configures them, read where
+    the Definitions are built by the same functions the resources read them with (the orgs file
+    included). The names are shown as written: a source or forge that does not exist is refused
+    by the resources built beside them, naming the choices."""
     return {
         phases.TRACKER: frozenset(requested_sources()),
         phases.FORGE: frozenset(requested_forges()),
@@ -124,8 +126,19 @@ def shown_kinds(kinds: frozenset[str], names: dict[str, frozenset[str]]) -> froz
     return frozenset(k for kind in kinds for k in names.get(kind, {kind}))
 
 
-_NAMES = configured_names()
-PHASES: dict[str, PhaseSpec] = {name: PhaseSpec.of(p, _NAMES) for name, p in phases.PHASES.items()}
+def with_configured_kinds(
+    assets: Sequence[dg.AssetsDefinition], names: dict[str, frozenset[str]]
+) -> list[dg.AssetsDefinition]:
+    """``assets`` with each placeholder kind named for this deployment (``configured_names``),
+    applied by ``definitions.py`` when it builds the Definitions, never at import."""
+
+    def named(spec: dg.AssetSpec) -> dg.AssetSpec:
+        return spec.replace_attributes(kinds=set(shown_kinds(frozenset(spec.kinds), names)))
+
+    return list(dg.map_asset_specs(named, list(assets)))
+
+
+PHASES: dict[str, PhaseSpec] = {name: PhaseSpec.of(p) for name, p in phases.PHASES.items()}
 
 
 def dagster_asset(

@@ -8,7 +8,7 @@ from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.partitions import is_ticket_key
 from veranda_dagster.resources.pipeline import PipelineResource
-from veranda_dagster.sensors.dedup import mark_taken
+from veranda_dagster.sources.dedup import mark_taken
 
 
 @phase_asset(

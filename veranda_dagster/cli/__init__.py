@@ -16,6 +16,8 @@ import sys
 import traceback
 from typing import NoReturn
 
+from veranda_dagster.plugins import load_plugins
+
 COMMANDS: dict[str, tuple[str, str]] = {
     "dev": ("veranda_dagster.cli.dev", "the product in the Dagster UI against a loopback world"),
     "sim": ("veranda_dagster.cli.sim", "file tickets and inject faults into veranda dev"),
@@ -74,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     module.add_arguments(cmd_parser)
     args = cmd_parser.parse_args(argv[1:])
     try:
+        load_plugins()
         return int(module.run(args))
     except KeyboardInterrupt:
         return 130

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from veranda_dagster.clients._http import HttpService
 from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.http.client import HttpService
 
 
 class PrometheusClient(HttpService):

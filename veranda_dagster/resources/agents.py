@@ -17,8 +17,7 @@ import dagster as dg
 from veranda_dagster.domain.core.bounds import TICKET_BUDGET_USD
 from veranda_dagster.domain.core.budget import BudgetedAgent
 from veranda_dagster.domain.core.models import Ticket
-from veranda_dagster.resources._env import setting
-from veranda_dagster.settings import env_number
+from veranda_dagster.settings import env_number, setting
 from veranda_dagster.storage import ValueStore
 from veranda_dagster.storage.io_manager import default_values_dir
 from veranda_dagster.storage.ledger import StoreLedger

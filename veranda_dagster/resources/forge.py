@@ -2,9 +2,10 @@
 and the phases that clone, push, open the pull/merge request, read CI and reply to comments.
 
 The forge is chosen by ``VERANDA_FORGE=github|gitlab`` (default ``github``) and everything that
-differs between forges comes from its row in ``clients.forges``: the client, the code-search
-backend, the clone URL, the username git sends beside the token, and the grammar of a PR/MR
-URL. Settings are read from the row's variables: ``GITHUB_API_URL``/``GITHUB_GIT_BASE``/
+differs between forges comes from its declaration (``forges/<name>/plugin.py``): the client,
+the code-search backend, the clone URL, the username git sends beside the token, and the
+grammar of a PR/MR URL. Settings are read from its variables:
+``GITHUB_API_URL``/``GITHUB_GIT_BASE``/
 ``GITHUB_TOKEN`` or ``GITLAB_API_URL``/``GITLAB_GIT_BASE``/``GITLAB_TOKEN``; an empty URL
 means the row's hosted default (``https://api.github.com``, ``https://gitlab.com``).
 
@@ -22,14 +23,13 @@ from collections.abc import Mapping
 import dagster as dg
 from pydantic import Field
 
-from veranda_dagster.clients.forges import FORGES, ForgeClient, ForgeProvider, forge_provider
-from veranda_dagster.clients.routed_forge import RoutedForge
 from veranda_dagster.domain.context.code_search import CodeSearch
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.orgs import OrgsConfig, OrgSettings, org_of
-from veranda_dagster.resources._env import secret, setting
+from veranda_dagster.forges.registry import FORGES, ForgeClient, ForgeProvider, forge_provider
+from veranda_dagster.forges.routed import RoutedForge
 from veranda_dagster.resources.orgs import orgs_from_env
-from veranda_dagster.settings import env_number
+from veranda_dagster.settings import env_number, secret, setting
 from veranda_dagster.storage.search_budget import BudgetState, SearchBudget, budget_key
 
 FORGE_ENV = "VERANDA_FORGE"
@@ -85,7 +85,7 @@ class ForgeResource(dg.ConfigurableResource):
     through ``dg.EnvVar``."""
 
     forge: str = DEFAULT_FORGE
-    """The row in ``clients.forges.FORGES`` (``github`` or ``gitlab``)."""
+    """The forge in ``forges.registry.FORGES`` (``github`` or ``gitlab``)."""
     api_url: str = ""
     """REST base URL; empty = the row's hosted default."""
     git_base: str = ""

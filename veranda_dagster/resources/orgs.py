@@ -13,12 +13,12 @@ from collections.abc import Mapping, Sequence
 
 import dagster as dg
 
-from veranda_dagster.clients.forges import FORGES
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.domain.core.orgs import OrgsConfig, load_orgs
 from veranda_dagster.domain.intake.catalog import Catalog, load_catalog, merge_catalogs
-from veranda_dagster.resources._env import setting
+from veranda_dagster.forges.registry import FORGES
+from veranda_dagster.settings import setting
 from veranda_dagster.sources import source_names
 
 ORGS_ENV = "VERANDA_ORGS"

@@ -26,8 +26,6 @@ from functools import cached_property
 import dagster as dg
 from pydantic import Field
 
-from veranda_dagster.clients.forges import ForgeClient
-from veranda_dagster.clients.ticket_channel import TicketChannel
 from veranda_dagster.domain.clone.workspace import Workspace
 from veranda_dagster.domain.context import pack as context
 from veranda_dagster.domain.context.code_search import CodeSearch, LocalGitGrep
@@ -53,11 +51,13 @@ from veranda_dagster.domain.intake import repo_confirmation, repo_detection
 from veranda_dagster.domain.intake.catalog import Catalog
 from veranda_dagster.domain.work import patch as work_patch
 from veranda_dagster.domain.work import red_tests as work_red_tests
+from veranda_dagster.forges.registry import ForgeClient
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.orgs import OrgCatalog, catalog_for
 from veranda_dagster.resources.tickets import TicketSourcesResource
 from veranda_dagster.resources.workspace import WorkspaceResource
+from veranda_dagster.sources.channel import TicketChannel
 
 
 class PipelineResource(dg.ConfigurableResource):

@@ -2,7 +2,7 @@
 
 ``VERANDA_SOURCES`` (comma list, default: the on-by-default sources, ``linear,slack``) names the
 sources a deployment takes tickets from; an opt-in source also has an older switch of its own
-(``VERANDA_JIRA_INTAKE=1``). Both are read by ``sources.registry.enabled_sources``, the one
+(``VERANDA_JIRA_INTAKE=1``). Both are read by ``resources.sources_enabled.enabled_sources``, the one
 reading. The ``ticket`` phase fetches through ``fetch`` and every post (the ticket comment, the
 fallback notice, the budget note, the failed-run note) goes through ``connected``, so a
 ``jira-PAY-17`` ticket is read from and answered on Jira, and a disabled source's key is a
@@ -25,13 +25,14 @@ import dagster as dg
 import pydantic
 from pydantic import Field
 
-from veranda_dagster.clients.ticket_channel import TicketChannel
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.domain.core.ticket_source import TicketSource
 from veranda_dagster.domain.intake import intake
-from veranda_dagster.resources.ticket_source import SourceClient, TicketSourceResource
+from veranda_dagster.resources.sources_enabled import enabled_sources
 from veranda_dagster.sources import registry
+from veranda_dagster.sources.channel import TicketChannel
+from veranda_dagster.sources.resource import SourceClient, TicketSourceResource
 
 
 class TicketSourcesResource(dg.ConfigurableResource):
@@ -57,7 +58,7 @@ class TicketSourcesResource(dg.ConfigurableResource):
         resources: Mapping[str, TicketSourceResource],
         environ: Mapping[str, str] | None = None,
     ) -> TicketSourcesResource:
-        return cls.of(resources, registry.enabled_sources(environ))
+        return cls.of(resources, enabled_sources(environ))
 
     def resource(self, name: str) -> TicketSourceResource:
         """The connection of source ``name``."""

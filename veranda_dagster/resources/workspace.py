@@ -16,8 +16,7 @@ import dagster as dg
 from veranda_dagster.domain.clone.workspace import Workspace
 from veranda_dagster.domain.core.bounds import CI_WAIT_TIMEOUT_S, VALIDATION_TIMEOUT_S
 from veranda_dagster.domain.core.ticket_key import ticket_dir
-from veranda_dagster.resources._env import setting
-from veranda_dagster.settings import env_number
+from veranda_dagster.settings import env_number, setting
 
 
 def branch_for(ticket_id: str) -> str:

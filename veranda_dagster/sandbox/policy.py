@@ -27,7 +27,7 @@ from urllib.parse import unquote
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.errors import ConfigError
 
 Network = Literal["none"]
 """Every sandbox gets its own network namespace with only loopback: a repository command has

@@ -31,8 +31,6 @@ from typing import Any
 import dagster as dg
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from veranda_dagster.clients._http import HttpAuthError
-from veranda_dagster.clients.forges import forge_provider
 from veranda_dagster.domain.core.bounds import (
     MATERIALIZATIONS_PER_TICK,
     MAX_FEEDBACK_PRS_PER_TICK,
@@ -42,10 +40,12 @@ from veranda_dagster.domain.core.bounds import (
 from veranda_dagster.domain.core.errors import InputError, TransientError
 from veranda_dagster.domain.core.forge_port import Forge, human_comments
 from veranda_dagster.domain.deliver.progress import comments_digest
+from veranda_dagster.forges.registry import forge_provider
+from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
 from veranda_dagster.resources.forge import DEFAULT_FORGE, ForgeResource
-from veranda_dagster.sensors.dedup import ticket_holds
-from veranda_dagster.sensors.status import sensor_default_status
+from veranda_dagster.sources.dedup import ticket_holds
+from veranda_dagster.sources.sensor_status import sensor_default_status
 
 PULL_REQUEST = dg.AssetKey("pull_request")
 FEEDBACK = dg.AssetKey("feedback")

@@ -20,15 +20,15 @@ from typing import Any
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import PHASES
-from veranda_dagster.clients.ticket_channel import TicketChannel
 from veranda_dagster.domain.core.errors import VerandaError
 from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.core.phases import PHASES
 from veranda_dagster.domain.core.run_failure import RunFailure, failure_note
 from veranda_dagster.partitions import TICKET_TAG, is_ticket_key
 from veranda_dagster.resources.tickets import TicketSourcesResource
-from veranda_dagster.sensors.status import sensor_default_status
 from veranda_dagster.sources import registry
+from veranda_dagster.sources.channel import TicketChannel
+from veranda_dagster.sources.sensor_status import sensor_default_status
 from veranda_dagster.storage import ValueStore
 
 RUN_FAILURE_POLL_INTERVAL_S = 15

@@ -30,8 +30,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from veranda_dagster.clients.forges import forge_provider
 from veranda_dagster.concurrency import POOL_DEFAULT_LIMIT, RUNS_PER_TICKET
+from veranda_dagster.forges.registry import forge_provider
 from veranda_dagster.jobs import RUN_MAX_RUNTIME_S
 from veranda_dagster.sandbox.policy import READONLY_ENV
 from veranda_dagster.sim.backends import (

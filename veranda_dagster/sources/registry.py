@@ -1,29 +1,30 @@
-"""Ticket source name -> everything about the source. Sources register themselves; the core
-never names one.
+"""Ticket source name -> everything about the source, in the generic plugin ``Registry``; the core
+never names a source.
 
-Each module of this package declares one source with ``register(TicketSourceInfo(...))``: its
-port (whose class states the source's name and key grammar; fetch, and post with the dedup
-marker), its resource (settings, client, the secrets it binds), its intake sensor, and whether
-it is on by default. What used to
-be wired by hand is derived here: which sources are enabled (``enabled_sources``, from
-``VERANDA_SOURCES``), the routing list (``ticket_sources``), the owner of a key (``address``),
-the sensors the Definitions list (``listed_sensors``) and the secrets the deployment and the
-README must carry (``secret_env``). ``register`` refuses a source missing a piece and
-``load_builtin`` refuses two sources owning one key, since each omission used to fail silently
-(a Jira ``ENG-123`` read as Linear's).
+Each folder of this package declares one source in its ``plugin.py`` (``PLUGIN =
+TicketSourceInfo(...)``): its port (whose class states the source's name and key grammar; fetch,
+and post with the dedup marker), its resource (settings, client, the secrets it binds), its
+intake sensor, and whether it is on by default, and the shapes of the tokens it issues. What
+used to be wired by hand is derived here (which are enabled is read above, in
+``resources.sources_enabled``, with the orgs file): the routing list (``ticket_sources``), the
+owner of a key (``address``), the sensors the Definitions list (``listed_sensors``) and the
+secrets the deployment and the docs must carry (``secret_env``). ``SOURCES`` refuses a source
+missing a piece and two sources owning one key, since each omission used to fail silently (a
+Jira ``ENG-123`` read as Linear's).
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Collection, Mapping, Sequence
+import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import dagster as dg
 
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.domain.core.ticket_key import SOURCE_NAME, is_ticket_key
 from veranda_dagster.domain.core.ticket_source import (
     KeyGrammar,
@@ -31,15 +32,8 @@ from veranda_dagster.domain.core.ticket_source import (
     TicketSource,
     UnconfiguredSource,
 )
-from veranda_dagster.resources._env import listing, setting
-from veranda_dagster.sources import source_names
-
-if TYPE_CHECKING:
-    from veranda_dagster.domain.core.orgs import OrgsConfig
-    from veranda_dagster.resources.ticket_source import TicketSourceResource
-
-SOURCES_ENV = "VERANDA_SOURCES"
-"""Comma list of the sources a deployment takes tickets from (default: the on-by-default ones)."""
+from veranda_dagster.registry import Registry
+from veranda_dagster.sources.resource import TicketSourceResource
 
 
 @dataclass(frozen=True)
@@ -55,6 +49,8 @@ class TicketSourceInfo:
     setup_hint: str
     """What to set for the source to work (``set LINEAR_API_KEY``), in every refusal."""
     sensor: dg.SensorDefinition
+    token_shapes: tuple[TokenShape, ...]
+    """The tokens it issues, so the scrubber masks them wherever they appear."""
     on_by_default: bool = False
     """In ``VERANDA_SOURCES``'s default, and its sensor listed even when not enabled (it skips
     until configured); an opt-in source's sensor is listed only when it is enabled."""
@@ -98,7 +94,16 @@ def missing_pieces(info: TicketSourceInfo) -> list[str]:
     unnamed = [f"port.{a}" for a in ("name", "keys") if not getattr(info.port, a, None)]
     if unnamed:
         return unnamed  # the other checks read both
-    missing = [piece for piece in ("title", "setup_hint", "secret_env") if not getattr(info, piece)]
+    missing = [
+        piece
+        for piece in ("title", "setup_hint", "secret_env", "token_shapes")
+        if not getattr(info, piece)
+    ]
+    missing += [
+        f"token shape {shape.name} does not match its own sample"
+        for shape in info.token_shapes
+        if not re.fullmatch(shape.pattern, shape.sample)
+    ]
     if not SOURCE_NAME.fullmatch(info.name):
         missing.append(f"name {info.name!r} is not lowercase letters and digits")
     example = info.keys.example
@@ -136,59 +141,24 @@ def shared_keys(infos: Sequence[TicketSourceInfo]) -> list[str]:
     return shared
 
 
-_REGISTRY: dict[str, TicketSourceInfo] = {}
-_LOADED = False
-_LOADING = False
-
-
-def register(info: TicketSourceInfo) -> TicketSourceInfo:
-    """Add a source; one missing a piece is refused at import, never skipped."""
-    missing = missing_pieces(info)
-    if missing:
-        raise ConfigError(f"ticket source {info.name!r} is incomplete: {'; '.join(missing)}")
-    _REGISTRY[info.name] = info
-    return info
-
-
-def load_builtin() -> None:
-    """Import every source module once so each registers itself, then check that each
-    registered its own name and that no two sources own the same key."""
-    global _LOADED, _LOADING
-    if _LOADED:
-        return
-    if _LOADING:
-        raise ConfigError(
-            "a ticket source module reads the registry while the sources load; "
-            "declare the source with register() and read nothing derived"
-        )
-    _LOADING = True
-    try:
-        for name in source_names():
-            importlib.import_module(f"veranda_dagster.sources.{name}")
-            if name not in _REGISTRY:
-                raise ConfigError(f"sources/{name}.py registers no ticket source named {name!r}")
-    finally:
-        _LOADING = False
-    shared = shared_keys(list(_REGISTRY.values()))
-    if shared:
-        raise ConfigError("; ".join(shared))
-    _LOADED = True
+SOURCES: Registry[TicketSourceInfo] = Registry(
+    "ticket source",
+    "veranda_dagster.sources",
+    name_of=lambda info: str(getattr(info.port, "name", "") or ""),
+    missing_pieces=missing_pieces,
+    conflicts=shared_keys,
+)
+"""The sources by name: each folder of ``sources/`` whose ``plugin.py`` declares ``PLUGIN``."""
 
 
 def sources() -> list[TicketSourceInfo]:
     """Every registered source, in routing order (by name: keys never overlap, so the order
     only decides how a listing reads)."""
-    load_builtin()
-    return [_REGISTRY[name] for name in sorted(_REGISTRY)]
+    return list(SOURCES.values())
 
 
 def get(name: str) -> TicketSourceInfo:
-    load_builtin()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(i.name for i in sources())
-        raise ConfigError(f"unknown ticket source {name!r} (known: {known})") from None
+    return SOURCES.require(name)
 
 
 def address(key: str) -> Ticket:
@@ -205,60 +175,6 @@ def keys_mentioned(text: str) -> list[str]:
     return [k for i in sources() if i.keys.mentioned for k in i.keys.mentioned(text)]
 
 
-def requested_sources(environ: Mapping[str, str] | None = None) -> list[str]:
-    """``VERANDA_SOURCES`` as written (lowercased, each once), plus every source whose
-    ``alias_env`` is ``1``; unknown names are kept, for the caller to refuse or show. Unset,
-    it is every source the orgs file's orgs take tickets from (``VERANDA_ORGS``), else the
-    on-by-default sources; an orgs file that does not load leaves that default to
-    ``enabled_sources``, which refuses it."""
-    return _requested(environ, _read_orgs(environ)[0])
-
-
-def enabled_sources(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The requested sources; an unknown name is a ``ConfigError`` naming the choices (raised
-    where the Definitions are built, so a typo stops the code location from loading), and so
-    is an orgs file that does not load, or whose orgs take tickets from a source left out."""
-    orgs, unreadable = _read_orgs(environ)
-    names = _requested(environ, orgs)
-    unknown = [n for n in names if n not in _REGISTRY]
-    if unknown:
-        raise ConfigError(
-            f"{SOURCES_ENV}: unknown source(s) {', '.join(unknown)}; "
-            f"choose from {', '.join(i.name for i in sources())}"
-        )
-    if unreadable is not None:
-        raise unreadable
-    from veranda_dagster.resources.orgs import ORGS_ENV, sources_missing_from
-
-    missing = sources_missing_from(names, orgs) if orgs else []
-    if missing:
-        raise ConfigError(
-            f"{ORGS_ENV}: an org takes tickets from {', '.join(missing)}, which {SOURCES_ENV} "
-            "does not enable (add it there, or leave it unset to enable the orgs' sources)"
-        )
-    return names
-
-
-def _requested(environ: Mapping[str, str] | None, orgs: OrgsConfig | None) -> list[str]:
-    default = ",".join(orgs.sources() if orgs else [i.name for i in sources() if i.on_by_default])
-    names = [n.lower() for n in listing(SOURCES_ENV, default, environ)]
-    names += [i.name for i in sources() if i.alias_env and setting(i.alias_env, "", environ) == "1"]
-    return list(dict.fromkeys(names))
-
-
-def _read_orgs(
-    environ: Mapping[str, str] | None,
-) -> tuple[OrgsConfig | None, ConfigError | None]:
-    """The orgs file, read once per call that needs it: ``(orgs, None)``, ``(None, None)``
-    without one, or ``(None, why)`` when it does not load, for the caller to show or raise."""
-    from veranda_dagster.resources.orgs import orgs_from_env
-
-    try:
-        return orgs_from_env(environ), None
-    except ConfigError as exc:
-        return None, exc
-
-
 def ticket_sources(
     live: Sequence[TicketSource] = (), enabled: Collection[str] | None = None
 ) -> list[TicketSource]:
@@ -269,7 +185,7 @@ def ticket_sources(
     routed: list[TicketSource] = list(live)
     for info in sources():
         if enabled is not None and info.name not in enabled:
-            hint = f"add {info.name} to {SOURCES_ENV}"
+            hint = f"add {info.name} to VERANDA_SOURCES"
             routed.append(
                 UnconfiguredSource(info.name, info.keys, hint, f"{info.title} (not enabled)")
             )

@@ -28,12 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from veranda_dagster.clients.limits import GITHUB_CODE_SEARCH_PER_MINUTE
 from veranda_dagster.domain.core.bounds import MAX_BUDGET_WAITS, SEARCH_CLAIM_TTL_S
 from veranda_dagster.domain.core.errors import TransientError
 
 RATE_WINDOW_S = 60.0
-"""The rolling window GitHub's code-search limit is counted over."""
+"""The rolling window a forge's code-search limit is counted over (GitHub's is a minute)."""
 
 State = dict[str, Any]
 """``{"sent": [epoch seconds], "claims": {id: {"n": slots, "until": epoch seconds}}}``."""
@@ -170,7 +169,7 @@ class SearchBudget:
         self,
         state: BudgetState,
         key: str,
-        limit: int = GITHUB_CODE_SEARCH_PER_MINUTE,
+        limit: int,
         period: float = RATE_WINDOW_S,
         *,
         clock: Callable[[], float] = time.time,

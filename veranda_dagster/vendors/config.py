@@ -8,7 +8,6 @@ rejects anything that does not look like a variable name, so a pasted key fails 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -17,51 +16,9 @@ from veranda_dagster.domain.core.bounds import MAX_CONFIG_FILE_BYTES
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.input_files import load_document, validate_document
 from veranda_dagster.vendors import registry
+from veranda_dagster.vendors.family_config import FamilyConfig
 
 CONFIG_ENV = "VERANDA_BACKENDS_CONFIG"
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-class FamilyConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    family: str
-    modes: list[str] | None = None
-    """Auth modes to try, in order; None = the adapter's own default order."""
-    binary: str | None = None
-    """Path or name of the CLI; None = the vendor's usual binary on PATH."""
-    env: dict[str, str] = Field(default_factory=dict)
-    """CLI variable -> name of our variable holding its value, e.g.
-    ``{"ANTHROPIC_API_KEY": "VERANDA_ANTHROPIC_KEY"}``. Names only, never values."""
-    passthrough_env: list[str] = Field(default_factory=list)
-    """Extra variable names passed to the CLI unchanged when set."""
-    base_url: str | None = None
-    """Override of the vendor API base URL (the adapter knows which variable carries it)."""
-    home: str | None = None
-    """This CLI's home template (settings, a login session), if any: never written by a CLI;
-    each turn runs with a private copy of it (``vendors.home``), so no ticket's agent can leave
-    anything there for the next."""
-    timeout_s: float | None = None
-    """Wall-clock cap per turn; None = the request's own timeout."""
-
-    @field_validator("env")
-    @classmethod
-    def _names_only(cls, value: dict[str, str]) -> dict[str, str]:
-        for key, name in value.items():
-            if not _ENV_NAME.match(key) or not _ENV_NAME.match(name):
-                raise ValueError(
-                    f"env entry for {key[:40]!r} must map a variable name to a variable name "
-                    "(never a value)"
-                )
-        return value
-
-    @field_validator("passthrough_env")
-    @classmethod
-    def _passthrough_names(cls, value: list[str]) -> list[str]:
-        bad = [v[:40] for v in value if not _ENV_NAME.match(v)]
-        if bad:
-            raise ValueError(f"passthrough_env holds non-names: {bad}")
-        return value
 
 
 def _default_families() -> list[FamilyConfig]:

@@ -24,9 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from veranda_dagster.domain.core.bounds import HEALTH_RECHECK_S
-from veranda_dagster.vendors import registry
+from veranda_dagster.vendors.command import EGRESS_REFUSED, RunOutput
 from veranda_dagster.vendors.port import Backend, HealthVerdict, Verdict
-from veranda_dagster.vendors.runner import EGRESS_REFUSED, RunOutput
 
 
 @dataclass(frozen=True)
@@ -105,12 +104,6 @@ def ordered_rules(vendor_rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
     return (*ordered, *(r for r in vendor_rules if r not in ordered))
 
 
-def rules_for(family: str) -> tuple[Rule, ...]:
-    """What decides a run of ``family``: the shared rules and that family's adapter's own."""
-    known = family in registry.families()
-    return ordered_rules(registry.get(family).factory.health_rules if known else ())
-
-
 _ERROR_KEYS = ("error", "error_message", "error_name", "error_status", "api_error_status")
 _ERROR_TYPES = frozenset({"error", "turn.failed"})
 
@@ -151,7 +144,7 @@ def error_text(out: RunOutput, stream_error: str | None) -> str:
 
 
 def classify(
-    family: str,
+    rules: tuple[Rule, ...],
     out: RunOutput,
     *,
     parsed: bool,
@@ -159,7 +152,8 @@ def classify(
     stream_error: str | None = None,
     parse_error: str | None = None,
 ) -> HealthVerdict:
-    """One verdict for one CLI run (probe or turn)."""
+    """One verdict for one CLI run (probe or turn), by ``rules`` in order (a family's rules:
+    ``ordered_rules`` of its adapter's own, or ``registry.health_rules(family)``)."""
     if out.exit_code == 0 and parsed and terminal and not stream_error and not out.timed_out:
         return HealthVerdict(verdict="ok")
     if out.exit_code == 127:
@@ -169,7 +163,7 @@ def classify(
             verdict="unreachable", detail="timed out with no output", rule="timeout_silent"
         )
     haystack = error_text(out, stream_error)
-    for rule in rules_for(family):
+    for rule in rules:
         match = rule.pattern.search(haystack)
         if match:
             return HealthVerdict(

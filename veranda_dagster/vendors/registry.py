@@ -1,9 +1,10 @@
-"""Family name -> adapter factory. Adapters register themselves; the core never names a vendor.
+"""Family name -> adapter factory, in the generic plugin ``Registry``; the core never names a
+vendor.
 
-``load_builtin()`` imports every module in ``backends/adapters`` (each calls ``register`` at
-import), so adding a vendor is one new file there. The adapter class declares everything about
-its vendor (tier ids, model prefixes, binaries, rates, secret variables, token shapes,
-instruction file, MCP format); the central tables (``tiers.TIERS``/``MODEL_PREFIXES``,
+Each module of ``vendors/adapters`` declares one vendor (``PLUGIN = AdapterInfo(...)``) and the
+registry discovers them, so adding a vendor is one new file there. The adapter class declares
+everything about its vendor (tier ids, model prefixes, binaries, rates, secret variables, token
+shapes, instruction file, MCP format); the central tables (``tiers.TIERS``/``MODEL_PREFIXES``,
 ``cost.RATES``, the no-real-CLI guard's binaries) are derived from those declarations, and
 ``register`` refuses an adapter missing a piece, since each omission used to fail silently (a
 pin re-routed, a turn recorded at $0, a real CLI spawned in a test).
@@ -11,13 +12,13 @@ pin re-routed, a turn recorded at $0, a real CLI spawned in a test).
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, get_args
 
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Tier
+from veranda_dagster.registry import Registry
+from veranda_dagster.vendors.health import Rule, ordered_rules
 
 if TYPE_CHECKING:
     from veranda_dagster.domain.core.redaction import TokenShape
@@ -88,59 +89,28 @@ def missing_pieces(adapter: type[CliAdapter]) -> list[str]:
     return missing
 
 
-_REGISTRY: dict[str, AdapterInfo] = {}
-_LOADED = False
+VENDORS: Registry[AdapterInfo] = Registry(
+    "vendor adapter",
+    "veranda_dagster.vendors.adapters",
+    name_of=lambda info: info.family,
+    missing_pieces=lambda info: missing_pieces(info.factory),
+    folders=False,
+)
+"""The vendors by family: each module of ``vendors/adapters`` that declares ``PLUGIN``."""
 
 
-def register(info: AdapterInfo) -> AdapterInfo:
-    """Add a vendor; one missing a declaration is refused at import, never skipped."""
-    missing = missing_pieces(info.factory)
-    if missing:
-        raise ConfigError(f"vendor adapter {info.family!r} is incomplete: {'; '.join(missing)}")
-    _REGISTRY[info.family] = info
-    return info
-
-
-_LOADING = False
-
-
-def load_builtin() -> None:
-    """Import every adapter module once so each registers itself.
-
-    An adapter module that imports a derived table (``tiers``, ``cost``) while the adapters are
-    still loading would derive it from half the vendors; that is refused, not tolerated.
-    """
-    global _LOADED, _LOADING
-    if _LOADED:
-        return
-    if _LOADING:
-        raise ConfigError(
-            "a vendor adapter module reads the registry while the adapters load (it imports "
-            "a derived table such as backends.tiers or backends.cost); read its own class "
-            "attributes instead"
-        )
-    from veranda_dagster.vendors import adapters
-
-    _LOADING = True
-    try:
-        for mod in pkgutil.iter_modules(adapters.__path__):
-            if not mod.name.startswith("_"):
-                importlib.import_module(f"{adapters.__name__}.{mod.name}")
-    finally:
-        _LOADING = False
-    _LOADED = True
+def _ranked() -> list[AdapterInfo]:
+    return sorted(VENDORS.values(), key=lambda i: (i.rank, i.family))
 
 
 def families() -> list[str]:
     """Registered families in default order."""
-    load_builtin()
-    return [i.family for i in sorted(_REGISTRY.values(), key=lambda i: (i.rank, i.family))]
+    return [i.family for i in _ranked()]
 
 
 def get(family: str) -> AdapterInfo:
-    load_builtin()
     try:
-        return _REGISTRY[family]
+        return VENDORS[family]
     except KeyError:
         known = ", ".join(families())
         raise ConfigError(f"unknown backend family {family!r} (known: {known})") from None
@@ -148,8 +118,7 @@ def get(family: str) -> AdapterInfo:
 
 def adapters() -> list[type[CliAdapter]]:
     """Every registered adapter class in default family order: the source of the tables."""
-    load_builtin()
-    return [i.factory for i in sorted(_REGISTRY.values(), key=lambda i: (i.rank, i.family))]
+    return [i.factory for i in _ranked()]
 
 
 def token_patterns() -> list[TokenShape]:
@@ -169,3 +138,10 @@ def binaries() -> frozenset[str]:
 def secret_env() -> dict[str, tuple[str, ...]]:
     """family -> the variables its keys arrive in, for the deployment and docs checks."""
     return {a.family: tuple(a.secret_env) for a in adapters()}
+
+
+def health_rules(family: str) -> tuple[Rule, ...]:
+    """What decides a run of ``family``: the shared rules and that family's adapter's own (only
+    the shared ones for a family no adapter declares)."""
+    known = family in VENDORS
+    return ordered_rules(VENDORS[family].factory.health_rules if known else ())

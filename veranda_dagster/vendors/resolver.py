@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from veranda_dagster.domain.core.agent import AgentReply, AgentRequest
 from veranda_dagster.domain.core.models import ModelCall
 from veranda_dagster.vendors import cost, registry, tiers
+from veranda_dagster.vendors.command import CommandRunner, LoginStep
 from veranda_dagster.vendors.config import BackendsConfig
 from veranda_dagster.vendors.health import PROCESS_HEALTH, HealthCache
 from veranda_dagster.vendors.negotiate import negotiate
@@ -33,12 +34,7 @@ from veranda_dagster.vendors.port import (
     NoHealthyBackendError,
     Verdict,
 )
-from veranda_dagster.vendors.runner import (
-    CommandRunner,
-    CredentialFileLogin,
-    LoginStep,
-    SubprocessRunner,
-)
+from veranda_dagster.vendors.runner import CredentialFileLogin, SubprocessRunner
 
 log = logging.getLogger(__name__)
 

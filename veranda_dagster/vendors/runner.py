@@ -1,9 +1,6 @@
-"""The command-runner and login-step seams every adapter is built on.
+"""The real command runner and login step (the seams are in ``command``).
 
-An adapter never calls ``subprocess`` itself: it hands an argv, a working directory and an
-explicit environment to a ``CommandRunner``. Tests inject a scripted runner and so exercise the
-real argv building, env assembly, stream parsing and classification without spawning a vendor
-CLI. The real runner refuses known vendor binaries while ``VERANDA_NO_REAL_CLI=1`` (set by the
+The real runner refuses known vendor binaries while ``VERANDA_NO_REAL_CLI=1`` (set by the
 backend tests' conftest), so a test that forgot to inject a runner fails loudly instead of
 spending money.
 """
@@ -19,57 +16,31 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
-
-from pydantic import BaseModel
 
 from veranda_dagster.domain.core.errors import VerandaError
 from veranda_dagster.sandbox import Prepared, Sandbox
 from veranda_dagster.sandbox.egress import Egress
 from veranda_dagster.sandbox.proxied import EgressError, through_proxy
+from veranda_dagster.vendors import registry
+from veranda_dagster.vendors.command import (
+    EGRESS_REFUSED,
+    EXIT_EGRESS_REFUSED,
+    LoginStatus,
+    RunOutput,
+)
 from veranda_dagster.vendors.isolation import TurnIsolation, turn_binds
 
 NO_REAL_CLI_ENV = "VERANDA_NO_REAL_CLI"
-EGRESS_REFUSED = "veranda egress refused"
-"""Starts the stderr of a turn refused because its credential cannot go through the proxy
-(``health`` classifies it ``auth``, so the resolver moves to the next backend)."""
-EXIT_EGRESS_REFUSED = 77
-"""EX_NOPERM: the turn never started."""
 
 
 def vendor_binaries() -> frozenset[str]:
     """Basenames of vendor CLIs, as each adapter declares them (``default_binary`` and
     ``also_spawns``); the guard blocks these, not scripted stand-ins with other names."""
-    from veranda_dagster.vendors import registry  # the adapters import this module
-
     return registry.binaries()
-
-
-class RunOutput(BaseModel):
-    exit_code: int | None
-    stdout: str = ""
-    stderr: str = ""
-    timed_out: bool = False
-    duration_s: float = 0.0
 
 
 class RealCliBlockedError(VerandaError):
     """A real vendor CLI was about to be spawned while the no-real-CLI guard is on."""
-
-
-@runtime_checkable
-class CommandRunner(Protocol):
-    def run(
-        self,
-        argv: Sequence[str],
-        cwd: str | None,
-        env: Mapping[str, str],
-        stdin: str | None,
-        timeout: float,
-        *,
-        egress: Egress | None = None,
-        isolation: TurnIsolation | None = None,
-    ) -> RunOutput: ...
 
 
 def guard_real_cli(argv: Sequence[str]) -> None:
@@ -220,22 +191,6 @@ def _own_home(home: str) -> bool:
 def _kill_group(proc: subprocess.Popen[str]) -> None:
     with contextlib.suppress(ProcessLookupError):  # already gone
         os.killpg(proc.pid, signal.SIGKILL)
-
-
-class LoginStatus(BaseModel):
-    ok: bool
-    detail: str = ""
-
-
-@runtime_checkable
-class LoginStep(Protocol):
-    """Whether a login/OAuth mode has a usable session, without an interactive login.
-
-    ``credential_paths`` are where the vendor CLI keeps its session (the adapter knows them).
-    Tests inject a scripted step to simulate a logged-in, logged-out or expired seat.
-    """
-
-    def ensure(self, family: str, mode: str, credential_paths: Sequence[str]) -> LoginStatus: ...
 
 
 class CredentialFileLogin:

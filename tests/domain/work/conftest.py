@@ -14,7 +14,6 @@ import pytest
 
 from tests.fixtures.context.gitrepo import git, make_repo
 from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
-from veranda_dagster.clients.github import GitHubClient
 from veranda_dagster.domain.clone.workspace import Workspace
 from veranda_dagster.domain.context.facts import read_repo_facts
 from veranda_dagster.domain.core.agent import AgentReply, AgentRequest
@@ -30,6 +29,7 @@ from veranda_dagster.domain.core.models import (
     Window,
 )
 from veranda_dagster.domain.work.turn import commit_and_push
+from veranda_dagster.forges.github.client import GitHubClient
 from veranda_dagster.sim.github_fake import GitHubFake
 
 TICKET = Ticket(

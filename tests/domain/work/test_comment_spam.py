@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from tests.domain.work.conftest import GH_REPO as REPO
 from tests.domain.work.conftest import TICKET, ScriptedAgent, reply, write
-from veranda_dagster.clients.github import MAX_PAGES, PER_PAGE
 from veranda_dagster.domain.core.forge_port import truncation
 from veranda_dagster.domain.deliver.feedback import process_feedback
+from veranda_dagster.forges.github.client import MAX_PAGES, PER_PAGE
 
 SPAM = 1_050
 

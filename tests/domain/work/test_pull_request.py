@@ -7,12 +7,12 @@ import pytest
 
 from tests.domain.work.conftest import TICKET, FakeForge
 from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
-from veranda_dagster.clients.linear_ticket import LinearTicketSource
-from veranda_dagster.clients.ticket_channel import TicketChannel
 from veranda_dagster.domain.core.errors import TransientError
 from veranda_dagster.domain.core.models import CommandResult, ModelCall, Patch, RedTests, Usage
 from veranda_dagster.domain.deliver.pull_request import open_pull_request
 from veranda_dagster.domain.work.turn import commit_and_push
+from veranda_dagster.sources.channel import TicketChannel
+from veranda_dagster.sources.linear.ticket import LinearTicketSource
 
 SUMMARY = (
     "Added slugify next to shout [R1] (app/text.py:4-5). Also see app/text.py:999 and "

@@ -37,14 +37,14 @@ def test_urls_headers_assignments_and_known_values():
 
 # --- every shape each service and vendor issues ------------------------------------------------
 
-from veranda_dagster.clients.forges import forge_token_shapes  # noqa: E402
-from veranda_dagster.clients.token_shapes import SERVICE_TOKENS  # noqa: E402
+from tests.support.plugins import scratch  # noqa: E402
 from veranda_dagster.domain.core.redaction import (  # noqa: E402
     GENERIC_TOKENS,
     environ_secrets,
     token_shapes,
     url_password,
 )
+from veranda_dagster.plugins import provider_token_shapes  # noqa: E402
 from veranda_dagster.vendors import registry  # noqa: E402
 
 SHAPES = token_shapes()
@@ -70,7 +70,7 @@ def test_each_vendor_adapter_brings_its_own_table_and_the_registry_collects_it()
         names = {s.name for s in adapter.token_patterns}
         assert names, f"{family} has no token_patterns table"
         assert names <= collected
-    services = SERVICE_TOKENS + forge_token_shapes() + GENERIC_TOKENS
+    services = provider_token_shapes() + GENERIC_TOKENS
     assert collected | {s.name for s in services} == {s.name for s in SHAPES}
     expected = {
         "anthropic_api_key", "claude_oauth_token", "openai_project_key", "openai_legacy_key",
@@ -89,9 +89,8 @@ def test_a_vendor_registered_later_brings_its_shapes_to_the_scrubber(monkeypatch
     class Fake:
         token_patterns = (TokenShape("acme", r"acme_[a-z0-9]{12,}", "acme_0123456789ab", "test"),)
 
-    monkeypatch.setitem(
-        registry._REGISTRY, "acme", registry.AdapterInfo("acme", ("api_key",), 99, Fake)
-    )
+    vendors = scratch(registry.VENDORS, monkeypatch)._items  # no complete adapter needed
+    monkeypatch.setitem(vendors, "acme", registry.AdapterInfo("acme", ("api_key",), 99, Fake))
     assert scrub("key acme_0123456789abcdef here", environ={}) == "key *** here"
 
 
@@ -136,21 +135,29 @@ def test_the_process_environment_supplies_secrets_no_shape_knows():
     assert scrub(text, environ=environ) == "vault said ***; db pw *** (encoded ***); 1 + 1"
 
 
-def test_a_fresh_interpreter_scrubs_provider_shapes_having_imported_only_the_domain_module():
-    """The package registers the providers' shapes before any of its modules runs, so code
-    that imports nothing but the scrubber still masks a forge's and a vendor's tokens."""
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "import veranda_dagster.definitions",  # the code location and every run worker
+        "from veranda_dagster.plugins import load_plugins; load_plugins()",  # the CLI, a test
+    ],
+)
+def test_a_fresh_interpreter_scrubs_provider_shapes_once_an_entry_point_registered_them(entry):
+    """Nothing registers at import; the one registration step, which the Definitions and the
+    CLI run first, hands every provider's shapes to the scrubber."""
     import subprocess
     import sys
 
     code = (
-        "from veranda_dagster.domain.core.redaction import scrub;"
+        f"{entry}\n"
+        "from veranda_dagster.domain.core.redaction import scrub\n"
         "print(scrub('a ghp_16C7e42F292c6912E7710c838347Ae178B4a b sk-ant-api03-'"
-        " + 'x' * 90 + ' c', environ={}))"
+        " + 'x' * 90 + ' c xoxb-1234567890-1234567890-abcdefghij d', environ={}))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
-    assert out.split() == ["a", "***", "b", "***", "c"]
+    assert out.split()[-7:] == ["a", "***", "b", "***", "c", "***", "d"]
 
 
 def test_the_domain_scrubber_imports_no_provider_and_knows_only_generic_shapes_itself():

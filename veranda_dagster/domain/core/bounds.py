@@ -10,7 +10,7 @@ MAX_SEEDS: Final = 8
 
 MAX_SEARCHES: Final = 12
 """Code searches per context pack: a hosted code index allows about 10 a minute; 12 fits one
-pack's wait for the budget (``clients.limits`` has each forge's own rate)."""
+pack's wait for the budget (each forge plugin's ``limits`` has its own rate)."""
 
 MAX_PACK_FILES: Final = 6
 """Files in a context pack: past six, a model skims rather than reads."""

@@ -1,17 +1,21 @@
 """One exception tree for the whole product, so callers decide retryability by type.
 
-Every error carries a message a person can act on; none carries a secret.
+Every error carries a message a person can act on; none carries a secret. Its root and
+``ConfigError`` live below every layer (``veranda_dagster.errors``), since the sandbox, under the
+domain, raises them too; they are named here so the whole tree reads in one place.
 """
 
+from veranda_dagster.errors import ConfigError, VerandaError
 
-class VerandaError(Exception):
-    """Root of every error this product raises on purpose."""
-
-    retryable: bool = False
-
-
-class ConfigError(VerandaError):
-    """Configuration is missing or malformed; the message names the setting."""
+__all__ = [
+    "AwaitingHumanError",
+    "ConfigError",
+    "InputError",
+    "StoredValueError",
+    "TicketRunInProgressError",
+    "TransientError",
+    "VerandaError",
+]
 
 
 class InputError(VerandaError):

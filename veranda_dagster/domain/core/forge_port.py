@@ -1,7 +1,7 @@
 """What the work phases need from the forge, as a Protocol, and the values it returns.
 
 The phases never see HTTP, and never a forge's own vocabulary: each forge's client
-(``clients.forges`` lists them) maps its API onto these values, and phase tests pass an
+(``forges/<name>/`` each) maps its API onto these values, and phase tests pass an
 in-memory forge. Three things are said once here, whatever a forge keeps behind them:
 
 - **CI** is a list of jobs for a commit, each in one ``CiState``; a failed job's findings

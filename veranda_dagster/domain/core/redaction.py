@@ -129,8 +129,8 @@ _SHAPE_SOURCES: list[ShapeSource] = []
 
 
 def register_shape_source(source: ShapeSource) -> None:
-    """Add the shapes a provider layer declares. The package's ``__init__`` registers the
-    providers' source, so every process that can import this module has it registered first."""
+    """Add the shapes a provider layer declares. ``plugins.load_plugins`` registers the
+    providers' source where the Definitions are built and where the CLI starts."""
     if source not in _SHAPE_SOURCES:
         _SHAPE_SOURCES.append(source)
 

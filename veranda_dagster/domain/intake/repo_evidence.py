@@ -357,8 +357,8 @@ _LINK_READERS: list[Callable[[], Sequence[RepoLinkReader]]] = []
 
 
 def register_link_readers(source: Callable[[], Sequence[RepoLinkReader]]) -> None:
-    """Add the forges' URL readers (called late, at the first ticket read). The package's
-    ``__init__`` registers them, so every process that reads a ticket has them."""
+    """Add the forges' URL readers (called late, at the first ticket read).
+    ``plugins.load_plugins`` registers them where the Definitions are built and the CLI starts."""
     if source not in _LINK_READERS:
         _LINK_READERS.append(source)
 

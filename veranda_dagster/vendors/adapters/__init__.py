@@ -1,1 +1,1 @@
-"""One module per vendor CLI. Each registers itself; the core never imports a vendor by name."""
+"""One module per vendor CLI, each declaring ``PLUGIN``; the core never imports a vendor by name."""

@@ -3,7 +3,7 @@
 A vendor module subclasses ``CliAdapter`` and supplies its tables (modes, env vars, files,
 knobs, and everything the core derives its central tables from: tier ids, model prefixes,
 binaries, rates, secret variables, token shapes) plus two functions only it knows:
-``build_argv`` and ``parse_stream``; ``registry.register`` refuses a vendor missing a piece.
+``build_argv`` and ``parse_stream``; ``registry.VENDORS`` refuses a vendor missing a piece.
 The run itself (spawn through the runner seam, parse, classify, raise ``BackendError``) is
 written once here, as are the model and effort arguments every argv builds from the declared
 flags; the stream-reading mechanics every parser shares are in ``_streams``.
@@ -29,7 +29,8 @@ from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import Egress, KeyCarrier, refused
 from veranda_dagster.vendors import health
 from veranda_dagster.vendors.adapters._streams import StreamSummary
-from veranda_dagster.vendors.config import FamilyConfig
+from veranda_dagster.vendors.command import CommandRunner, LoginStep, RunOutput
+from veranda_dagster.vendors.family_config import FamilyConfig
 from veranda_dagster.vendors.home import private_home
 from veranda_dagster.vendors.isolation import TurnIsolation
 from veranda_dagster.vendors.port import (
@@ -47,7 +48,6 @@ from veranda_dagster.vendors.prompt_channel import (
     stage_prompt_file,
 )
 from veranda_dagster.vendors.rates import Rate
-from veranda_dagster.vendors.runner import CommandRunner, LoginStep, RunOutput
 
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "TERM", "SHELL", "TZ")
 """Passed to every CLI; nothing else leaks from our environment unless a mode names it."""
@@ -405,7 +405,7 @@ class CliAdapter:
         if summary is not None:
             summary = self.enrich(summary, turn)
         verdict = health.classify(
-            self.family,
+            health.ordered_rules(self.health_rules),
             out,
             parsed=summary is not None,
             terminal=bool(summary and summary.terminal),

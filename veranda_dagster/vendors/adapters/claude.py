@@ -25,7 +25,7 @@ from veranda_dagster.vendors.adapters._streams import (
 )
 from veranda_dagster.vendors.port import HealthVerdict, Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
-from veranda_dagster.vendors.registry import AdapterInfo, register
+from veranda_dagster.vendors.registry import AdapterInfo
 
 OAUTH_TOKEN_ENV = "CLAUDE_CODE_OAUTH_TOKEN"
 ANTHROPIC_URL = "https://api.anthropic.com"
@@ -128,7 +128,14 @@ class ClaudeAdapter(CliAdapter):
     # Claude Code aliases resolve per provider (API, Bedrock, Vertex), so a mode switch keeps
     # the model without a per-cloud id table.
     tiers: ClassVar[Mapping[Tier, str]] = {"cheap": "haiku", "standard": "sonnet", "high": "opus"}
-    model_prefixes = ("claude-", "anthropic.", "us.anthropic.", "opus", "sonnet", "haiku")
+    model_prefixes: ClassVar[tuple[str, ...]] = (
+        "claude-",
+        "anthropic.",
+        "us.anthropic.",
+        "opus",
+        "sonnet",
+        "haiku",
+    )
     rates: ClassVar[Mapping[str, Rate]] = {
         "claude-opus-5-5": models_dev(4, 20, 0.2),
         "claude-opus-5": models_dev(5, 25, 0.5),
@@ -142,8 +149,8 @@ class ClaudeAdapter(CliAdapter):
         "opus": "claude-opus-5-5",  # seen: Claude Code 2.1.332 default and ``--model opus``
         "haiku": "claude-haiku-4-5",
     }
-    rate_prefixes = ("anthropic/",)
-    secret_env = ("ANTHROPIC_API_KEY", OAUTH_TOKEN_ENV)
+    rate_prefixes: ClassVar[tuple[str, ...]] = ("anthropic/",)
+    secret_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY", OAUTH_TOKEN_ENV)
     vision = True  # reads image files named in the prompt with its Read tool
     effort_knob = "--effort"
     effort_values: ClassVar[Mapping[str, str]] = SAME_EFFORT
@@ -227,4 +234,4 @@ def product_mcp_args(turn: Turn) -> list[str]:
     return ["--mcp-config", render_mcp_config(list(turn.mcp_servers), "mcp_json")[1]]
 
 
-register(AdapterInfo("claude", tuple(ClaudeAdapter.modes), rank=10, factory=ClaudeAdapter))
+PLUGIN = AdapterInfo("claude", tuple(ClaudeAdapter.modes), rank=10, factory=ClaudeAdapter)

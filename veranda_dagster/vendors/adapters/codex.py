@@ -28,7 +28,7 @@ from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, Mode
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
-from veranda_dagster.vendors.registry import AdapterInfo, register
+from veranda_dagster.vendors.registry import AdapterInfo
 
 OPENAI_URL = "https://api.openai.com/v1"
 
@@ -205,4 +205,4 @@ def _provider_override(base_url: str, key_env: str = "OPENAI_API_KEY") -> list[s
     return [arg for key, value in pairs.items() for arg in ("-c", f"{key}={value}")]
 
 
-register(AdapterInfo("codex", tuple(CodexAdapter.modes), rank=20, factory=CodexAdapter))
+PLUGIN = AdapterInfo("codex", tuple(CodexAdapter.modes), rank=20, factory=CodexAdapter)

@@ -19,7 +19,7 @@ from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, 
 from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate
-from veranda_dagster.vendors.registry import AdapterInfo, register
+from veranda_dagster.vendors.registry import AdapterInfo
 
 CURSOR_USAGE = UsageKeys("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
 
@@ -116,4 +116,4 @@ class CursorAdapter(CliAdapter):
     parse_stream = staticmethod(parse_cursor_stream)
 
 
-register(AdapterInfo("cursor", tuple(CursorAdapter.modes), rank=70, factory=CursorAdapter))
+PLUGIN = AdapterInfo("cursor", tuple(CursorAdapter.modes), rank=70, factory=CursorAdapter)

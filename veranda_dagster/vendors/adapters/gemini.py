@@ -27,7 +27,7 @@ from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, model_names
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
-from veranda_dagster.vendors.registry import AdapterInfo, register
+from veranda_dagster.vendors.registry import AdapterInfo
 
 GEMINI_USAGE = UsageKeys("input", "output_tokens", "cached", reasoning="thoughts")
 """``stats`` with its uncached ``input``."""
@@ -184,4 +184,4 @@ class GeminiAdapter(CliAdapter):
     parse_stream = staticmethod(parse_gemini_stream)
 
 
-register(AdapterInfo("gemini", tuple(GeminiAdapter.modes), rank=30, factory=GeminiAdapter))
+PLUGIN = AdapterInfo("gemini", tuple(GeminiAdapter.modes), rank=30, factory=GeminiAdapter)

@@ -28,7 +28,7 @@ from veranda_dagster.vendors.adapters.claude import (
 )
 from veranda_dagster.vendors.port import Capabilities, Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
-from veranda_dagster.vendors.registry import AdapterInfo, register
+from veranda_dagster.vendors.registry import AdapterInfo
 
 ZAI_ANTHROPIC_URL = "https://api.z.ai/api/anthropic"
 ZAI_CODING_URL = "https://api.z.ai/api/coding/paas/v4"
@@ -198,4 +198,4 @@ class GlmAdapter(CliAdapter):
         return parse_claude_stream(stdout, "glm")
 
 
-register(AdapterInfo("glm", tuple(GlmAdapter.modes), rank=60, factory=GlmAdapter))
+PLUGIN = AdapterInfo("glm", tuple(GlmAdapter.modes), rank=60, factory=GlmAdapter)

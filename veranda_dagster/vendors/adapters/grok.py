@@ -26,7 +26,7 @@ from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, 
 from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
-from veranda_dagster.vendors.registry import AdapterInfo, register
+from veranda_dagster.vendors.registry import AdapterInfo
 
 AGENT_PATH_ENV = "VERANDA_AGENT_PATH"
 SHELL_PROFILE = (
@@ -183,4 +183,4 @@ def _acp_prompt(prompt: str, images: list[str]) -> dict[str, object]:
     return {"type": "acp", "content": content}
 
 
-register(AdapterInfo("grok", tuple(GrokAdapter.modes), rank=50, factory=GrokAdapter))
+PLUGIN = AdapterInfo("grok", tuple(GrokAdapter.modes), rank=50, factory=GrokAdapter)

@@ -25,7 +25,7 @@ from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
 from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
-from veranda_dagster.vendors.registry import AdapterInfo, register
+from veranda_dagster.vendors.registry import AdapterInfo
 
 KIMI_WIRE_USAGE = UsageKeys("inputOther", "output", "inputCacheRead", "inputCacheCreation")
 """A ``usage.record``'s counts (``inputOther`` is the uncached input)."""
@@ -181,4 +181,4 @@ class KimiAdapter(CliAdapter):
     parse_stream = staticmethod(parse_kimi_stream)
 
 
-register(AdapterInfo("kimi", tuple(KimiAdapter.modes), rank=40, factory=KimiAdapter))
+PLUGIN = AdapterInfo("kimi", tuple(KimiAdapter.modes), rank=40, factory=KimiAdapter)
