@@ -9,6 +9,7 @@ import pytest
 from veranda_dagster.domain.intake.repo_evidence import RepoLink, link_readers
 from veranda_dagster.forges.github.links import github_link
 from veranda_dagster.forges.gitlab.links import gitlab_link
+from veranda_dagster.forges.registry import FORGES
 from veranda_dagster.forges.registry import link_readers as forge_link_readers
 
 GH, GL, RAW = "https://github.com", "https://gitlab.com", "https://raw.githubusercontent.com"
@@ -49,6 +50,7 @@ def test_each_forge_reads_its_own_urls(
     assert read(url) == expected
 
 
-def test_the_package_registers_every_forge_reader_with_the_domain() -> None:
-    assert {github_link, gitlab_link} == set(forge_link_readers())
+def test_every_forge_plugins_reader_is_registered_with_the_domain() -> None:
+    assert {github_link, gitlab_link} <= set(forge_link_readers())
+    assert set(forge_link_readers()) == {row.link_reader for row in FORGES.values()}
     assert set(forge_link_readers()) <= set(link_readers())
