@@ -82,7 +82,9 @@ paths when the leader's is usage (``STRONG_MIN`` of it): the innermost traceback
 import outweighs a passing mention of another repository."""
 LEAD_MARGIN_OVER_CONTEXT: Final = 0.1
 
-UNCONTESTED_KINDS: Final = frozenset({"prose", "env", "docs_link", "url_docs", "url_comment"})
+UNCONTESTED_KINDS: Final = frozenset(
+    {"prose", "env", "docs_link", "url_docs", "former_name:url_docs", "url_comment"}
+)
 """What else counts towards ``STRONG_MIN`` when no other repository has evidence at all."""
 
 _STRONG: Final = frozenset({"url_code", "url_ref", "label_repo", "action_ref", "ref"})
@@ -156,6 +158,7 @@ _PRIORITY: Final = (
     "url_comment",
     "former_name:url_comment",
     "url_docs",
+    "former_name:url_docs",
     "prose",
     "docs_link",
     "env",

@@ -53,7 +53,9 @@ WEIGHTS: Final[dict[str, float]] = {
     "api": 0.3,  # a public name only it defines, written as code
     "usage": 0.45,  # its package used by name: @click.option(, httpx.AsyncClient(
 }
-WEIGHTS.update({f"former_name:{k}": WEIGHTS[k] for k in ("url_code", "url_ref", "url_comment")})
+WEIGHTS.update(
+    {f"former_name:{k}": WEIGHTS[k] for k in ("url_code", "url_ref", "url_comment", "url_docs")}
+)
 """A link through a former name: the same kinds, weighed by ``FORMER_NAME_FACTOR``."""
 REPEAT_BONUS: Final = 0.1
 """Each further occurrence of the same kind adds this much, up to the kind's cap."""
@@ -373,8 +375,9 @@ _README_OR_DOCS = re.compile(r"(?i)/(?:readme[^/]*|docs?/.*|examples?/.*|[^/]+\.
 """A code link to a README, docs or example page: what the reporter followed, not the code."""
 
 
-def _forge_link(url: str, text: str, catalog: Catalog, ev: Evidence, in_code: bool = False) -> None:
-    """``in_code``: the link sits in a fenced code block (a config, a log): context."""
+def _forge_link(url: str, text: str, catalog: Catalog, ev: Evidence, context: bool = False) -> None:
+    """``context``: the link sits in a fenced code block (a config, a log): what was read or
+    run, not the subject."""
     link = next((r for r in (read(url) for read in link_readers()) if r), None)
     if link is None:
         return
@@ -386,12 +389,12 @@ def _forge_link(url: str, text: str, catalog: Catalog, ev: Evidence, in_code: bo
     if live:
         inner = _IN_REPO_PATH.search(urlsplit(url).path or "")
         docs = kind == "url_code" and inner and _README_OR_DOCS.search("/" + inner.group(1))
-        ev.add(live.full_name, "url_docs" if docs or in_code else kind, shown)
+        ev.add(live.full_name, "url_docs" if docs or context else kind, shown)
         return
     renamed = catalog.by_former_name(owner, name)
     if renamed:
         for repo in renamed:
-            ev.add(repo.full_name, f"former_name:{kind}", shown)
+            ev.add(repo.full_name, f"former_name:{'url_docs' if context else kind}", shown)
         return
     same_name = catalog.by_name(name)
     if catalog.in_org(owner):
@@ -486,11 +489,20 @@ def _is_name_like(text: str, start: int, end: int) -> bool:
     return False
 
 
+def _is_acronym(word: str) -> bool:
+    """A name written in capitals only (``AMQP``): repository names are not written so; the
+    protocol or standard they are named after is."""
+    letters = [c for c in word if c.isalpha()]
+    return len(letters) >= 2 and all(c.isupper() for c in letters)
+
+
 def _classify(
     text: str, title_len: int, start: int, end: int, orgs: list[str], common: bool
 ) -> str:
-    if _FILE_AFTER.match(text, end):
-        return ""
+    if _FILE_AFTER.match(text, end) or text.startswith("://", end):
+        return ""  # a file name, or a URL scheme (``amqp://``, ``redis://``): a protocol
+    if _is_acronym(text[start:end]):
+        return "weak"  # AMQP, API: the standard it is named after; a candidate at most
     qualified = any(
         text[max(0, start - len(org) - 1) : start].lower() == f"{org.lower()}/" for org in orgs
     )
@@ -678,16 +690,59 @@ def _weigh_context(catalog: Catalog, ev: Evidence) -> None:
             ev.notes.append(f"{repo} is named by a common word and nothing else supports it")
 
 
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
+_CHECKLIST_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[[ xX]\]")
+_NEW_ITEM = re.compile(r"^[ \t]*(?:[-*+][ \t]|\d+[.)][ \t]|#)")
+
+
+def template_spans(text: str) -> list[tuple[int, int]]:
+    """The issue template's boilerplate: HTML comments and checklist items (``- [x] I have
+    checked the [issues list](...) of Celery``, with their indented continuation lines).
+    The template's words are the tracker's, not the reporter's: a name in them (``pytest-celery``
+    in Celery's checklist) is no mention of a repository, and a command in them (``celery -A
+    proj report``) was not run. Its links still say which tracker the form is from and are
+    weighed as links."""
+    spans = [m.span() for m in _HTML_COMMENT.finditer(text)]
+    pos, open_item = 0, -1
+    for line in text.splitlines(keepends=True):
+        end = pos + len(line)
+        if _CHECKLIST_ITEM.match(line):
+            if open_item >= 0:
+                spans.append((open_item, pos))
+            open_item = pos
+        elif open_item >= 0 and (
+            not (line[:1] in (" ", "\t") and line.strip()) or _NEW_ITEM.match(line)
+        ):
+            spans.append((open_item, pos))  # an item runs on while its lines are indented
+            open_item = -1
+        pos = end
+    if open_item >= 0:
+        spans.append((open_item, pos))
+    return sorted(spans)
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span replaced by spaces (newlines kept), so offsets do not move."""
+    chars = list(text)
+    for start, end in spans:
+        for i in range(start, min(end, len(chars))):
+            if chars[i] != "\n":
+                chars[i] = " "
+    return "".join(chars)
+
+
 def gather_evidence(ticket: Ticket, catalog: Catalog) -> Evidence:
     title = ticket.title[:MAX_DETECT_TEXT_CHARS]
     text = f"{title}\n{ticket.description}"[:MAX_DETECT_TEXT_CHARS]
     ev = Evidence()
+    boilerplate = template_spans(text)
     _declarations(ticket, text, catalog, ev)
     _links(ticket, text, catalog, ev)
     _labels(ticket, catalog, ev)
     blanked = _DECLARATION.sub(
         lambda m: " " * len(m.group()), _ANY_URL.sub(lambda m: " " * len(m.group()), text)
     )  # links first: ``- repo: https://...`` must not leave the link's tail behind
+    blanked = _blank(blanked, boilerplate)
     used = gather_usage(blanked, catalog, ev.add)
     matched = _mentions(blanked, len(title), catalog, ev, used)
     _bare_refs(blanked, catalog, ev)
