@@ -70,9 +70,12 @@ STRONG_KINDS: Final = DECISIVE_KINDS | {
     "install",
     "api",
     "usage",
+    "image",
 }
 """Evidence a proceed without a model may rest on (``STRONG_MIN`` of it)."""
-USAGE_KINDS: Final = frozenset({"import", "trace", "command", "hook", "install", "usage", "api"})
+USAGE_KINDS: Final = frozenset(
+    {"import", "trace", "command", "hook", "install", "usage", "api", "image"}
+)
 """Evidence that the ticket's code runs in the repository."""
 PASSING_KINDS: Final = frozenset({"prose", "env", "path", "misspelling", "docs_link"})
 """Evidence that only says a repository was mentioned."""
@@ -106,6 +109,7 @@ _SIGNAL: Final[dict[str, RepoSignal]] = {
     "install": "vocabulary",
     "api": "vocabulary",
     "usage": "vocabulary",
+    "image": "vocabulary",
 }
 _KIND_WORDS: Final[dict[str, str]] = {
     "declaration": "declared in the ticket",
@@ -132,6 +136,7 @@ _KIND_WORDS: Final[dict[str, str]] = {
     "install": "an install of its package",
     "api": "a public name only it defines",
     "usage": "its package used by name in code",
+    "image": "its container image built from or run",
 }
 
 
@@ -152,6 +157,7 @@ _PRIORITY: Final = (
     "command",
     "hook",
     "install",
+    "image",
     "title",
     "usage",
     "api",

@@ -52,6 +52,7 @@ WEIGHTS: Final[dict[str, float]] = {
     "hook": 0.45,  # its hook id in a config or in backticks
     "api": 0.3,  # a public name only it defines, written as code
     "usage": 0.45,  # its package used by name: @click.option(, httpx.AsyncClient(
+    "image": 0.5,  # its container image built from, run or named with a tag
 }
 WEIGHTS.update(
     {f"former_name:{k}": WEIGHTS[k] for k in ("url_code", "url_ref", "url_comment", "url_docs")}
@@ -72,6 +73,7 @@ CAPS: Final[dict[str, float]] = {
     "api": 0.45,
     "usage": 0.55,
     "ref": 0.7,
+    "image": 0.6,
 }
 UMBRELLA_FACTOR: Final = 0.25
 """An umbrella's name evidence (``celery``, ``flake8``, ``attrs``) counts this much when a
@@ -97,6 +99,7 @@ SECOND_SIGNAL_KINDS: Final = frozenset(
         "hook",
         "api",
         "usage",
+        "image",
         "fork_url",
     }
 )

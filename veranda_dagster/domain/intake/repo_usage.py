@@ -51,6 +51,15 @@ _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 _USES = re.compile(r"(?im)\buses:[ \t]*['\"]?([A-Za-z0-9][\w.-]*/[\w.-]+)(?:/[\w./-]*)?@")
 _HOOK_ID = re.compile(r"(?im)\bid:[ \t]*['\"]?([\w.-]+)")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TAGGED_IMAGE = re.compile(
+    r"(?<![\w./@:-])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*):([A-Za-z0-9_][\w.-]{0,127})(?![\w/:])"
+)
+"""``tiangolo/uwsgi-nginx-flask:python3.8``: an image reference with its tag."""
+_RUN_IMAGE = re.compile(
+    r"(?im)(?:^[ \t]*FROM[ \t]+(?:--[\w-]+=\S+[ \t]+)*|\bimage:[ \t]*['\"]?"
+    r"|\bdocker[ \t]+(?:pull|run|create)[ \t]+)([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?![\w/])"
+)
+"""An image built from (``FROM``), run or pulled, or set as a service's ``image:``."""
 
 Adder = Callable[[str, str, int, int], None]
 """``(repo, kind, start, end)``: one usage of a repository's term at ``text[start:end]``."""
@@ -80,6 +89,12 @@ def vocabulary_index(catalog: Catalog) -> dict[str, dict[str, list[str]]]:
             for n in [repo.name, *repo.aliases]
             for kind in ("imports", "distributions", "commands")
         ]
+        implicit += [
+            ("images", f"{org}/{stem}")
+            for org in catalog.orgs
+            for n in [repo.name, *repo.aliases]
+            for stem in image_names(n)
+        ]
         for kind, term in [*implicit, *repo.vocabulary.terms()]:
             key = term.lower()
             if len(term) < MIN_TERM_CHARS or (normalise(term) in names - own):
@@ -89,6 +104,15 @@ def vocabulary_index(catalog: Catalog) -> dict[str, dict[str, list[str]]]:
             if repo.full_name not in index[kind][key]:
                 index[kind][key].append(repo.full_name)
     return index
+
+
+def image_names(repo_name: str) -> list[str]:
+    """The names an image built from the repository is published under: its own name, and that
+    name without a ``-docker`` / ``docker-`` affix (``uwsgi-nginx-flask-docker`` publishes
+    ``uwsgi-nginx-flask``)."""
+    name = repo_name.lower()
+    stems = [name, name.removesuffix("-docker"), name.removeprefix("docker-")]
+    return [s for s in dict.fromkeys(stems) if len(s) >= MIN_TERM_CHARS]
 
 
 def _import_roots(text: str) -> list[tuple[str, int, int]]:
@@ -176,6 +200,28 @@ def _commands(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> 
             add(repo, "command", start, end)
 
 
+def _image_spans(text: str) -> list[tuple[str, int, int]]:
+    found = [(m.group(1), m.start(1), m.end(1)) for m in _TAGGED_IMAGE.finditer(text)]
+    found += [(m.group(1), m.start(1), m.end(1)) for m in _RUN_IMAGE.finditer(text)]
+    return sorted(
+        {start: (ref, start, end) for ref, start, end in found}.values(), key=lambda f: f[1]
+    )
+
+
+def image_refs(text: str) -> list[str]:
+    """``owner/name`` of every image built from (``FROM``), run, pulled, set as ``image:`` or
+    written with its tag (``owner/name:tag``)."""
+    return [ref for ref, _, _ in _image_spans(text)]
+
+
+def _images(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
+    """An image the ticket builds from, runs or names with its tag: the repository that
+    publishes it (``FROM tiangolo/uwsgi-nginx-flask:python3.8``)."""
+    for ref, start, end in _image_spans(text):
+        for repo in index["images"].get(ref.lower(), []):
+            add(repo, "image", start, end)
+
+
 def _hooks(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
     """A hook id in a config (``id: trailing-whitespace``) or in backticks."""
     found = [(m.group(1), m.start(1), m.end(1)) for m in _HOOK_ID.finditer(text)]
@@ -253,6 +299,7 @@ def gather_usage(
     _installs(text, index, add, spans[CONTEXT])
     _commands(text, index, add)
     _hooks(text, index, add)
+    _images(text, index, add)
     _actions(text, catalog, add)
     _symbols(text, index, add)
     _qualified(text, index, add)
