@@ -83,6 +83,7 @@ def vocabulary_index(catalog: Catalog) -> dict[str, dict[str, list[str]]]:
     index: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for repo in catalog.repositories:
         own = {normalise(repo.name), *(normalise(a) for a in repo.aliases)}
+        own_squashed = {_squashed(n) for n in [repo.name, *repo.aliases]}
         # a repository is imported, installed and run by its own name too (``aiohttp``)
         implicit = [
             (kind, n.replace("-", "_") if kind == "imports" else n)
@@ -99,8 +100,11 @@ def vocabulary_index(catalog: Catalog) -> dict[str, dict[str, list[str]]]:
             key = term.lower()
             if len(term) < MIN_TERM_CHARS or (normalise(term) in names - own):
                 continue
-            if _squashed(term) in orgs:  # ``opentelemetry`` is the org, not one repository
-                continue
+            if _squashed(term) in orgs and _squashed(term) not in own_squashed:
+                continue  # ``opentelemetry`` is the org, not one repository; but the org's
+                # namesake repository (``celery/celery``, ``sqlalchemy/sqlalchemy``) is imported,
+                # run and crashed in under its own name
+
             if repo.full_name not in index[kind][key]:
                 index[kind][key].append(repo.full_name)
     return index
@@ -251,28 +255,59 @@ def _is_symbol(word: str) -> bool:
     return camel or ("_" in word.strip("_") and word.lower() == word)
 
 
+_QUALIFIER_BEFORE = re.compile(r"(\w+)\.$")
+
+
 def _symbols(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
-    """A public name of exactly one repository, written as code (in backticks, called, or
-    after a dot). Shared names (``Connection``) are everybody's and count for nobody."""
+    """A public name of exactly one repository, written as code (in backticks, quoted, called,
+    or after a dot). Shared names (``Connection``) are everybody's and count for nobody; a
+    name reached through another catalog package (``cf.run_tasks`` after ``import controlflow
+    as cf``) is that package's."""
+    aliases = import_aliases(text)
     for m in _IDENT.finditer(text):
         word = m.group()
         repos = index["symbols"].get(word.lower(), [])
         if len(repos) != 1 or not _is_symbol(word):
             continue
         before, after = text[max(0, m.start() - 1) : m.start()], text[m.end() : m.end() + 1]
-        if before in ("`", ".") or after in ("(", "`"):
-            add(repos[0], "api", m.start(), m.end())
+        quoted = before == after == '"'
+        if not (before in ("`", ".") or after in ("(", "`") or quoted):
+            continue
+        qualifier = _QUALIFIER_BEFORE.search(text[max(0, m.start() - 40) : m.start()])
+        owners = _qualifier_repos(qualifier.group(1), index, aliases) if qualifier else []
+        if owners and repos[0] not in owners:
+            continue
+        add(repos[0], "api", m.start(), m.end())
 
 
-_QUALIFIED = re.compile(r"(?<![\w.])([A-Za-z_][\w]*)\.([A-Za-z_]\w*)(?=[(`.\s,)\]])")
+_QUALIFIED = re.compile(r"(?<![\w./-])([A-Za-z_][\w]*)\.([A-Za-z_]\w*)(?=[(`.\s,)\]])")
+_FILE_SUFFIXES: Final = frozenset(
+    {"cfg", "ini", "js", "json", "lock", "log", "md", "py", "rst", "sh", "toml", "ts", "txt"}
+    | {"yaml", "yml", "xml", "html", "csv", "env", "tf", "conf"}
+)
+"""``values-prefect.yaml``, ``celery.log``: a file named after a package is no use of it."""
+_IMPORT_ALIAS = re.compile(r"(?m)^[ \t>]*import[ \t]+([\w.]+)[ \t]+as[ \t]+(\w+)")
+
+
+def import_aliases(text: str) -> dict[str, str]:
+    """``import controlflow as cf`` -> ``{"cf": "controlflow"}`` (the top-level module)."""
+    return {m.group(2): m.group(1).split(".")[0].lower() for m in _IMPORT_ALIAS.finditer(text)}
+
+
+def _qualifier_repos(
+    qualifier: str, index: dict[str, dict[str, list[str]]], aliases: dict[str, str]
+) -> list[str]:
+    return index["imports"].get(aliases.get(qualifier, qualifier).lower(), [])
 
 
 def _qualified(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
-    """``@click.option(``, ``httpx.AsyncClient``, ``attr.s(``: a name used through the one
-    package that defines it is a use of that package, not a mention."""
+    """``@click.option(``, ``httpx.AsyncClient``, ``attr.s(``, ``cf.Task(`` after ``import
+    controlflow as cf``: a name used through the one package that defines it is a use of that
+    package, not a mention. A file name (``values-prefect.yaml``) is none."""
+    aliases = import_aliases(text)
     for m in _QUALIFIED.finditer(text):
-        repos = index["imports"].get(m.group(1).lower(), [])
-        if len(repos) == 1 and not m.group(2).isdigit():
+        repos = _qualifier_repos(m.group(1), index, aliases)
+        if len(repos) == 1 and not m.group(2).isdigit() and m.group(2) not in _FILE_SUFFIXES:
             add(repos[0], "usage", m.start(), m.end())
 
 
