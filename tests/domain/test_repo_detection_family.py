@@ -199,3 +199,27 @@ def test_twin_an_image_named_after_a_repository_without_its_docker_affix():
 def test_twin_an_image_of_no_catalog_repository_places_nothing():
     t = ticket("Container runs Python 2", "```\nFROM python:3.8-slim\nFROM library/web:1\n```")
     assert detect_repo(t, IMAGES).decision == "ask"
+
+
+PROVIDER = catalog(
+    "PrismHQ",
+    {
+        "prism": {"imports": ["prism"]},
+        "terraform-provider-prism": {"symbols": ["prism_deployment", "prism_flow"]},
+    },
+)
+
+
+def test_a_provider_resource_in_a_configuration_places_the_provider():
+    t = ticket(
+        "Prism deployment parameter change error",
+        '```tf\nresource "prism_flow" "f" {}\nresource "prism_deployment" "d" {\n'
+        "  flow_id = prism_flow.f.id\n}\n```",
+    )
+    guess = detect_repo(t, PROVIDER)
+    assert (guess.decision, guess.repo) == ("proceed", "PrismHQ/terraform-provider-prism")
+
+
+def test_twin_the_resource_word_in_a_sentence_is_no_configuration():
+    t = ticket("Prism deployment parameter change error", "the prism_deployment page is unclear")
+    assert detect_repo(t, PROVIDER).decision == "ask"

@@ -282,3 +282,12 @@ def test_the_module_never_imports_code_runners():
     source = Path(repo_vocabulary.__file__).read_text()
     for forbidden in ("subprocess", "exec(", "eval(", "importlib", "yaml.load("):
         assert forbidden not in source
+
+
+def test_a_terraform_provider_is_known_by_the_resource_types_its_docs_pages_name():
+    pages = {"docs/resources/deployment.md": "#", "docs/data-sources/work_pools.md": "#"}
+    files = DictFiles({**pages, "docs/guides/start.md": "#", "go.mod": "module x/y\n"})
+    vocabulary, _ = read_vocabulary("acme/terraform-provider-prism", files)
+    assert vocabulary.symbols == ["prism_deployment", "prism_work_pools"]
+    other, _ = read_vocabulary("acme/prism-docs", DictFiles(pages))
+    assert other.symbols == []  # pages of a repository that is no provider name nothing

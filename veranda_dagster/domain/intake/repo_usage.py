@@ -260,7 +260,7 @@ _QUALIFIER_BEFORE = re.compile(r"(\w+)\.$")
 
 def _symbols(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
     """A public name of exactly one repository, written as code (in backticks, quoted, called,
-    or after a dot). Shared names (``Connection``) are everybody's and count for nobody; a
+    or beside a dot). Shared names (``Connection``) are everybody's and count for nobody; a
     name reached through another catalog package (``cf.run_tasks`` after ``import controlflow
     as cf``) is that package's."""
     aliases = import_aliases(text)
@@ -270,8 +270,8 @@ def _symbols(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> N
         if len(repos) != 1 or not _is_symbol(word):
             continue
         before, after = text[max(0, m.start() - 1) : m.start()], text[m.end() : m.end() + 1]
-        quoted = before == after == '"'
-        if not (before in ("`", ".") or after in ("(", "`") or quoted):
+        quoted = before == after == '"'  # resource "prefect_deployment" "x", a JSON key
+        if not (before in ("`", ".") or after in ("(", "`", ".") or quoted):
             continue
         qualifier = _QUALIFIER_BEFORE.search(text[max(0, m.start() - 40) : m.start()])
         owners = _qualifier_repos(qualifier.group(1), index, aliases) if qualifier else []
