@@ -223,3 +223,22 @@ def test_a_provider_resource_in_a_configuration_places_the_provider():
 def test_twin_the_resource_word_in_a_sentence_is_no_configuration():
     t = ticket("Prism deployment parameter change error", "the prism_deployment page is unclear")
     assert detect_repo(t, PROVIDER).decision == "ask"
+
+
+HASHI = catalog("hashi", {"terraform": {}, "terraform-provider-cloud": {}, "hcl": {}})
+
+
+def test_a_configuration_using_a_provider_places_the_provider_however_many_types_it_has():
+    t = ticket(
+        "Inconsistent result after apply",
+        'Terraform v1.5\n\n```hcl\nresource "cloud_bucket" "b" {}\n```\n'
+        'provider "registry.terraform.io/hashi/cloud" produced an unexpected new value',
+    )
+    guess = detect_repo(t, HASHI)
+    assert (guess.decision, guess.repo) == ("proceed", "hashi/terraform-provider-cloud")
+    assert "hcl" not in kinds(t, HASHI)  # the fence's language is a syntax, no mention
+
+
+def test_twin_a_provider_the_catalog_does_not_have_places_nothing():
+    t = ticket("Inconsistent result after apply", '```\nresource "other_bucket" "b" {}\n```')
+    assert kinds(t, HASHI) == {}

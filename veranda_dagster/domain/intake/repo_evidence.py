@@ -769,6 +769,8 @@ def _weigh_context(catalog: Catalog, ev: Evidence) -> None:
             )
 
 
+_FENCE_INFO = re.compile(r"```[ \t]*([\w][\w+.#-]*)")
+"""The language of a fenced block (```` ```hcl ````, ```` ```python3 ````): a syntax, no mention."""
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _CHECKLIST_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[[ xX]\]")
 _NEW_ITEM = re.compile(r"^[ \t]*(?:[-*+][ \t]|\d+[.)][ \t]|#)")
@@ -821,7 +823,7 @@ def gather_evidence(ticket: Ticket, catalog: Catalog) -> Evidence:
     blanked = _DECLARATION.sub(
         lambda m: " " * len(m.group()), _ANY_URL.sub(lambda m: " " * len(m.group()), text)
     )  # links first: ``- repo: https://...`` must not leave the link's tail behind
-    blanked = _blank(blanked, boilerplate)
+    blanked = _blank(blanked, boilerplate + [m.span(1) for m in _FENCE_INFO.finditer(text)])
     used = gather_usage(blanked, catalog, ev.add)
     matched = _mentions(blanked, len(title), catalog, ev, used)
     _bare_refs(blanked, catalog, ev)

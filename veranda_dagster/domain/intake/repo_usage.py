@@ -311,6 +311,33 @@ def _qualified(text: str, index: dict[str, dict[str, list[str]]], add: Adder) ->
             add(repos[0], "usage", m.start(), m.end())
 
 
+PROVIDER_REPO_PREFIX: Final = "terraform-provider-"
+_PROVIDER_USE = re.compile(
+    r"(?m)(?:\b(?:resource|data)[ \t]+\"([a-z][a-z0-9]*)_\w+\""
+    r"|\bregistry\.terraform\.io/[\w-]+/([a-z][a-z0-9-]*)\b"
+    r"|^[ \t]*provider[ \t]+\"([a-z][a-z0-9-]*)\")"
+)
+"""A Terraform configuration using a provider: ``resource "aws_s3_bucket"``, ``data "prefect_
+flow"``, ``provider "aws"`` or its registry address ``registry.terraform.io/hashicorp/aws``."""
+
+
+def _providers(text: str, catalog: Catalog, add: Adder) -> None:
+    """The provider a configuration uses is the catalog's ``terraform-provider-<type>``: its
+    resource types all start with ``<type>_``, far more of them than a vocabulary keeps."""
+    repos = {
+        r.name.lower().removeprefix(PROVIDER_REPO_PREFIX): r.full_name
+        for r in catalog.repositories
+        if r.name.lower().startswith(PROVIDER_REPO_PREFIX)
+    }
+    if not repos:
+        return
+    for m in _PROVIDER_USE.finditer(text):
+        kind = next(g for g in m.groups() if g)
+        if kind in repos:
+            start = m.start(m.lastindex or 0)
+            add(repos[kind], "usage", start, start + len(kind))
+
+
 CONTEXT: Final = "*"
 """Key of the spans no name mention is read from (an installer or runner's own name)."""
 
@@ -335,6 +362,7 @@ def gather_usage(
     _commands(text, index, add)
     _hooks(text, index, add)
     _images(text, index, add)
+    _providers(text, catalog, add)
     _actions(text, catalog, add)
     _symbols(text, index, add)
     _qualified(text, index, add)
