@@ -11,6 +11,7 @@ import yaml
 from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.domain.intake.catalog import load_catalog
 from veranda_dagster.domain.intake.repo_detection import detect_repo
+from veranda_dagster.domain.intake.repo_evidence import template_spans
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures/repo_detection"
 CATALOG = load_catalog(FIX / "catalog_vocabulary.json")
@@ -69,3 +70,11 @@ def test_with_a_model_a_leader_on_mentions_proceeds_for_the_cheap_pass_to_confir
         "acme/gadget",
         "medium",
     )
+
+
+def test_template_spans_end_where_the_reporter_starts_writing():
+    text = "- [x] I read the\n  contribution guide\nMy own words\n<!-- hint -->\nmore"
+    spans = template_spans(text)
+    blanked = "".join(" " if any(a <= i < b for a, b in spans) else c for i, c in enumerate(text))
+    assert "My own words" in blanked and "more" in blanked
+    assert "contribution" not in blanked and "hint" not in blanked

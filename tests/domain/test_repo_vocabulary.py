@@ -38,6 +38,11 @@ dogpile-admin = "dogpile.cli:main"
 dogpile-fixtures = "dogpile.testing"
 """
 INIT = '__all__ = ["make_region", "CacheRegion", "NO_VALUE", "_private", "ok"]\n'
+IMAGE_README = (
+    "```Dockerfile\nFROM acme/web:python3.8\n```\nBuilt on `FROM python:3.8` and "
+    "`docker run acme/other:1` is another image.\n"
+)
+"""A README that builds from the repository's own image, its base and another one."""
 HOOKS = "- id: trailing-whitespace\n  name: trim\n- id: end-of-file-fixer\n  name: eof\n"
 
 
@@ -215,6 +220,7 @@ def _bare_repos(tmp_path: Path, root: str) -> Path:
         scratch,
     )
     create_bare_repo(git, f"{root}/hooks", {".pre-commit-hooks.yaml": HOOKS}, scratch)
+    create_bare_repo(git, f"{root}/web-docker", {"README.md": IMAGE_README}, scratch)
     return git
 
 
@@ -233,6 +239,8 @@ def test_the_github_client_reads_vocabulary_from_the_fake_forge(tmp_path):
     assert cache and cache.vocabulary.imports == ["dogpile"]
     assert "make_region" in cache.vocabulary.symbols
     assert hooks and hooks.vocabulary.hooks == ["trailing-whitespace", "end-of-file-fixer"]
+    web = catalog.by_full_name("acme/web-docker")
+    assert web and web.vocabulary.images == ["acme/web"]  # not its base, not another image
     assert notes == []
 
 
@@ -250,6 +258,8 @@ def test_the_gitlab_client_reads_vocabulary_from_the_fake_forge(tmp_path):
     cache = catalog.by_full_name("data/platform/cache")
     assert cache and cache.vocabulary.distributions == ["dogpile.cache"]
     assert cache.vocabulary.commands == ["dogpile-admin"]
+    web = catalog.by_full_name("data/platform/web-docker")
+    assert web and web.vocabulary.images == ["acme/web"]
 
 
 def test_veranda_catalog_writes_the_vocabulary_and_can_skip_it(tmp_path, monkeypatch, capsys):
@@ -272,3 +282,12 @@ def test_the_module_never_imports_code_runners():
     source = Path(repo_vocabulary.__file__).read_text()
     for forbidden in ("subprocess", "exec(", "eval(", "importlib", "yaml.load("):
         assert forbidden not in source
+
+
+def test_a_terraform_provider_is_known_by_the_resource_types_its_docs_pages_name():
+    pages = {"docs/resources/deployment.md": "#", "docs/data-sources/work_pools.md": "#"}
+    files = DictFiles({**pages, "docs/guides/start.md": "#", "go.mod": "module x/y\n"})
+    vocabulary, _ = read_vocabulary("acme/terraform-provider-prism", files)
+    assert vocabulary.symbols == ["prism_deployment", "prism_work_pools"]
+    other, _ = read_vocabulary("acme/prism-docs", DictFiles(pages))
+    assert other.symbols == []  # pages of a repository that is no provider name nothing

@@ -70,9 +70,12 @@ STRONG_KINDS: Final = DECISIVE_KINDS | {
     "install",
     "api",
     "usage",
+    "image",
 }
 """Evidence a proceed without a model may rest on (``STRONG_MIN`` of it)."""
-USAGE_KINDS: Final = frozenset({"import", "trace", "command", "hook", "install", "usage", "api"})
+USAGE_KINDS: Final = frozenset(
+    {"import", "trace", "command", "hook", "install", "usage", "api", "image"}
+)
 """Evidence that the ticket's code runs in the repository."""
 PASSING_KINDS: Final = frozenset({"prose", "env", "path", "misspelling", "docs_link"})
 """Evidence that only says a repository was mentioned."""
@@ -82,7 +85,9 @@ paths when the leader's is usage (``STRONG_MIN`` of it): the innermost traceback
 import outweighs a passing mention of another repository."""
 LEAD_MARGIN_OVER_CONTEXT: Final = 0.1
 
-UNCONTESTED_KINDS: Final = frozenset({"prose", "env", "docs_link", "url_docs", "url_comment"})
+UNCONTESTED_KINDS: Final = frozenset(
+    {"prose", "env", "docs_link", "url_docs", "former_name:url_docs", "url_comment"}
+)
 """What else counts towards ``STRONG_MIN`` when no other repository has evidence at all."""
 
 _STRONG: Final = frozenset({"url_code", "url_ref", "label_repo", "action_ref", "ref"})
@@ -104,6 +109,7 @@ _SIGNAL: Final[dict[str, RepoSignal]] = {
     "install": "vocabulary",
     "api": "vocabulary",
     "usage": "vocabulary",
+    "image": "vocabulary",
 }
 _KIND_WORDS: Final[dict[str, str]] = {
     "declaration": "declared in the ticket",
@@ -130,6 +136,7 @@ _KIND_WORDS: Final[dict[str, str]] = {
     "install": "an install of its package",
     "api": "a public name only it defines",
     "usage": "its package used by name in code",
+    "image": "its container image built from or run",
 }
 
 
@@ -150,12 +157,14 @@ _PRIORITY: Final = (
     "command",
     "hook",
     "install",
+    "image",
     "title",
     "usage",
     "api",
     "url_comment",
     "former_name:url_comment",
     "url_docs",
+    "former_name:url_docs",
     "prose",
     "docs_link",
     "env",

@@ -51,6 +51,15 @@ _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 _USES = re.compile(r"(?im)\buses:[ \t]*['\"]?([A-Za-z0-9][\w.-]*/[\w.-]+)(?:/[\w./-]*)?@")
 _HOOK_ID = re.compile(r"(?im)\bid:[ \t]*['\"]?([\w.-]+)")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TAGGED_IMAGE = re.compile(
+    r"(?<![\w./@:-])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*):([A-Za-z0-9_][\w.-]{0,127})(?![\w/:])"
+)
+"""``tiangolo/uwsgi-nginx-flask:python3.8``: an image reference with its tag."""
+_RUN_IMAGE = re.compile(
+    r"(?im)(?:^[ \t]*FROM[ \t]+(?:--[\w-]+=\S+[ \t]+)*|\bimage:[ \t]*['\"]?"
+    r"|\bdocker[ \t]+(?:pull|run|create)[ \t]+)([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?![\w/])"
+)
+"""An image built from (``FROM``), run or pulled, or set as a service's ``image:``."""
 
 Adder = Callable[[str, str, int, int], None]
 """``(repo, kind, start, end)``: one usage of a repository's term at ``text[start:end]``."""
@@ -74,21 +83,40 @@ def vocabulary_index(catalog: Catalog) -> dict[str, dict[str, list[str]]]:
     index: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for repo in catalog.repositories:
         own = {normalise(repo.name), *(normalise(a) for a in repo.aliases)}
+        own_squashed = {_squashed(n) for n in [repo.name, *repo.aliases]}
         # a repository is imported, installed and run by its own name too (``aiohttp``)
         implicit = [
             (kind, n.replace("-", "_") if kind == "imports" else n)
             for n in [repo.name, *repo.aliases]
             for kind in ("imports", "distributions", "commands")
         ]
+        implicit += [
+            ("images", f"{org}/{stem}")
+            for org in catalog.orgs
+            for n in [repo.name, *repo.aliases]
+            for stem in image_names(n)
+        ]
         for kind, term in [*implicit, *repo.vocabulary.terms()]:
             key = term.lower()
             if len(term) < MIN_TERM_CHARS or (normalise(term) in names - own):
                 continue
-            if _squashed(term) in orgs:  # ``opentelemetry`` is the org, not one repository
-                continue
+            if _squashed(term) in orgs and _squashed(term) not in own_squashed:
+                continue  # ``opentelemetry`` is the org, not one repository; but the org's
+                # namesake repository (``celery/celery``, ``sqlalchemy/sqlalchemy``) is imported,
+                # run and crashed in under its own name
+
             if repo.full_name not in index[kind][key]:
                 index[kind][key].append(repo.full_name)
     return index
+
+
+def image_names(repo_name: str) -> list[str]:
+    """The names an image built from the repository is published under: its own name, and that
+    name without a ``-docker`` / ``docker-`` affix (``uwsgi-nginx-flask-docker`` publishes
+    ``uwsgi-nginx-flask``)."""
+    name = repo_name.lower()
+    stems = [name, name.removesuffix("-docker"), name.removeprefix("docker-")]
+    return [s for s in dict.fromkeys(stems) if len(s) >= MIN_TERM_CHARS]
 
 
 def _import_roots(text: str) -> list[tuple[str, int, int]]:
@@ -176,6 +204,28 @@ def _commands(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> 
             add(repo, "command", start, end)
 
 
+def _image_spans(text: str) -> list[tuple[str, int, int]]:
+    found = [(m.group(1), m.start(1), m.end(1)) for m in _TAGGED_IMAGE.finditer(text)]
+    found += [(m.group(1), m.start(1), m.end(1)) for m in _RUN_IMAGE.finditer(text)]
+    return sorted(
+        {start: (ref, start, end) for ref, start, end in found}.values(), key=lambda f: f[1]
+    )
+
+
+def image_refs(text: str) -> list[str]:
+    """``owner/name`` of every image built from (``FROM``), run, pulled, set as ``image:`` or
+    written with its tag (``owner/name:tag``)."""
+    return [ref for ref, _, _ in _image_spans(text)]
+
+
+def _images(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
+    """An image the ticket builds from, runs or names with its tag: the repository that
+    publishes it (``FROM tiangolo/uwsgi-nginx-flask:python3.8``)."""
+    for ref, start, end in _image_spans(text):
+        for repo in index["images"].get(ref.lower(), []):
+            add(repo, "image", start, end)
+
+
 def _hooks(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
     """A hook id in a config (``id: trailing-whitespace``) or in backticks."""
     found = [(m.group(1), m.start(1), m.end(1)) for m in _HOOK_ID.finditer(text)]
@@ -205,29 +255,87 @@ def _is_symbol(word: str) -> bool:
     return camel or ("_" in word.strip("_") and word.lower() == word)
 
 
+_QUALIFIER_BEFORE = re.compile(r"(\w+)\.$")
+
+
 def _symbols(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
-    """A public name of exactly one repository, written as code (in backticks, called, or
-    after a dot). Shared names (``Connection``) are everybody's and count for nobody."""
+    """A public name of exactly one repository, written as code (in backticks, quoted, called,
+    or beside a dot). Shared names (``Connection``) are everybody's and count for nobody; a
+    name reached through another catalog package (``cf.run_tasks`` after ``import controlflow
+    as cf``) is that package's."""
+    aliases = import_aliases(text)
     for m in _IDENT.finditer(text):
         word = m.group()
         repos = index["symbols"].get(word.lower(), [])
         if len(repos) != 1 or not _is_symbol(word):
             continue
         before, after = text[max(0, m.start() - 1) : m.start()], text[m.end() : m.end() + 1]
-        if before in ("`", ".") or after in ("(", "`"):
-            add(repos[0], "api", m.start(), m.end())
+        quoted = before == after == '"'  # resource "prefect_deployment" "x", a JSON key
+        if not (before in ("`", ".") or after in ("(", "`", ".") or quoted):
+            continue
+        qualifier = _QUALIFIER_BEFORE.search(text[max(0, m.start() - 40) : m.start()])
+        owners = _qualifier_repos(qualifier.group(1), index, aliases) if qualifier else []
+        if owners and repos[0] not in owners:
+            continue
+        add(repos[0], "api", m.start(), m.end())
 
 
-_QUALIFIED = re.compile(r"(?<![\w.])([A-Za-z_][\w]*)\.([A-Za-z_]\w*)(?=[(`.\s,)\]])")
+_QUALIFIED = re.compile(r"(?<![\w./-])([A-Za-z_][\w]*)\.([A-Za-z_]\w*)(?=[(`.\s,)\]])")
+_FILE_SUFFIXES: Final = frozenset(
+    {"cfg", "ini", "js", "json", "lock", "log", "md", "py", "rst", "sh", "toml", "ts", "txt"}
+    | {"yaml", "yml", "xml", "html", "csv", "env", "tf", "conf"}
+)
+"""``values-prefect.yaml``, ``celery.log``: a file named after a package is no use of it."""
+_IMPORT_ALIAS = re.compile(r"(?m)^[ \t>]*import[ \t]+([\w.]+)[ \t]+as[ \t]+(\w+)")
+
+
+def import_aliases(text: str) -> dict[str, str]:
+    """``import controlflow as cf`` -> ``{"cf": "controlflow"}`` (the top-level module)."""
+    return {m.group(2): m.group(1).split(".")[0].lower() for m in _IMPORT_ALIAS.finditer(text)}
+
+
+def _qualifier_repos(
+    qualifier: str, index: dict[str, dict[str, list[str]]], aliases: dict[str, str]
+) -> list[str]:
+    return index["imports"].get(aliases.get(qualifier, qualifier).lower(), [])
 
 
 def _qualified(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
-    """``@click.option(``, ``httpx.AsyncClient``, ``attr.s(``: a name used through the one
-    package that defines it is a use of that package, not a mention."""
+    """``@click.option(``, ``httpx.AsyncClient``, ``attr.s(``, ``cf.Task(`` after ``import
+    controlflow as cf``: a name used through the one package that defines it is a use of that
+    package, not a mention. A file name (``values-prefect.yaml``) is none."""
+    aliases = import_aliases(text)
     for m in _QUALIFIED.finditer(text):
-        repos = index["imports"].get(m.group(1).lower(), [])
-        if len(repos) == 1 and not m.group(2).isdigit():
+        repos = _qualifier_repos(m.group(1), index, aliases)
+        if len(repos) == 1 and not m.group(2).isdigit() and m.group(2) not in _FILE_SUFFIXES:
             add(repos[0], "usage", m.start(), m.end())
+
+
+PROVIDER_REPO_PREFIX: Final = "terraform-provider-"
+_PROVIDER_USE = re.compile(
+    r"(?m)(?:\b(?:resource|data)[ \t]+\"([a-z][a-z0-9]*)_\w+\""
+    r"|\bregistry\.terraform\.io/[\w-]+/([a-z][a-z0-9-]*)\b"
+    r"|^[ \t]*provider[ \t]+\"([a-z][a-z0-9-]*)\")"
+)
+"""A Terraform configuration using a provider: ``resource "aws_s3_bucket"``, ``data "prefect_
+flow"``, ``provider "aws"`` or its registry address ``registry.terraform.io/hashicorp/aws``."""
+
+
+def _providers(text: str, catalog: Catalog, add: Adder) -> None:
+    """The provider a configuration uses is the catalog's ``terraform-provider-<type>``: its
+    resource types all start with ``<type>_``, far more of them than a vocabulary keeps."""
+    repos = {
+        r.name.lower().removeprefix(PROVIDER_REPO_PREFIX): r.full_name
+        for r in catalog.repositories
+        if r.name.lower().startswith(PROVIDER_REPO_PREFIX)
+    }
+    if not repos:
+        return
+    for m in _PROVIDER_USE.finditer(text):
+        kind = next(g for g in m.groups() if g)
+        if kind in repos:
+            start = m.start(m.lastindex or 0)
+            add(repos[kind], "usage", start, start + len(kind))
 
 
 CONTEXT: Final = "*"
@@ -253,6 +361,8 @@ def gather_usage(
     _installs(text, index, add, spans[CONTEXT])
     _commands(text, index, add)
     _hooks(text, index, add)
+    _images(text, index, add)
+    _providers(text, catalog, add)
     _actions(text, catalog, add)
     _symbols(text, index, add)
     _qualified(text, index, add)

@@ -29,6 +29,7 @@ from veranda_dagster.domain.core.bounds import (
     MAX_VOCABULARY_TERMS_PER_KIND,
 )
 from veranda_dagster.domain.intake.catalog import VOCABULARY_KINDS, VOCABULARY_TERM, RepoVocabulary
+from veranda_dagster.domain.intake.repo_usage import image_names, image_refs
 
 MANIFESTS = (
     "pyproject.toml",
@@ -280,6 +281,32 @@ def _manifests(
     return names
 
 
+def _published_images(full_name: str, readme: str) -> list[str]:
+    """Images the README builds from, runs or tags under the repository's own name (any
+    registry owner): ``tiangolo/uwsgi-nginx-flask`` of ``uwsgi-nginx-flask-docker``. Images of
+    other names in it are its bases or examples, not what it publishes."""
+    stems = set(image_names(full_name.rsplit("/", 1)[-1]))
+    found = [ref.lower() for ref in image_refs(readme)]
+    return list(dict.fromkeys(r for r in found if r.rsplit("/", 1)[-1] in stems))
+
+
+PROVIDER_PREFIX = "terraform-provider-"
+PROVIDER_DOC_FOLDERS = ("docs/resources", "docs/data-sources")
+"""Where a Terraform provider documents its resource and data source types, one page each."""
+
+
+def _provider_types(read: _Budget, full_name: str) -> list[str]:
+    """``prefect_deployment`` of ``terraform-provider-prefect``'s ``docs/resources/
+    deployment.md``: the names a configuration writes (``resource "prefect_deployment"``)."""
+    name = full_name.rsplit("/", 1)[-1].lower()
+    if not name.startswith(PROVIDER_PREFIX):
+        return []
+    provider = name.removeprefix(PROVIDER_PREFIX)
+    pages = [page for folder in PROVIDER_DOC_FOLDERS for page in read.listdir(folder)]
+    stems = [p.rsplit(".", 1)[0] for p in pages if p.endswith((".md", ".markdown"))]
+    return list(dict.fromkeys(f"{provider}_{stem}" for stem in stems if stem.isidentifier()))
+
+
 PACKAGE_PATHS = ("{}/__init__.py", "src/{}/__init__.py", "lib/{}/__init__.py", "{}.py")
 """Where a Python import name lives: a package at the root, under ``src/`` or ``lib/``, or a
 single module (``pycodestyle.py``)."""
@@ -312,6 +339,10 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
             continue
         for entry in [e for e in read.listdir(folder) if e.endswith("/")]:
             _manifests(read, f"{folder}/{entry}", terms, full_name, member)
+    if "README.md" in root:
+        terms.add("images", _published_images(full_name, read.read("README.md") or ""))
+    if "docs" in folders:
+        terms.add("symbols", _provider_types(read, full_name))
     candidates = list(dict.fromkeys([_import_name(n) for n in names] + terms.by_kind["imports"]))
     candidates += [f for f in folders if _may_be_package(f) and f not in candidates]
     if "src" in folders:  # a src layout holds its packages one level down
