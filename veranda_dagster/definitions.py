@@ -28,7 +28,7 @@ from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.sensors.pr_feedback import pr_feedback
 from veranda_dagster.sensors.run_failure import ticket_run_failures
 from veranda_dagster.settings import setting
-from veranda_dagster.sources.registry import listed_sensors
+from veranda_dagster.sources import registry
 from veranda_dagster.sources.resource import TicketSourceResource
 from veranda_dagster.storage import ValueStore, VerandaIOManager
 
@@ -102,6 +102,8 @@ def pipeline_resource(outside: OutsideResources | None = None) -> PipelineResour
 
 
 def build_definitions() -> dg.Definitions:
+    """The phase assets, their checks, the ticket job, the shared sensors and resources, merged
+    with what each ticket source plugin contributes (its resource and its intake sensor)."""
     load_plugins()
     store = value_store()
     outside = OutsideResources.from_env(store)
@@ -111,17 +113,20 @@ def build_definitions() -> dg.Definitions:
         "value_store": store,
         "io_manager": VerandaIOManager(store=store),
     }
-    return dg.Definitions(
+    core = dg.Definitions(
         # dagster/code_references: each asset links to its module in the UI
         assets=dg.with_source_code_references(
             with_configured_kinds(PHASE_ASSETS, configured_names())
         ),
         asset_checks=CHECKS,
         jobs=[ticket_run],
-        sensors=[*listed_sensors(outside.tickets.enabled), pr_feedback, ticket_run_failures],
-        resources=resources,
+        sensors=[pr_feedback, ticket_run_failures],
+        resources={k: v for k, v in resources.items() if k not in outside.sources},
         executor=phase_executor,
     )
+    enabled = outside.tickets.enabled
+    plugins = [info.definitions(outside.sources[info.name], enabled) for info in registry.sources()]
+    return dg.Definitions.merge(core, *plugins)
 
 
 defs = build_definitions()

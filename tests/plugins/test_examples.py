@@ -16,11 +16,13 @@ from types import ModuleType
 import pytest
 
 from tests.support.plugins import scratch
+from veranda_dagster import definitions
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.redaction import scrub
 from veranda_dagster.forges.registry import FORGES, ForgeProvider, forge_provider
 from veranda_dagster.registry import Registry
 from veranda_dagster.resources.forge import ForgeResource
+from veranda_dagster.resources.tickets import registered_type
 from veranda_dagster.sources import registry as sources
 from veranda_dagster.vendors import registry as vendors
 from veranda_dagster.vendors import runner
@@ -148,3 +150,27 @@ def test_discovery_refuses_a_folder_declaring_another_plugin(tmp_path, monkeypat
     found = _forges_in(tmp_path, monkeypatch, other="")
     with pytest.raises(ConfigError, match=r"declares the forge 'acmeforge', not 'other'"):
         list(found)
+
+
+def test_a_new_source_joins_the_definitions_by_what_its_plugin_contributes(monkeypatch):
+    """``definitions.py`` merges each source's own Definitions (its resource, its sensor once
+    enabled): a new source folder needs no line there."""
+    scratch(sources.SOURCES, monkeypatch).register(SOURCE)
+    registered_type.cache_clear()  # the tickets resource has one field per registered source
+    monkeypatch.setenv("VERANDA_SOURCES", "linear,slack,acmedesk")
+    try:
+        defs = definitions.build_definitions()
+    finally:
+        registered_type.cache_clear()
+    resources = defs.resources
+    assert isinstance(resources["acmedesk"], SOURCE.resource)
+    assert resources["tickets"].acmedesk is resources["acmedesk"]
+    assert "acmedesk" in resources["tickets"].enabled
+    assert "acmedesk_tickets" in {s.name for s in defs.sensors}
+    monkeypatch.setenv("VERANDA_SOURCES", "linear,slack")
+    try:
+        quiet = definitions.build_definitions()
+    finally:
+        registered_type.cache_clear()
+    assert "acmedesk_tickets" not in {s.name for s in quiet.sensors}  # opt-in: not listed
+    assert "acmedesk" in quiet.resources  # still bound, refusing its keys by naming the setting

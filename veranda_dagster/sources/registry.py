@@ -67,6 +67,21 @@ class TicketSourceInfo:
     def keys(self) -> KeyGrammar:
         return self.port.keys
 
+    def definitions(
+        self, resource: TicketSourceResource, enabled: Collection[str]
+    ) -> dg.Definitions:
+        """What this source adds to the code location, for ``definitions.py`` to merge: its
+        resource, bound under its name (its sensor and the ``tickets`` resource take it there),
+        and its intake sensor when it is listed (``listed``)."""
+        sensors = [self.sensor] if self.listed(enabled) else []
+        return dg.Definitions(sensors=sensors, resources={self.name: resource})
+
+    def listed(self, enabled: Collection[str]) -> bool:
+        """An on-by-default source's sensor is always listed (it skips until configured); an
+        opt-in source's only when it is ``enabled`` (a deployment that never asked for it sees
+        no change)."""
+        return self.on_by_default or self.name in enabled
+
 
 class _EveryVariableSet(dict[str, str]):
     """An environment in which every variable is set, so ``from_env`` binds every secret it
@@ -198,7 +213,7 @@ def listed_sensors(enabled: Collection[str]) -> list[dg.SensorDefinition]:
     """The intake sensors the Definitions list: every on-by-default source's, and an opt-in
     source's only when it is ``enabled`` (a deployment that never asked for it sees no
     change)."""
-    return [i.sensor for i in sources() if i.on_by_default or i.name in enabled]
+    return [i.sensor for i in sources() if i.listed(enabled)]
 
 
 def secret_env() -> dict[str, tuple[str, ...]]:
