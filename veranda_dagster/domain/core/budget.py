@@ -6,11 +6,15 @@ because a phase that fails after paying for turns (a third rejected red test, a 
 mid-patch) stores no value, yet its turns were billed; and it is not process memory, because a
 resumed run (a new process, a new pod) must honour what the first one spent.
 
-The check is before each turn. A turn's cost is known only when it ends, so the turn that
-crosses the cap completes and is recorded; the next one is refused with ``BudgetExceededError``
-(non-retryable: retrying cannot make money appear), after a note on the ticket saying how much
-was spent and how to raise the cap. Values already materialized stay as they are, so after
-raising the cap a re-execution from failure resumes where the money ran out.
+The check is before each turn and, through the turn's credential proxy, before each vendor
+request inside it (``spend_meter``): the proxy charges every answer's usage to the ledger as the
+answer ends, whether the turn later succeeds, fails or is killed, and refuses a request once a
+cap is full, so a turn overshoots a cap by at most the request that crossed it. The refused turn
+becomes ``BudgetExceededError`` (non-retryable: retrying cannot make money appear), after a
+note on the ticket saying how much was spent and how to raise the cap. Values already
+materialized stay as they are, so after raising the cap a re-execution from failure resumes
+where the money ran out. A turn that reached no proxy (the sandbox off, a scripted runner) is
+recorded from its reply when it returns, as before.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from pydantic import BaseModel, Field
 
 from veranda_dagster.domain.core.agent import AgentPort, AgentReply, AgentRequest
 from veranda_dagster.domain.core.errors import VerandaError
-from veranda_dagster.domain.core.models import ModelCall
+from veranda_dagster.domain.core.models import ModelCall, Usage
+from veranda_dagster.domain.core.spend_meter import Refusal, SpendCap, TurnMeter, metering
 
 BUDGET_ENV = "VERANDA_TICKET_BUDGET_USD"
 
@@ -36,10 +41,22 @@ class SpendEntry(BaseModel):
     model: str | None = None
     usd: float
     at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat())
+    source: str = "turn"
+    """``proxy``: one vendor request, metered by the turn's proxy from the vendor's answer;
+    ``turn``: a whole turn, from what the CLI reported when it returned."""
+    tokens_in: int = 0
+    tokens_out: int = 0
 
     @classmethod
     def of(cls, call: ModelCall) -> SpendEntry:
-        return cls(role=call.role, family=call.family, model=call.model, usd=call.usd)
+        return cls(
+            role=call.role,
+            family=call.family,
+            model=call.model,
+            usd=call.usd,
+            tokens_in=call.usage.input + call.usage.cached,
+            tokens_out=call.usage.output,
+        )
 
 
 class SpendLedger(Protocol):
@@ -90,18 +107,49 @@ class BudgetedAgent:
         self.ledger = ledger
         self.notify = notify
 
+    def caps(self) -> list[SpendCap]:
+        """What every turn and every request must fit under: the ticket's cap."""
+        return [
+            SpendCap(
+                f"ticket {self.ticket_id}", self.cap_usd, lambda: self.ledger.spent(self.ticket_id)
+            )
+        ]
+
     def run(self, request: AgentRequest) -> AgentReply:
-        spent = self.ledger.spent(self.ticket_id)
-        if spent >= self.cap_usd:
-            raise self._refusal(request.role, spent)
-        reply = self.inner.run(request)
+        meter = TurnMeter(self.caps(), lambda *billed: self._charge(request.role, *billed))
+        refusal = meter.admit()
+        if refusal is not None:
+            raise self._refusal(request.role, refusal)
+        with metering(meter):
+            try:
+                reply = self.inner.run(request)
+            except Exception:
+                if meter.refusal is not None:  # the proxy refused a request: the budget's doing
+                    raise self._refusal(request.role, meter.refusal) from None
+                raise
+        if meter.requests:  # the proxy charged each request: the reply says what it charged
+            call = reply.call.model_copy(update={"usd": meter.usd, "usage": meter.usage})
+            return reply.model_copy(update={"call": call})
         self.ledger.record(self.ticket_id, SpendEntry.of(reply.call))
         return reply
 
-    def _refusal(self, role: str, spent: float) -> BudgetExceededError:
+    def _charge(self, role: str, family: str, model: str | None, usage: Usage, usd: float) -> None:
+        entry = SpendEntry(
+            role=role,
+            family=family,
+            model=model,
+            usd=usd,
+            source="proxy",
+            tokens_in=usage.input + usage.cached,
+            tokens_out=usage.output,
+        )
+        self.ledger.record(self.ticket_id, entry)
+
+    def _refusal(self, role: str, refusal: Refusal) -> BudgetExceededError:
         """The error, after the note on the ticket; a note that cannot be posted is named in
         the error rather than hiding why the run stopped."""
         unposted = ""
+        spent = self.ledger.spent(self.ticket_id)
         if self.notify is not None:
             try:
                 self.notify(budget_note(self.ticket_id, role, spent, self.cap_usd))
