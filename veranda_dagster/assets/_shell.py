@@ -6,6 +6,8 @@ what it calls and what it reports.
 Metadata keys are a contract with the ops/report side: ``duration_s``, ``outcome``,
 ``model_calls``, ``usd``, ``tokens_in``, ``tokens_out``, ``backend`` (``family/mode`` of the
 last call), ``model``, ``tier``, ``reason`` — plus phase-specific keys from the asset module.
+``model_calls`` and ``usd`` are what this attempt paid; work it reused from an earlier run adds
+``reused`` (what, from which run), ``reused_calls`` and ``reused_usd``, never counted twice.
 No config value (tokens, URLs with passwords) is ever put in metadata.
 """
 
@@ -30,6 +32,7 @@ from veranda_dagster.domain.core.errors import (
     VerandaError,
 )
 from veranda_dagster.domain.core.models import PhaseValue
+from veranda_dagster.domain.core.provenance import in_run
 from veranda_dagster.partitions import TICKET_TAG
 
 V = TypeVar("V", bound=BaseModel)
@@ -110,14 +113,20 @@ def refuse_a_twin(context: dg.AssetExecutionContext) -> None:
     held to the same rule as one that starts at ``ticket``: before any model call."""
     if not context.has_partition_key:
         return
-    try:
-        run_id = context.run.run_id
-    except DagsterInvalidPropertyError:
+    run_id = _run_id(context)
+    if not run_id:
         return  # invoked directly (a unit test): not a run, so it has no twin
     tag_with_ticket(context.instance, context.run, context.partition_key)
     other = older_run_in_progress(context.instance, run_id, context.partition_key)
     if other is not None:
         raise TicketRunInProgressError(context.partition_key, other, run_id)
+
+
+def _run_id(context: dg.AssetExecutionContext) -> str:
+    try:
+        return context.run.run_id
+    except DagsterInvalidPropertyError:
+        return ""
 
 
 def _typed_failure(spec: PhaseSpec, exc: VerandaError) -> dg.Failure:
@@ -134,6 +143,7 @@ def call_metadata(value: BaseModel) -> dict[str, Any]:
     calls = value.calls if isinstance(value, PhaseValue) else []
     last = calls[-1] if calls else None
     return {
+        **reuse_metadata(value),
         "model_calls": len(calls),
         "usd": float(value.usd) if isinstance(value, PhaseValue) else 0.0,
         "tokens_in": int(value.tokens_in) if isinstance(value, PhaseValue) else 0,
@@ -142,6 +152,23 @@ def call_metadata(value: BaseModel) -> dict[str, Any]:
         "model": (last.model or "none") if last else "none",
         "tier": last.tier if last else "none",
         "reason": last.reason if last else "none",
+    }
+
+
+def reuse_metadata(value: BaseModel) -> dict[str, Any]:
+    """What the value reused instead of redoing, and from which run (none: no keys)."""
+    reused = value.reused if isinstance(value, PhaseValue) else []
+    if not reused:
+        return {}
+    said = [
+        f"{r.what} from run {r.run_id[:8] or '(unrecorded)'} ({r.model_calls} call(s), "
+        f"${r.usd:.4f})"
+        for r in reused
+    ]
+    return {
+        "reused": "; ".join(said),
+        "reused_calls": sum(r.model_calls for r in reused),
+        "reused_usd": round(sum(r.usd for r in reused), 6),
     }
 
 
@@ -179,7 +206,8 @@ def run_phase(
     started = time.monotonic()
     try:
         refuse_a_twin(context)
-        value = call_with_timeout(call, spec.timeout_s, spec.name)
+        run_id = _run_id(context)
+        value = call_with_timeout(lambda: in_run(run_id, call), spec.timeout_s, spec.name)
     except VerandaError as exc:
         if getattr(exc, "retryable", False):
             raise

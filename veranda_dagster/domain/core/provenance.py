@@ -1,0 +1,30 @@
+"""Which Dagster run is doing the work in progress, for records that outlive it.
+
+A phase that records progress outside its own value (a review round's marker on the pull
+request) names the run that did, and paid for, that work; a later run that reuses it says so
+in its value (``models.Reuse``) instead of reporting the calls again. The asset shell sets the
+run id around the phase's domain call (on the thread that runs it); outside a run it is empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import TypeVar
+
+T = TypeVar("T")
+
+_RUN_ID: ContextVar[str] = ContextVar("veranda_run_id", default="")
+
+
+def in_run(run_id: str, call: Callable[[], T]) -> T:
+    """``call()`` with ``run_id`` as the current run."""
+    token = _RUN_ID.set(run_id)
+    try:
+        return call()
+    finally:
+        _RUN_ID.reset(token)
+
+
+def current_run_id() -> str:
+    return _RUN_ID.get()
