@@ -223,3 +223,49 @@ def test_parallel_requests_of_one_turn_are_all_metered(
     assert len(model.conversation("simplifier")) == 8  # the health probe's run, the turn's
     assert ledger.spent(TICKET) == model.billed_usd()
     assert threading.active_count() < 50
+
+
+def test_an_orgs_daily_cap_is_shared_by_its_tickets(
+    model: ScriptedModelServer, sample_org: SampleOrg, tmp_path: Path
+) -> None:
+    """Two tickets of one org: the first one's turn takes the org past its daily cap (by at
+    most one request), so the second one's turn is refused before it reaches the model, with
+    the org's note; a ticket of another org goes on."""
+    from veranda_dagster.resources.agents import AgentsResource
+    from veranda_dagster.storage import ValueStore
+
+    inner = resolver(model, tmp_path)
+    BudgetedAgent(inner, "OPS-0", 10.0, StoreLedger(FilesystemValues(tmp_path / "scratch"))).run(
+        implement(clone(sample_org, tmp_path / "warm"))
+    )  # calibration (and the health probe), in another store
+    first_answer = next(b.usd for b in model.billed if b.role == "implementer")
+    cap = round(first_answer * 1.5, 6)
+    agents = AgentsResource(
+        store=ValueStore(base_dir=str(tmp_path / "values")), org_daily_budget_usd={"acme": cap}
+    )
+    ledger = agents.ledger()
+
+    def budgeted(ticket: str, org: str, notes: list[str]) -> BudgetedAgent:
+        caps = agents.org_caps(org)
+        return BudgetedAgent(inner, ticket, 10.0, ledger, notes.append, org=org, org_caps=caps)
+
+    billed_before = model.billed_usd()
+    budgeted("ENG-1", "acme", []).run(implement(clone(sample_org, tmp_path / "one")))
+    acme = ledger.org_spent("acme")
+    assert acme == round(model.billed_usd() - billed_before, 6) == ledger.spent("ENG-1") > cap
+    assert acme - cap <= max(b.usd for b in model.billed)
+
+    reached = len(model.calls)
+    notes: list[str] = []
+    with pytest.raises(BudgetExceededError):
+        budgeted("ENG-2", "acme", notes).run(implement(clone(sample_org, tmp_path / "two")))
+    assert len(model.calls) == reached  # refused before any request
+    assert "org acme today has spent" in notes[0] and "daily_budget_usd" in notes[0]
+    assert agents.spend_metadata("ENG-2", "acme") == {
+        "ticket_spent_usd": 0.0,
+        "ticket_cap_usd": agents.ticket_budget_usd,
+        "org_spent_today_usd": acme,
+        "org_daily_cap_usd": cap,
+    }
+    budgeted("OPS-1", "other", []).run(implement(clone(sample_org, tmp_path / "three")))
+    assert ledger.spent("OPS-1") > 0 and ledger.org_spent("acme") == acme

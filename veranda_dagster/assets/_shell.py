@@ -32,6 +32,7 @@ from veranda_dagster.domain.core.errors import (
     VerandaError,
 )
 from veranda_dagster.domain.core.models import PhaseValue
+from veranda_dagster.domain.core.orgs import org_of
 from veranda_dagster.domain.core.provenance import in_run
 from veranda_dagster.partitions import TICKET_TAG
 
@@ -201,13 +202,17 @@ def run_phase(
     call: Callable[[], V],
     outcome: Callable[[V], str],
     details: Callable[[V], Mapping[str, Any]],
+    spend: Callable[[V], Mapping[str, float]] = lambda _v: {},
 ) -> dg.Output[V]:
-    """Run one phase's domain call and wrap its value for the IO manager."""
+    """Run one phase's domain call and wrap its value for the IO manager; ``spend``: the
+    ticket's spend and caps after it, as numeric metadata."""
     started = time.monotonic()
     try:
         refuse_a_twin(context)
         run_id = _run_id(context)
-        value = call_with_timeout(lambda: in_run(run_id, call), spec.timeout_s, spec.name)
+        value = call_with_timeout(
+            lambda: in_run(run_id, call, spec.name), spec.timeout_s, spec.name
+        )
     except VerandaError as exc:
         if getattr(exc, "retryable", False):
             raise
@@ -216,7 +221,38 @@ def run_phase(
     result = outcome(value)
     _observe(context, spec.name, value, secs)
     extra = {**details(value), **_truncation(context, spec.name, value)}
+    extra.update(_spend(context, spec.name, spend, value))
     return dg.Output(value, metadata=phase_metadata(value, secs, result, extra))
+
+
+def _spend(
+    context: dg.AssetExecutionContext,
+    phase: str,
+    spend: Callable[[V], Mapping[str, float]],
+    value: V,
+) -> dict[str, float]:
+    """The ledger's figures; a ledger that cannot be read costs the metadata, not the work."""
+    try:
+        return {k: float(v) for k, v in spend(value).items()}
+    except Exception as exc:
+        context.log.warning(f"{phase}: spend metadata not read: {type(exc).__name__}")
+        return {}
+
+
+def ledger_figures(upstream: Mapping[str, Any]) -> Callable[[BaseModel], Mapping[str, float]]:
+    """The ticket's spend and caps (``AgentsResource.spend_metadata``), read after the phase
+    through the pipeline it was given; the org is the pack's repository's, once there is one."""
+    agents = getattr(upstream.get("pipeline"), "agents", None)
+    if agents is None:
+        return lambda _v: {}
+    repo = str(getattr(upstream.get("context_pack"), "repo", "") or "")
+    org = org_of(repo) if "/" in repo else ""
+
+    def figures(value: BaseModel) -> Mapping[str, float]:
+        ticket_id = getattr(value, "ticket_id", None) or getattr(value, "id", None)
+        return agents.spend_metadata(str(ticket_id), org) if ticket_id else {}
+
+    return figures
 
 
 def _truncation(context: dg.AssetExecutionContext, phase: str, value: BaseModel) -> dict[str, str]:
@@ -255,7 +291,8 @@ def phase_asset(
 
         def compute(context: dg.AssetExecutionContext, **upstream: Any) -> dg.Output[V]:
             args = {"context": context, **upstream} if passes_context else upstream
-            return run_phase(context, spec, lambda: call(**args), outcome, details)
+            spend = ledger_figures(upstream)
+            return run_phase(context, spec, lambda: call(**args), outcome, details, spend)
 
         context_param = inspect.Parameter(
             "context", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=dg.AssetExecutionContext

@@ -15,11 +15,16 @@ note on the ticket saying how much was spent and how to raise the cap. Values al
 materialized stay as they are, so after raising the cap a re-execution from failure resumes
 where the money ran out. A turn that reached no proxy (the sandbox off, a scripted runner) is
 recorded from its reply when it returns, as before.
+
+Beside the ticket's cap, an org may have a daily cap (``daily_budget_usd`` in the orgs file),
+checked the same way against what every ticket of the org spent that UTC day. The ticket's cap
+is raised for one ticket with ``veranda budget raise`` (``storage.ledger``), without touching
+the deployment's default.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -28,13 +33,15 @@ from pydantic import BaseModel, Field
 from veranda_dagster.domain.core.agent import AgentPort, AgentReply, AgentRequest
 from veranda_dagster.domain.core.errors import VerandaError
 from veranda_dagster.domain.core.models import ModelCall, Usage
+from veranda_dagster.domain.core.provenance import current_phase
 from veranda_dagster.domain.core.spend_meter import Refusal, SpendCap, TurnMeter, metering
 
 BUDGET_ENV = "VERANDA_TICKET_BUDGET_USD"
+RAISE_COMMAND = "veranda budget raise"
 
 
 class SpendEntry(BaseModel):
-    """One paid model call, as the ledger keeps it."""
+    """One paid model request (or, without a proxy, one turn), as the ledger keeps it."""
 
     role: str
     family: str
@@ -46,9 +53,13 @@ class SpendEntry(BaseModel):
     ``turn``: a whole turn, from what the CLI reported when it returned."""
     tokens_in: int = 0
     tokens_out: int = 0
+    phase: str = ""
+    """The phase whose turn made the request (empty outside a Dagster run)."""
+    org: str = ""
+    """The org of the ticket's repository, once known: its daily cap counts this entry."""
 
     @classmethod
-    def of(cls, call: ModelCall) -> SpendEntry:
+    def of(cls, call: ModelCall, org: str = "") -> SpendEntry:
         return cls(
             role=call.role,
             family=call.family,
@@ -56,6 +67,8 @@ class SpendEntry(BaseModel):
             usd=call.usd,
             tokens_in=call.usage.input + call.usage.cached,
             tokens_out=call.usage.output,
+            phase=current_phase(),
+            org=org,
         )
 
 
@@ -66,32 +79,70 @@ class SpendLedger(Protocol):
 
     def record(self, ticket_id: str, entry: SpendEntry) -> None: ...
 
+    def entries(self, ticket_id: str) -> list[SpendEntry]: ...
+
+
+def spent_by_phase(entries: Sequence[SpendEntry]) -> dict[str, float]:
+    """USD per phase (by seat where no phase was recorded), in the order first spent."""
+    out: dict[str, float] = {}
+    for e in entries:
+        key = e.phase or f"{e.role} turns"
+        out[key] = round(out.get(key, 0.0) + e.usd, 6)
+    return out
+
 
 class BudgetExceededError(VerandaError):
-    """The ticket has spent its budget; the next model turn was not started."""
+    """A spend cap is full; the next model turn (or request) was not started."""
 
     def __init__(
-        self, ticket_id: str, role: str, spent: float, cap: float, unposted: str = ""
+        self,
+        ticket_id: str,
+        role: str,
+        spent: float,
+        cap: float,
+        unposted: str = "",
+        note: str = "",
     ) -> None:
         self.ticket_id, self.spent, self.cap = ticket_id, spent, cap
-        text = budget_note(ticket_id, role, spent, cap)
+        text = note or budget_note(ticket_id, role, spent, cap)
         super().__init__(
             f"{text} (the note on the ticket was not posted: {unposted})" if unposted else text
         )
 
 
-def budget_note(ticket_id: str, role: str, spent: float, cap: float) -> str:
-    """What the run's failure and the note on the ticket say: spent, cap, and the way on."""
+def budget_note(
+    ticket_id: str,
+    role: str,
+    spent: float,
+    cap: float,
+    by_phase: dict[str, float] | None = None,
+    refusal: Refusal | None = None,
+) -> str:
+    """What the run's failure and the note on the ticket say: spent (per phase), the cap that
+    is full, and the way on."""
+    phases = ", ".join(f"{k} ${v:.4f}" for k, v in (by_phase or {}).items())
+    spent_line = f" Spent per phase: {phases}." if phases else ""
+    if refusal is not None and refusal.kind == "org_daily":
+        return (
+            f"Stopped {ticket_id}: {refusal.cap} has spent ${refusal.spent:.2f} of its "
+            f"${refusal.limit:.2f} daily budget (UTC day), so the {role} turn was not "
+            f"started.{spent_line} Nothing finished is lost: raise daily_budget_usd for the org "
+            "in the orgs file (VERANDA_ORGS) or wait for the next UTC day, then re-execute the "
+            "run from failure to continue from here."
+        )
     return (
         f"Stopped {ticket_id}: model turns have cost ${spent:.2f} of this ticket's "
-        f"${cap:.2f} budget, so the {role} turn was not started. Nothing finished is lost: "
-        f"raise {BUDGET_ENV} and re-execute the run from failure to continue from here."
+        f"${cap:.2f} budget, so the {role} turn was not started.{spent_line} Nothing finished "
+        f"is lost: raise this ticket's cap with `{RAISE_COMMAND} {ticket_id} --to <usd>` (or "
+        f"{BUDGET_ENV} for every ticket) and re-execute the run from failure to continue "
+        "from here."
     )
 
 
 class BudgetedAgent:
-    """An ``AgentPort`` that refuses a turn once the ticket's spend reaches ``cap_usd`` and
-    records every turn's cost in the ledger before handing the reply back."""
+    """An ``AgentPort`` that refuses a turn, and has the turn's proxy refuse a request, once
+    the ticket's spend reaches ``cap_usd`` (or its org's daily spend its ``org_caps``), and
+    records what each request (or, without a proxy, each turn) cost in the ledger."""
 
     def __init__(
         self,
@@ -100,23 +151,28 @@ class BudgetedAgent:
         cap_usd: float,
         ledger: SpendLedger,
         notify: Callable[[str], object] | None = None,
+        *,
+        org: str = "",
+        org_caps: Sequence[SpendCap] = (),
     ) -> None:
         self.inner = inner
         self.ticket_id = ticket_id
         self.cap_usd = cap_usd
         self.ledger = ledger
         self.notify = notify
+        self.org = org
+        self.org_caps = list(org_caps)
 
     def caps(self) -> list[SpendCap]:
-        """What every turn and every request must fit under: the ticket's cap."""
-        return [
-            SpendCap(
-                f"ticket {self.ticket_id}", self.cap_usd, lambda: self.ledger.spent(self.ticket_id)
-            )
-        ]
+        """What every turn and every request must fit under: the ticket's cap, the org's."""
+        ticket = SpendCap(
+            f"ticket {self.ticket_id}", self.cap_usd, lambda: self.ledger.spent(self.ticket_id)
+        )
+        return [ticket, *self.org_caps]
 
     def run(self, request: AgentRequest) -> AgentReply:
-        meter = TurnMeter(self.caps(), lambda *billed: self._charge(request.role, *billed))
+        phase = current_phase()  # read here: the proxy charges from its own threads
+        meter = TurnMeter(self.caps(), lambda *billed: self._charge(request.role, phase, *billed))
         refusal = meter.admit()
         if refusal is not None:
             raise self._refusal(request.role, refusal)
@@ -130,10 +186,12 @@ class BudgetedAgent:
         if meter.requests:  # the proxy charged each request: the reply says what it charged
             call = reply.call.model_copy(update={"usd": meter.usd, "usage": meter.usage})
             return reply.model_copy(update={"call": call})
-        self.ledger.record(self.ticket_id, SpendEntry.of(reply.call))
+        self.ledger.record(self.ticket_id, SpendEntry.of(reply.call, self.org))
         return reply
 
-    def _charge(self, role: str, family: str, model: str | None, usage: Usage, usd: float) -> None:
+    def _charge(
+        self, role: str, phase: str, family: str, model: str | None, usage: Usage, usd: float
+    ) -> None:
         entry = SpendEntry(
             role=role,
             family=family,
@@ -142,6 +200,8 @@ class BudgetedAgent:
             source="proxy",
             tokens_in=usage.input + usage.cached,
             tokens_out=usage.output,
+            phase=phase,
+            org=self.org,
         )
         self.ledger.record(self.ticket_id, entry)
 
@@ -150,12 +210,14 @@ class BudgetedAgent:
         the error rather than hiding why the run stopped."""
         unposted = ""
         spent = self.ledger.spent(self.ticket_id)
+        by_phase = spent_by_phase(self.ledger.entries(self.ticket_id))
+        note = budget_note(self.ticket_id, role, spent, self.cap_usd, by_phase, refusal)
         if self.notify is not None:
             try:
-                self.notify(budget_note(self.ticket_id, role, spent, self.cap_usd))
+                self.notify(note)
             except Exception as exc:
                 unposted = f"{type(exc).__name__}: {exc}"
-        return BudgetExceededError(self.ticket_id, role, spent, self.cap_usd, unposted)
+        return BudgetExceededError(self.ticket_id, role, spent, self.cap_usd, unposted, note)
 
     def instruction_files(self) -> list[str]:
         return self.inner.instruction_files()

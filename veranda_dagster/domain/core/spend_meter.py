@@ -34,6 +34,8 @@ class SpendCap:
     """What the refusal names: ``ticket ENG-1``, ``org acme today``."""
     limit_usd: float
     spent: Callable[[], float]
+    kind: str = "ticket"
+    """``ticket`` (raised per ticket) or ``org_daily`` (the orgs file's, per UTC day)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Refusal:
     cap: str
     spent: float
     limit: float
+    kind: str = "ticket"
 
     @property
     def reason(self) -> str:
@@ -74,7 +77,7 @@ class TurnMeter:
         for cap in self.caps:
             spent = cap.spent()
             if spent >= cap.limit_usd:
-                refusal = Refusal(cap.name, spent, cap.limit_usd)
+                refusal = Refusal(cap.name, spent, cap.limit_usd, cap.kind)
                 with self._lock:
                     self.refusal = self.refusal or refusal
                 return refusal
