@@ -12,6 +12,7 @@ from tests.e2e.conftest import step_failures, step_successes
 from veranda_dagster.cli import main as veranda
 from veranda_dagster.domain.core.budget import BUDGET_ENV
 from veranda_dagster.observability.materializations import read_phase_records
+from veranda_dagster.observability.report import report_from_instance
 from veranda_dagster.sim.driver import SensorDriver, run_tags, run_ticket_process
 from veranda_dagster.sim.sample_org import BILLING, SAMPLE_TICKET_BODY, SAMPLE_TICKET_TITLE
 from veranda_dagster.sim.world import SimWorld
@@ -65,3 +66,9 @@ def test_a_cap_raised_for_one_ticket_resumes_it_without_paying_again_and_the_led
     # what the resumed run's materializations report is what it paid, to the micro-dollar
     reported = sum(r.num("usd") for r in records)
     assert abs(reported - (ledger.spent(key) - stopped_at)) < 1e-5
+    # and ``veranda report`` says what was billed, and which part no materialization holds:
+    # the attempt of ``patch`` stopped at the cap
+    first_run = sum(r.num("usd") for r in read_phase_records(instance) if r.run_id == run_id)
+    ticket = report_from_instance(instance, None, ledger.spent)["tickets"][key]
+    assert ticket["billed_usd"] == world.model.billed_usd()
+    assert abs(ticket["not_materialized_usd"] - (stopped_at - first_run)) < 1e-5

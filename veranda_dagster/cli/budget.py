@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from veranda_dagster.domain.core.bounds import TICKET_BUDGET_USD
 from veranda_dagster.domain.core.budget import BUDGET_ENV, spent_by_phase
-from veranda_dagster.domain.core.errors import ConfigError, InputError
+from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.core.ticket_key import require_ticket_key
 from veranda_dagster.settings import env_number
-from veranda_dagster.storage.backends import FilesystemValues, PostgresValues, Values
-from veranda_dagster.storage.io_manager import default_values_dir
-from veranda_dagster.storage.ledger import StoreLedger
+from veranda_dagster.storage.ledger import StoreLedger, ledger_from_env
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,18 +29,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("ticket", help="the ticket key (ENG-123)")
     parser.add_argument("--to", type=float, help="raise: the ticket's new cap in USD")
     parser.add_argument("--json", action="store_true", help="show: one JSON object")
-
-
-def store_values() -> Values:
-    backend = os.environ.get("VERANDA_VALUE_STORE", "filesystem").strip() or "filesystem"
-    if backend == "filesystem":
-        return FilesystemValues(os.environ.get("VERANDA_VALUES_DIR") or default_values_dir())
-    if backend == "postgres":
-        url = os.environ.get("VERANDA_POSTGRES_URL", "")
-        if not url:
-            raise ConfigError("VERANDA_VALUE_STORE=postgres needs VERANDA_POSTGRES_URL")
-        return PostgresValues(url)
-    raise ConfigError(f"VERANDA_VALUE_STORE={backend!r} is not filesystem or postgres")
 
 
 def summary(ledger: StoreLedger, ticket: str) -> dict[str, object]:
@@ -63,7 +48,7 @@ def summary(ledger: StoreLedger, ticket: str) -> dict[str, object]:
 
 def run(args: argparse.Namespace) -> int:
     ticket = require_ticket_key(args.ticket)
-    ledger = StoreLedger(store_values())
+    ledger = ledger_from_env()
     if args.action == "raise":
         if args.to is None:
             raise InputError("raise needs --to USD (the ticket's new cap)")

@@ -14,13 +14,14 @@ starts from what the ticket has already spent (``domain.core.budget``). Three lo
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
 from veranda_dagster.domain.core.budget import SpendEntry
-from veranda_dagster.domain.core.errors import InputError
-from veranda_dagster.storage.backends import Values
+from veranda_dagster.domain.core.errors import ConfigError, InputError
+from veranda_dagster.storage.backends import FilesystemValues, PostgresValues, Values
 
 SPEND_LOG = "spend"
 ORG_SPEND_LOG = "spend-org"
@@ -96,3 +97,24 @@ class StoreLedger:
 
 def _org_day(org: str, day: str) -> str:
     return f"{org.lower()}@{day}"
+
+
+def ledger_from_env() -> StoreLedger:
+    """The ledger of the store the product uses, from the same settings (for the CLI):
+    ``VERANDA_VALUE_STORE`` ``filesystem`` under ``VERANDA_VALUES_DIR`` (or
+    ``$DAGSTER_HOME/veranda_values``), or ``postgres`` at ``VERANDA_POSTGRES_URL``."""
+    from veranda_dagster.storage.io_manager import default_values_dir  # imports dagster
+
+    backend = os.environ.get("VERANDA_VALUE_STORE", "filesystem").strip() or "filesystem"
+    if backend == "filesystem":
+        values: Values = FilesystemValues(
+            os.environ.get("VERANDA_VALUES_DIR") or default_values_dir()
+        )
+    elif backend == "postgres":
+        url = os.environ.get("VERANDA_POSTGRES_URL", "")
+        if not url:
+            raise ConfigError("VERANDA_VALUE_STORE=postgres needs VERANDA_POSTGRES_URL")
+        values = PostgresValues(url)
+    else:
+        raise ConfigError(f"VERANDA_VALUE_STORE={backend!r} is not filesystem or postgres")
+    return StoreLedger(values)
