@@ -177,3 +177,79 @@ def test_an_answer_the_client_abandons_is_still_read_and_metered(
         releaser.join()
     assert len(model.billed) == 1
     assert ledger.spent(TICKET) == model.billed_usd() > 0
+
+
+def test_closing_waits_for_an_answer_in_flight_only_up_to_its_bound(
+    ledger: StoreLedger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer whose head came but whose body stalls: closing the proxy waits for it to be
+    metered, but no longer than ``METER_SETTLE_TIMEOUT_S``."""
+    import time
+
+    from veranda_dagster.sandbox import proxy as proxy_module
+
+    monkeypatch.setattr(proxy_module, "METER_SETTLE_TIMEOUT_S", 0.5)
+    stall = threading.Event()
+
+    def stalled_body() -> Iterator[bytes]:
+        yield b'event: message_start\ndata: {"type": "message_start", "message": {}}\n\n'
+        stall.wait(30)
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=stalled_body())
+
+    egress = Egress(
+        base_url="https://api.vendor.test", keys={"K": "real"}, carriers={"K": (X_API_KEY,)}
+    )
+    subs = egress.substitutions()
+    proxy = CredentialProxy(
+        Upstream.of(egress.base_url),
+        subs,
+        transport=httpx.MockTransport(upstream),
+        meter=WireMeter(turn_meter(ledger)),
+    ).__enter__()
+    transport = httpx.HTTPTransport(uds=str(proxy.socket_path))
+    client = httpx.Client(transport=transport, base_url="http://bridge", timeout=30)
+    try:
+        with client.stream(
+            "POST", "/v1/messages", json={"model": "claude-opus-sim"},
+            headers={"x-api-key": subs[0].placeholder},
+        ) as answer:  # fmt: skip
+            assert answer.status_code == 200
+            started = time.monotonic()
+            proxy.close()
+            waited = time.monotonic() - started
+    finally:
+        stall.set()
+        client.close()
+        with proxy._settled:  # the stalled answer's thread ends before the next test starts
+            proxy._settled.wait_for(lambda: proxy._answering == 0, 10)
+    assert 0.4 <= waited < 5
+    assert ledger.entries(TICKET) == []  # no usage had come: nothing to charge
+
+
+def test_an_answer_past_the_metering_bounds_charges_nothing_and_says_so(
+    ledger: StoreLedger, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A JSON answer past ``MAX_METERED_JSON_BYTES`` is not buffered whole, and an event line
+    past ``MAX_SSE_LINE_BYTES`` is dropped: each is logged as unmetered, never a crash."""
+    import json
+
+    from veranda_dagster.vendors import wire_meter
+
+    monkeypatch.setattr(wire_meter, "MAX_METERED_JSON_BYTES", 64)
+    monkeypatch.setattr(wire_meter, "MAX_SSE_LINE_BYTES", 64)
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    answer = {"type": "message", "model": "claude-opus-sim", "usage": usage, "pad": "x" * 200}
+    meter = WireMeter(turn_meter(ledger))
+    with caplog.at_level("WARNING", logger="veranda.spend"):
+        big_json = meter.tally("/v1/messages", b"{}")
+        assert big_json is not None
+        big_json.feed(json.dumps(answer).encode())
+        big_json.finish(200)
+        long_line = meter.tally("/v1/messages", b"{}")
+        assert long_line is not None
+        long_line.feed(b"data: " + json.dumps({"pad": "y" * 200}).encode())
+        long_line.finish(200)
+    assert ledger.entries(TICKET) == []
+    assert caplog.text.count("reported no usage") == 2
