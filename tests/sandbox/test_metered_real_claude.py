@@ -76,8 +76,8 @@ def claude_agent(server: ScriptedModelServer, tmp: Path) -> ResolvingAgent:
 def intruder(clone: Path) -> AgentRequest:
     (clone / "direct.py").write_text(DIRECT)
     prompt = f"Role: intruder\nRun this:\n```intruder\n{sys.executable} direct.py\n```\n"
-    return AgentRequest(
-        role="intruder", tier="standard", prompt=prompt, workdir=str(clone), timeout_s=180
+    return AgentRequest(  # high: the model Claude Code picks for it has a rate
+        role="intruder", tier="high", prompt=prompt, workdir=str(clone), timeout_s=180
     )
 
 
@@ -117,3 +117,25 @@ def test_real_claude_code_is_stopped_at_the_cap_by_the_proxy(tmp_path: Path) -> 
     assert ledger.spent(TICKET) - 1e-6 <= max(b.usd for b in billed)
     assert len(billed) == 1  # nothing after the crossing request reached the model
     assert len(notes) == 1 and "veranda budget raise ENG-37" in notes[0]
+
+
+def test_a_model_with_no_rate_falls_back_to_claude_codes_own_cost(tmp_path: Path) -> None:
+    """The model Claude Code picks for the standard tier has no row in the rate table: its
+    requests are metered at $0, and the turn's cost is Claude Code's own report, recorded as
+    one ``cli_cost`` entry, so neither the value nor the ledger says the turn was free."""
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    ledger = StoreLedger(FilesystemValues(tmp_path / "values"))
+    simplify = AgentRequest(
+        role="simplifier", tier="standard", prompt="Role: simplifier\nx", workdir=str(clone)
+    )
+    with ScriptedModelServer(api_keys=(REAL_KEY,)) as server:
+        agent = BudgetedAgent(claude_agent(server, tmp_path), TICKET, 10.0, ledger)
+        agent.run(intruder(clone))  # the health probe runs here, not in the turn below
+        before = len(ledger.entries(TICKET))
+        reply = agent.run(simplify)
+    turn = ledger.entries(TICKET)[before:]
+    assert reply.call.usd > 0
+    assert [e.usd for e in turn if e.source == "proxy"] == [0.0] * (len(turn) - 1)
+    (fallback,) = [e for e in turn if e.source == "cli_cost"]
+    assert fallback.usd == reply.call.usd and fallback.model == reply.call.model

@@ -197,7 +197,6 @@ class WireTally:
         usd = cost.turn_usd(model, usage)
         if usd is None:
             log.warning("no USD rate for model %r: a %s request metered at $0", model, self.wire)
-            usd = 0.0
         family = (tiers.family_of_model(model) if model else None) or self.wire
         self.meter.charge(family, model, usage, usd)
 

@@ -50,7 +50,9 @@ class SpendEntry(BaseModel):
     at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat())
     source: str = "turn"
     """``proxy``: one vendor request, metered by the turn's proxy from the vendor's answer;
-    ``turn``: a whole turn, from what the CLI reported when it returned."""
+    ``turn``: a whole turn, from what the CLI reported when it returned (no proxy);
+    ``cli_cost``: what the CLI's own cost of a turn adds over its metered requests, when some
+    of them named a model with no rate."""
     tokens_in: int = 0
     tokens_out: int = 0
     phase: str = ""
@@ -184,14 +186,28 @@ class BudgetedAgent:
                     raise self._refusal(request.role, meter.refusal) from None
                 raise
         if meter.requests:  # the proxy charged each request: the reply says what it charged
-            call = reply.call.model_copy(update={"usd": meter.usd, "usage": meter.usage})
+            usd = meter.usd + self._unpriced(request.role, phase, meter, reply.call)
+            call = reply.call.model_copy(update={"usd": round(usd, 6), "usage": meter.usage})
             return reply.model_copy(update={"call": call})
         self.ledger.record(self.ticket_id, SpendEntry.of(reply.call, self.org))
         return reply
 
+    def _unpriced(self, role: str, phase: str, meter: TurnMeter, call: ModelCall) -> float:
+        """When some of the turn's requests named a model with no rate, the turn's cost as the
+        resolver had it (the CLI's own, for a CLI that prices its models) is the better figure:
+        what it adds over the metered total goes in the ledger as one ``cli_cost`` entry."""
+        extra = round(call.usd - meter.usd, 6) if meter.unpriced else 0.0
+        if extra <= 0:
+            return 0.0
+        entry = SpendEntry.of(call, self.org).model_copy(
+            update={"usd": extra, "source": "cli_cost", "phase": phase, "role": role}
+        )
+        self.ledger.record(self.ticket_id, entry)
+        return extra
+
     def _charge(
         self, role: str, phase: str, family: str, model: str | None, usage: Usage, usd: float
-    ) -> None:
+    ) -> None:  # the meter passes $0 for an unpriced request
         entry = SpendEntry(
             role=role,
             family=family,

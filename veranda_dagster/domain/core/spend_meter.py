@@ -69,6 +69,9 @@ class TurnMeter:
         self.requests = 0
         self.usd = 0.0
         self.usage = Usage()
+        self.unpriced = 0
+        """Requests whose model has no rate: charged $0, so the turn falls back to the CLI's
+        own cost for them when it returns (``BudgetedAgent``)."""
         self.refusal: Refusal | None = None
 
     def admit(self) -> Refusal | None:
@@ -83,10 +86,13 @@ class TurnMeter:
                 return refusal
         return None
 
-    def charge(self, family: str, model: str | None, usage: Usage, usd: float) -> None:
-        """One answered request, into the ledger now (before the CLI has even read it all)."""
-        self._charge(family, model, usage, usd)
+    def charge(self, family: str, model: str | None, usage: Usage, usd: float | None) -> None:
+        """One answered request, into the ledger now (before the CLI has even read it all);
+        ``usd`` ``None``: no rate is known for the model (charged $0, counted unpriced)."""
+        self._charge(family, model, usage, usd or 0.0)
         with self._lock:
+            self.unpriced += usd is None
+            usd = usd or 0.0
             self.requests += 1
             self.usd = round(self.usd + usd, 6)
             self.usage = self.usage + usage
