@@ -28,7 +28,7 @@ def test_every_phase_writes_exactly_its_declared_metadata_keys(tmp_path) -> None
             event = instance.get_latest_materialization_event(dg.AssetKey(name))
             assert event is not None and event.asset_materialization is not None, name
             written = set(event.asset_materialization.metadata)
-            required = spec.metadata_keys - set(spec.optional_metadata)
+            required = spec.metadata_keys - spec.optional_keys
             assert required <= written <= spec.metadata_keys, (
                 f"{name}: undeclared {sorted(written - spec.metadata_keys)}, "
                 f"declared but not written {sorted(required - written)}"

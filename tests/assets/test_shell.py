@@ -178,7 +178,7 @@ def test_phase_methods_delegate_with_the_workspace_and_clients(monkeypatch, tmp_
     forge = forge_returning(client, token="t0k")  # the resource's client is the fake
     workspace = WorkspaceResource(root=str(tmp_path))
     pipeline = make_pipeline(forge=forge, workspace=workspace)
-    monkeypatch.setattr(PipelineResource, "agent", lambda self, ticket, channel: "agent")
+    monkeypatch.setattr(PipelineResource, "agent", lambda self, ticket, channel, repo="": "agent")
     ticket = Ticket(id="ENG-42", source="linear", title="t")
     pack = types.SimpleNamespace(
         repo="acme/api", clone_url="https://github.com/acme/api.git", branch="veranda/eng-42"
@@ -230,7 +230,7 @@ def test_writing_red_tests_opens_no_forge_client(monkeypatch, tmp_path):
 
     monkeypatch.setattr("veranda_dagster.domain.work.red_tests.write_red_tests", write_red_tests)
     monkeypatch.setattr(PipelineResource, "forge_client", no_forge)
-    monkeypatch.setattr(PipelineResource, "agent", lambda self, ticket, channel: "agent")
+    monkeypatch.setattr(PipelineResource, "agent", lambda self, ticket, channel, repo="": "agent")
     pipeline = make_pipeline(workspace=WorkspaceResource(root=str(tmp_path)))
     ticket = Ticket(id="ENG-42", source="linear", title="t")
     pack = types.SimpleNamespace(repo="acme/api", clone_url="", branch="veranda/eng-42")

@@ -15,10 +15,10 @@ from veranda_dagster.sim.world import SimWorld
 pytestmark = pytest.mark.slow
 
 TINY_BUDGET_USD = "0.015"
-"""The scripted model bills about $0.0006 for the confirmation, $0.0117 for the red tests (a
-tool loop of several requests) and $0.0208 for the implementer: the implementer's turn starts
-under $0.015 and crosses it, so the independent tester's turn, the second of ``patch``, is the
-one refused."""
+"""The scripted model bills about $0.0011 for the confirmation (with the health probe the first
+turn runs), $0.0115 for the red tests and $0.0333 for the implementer's turn: that turn starts
+under $0.015 and its first request crosses it, so the turn's proxy refuses its next request and
+neither it nor the independent tester's turn, the second of ``patch``, is paid for."""
 
 
 def test_a_spent_budget_stops_the_run_mid_patch_and_a_raised_one_resumes_it(

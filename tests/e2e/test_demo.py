@@ -58,8 +58,12 @@ def test_demo_json_runs_every_asset_to_a_green_pr(tmp_path: Path) -> None:
         "tickets",
         "forge",
         "ci_repair",
+        "model_billed_usd",
     }
     assert (summary["tickets"], summary["forge"]) == ("linear", "github")
+    # what the assets report is what the scripted model billed, to the micro-dollar
+    reported = sum(a["usd"] for a in summary["assets"].values())
+    assert abs(summary["model_billed_usd"] - reported) < 1e-5 and reported > 0
     assert summary["ci_repair"] == {"repairs": 0, "grounding": "none", "violations": 0}
     home = tmp_path / "demo" / "dagster_home"
     assert summary["dagster_home"] == str(home) and (home / "dagster.yaml").is_file()

@@ -6,6 +6,8 @@ what it calls and what it reports.
 Metadata keys are a contract with the ops/report side: ``duration_s``, ``outcome``,
 ``model_calls``, ``usd``, ``tokens_in``, ``tokens_out``, ``backend`` (``family/mode`` of the
 last call), ``model``, ``tier``, ``reason`` — plus phase-specific keys from the asset module.
+``model_calls`` and ``usd`` are what this attempt paid; work it reused from an earlier run adds
+``reused`` (what, from which run), ``reused_calls`` and ``reused_usd``, never counted twice.
 No config value (tokens, URLs with passwords) is ever put in metadata.
 """
 
@@ -30,6 +32,8 @@ from veranda_dagster.domain.core.errors import (
     VerandaError,
 )
 from veranda_dagster.domain.core.models import PhaseValue
+from veranda_dagster.domain.core.orgs import org_of
+from veranda_dagster.domain.core.provenance import in_run
 from veranda_dagster.partitions import TICKET_TAG
 
 V = TypeVar("V", bound=BaseModel)
@@ -110,14 +114,20 @@ def refuse_a_twin(context: dg.AssetExecutionContext) -> None:
     held to the same rule as one that starts at ``ticket``: before any model call."""
     if not context.has_partition_key:
         return
-    try:
-        run_id = context.run.run_id
-    except DagsterInvalidPropertyError:
+    run_id = _run_id(context)
+    if not run_id:
         return  # invoked directly (a unit test): not a run, so it has no twin
     tag_with_ticket(context.instance, context.run, context.partition_key)
     other = older_run_in_progress(context.instance, run_id, context.partition_key)
     if other is not None:
         raise TicketRunInProgressError(context.partition_key, other, run_id)
+
+
+def _run_id(context: dg.AssetExecutionContext) -> str:
+    try:
+        return context.run.run_id
+    except DagsterInvalidPropertyError:
+        return ""
 
 
 def _typed_failure(spec: PhaseSpec, exc: VerandaError) -> dg.Failure:
@@ -134,6 +144,7 @@ def call_metadata(value: BaseModel) -> dict[str, Any]:
     calls = value.calls if isinstance(value, PhaseValue) else []
     last = calls[-1] if calls else None
     return {
+        **reuse_metadata(value),
         "model_calls": len(calls),
         "usd": float(value.usd) if isinstance(value, PhaseValue) else 0.0,
         "tokens_in": int(value.tokens_in) if isinstance(value, PhaseValue) else 0,
@@ -142,6 +153,23 @@ def call_metadata(value: BaseModel) -> dict[str, Any]:
         "model": (last.model or "none") if last else "none",
         "tier": last.tier if last else "none",
         "reason": last.reason if last else "none",
+    }
+
+
+def reuse_metadata(value: BaseModel) -> dict[str, Any]:
+    """What the value reused instead of redoing, and from which run (none: no keys)."""
+    reused = value.reused if isinstance(value, PhaseValue) else []
+    if not reused:
+        return {}
+    said = [
+        f"{r.what} from run {r.run_id[:8] or '(unrecorded)'} ({r.model_calls} call(s), "
+        f"${r.usd:.4f})"
+        for r in reused
+    ]
+    return {
+        "reused": "; ".join(said),
+        "reused_calls": sum(r.model_calls for r in reused),
+        "reused_usd": round(sum(r.usd for r in reused), 6),
     }
 
 
@@ -174,12 +202,17 @@ def run_phase(
     call: Callable[[], V],
     outcome: Callable[[V], str],
     details: Callable[[V], Mapping[str, Any]],
+    spend: Callable[[V], Mapping[str, float]] = lambda _v: {},
 ) -> dg.Output[V]:
-    """Run one phase's domain call and wrap its value for the IO manager."""
+    """Run one phase's domain call and wrap its value for the IO manager; ``spend``: the
+    ticket's spend and caps after it, as numeric metadata."""
     started = time.monotonic()
     try:
         refuse_a_twin(context)
-        value = call_with_timeout(call, spec.timeout_s, spec.name)
+        run_id = _run_id(context)
+        value = call_with_timeout(
+            lambda: in_run(run_id, call, spec.name), spec.timeout_s, spec.name
+        )
     except VerandaError as exc:
         if getattr(exc, "retryable", False):
             raise
@@ -188,7 +221,38 @@ def run_phase(
     result = outcome(value)
     _observe(context, spec.name, value, secs)
     extra = {**details(value), **_truncation(context, spec.name, value)}
+    extra.update(_spend(context, spec.name, spend, value))
     return dg.Output(value, metadata=phase_metadata(value, secs, result, extra))
+
+
+def _spend(
+    context: dg.AssetExecutionContext,
+    phase: str,
+    spend: Callable[[V], Mapping[str, float]],
+    value: V,
+) -> dict[str, float]:
+    """The ledger's figures; a ledger that cannot be read costs the metadata, not the work."""
+    try:
+        return {k: float(v) for k, v in spend(value).items()}
+    except Exception as exc:
+        context.log.warning(f"{phase}: spend metadata not read: {type(exc).__name__}")
+        return {}
+
+
+def ledger_figures(upstream: Mapping[str, Any]) -> Callable[[BaseModel], Mapping[str, float]]:
+    """The ticket's spend and caps (``AgentsResource.spend_metadata``), read after the phase
+    through the pipeline it was given; the org is the pack's repository's, once there is one."""
+    agents = getattr(upstream.get("pipeline"), "agents", None)
+    if agents is None:
+        return lambda _v: {}
+    repo = str(getattr(upstream.get("context_pack"), "repo", "") or "")
+    org = org_of(repo) if "/" in repo else ""
+
+    def figures(value: BaseModel) -> Mapping[str, float]:
+        ticket_id = getattr(value, "ticket_id", None) or getattr(value, "id", None)
+        return agents.spend_metadata(str(ticket_id), org) if ticket_id else {}
+
+    return figures
 
 
 def _truncation(context: dg.AssetExecutionContext, phase: str, value: BaseModel) -> dict[str, str]:
@@ -227,7 +291,8 @@ def phase_asset(
 
         def compute(context: dg.AssetExecutionContext, **upstream: Any) -> dg.Output[V]:
             args = {"context": context, **upstream} if passes_context else upstream
-            return run_phase(context, spec, lambda: call(**args), outcome, details)
+            spend = ledger_figures(upstream)
+            return run_phase(context, spec, lambda: call(**args), outcome, details, spend)
 
         context_param = inspect.Parameter(
             "context", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=dg.AssetExecutionContext

@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pack": ("veranda_dagster.cli.pack", "build the bounded context pack for a ticket"),
     "demo": ("veranda_dagster.cli.demo", "run the whole pipeline against loopback fakes"),
     "report": ("veranda_dagster.cli.report", "cost, tokens and outcomes from the instance"),
+    "budget": ("veranda_dagster.cli.budget", "a ticket's spend per phase; raise its cap alone"),
     "serve-ops": ("veranda_dagster.cli.serve_ops", "serve /healthz, /readyz and /metrics"),
     "mcp-observability": ("veranda_dagster.cli.mcp_observability", "the agents' MCP server"),
 }

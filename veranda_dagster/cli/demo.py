@@ -169,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
             "tickets": args.tickets,
             "forge": args.forge,
             "ci_repair": repair,
+            "model_billed_usd": world.model.billed_usd(),
         }
         if args.frontend:
             doc["browser_calls"] = browser

@@ -20,12 +20,15 @@ def run(args: argparse.Namespace) -> int:
     import dagster as dg
 
     from veranda_dagster.observability.report import parse_since, render_text, report_from_instance
+    from veranda_dagster.storage.ledger import ledger_from_env
 
     try:
         since = parse_since(args.since)
         check_dagster_home()
+        # the ledger is all-time: beside a --since window it would not add up
+        billed = None if since is not None else ledger_from_env().spent
         with dg.DagsterInstance.get() as instance:
-            report = report_from_instance(instance, since)
+            report = report_from_instance(instance, since, billed)
     except VerandaError as exc:
         print(f"veranda report: {exc}", file=sys.stderr)
         return 2

@@ -1,13 +1,20 @@
 """``veranda report``: each run treated as data, read back from the instance.
 
-Totals are sums of the stored materialization metadata and nothing else, so the report and
-the Dagster UI cannot disagree. A phase materialized twice for one ticket (a retry, a
-re-execution) is counted twice: both attempts were paid for.
+Totals are sums of the stored materialization metadata, so the report and the Dagster UI
+cannot disagree. A phase's ``usd`` is what that attempt paid (work it reused from an earlier run
+is not counted again), so a phase materialized twice for one ticket (a re-execution, a
+backfill) is counted twice only for what each attempt really paid.
+
+Given the spend ledger (``billed``), each ticket also shows ``billed_usd``, what the vendors
+billed as each turn's proxy metered it, and ``not_materialized_usd``, the part of it no
+materialization reports: attempts that failed or were stopped at a cap after paying (their
+phase stored no value). ``usd + not_materialized_usd == billed_usd``, to the micro-dollar.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -63,8 +70,11 @@ def _plain(bucket: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def build_report(records: list[PhaseRecord]) -> dict[str, Any]:
-    """One object: ``tickets`` (per partition) and ``total``, plus resolution reasons."""
+def build_report(
+    records: list[PhaseRecord], billed: Callable[[str], float] | None = None
+) -> dict[str, Any]:
+    """One object: ``tickets`` (per partition) and ``total``, plus resolution reasons;
+    ``billed``: a ticket's total in the spend ledger (each ticket then shows it)."""
     tickets: dict[str, dict[str, Any]] = {}
     total = _bucket()
     reasons: Counter[str] = Counter()
@@ -79,15 +89,25 @@ def build_report(records: list[PhaseRecord]) -> dict[str, Any]:
     out_total = _plain(total)
     out_total.pop("outcomes")
     out_total["tickets"] = len(tickets)
+    plain = {k: _plain(v) for k, v in sorted(tickets.items())}
+    if billed is not None:
+        for key, bucket in plain.items():
+            bucket["billed_usd"] = round(billed(key), 6)
+            bucket["not_materialized_usd"] = round(bucket["billed_usd"] - bucket["usd"], 6)
+        out_total["billed_usd"] = round(sum(b["billed_usd"] for b in plain.values()), 6)
     return {
-        "tickets": {k: _plain(v) for k, v in sorted(tickets.items())},
+        "tickets": plain,
         "total": out_total,
         "resolutions_by_reason": dict(sorted(reasons.items())),
     }
 
 
-def report_from_instance(instance: dg.DagsterInstance, since: float | None) -> dict[str, Any]:
-    return build_report(read_phase_records(instance, since=since))
+def report_from_instance(
+    instance: dg.DagsterInstance,
+    since: float | None,
+    billed: Callable[[str], float] | None = None,
+) -> dict[str, Any]:
+    return build_report(read_phase_records(instance, since=since), billed)
 
 
 def render_text(report: dict[str, Any]) -> str:
@@ -97,6 +117,11 @@ def render_text(report: dict[str, Any]) -> str:
             f"{key}: ${t['usd']:.4f}  tokens {t['tokens_in']} in / {t['tokens_out']} out  "
             f"calls {t['model_calls']}"
         )
+        if "billed_usd" in t:
+            lines.append(
+                f"  billed ${t['billed_usd']:.4f} (ledger), of which "
+                f"${t['not_materialized_usd']:.4f} by attempts that stored no value"
+            )
         for phase, secs in t["phase_seconds"].items():
             lines.append(f"  {phase:<14} {secs:>9.1f} s  {t['outcomes'].get(phase, '')}")
         for res, n in t["resolutions"].items():

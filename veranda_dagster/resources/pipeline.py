@@ -43,6 +43,7 @@ from veranda_dagster.domain.core.models import (
     ReviewRounds,
     Ticket,
 )
+from veranda_dagster.domain.core.orgs import org_of
 from veranda_dagster.domain.deliver import ci as work_ci
 from veranda_dagster.domain.deliver import feedback as work_feedback
 from veranda_dagster.domain.deliver import pull_request as work_pull_request
@@ -83,12 +84,14 @@ class PipelineResource(dg.ConfigurableResource):
         with closing(self.forge.client()) as client:
             yield client
 
-    def agent(self, ticket: Ticket, channel: TicketChannel) -> BudgetedAgent:
-        """The resolving agent, held to the ticket's budget: every phase's turns go through
-        one ``BudgetedAgent`` reading and writing the ticket's durable spend ledger; the note
-        that the cap was hit goes to ``channel``."""
-        key = f"budget:{self.agents.ticket_budget_usd:g}"  # one note per cap, however often hit
-        return self.agents.agent(ticket, lambda text: channel.post(ticket, text, key=key))
+    def agent(self, ticket: Ticket, channel: TicketChannel, repo: str = "") -> BudgetedAgent:
+        """The resolving agent, held to the ticket's budget (and, once ``repo`` is known, its
+        org's daily one): every phase's turns go through one ``BudgetedAgent`` reading and
+        writing the ticket's durable spend ledger; the note that a cap was hit goes to
+        ``channel``, once per cap however often it is hit."""
+        key = f"budget:{self.agents.ticket_cap_usd(ticket.id):g}"
+        org = org_of(repo) if repo and "/" in repo else ""
+        return self.agents.agent(ticket, lambda text: channel.post(ticket, text, key=key), org)
 
     def clone(
         self, ticket_id: str, repo: str | None, clone_url: str = "", branch: str = ""
@@ -175,7 +178,8 @@ class PipelineResource(dg.ConfigurableResource):
         """A work phase's collaborators on the pack's clone, open for the domain call."""
         with ExitStack() as opened:
             channel = opened.enter_context(self.tickets.connected())
-            yield WorkClients(self, ticket, self.pack_workspace(ticket, pack), channel, opened)
+            workspace = self.pack_workspace(ticket, pack)
+            yield WorkClients(self, ticket, workspace, channel, opened, pack.repo or "")
 
     def write_red_tests(self, ticket: Ticket, pack: ContextPack) -> RedTests:
         timeout_s = self.workspace.validation_timeout_s
@@ -251,9 +255,10 @@ class WorkClients:
         workspace: Workspace,
         channel: TicketChannel,
         opened: ExitStack,
+        repo: str = "",
     ) -> None:
         self._pipeline, self._ticket, self._opened = pipeline, ticket, opened
-        self.workspace, self.channel = workspace, channel
+        self.workspace, self.channel, self._repo = workspace, channel, repo
 
     @cached_property
     def forge(self) -> ForgeClient:
@@ -261,7 +266,7 @@ class WorkClients:
 
     @cached_property
     def agent(self) -> BudgetedAgent:
-        return self._pipeline.agent(self._ticket, self.channel)
+        return self._pipeline.agent(self._ticket, self.channel, self._repo)
 
     def post(self, text: str) -> str | None:
         """A note on the ticket's own thread."""

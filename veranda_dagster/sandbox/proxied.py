@@ -21,6 +21,7 @@ from typing import Final
 
 from veranda_dagster.sandbox import bridge
 from veranda_dagster.sandbox.egress import Egress, Substitution, Upstream
+from veranda_dagster.sandbox.metering import RequestMeter
 from veranda_dagster.sandbox.policy import SandboxError
 from veranda_dagster.sandbox.proxy import SOCKET_NAME, CredentialProxy
 
@@ -46,8 +47,12 @@ class ProxiedCommand:
 
 @contextmanager
 def through_proxy(
-    egress: Egress, argv: Sequence[str], env: Mapping[str, str]
+    egress: Egress,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    meter: RequestMeter | None = None,
 ) -> Iterator[ProxiedCommand]:
+    """``meter``: what admits and meters each model request (a budgeted turn's)."""
     if egress.refused is not None:
         raise EgressError(egress.refused)
     try:
@@ -64,7 +69,7 @@ def through_proxy(
         inner_env[sub.env] = sub.placeholder
     inner_argv = [_rewrite(arg, egress.base_url, local, subs) for arg in argv]
     _check(inner_argv, inner_env, local, subs)
-    with CredentialProxy(upstream, subs) as proxy:
+    with CredentialProxy(upstream, subs, meter=meter) as proxy:
         launcher = [
             sys.executable, "-I", str(Path(bridge.__file__).resolve()),
             "--socket", f"{SOCKET_DIR_INSIDE}/{SOCKET_NAME}", "--port", str(port), "--",

@@ -10,7 +10,13 @@ relays the CLI's loopback connections to it. Per request it:
   turn's placeholder, and that at least one does, then puts the real key there;
 * forwards to the one upstream origin the vendor's adapter declared (or the configured base
   URL) with httpx, never following redirects, and streams the answer back as it arrives
-  (server-sent events and chunked bodies alike), one request per connection.
+  (server-sent events and chunked bodies alike), one request per connection;
+* with a ``RequestMeter`` (a budgeted turn, ``sandbox.metering``): asks it before forwarding
+  a model request, refusing with 402 when the budget is spent, and feeds it every answer's
+  bytes, so the vendor's own usage reaches the ticket's ledger as each answer ends. An answer
+  the CLI stops reading (it died, the turn was killed) is still read to its end for its usage
+  (within ``MAX_RESPONSE_BYTES``), and closing the proxy waits ``METER_SETTLE_TIMEOUT_S`` for
+  answers already coming. Metered answers are asked for uncompressed, to be readable.
 
 Log lines name the method, the path without its query, and why; never a header value or a
 query string, so neither the placeholder nor the key is ever logged.
@@ -19,6 +25,7 @@ query string, so neither the placeholder nor the key is ever logged.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
@@ -37,6 +44,7 @@ import httpx
 
 from veranda_dagster.sandbox.egress import Substitution, Upstream
 from veranda_dagster.sandbox.http_request import CHUNK_BYTES, Refused, Request, read_request
+from veranda_dagster.sandbox.metering import RequestMeter, ResponseTally
 
 log = logging.getLogger("veranda.proxy")
 
@@ -52,6 +60,11 @@ MAX_CONCURRENT_REQUESTS: Final = 32
 MAX_DRAIN_BYTES: Final = 1024 * 1024
 DRAIN_TIMEOUT_S: Final = 1.0
 """After a refusal, how much (and how long) of the rest of the request is read and dropped."""
+METER_SETTLE_TIMEOUT_S: Final = 10.0
+"""On close, how long answers already coming from the vendor may still be read for their
+usage: the vendor bills them whether or not the (killed) CLI reads them."""
+BUDGET_REFUSED_STATUS: Final = 402
+"""A model request refused because the turn's budget is spent: not retried by any CLI."""
 
 SOCKET_NAME: Final = "proxy.sock"
 HOP_BY_HOP: Final = frozenset(
@@ -85,12 +98,16 @@ class CredentialProxy:
         substitutions: Sequence[Substitution],
         *,
         transport: httpx.BaseTransport | None = None,
+        meter: RequestMeter | None = None,
     ) -> None:
         if not substitutions:
             raise ValueError("a credential proxy needs at least one key to substitute")
         self.upstream = upstream
         self.substitutions = list(substitutions)
         self.record = ProxyLog()
+        self.meter = meter
+        self._answering = 0
+        self._settled = threading.Condition()
         self._slots = threading.BoundedSemaphore(MAX_CONCURRENT_REQUESTS)
         self._client = httpx.Client(
             transport=transport,
@@ -121,12 +138,18 @@ class CredentialProxy:
         self.close()
 
     def close(self) -> None:
+        self._settle()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
         self._client.close()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _settle(self) -> None:
+        """Wait (bounded) for answers being read to end, so their usage is metered."""
+        with self._settled:
+            self._settled.wait_for(lambda: self._answering == 0, METER_SETTLE_TIMEOUT_S)
 
     # --- one connection -------------------------------------------------------------------
 
@@ -140,6 +163,7 @@ class CredentialProxy:
             try:
                 request = read_request(conn)
                 method, url, headers = self.prepare(request)
+                self._admit(request)
             except Refused as refusal:
                 self._refuse(conn, request, refusal)
                 return
@@ -162,7 +186,18 @@ class CredentialProxy:
         headers, carried_h = self._substitute_headers(request.headers)
         if not (carried_q or carried_h):
             raise Refused(403, "the request carries no placeholder key where its vendor sends one")
+        if self.meter is not None:  # a compressed answer could not be read for its usage
+            headers = [(n, v) for n, v in headers if n.lower() != "accept-encoding"]
+            headers.append(("accept-encoding", "identity"))
         return request.method, self.upstream.origin + path, headers
+
+    def _admit(self, request: Request) -> None:
+        """Refuses a model request the budget has no room for (``RequestMeter.admit``)."""
+        if self.meter is None:
+            return
+        reason = self.meter.admit(request.path)
+        if reason is not None:
+            raise Refused(BUDGET_REFUSED_STATUS, reason)
 
     def _path(self, target: str) -> str:
         if target.startswith(("http://", "https://")):
@@ -239,36 +274,89 @@ class CredentialProxy:
         url: str,
         headers: list[tuple[str, str]],
     ) -> None:
+        tally: ResponseTally | None = None
+        status = 0
         try:
             with self._client.stream(method, url, headers=headers, content=request.body) as resp:
                 self.record.forwarded += 1
-                _send_head(conn, resp)
-                if _bodyless(method, resp.status_code):
-                    return
-                sent = 0
-                # a response the transport already read (a test's mock) has no stream left
-                chunks = [resp.content] if resp.is_stream_consumed else resp.iter_raw()
-                for chunk in chunks:
-                    sent += len(chunk)
-                    if sent > MAX_RESPONSE_BYTES:
-                        log.warning("proxy cut %s: answer past %d bytes", request.shown, sent)
-                        return  # no terminating chunk: the CLI sees a truncated answer
-                    if chunk:
-                        conn.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                conn.sendall(b"0\r\n\r\n")
+                status = resp.status_code
+                tally = self._tally(request)
+                self._relay(conn, request, method, resp, tally)
         except httpx.TimeoutException:
             self._refuse(conn, request, Refused(504, "upstream did not answer in time"))
         except (httpx.HTTPError, httpx.StreamError) as exc:
             self._refuse(conn, request, Refused(502, f"upstream failed: {type(exc).__name__}"))
+        finally:
+            if tally is not None:
+                self._finish(tally, status)
+
+    def _tally(self, request: Request) -> ResponseTally | None:
+        if self.meter is None:
+            return None
+        tally = self.meter.tally(request.path, request.body)
+        if tally is not None:
+            with self._settled:
+                self._answering += 1
+        return tally
+
+    def _finish(self, tally: ResponseTally, status: int) -> None:
+        try:
+            tally.finish(status)
+        except Exception:  # a meter that fails must not take the proxy down with it
+            log.exception("proxy: metering an answer failed")
+        finally:
+            with self._settled:
+                self._answering -= 1
+                self._settled.notify_all()
+
+    def _relay(
+        self,
+        conn: socket.socket,
+        request: Request,
+        method: str,
+        resp: httpx.Response,
+        tally: ResponseTally | None,
+    ) -> None:
+        """The answer to the CLI as it arrives, every byte to the tally too; when the CLI
+        goes away, the rest is still read for the tally (the vendor bills it anyway)."""
+        listening = True
+        try:
+            _send_head(conn, resp)
         except OSError:
+            listening = False
             log.info("proxy: client went away during %s", request.shown)
+        if _bodyless(method, resp.status_code):
+            return
+        if not listening and tally is None:
+            return
+        sent = 0
+        # a response the transport already read (a test's mock) has no stream left
+        chunks = [resp.content] if resp.is_stream_consumed else resp.iter_raw()
+        for chunk in chunks:
+            sent += len(chunk)
+            if sent > MAX_RESPONSE_BYTES:
+                log.warning("proxy cut %s: answer past %d bytes", request.shown, sent)
+                return  # no terminating chunk: the CLI sees a truncated answer
+            if tally is not None:
+                tally.feed(chunk)
+            if listening and chunk:
+                try:
+                    conn.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                except OSError:
+                    listening = False
+                    log.info("proxy: client went away during %s", request.shown)
+                    if tally is None:
+                        return
+        if listening:
+            with contextlib.suppress(OSError):
+                conn.sendall(b"0\r\n\r\n")
 
     def _refuse(self, conn: socket.socket, request: Request | None, refusal: Refused) -> None:
         shown = request.shown if request is not None else "(unread request)"
         line = f"proxy refused {shown}: {refusal.reason} ({refusal.status})"
         log.warning(line)
         self.record.refusal(refusal.status, line)
-        body = f'{{"error": {{"type": "veranda_proxy", "message": "{refusal.reason}"}}}}'
+        body = json.dumps({"error": {"type": "veranda_proxy", "message": refusal.reason}})
         head = (
             f"HTTP/1.1 {refusal.status} Refused by veranda proxy\r\n"
             "content-type: application/json\r\n"

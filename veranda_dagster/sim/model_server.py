@@ -18,7 +18,9 @@ Keys are checked the way each vendor does (``x-api-key``, ``Authorization: Beare
 take over. Faults are per seat and, optionally, per step: ``fail_role`` answers a status (429,
 5xx, ...), ``block`` holds requests until ``release`` (a hang), at a turn's start or on one of
 its follow-ups. ``calls`` logs every request of a turn; ``calls_by_role`` counts turn starts,
-which is what the product calls a model call.
+which is what the product calls a model call. ``billed`` is the server's own invoice: the usage
+of every answer it produced (turn steps and side calls alike), priced with the product's rate
+table, so a test can hold the product's spend ledger against what "the vendor" billed.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from veranda_dagster.domain.core.models import Usage
 from veranda_dagster.sim import wire_anthropic, wire_gemini, wire_openai
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
 from veranda_dagster.sim.model_listing import model_listing
@@ -137,6 +140,18 @@ class ModelCallRecord:
     """The arguments of that call (JSON, start and end of a long one)."""
 
 
+@dataclass(frozen=True)
+class BilledAnswer:
+    """One answer the server produced and would bill for: who asked, on which wire, for
+    which model, and the usage that answer reported."""
+
+    role: str
+    wire: str
+    model: str
+    usage: Usage
+    usd: float
+
+
 @dataclass
 class _Gate:
     step: int | None
@@ -157,6 +172,7 @@ class ScriptedModelServer(FakeHttpServer):
         self.side_calls: list[tuple[str, str, int]] = []
         """(wire, why, status) of each side call."""
         self.rounds: Counter[str] = Counter()
+        self.billed: list[BilledAnswer] = []
         self._role_faults: dict[str, list[tuple[int, int | None]]] = {}
         self._gates: dict[str, _Gate] = {}
         self.arrived: dict[str, threading.Event] = {}
@@ -201,6 +217,19 @@ class ScriptedModelServer(FakeHttpServer):
             return Counter(
                 c.role for c in self.calls if c.step == 0 and (not ok_only or c.status == 200)
             )
+
+    def billed_usd(self, role: str | None = None) -> float:
+        """What the server billed (for ``role`` only, if given), to the micro-dollar."""
+        with self.lock:
+            return round(sum(b.usd for b in self.billed if role in (None, b.role)), 6)
+
+    def _bill(self, role: str, wire: Wire, model: str, answer: StepAnswer) -> None:
+        from veranda_dagster.vendors.cost import turn_usd  # the adapters import much
+
+        usage = Usage(input=answer.input_tokens, output=answer.output_tokens)
+        usd = turn_usd(model, usage) or 0.0
+        with self.lock:
+            self.billed.append(BilledAnswer(role, wire.name, model, usage, usd))
 
     def conversation(self, role: str) -> list[ModelCallRecord]:
         with self.lock:
@@ -260,6 +289,7 @@ class ScriptedModelServer(FakeHttpServer):
             reply = StepAnswer.costed(conv, json.dumps(from_schema(conv.schema)), None)
         else:
             reply = StepAnswer.costed(conv, "" if conv.forced_tool else SIDE_TEXT, conv.forced_tool)
+        self._bill(f"side:{conv.side_call}", wire, conv.model or DEFAULT_MODEL, reply)
         return wire.answer(conv, reply, conv.model or DEFAULT_MODEL)
 
     def _hold(self, role: str, step: int) -> None:
@@ -320,4 +350,5 @@ class ScriptedModelServer(FakeHttpServer):
             record.tool_input = _clip(json.dumps(call.args), MAX_RECORDED_INPUT_CHARS)
         else:
             answer = StepAnswer.costed(conv, fill(reply.text, conv.history), None)
+        self._bill(role, wire, conv.model or DEFAULT_MODEL, answer)
         return wire.answer(conv, answer, conv.model or DEFAULT_MODEL)

@@ -30,5 +30,14 @@ def models_dev(input: float, output: float, cached: float) -> Rate:
     return Rate(input=input, output=output, cached=cached, source=MODELS_DEV[0], date=MODELS_DEV[1])
 
 
+SCRIPTED = ("veranda scripted model server (loopback; sim.agent_cli.RATES_PER_MTOK)", "-")
+"""The offline demo's model: no vendor bills it; priced so spend is measurable end to end."""
+
+
+def scripted(input: float, output: float) -> Rate:
+    """A row for one of the scripted model server's ids (no cache reads there)."""
+    return Rate(input=input, output=output, cached=0, source=SCRIPTED[0], date=SCRIPTED[1])
+
+
 PLAN_RATE = Rate(input=0, output=0, cached=0, source="subscription plan", date="-", plan=True)
 """Subscription plans (Kimi Code, Z.ai coding plan) bill a flat fee, priced per turn at 0."""

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from veranda_dagster.domain.core.agent import AgentReply, AgentRequest
 from veranda_dagster.domain.core.models import ModelCall
+from veranda_dagster.domain.core.spend_meter import current_meter
 from veranda_dagster.vendors import cost, registry, tiers
 from veranda_dagster.vendors.command import CommandRunner, LoginStep
 from veranda_dagster.vendors.config import BackendsConfig
@@ -150,8 +151,8 @@ class ResolvingAgent:
             try:
                 result = backend.run(turn)
             except BackendError as exc:
-                if exc.verdict not in FALLBACK_VERDICTS:
-                    raise
+                if exc.verdict not in FALLBACK_VERDICTS or _budget_refused():
+                    raise  # a budget refusal is no backend's fault: no fallback, no health mark
                 failed = HealthVerdict(verdict=exc.verdict, detail=exc.detail)
                 self.health.mark(backend, failed)
                 attempts.append(_attempt(backend, failed, "turn"))
@@ -223,6 +224,12 @@ class ResolvingAgent:
                 hook(event)
             except Exception:  # a metrics hook must never fail a paid turn
                 log.exception("resolution hook failed")
+
+
+def _budget_refused() -> bool:
+    """The turn's proxy refused a request because a spend cap is full (``spend_meter``)."""
+    meter = current_meter()
+    return meter is not None and meter.refusal is not None
 
 
 def _attempt(backend: Backend, verdict: HealthVerdict, stage: str) -> Attempt:

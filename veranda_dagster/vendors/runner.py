@@ -18,8 +18,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from veranda_dagster.domain.core.errors import VerandaError
+from veranda_dagster.domain.core.spend_meter import current_meter
 from veranda_dagster.sandbox import Prepared, Sandbox
 from veranda_dagster.sandbox.egress import Egress
+from veranda_dagster.sandbox.metering import RequestMeter
 from veranda_dagster.sandbox.proxied import EgressError, through_proxy
 from veranda_dagster.vendors import registry
 from veranda_dagster.vendors.command import (
@@ -132,8 +134,17 @@ def _proxied(
     if egress is None or sandbox.mode == "off":
         yield [], list(argv), dict(env), {}
         return
-    with through_proxy(egress, argv, env) as command:
+    with through_proxy(egress, argv, env, meter=_turn_meter()) as command:
         yield command.launcher, command.argv, command.env, command.ro_binds
+
+
+def _turn_meter() -> RequestMeter | None:
+    """The proxy's meter when a budget watches this turn (``domain.core.spend_meter``): every
+    request the sandbox makes to the vendor is admitted against the caps and charged."""
+    from veranda_dagster.vendors.wire_meter import WireMeter  # it imports the adapters
+
+    meter = current_meter()
+    return WireMeter(meter) if meter is not None else None
 
 
 def _spawn(

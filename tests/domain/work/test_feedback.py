@@ -110,6 +110,7 @@ def test_a_round_that_crashed_after_its_push_is_never_redone(project):
     value = process_feedback(TICKET, project.pack, PR, project.workspace, retry, forge, None)
     assert retry.requests == [] and project.remote_sha() == pushed
     assert value.rounds[0].commit_sha == pushed and value.calls == []
+    assert [(r.what, r.commit) for r in value.reused] == [("feedback round 1 (pushed)", pushed)]
     assert value.processed_comment_ids == ["c101"]
     assert len(forge.posted) == 1 and f"Pushed {pushed[:12]}" in forge.posted[0][1]
 

@@ -106,7 +106,10 @@ def test_a_step_retry_resumes_at_the_next_round_and_pays_for_none_twice(project)
     assert retry.roles() == ["reviewer", "implementer"] * 3  # rounds 3, 4, 5; no simplifier
     assert [r.index for r in result.rounds] == [1, 2, 3, 4, 5] and result.stopped == "bound"
     assert [r.fixed for r in result.rounds] == [True, False, False, False, False]
-    assert result.usd == 0.11  # the same as an attempt that never died
+    # what the retry paid: rounds 3-5; the simplify pass and rounds 1-2 are reused, not re-paid
+    assert result.usd == 0.06 and len(result.calls) == 6
+    assert [r.what for r in result.reused] == ["simplify pass", "review round 1", "review round 2"]
+    assert round(result.usd + sum(r.usd for r in result.reused), 6) == 0.11  # as if it never died
     summaries = [b for _, b in forge.posted if "round(s)" in b]
     assert len(summaries) == 1
 
@@ -124,3 +127,55 @@ def test_a_marker_a_person_pastes_is_not_progress(project):
     )
     review_rounds(TICKET, project.pack, pr, project.workspace, agent, forge)
     assert agent.roles()[0] == "simplifier"
+
+
+def _reviewing_agent() -> ScriptedAgent:
+    return ScriptedAgent(
+        {"implementer": [reply("done", write("app/text.py", "# reviewed\n", append=True))]},
+        default={
+            "simplifier": reply("nothing to simplify"),
+            "reviewer": reply(FINDING),
+            "implementer": reply("tried"),
+        },
+    )
+
+
+def test_a_backfill_on_the_same_head_reuses_the_rounds_and_reports_no_new_spend(project):
+    """A backfill of ``patch`` and downstream whose PR head is the one the recorded rounds
+    reviewed: no model call, zero calls and USD in the value, and ``reused`` names each round
+    and the run that paid for it."""
+    from veranda_dagster.domain.core.provenance import in_run
+
+    pr, forge = _pr(project), FakeForge()
+    first = in_run(
+        "run-1",
+        lambda: review_rounds(
+            TICKET, project.pack, pr, project.workspace, _reviewing_agent(), forge
+        ),
+    )
+    again = ScriptedAgent({})
+    result = in_run(
+        "run-2", lambda: review_rounds(TICKET, project.pack, pr, project.workspace, again, forge)
+    )
+    assert again.roles() == []
+    assert result.calls == [] and result.usd == 0.0
+    assert {r.run_id for r in result.reused} == {"run-1"}
+    assert len(result.reused) == 6 and round(sum(r.usd for r in result.reused), 6) == first.usd
+    assert result.rounds == first.rounds and result.head_sha == first.head_sha
+
+
+def test_a_backfill_with_a_new_commit_is_reviewed_again(project):
+    """The markers on the PR are the earlier head's: a backfill of ``patch`` that pushed a
+    new commit to the same PR gets a full review (simplify pass first), not the old verdicts."""
+    pr, forge = _pr(project), FakeForge()
+    review_rounds(TICKET, project.pack, pr, project.workspace, _reviewing_agent(), forge)
+    ws = project.workspace
+    (ws.path / "app/text.py").write_text(BASE_FILES["app/text.py"] + SLUGIFY_OK + "# v2\n")
+    commit_and_push(ws, ["app/text.py"], "feat: again", "patch")
+    agent = ScriptedAgent(
+        {"reviewer": [reply('{"findings": []}')]},
+        default={"simplifier": reply("nothing to simplify")},
+    )
+    result = review_rounds(TICKET, project.pack, pr, ws, agent, forge)
+    assert agent.roles() == ["simplifier", "reviewer"]
+    assert result.reused == [] and len(result.calls) == 2 and result.stopped == "clean"

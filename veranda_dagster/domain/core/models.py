@@ -71,11 +71,26 @@ class ModelCall(Strict):
 _DERIVED = frozenset({"usd", "tokens_in", "tokens_out"})
 
 
+class Reuse(Strict):
+    """Work an earlier attempt did and paid for, which this value reuses instead of redoing:
+    its calls are not in the value's ``calls`` (they were reported, and billed, then)."""
+
+    what: str
+    run_id: str = ""
+    """The Dagster run that did it; empty when that was not recorded."""
+    commit: str | None = None
+    """The commit the work was done on (a review round: the head it reviewed)."""
+    model_calls: int = 0
+    usd: float = 0.0
+
+
 class PhaseValue(Strict):
     """Fields every phase value shares; totals are derived, never stored twice."""
 
     ticket_id: str
     calls: list[ModelCall] = Field(default_factory=list)
+    """The model calls this attempt made (and paid for); reused work is in ``reused``."""
+    reused: list[Reuse] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod

@@ -49,6 +49,9 @@ class OrgSettings(Strict):
     git_base: str = ""
     token_env: str = ""
     """The variable holding this org's forge token; empty = the forge's own (``*_TOKEN``)."""
+    daily_budget_usd: float | None = Field(default=None, gt=0)
+    """USD every ticket of this org together may spend on model requests per UTC day; none =
+    no daily cap (each ticket still has its own)."""
 
     @field_validator("name")
     @classmethod

@@ -63,6 +63,18 @@ SHARED_METADATA = (
     "reason",
 )
 """Keys the asset shell writes on every phase's materialization (``assets._shell``)."""
+SPEND_METADATA = (
+    "ticket_spent_usd",
+    "ticket_cap_usd",
+    "org_spent_today_usd",
+    "org_daily_cap_usd",
+    "reused",
+    "reused_calls",
+    "reused_usd",
+)
+"""Keys the asset shell adds when it has them: the ticket's spend and cap from the ledger (a
+phase with the pipeline), its org's when the org has a daily cap, and what a value reused from
+an earlier run instead of paying again (``assets._shell``)."""
 STORAGE_METADATA = ("stored_in", "stored_at")
 """Keys the value store's IO manager adds where it kept the value (``storage.io_manager``)."""
 
@@ -122,7 +134,12 @@ class Phase:
 
     @property
     def metadata_keys(self) -> frozenset[str]:
-        return frozenset((*SHARED_METADATA, *STORAGE_METADATA, *self.metadata))
+        return frozenset((*SHARED_METADATA, *STORAGE_METADATA, *SPEND_METADATA, *self.metadata))
+
+    @property
+    def optional_keys(self) -> frozenset[str]:
+        """Declared keys a materialization may lack (``optional_metadata``, ``SPEND_METADATA``)."""
+        return frozenset((*self.optional_metadata, *SPEND_METADATA))
 
 
 _PHASES = (

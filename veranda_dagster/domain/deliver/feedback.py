@@ -31,6 +31,7 @@ from veranda_dagster.domain.core.models import (
     FeedbackRound,
     ModelCall,
     PullRequest,
+    Reuse,
     Ticket,
 )
 from veranda_dagster.domain.core.redaction import scrub
@@ -154,10 +155,12 @@ def _next(
     text: str,
     calls: list[ModelCall],
     workspace: Workspace,
+    reused: list[Reuse] | None = None,
 ) -> Feedback:
     return Feedback(
         ticket_id=prior.ticket_id,
         calls=calls,
+        reused=reused or [],
         rounds=[
             *prior.rounds,
             FeedbackRound(
@@ -186,13 +189,15 @@ def _resume(
         if payload.get("digest") == digest:
             sha = payload.get("sha") if isinstance(payload.get("sha"), str) else None
             text = str(payload.get("reply") or "")
-            return _next(prior, fresh, index, sha, text, [], workspace)
+            done = Reuse(what=f"feedback round {index} (answered)", commit=sha)
+            return _next(prior, fresh, index, sha, text, [], workspace, [done])
     sha = _pushed_round(workspace, digest)
     if sha is None:
         return None
     text = "I had already pushed the change for these comments before an interruption."
     _reply(forge, pack.repo, pr.number, fresh, text, sha, index >= MAX_FEEDBACK_ROUNDS, digest)
-    return _next(prior, fresh, index, sha, text, [], workspace)
+    pushed = Reuse(what=f"feedback round {index} (pushed)", commit=sha)
+    return _next(prior, fresh, index, sha, text, [], workspace, [pushed])
 
 
 def _pushed_round(workspace: Workspace, digest: str) -> str | None:

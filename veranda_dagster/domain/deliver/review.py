@@ -6,6 +6,12 @@ there. Then each round a reviewer seat reads the diff and answers strict JSON; a
 seat fixes the findings, the repository's own checks run, and a green fix is committed and
 pushed (a red one is reverted, so the PR never regresses). After ``MAX_REVIEW_ROUNDS`` rounds it
 stops ``bound``: an unbounded self-review loop spends money until someone notices.
+
+Each finished round leaves a marker on the PR naming the commit it reviewed and the head it
+left. A later attempt (a step retry, a backfill) reuses recorded rounds only when they form an
+unbroken chain that ends at the PR's head now: a backfill that produced a new commit is
+reviewed again, whatever the markers say. Reused rounds cost nothing new: their calls stay out
+of the value's ``calls`` and are listed in ``reused`` with the run that paid for them.
 """
 
 from __future__ import annotations
@@ -26,11 +32,13 @@ from veranda_dagster.domain.core.models import (
     ContextPack,
     ModelCall,
     PullRequest,
+    Reuse,
     ReviewRound,
     ReviewRounds,
     Strict,
     Ticket,
 )
+from veranda_dagster.domain.core.provenance import current_run_id
 from veranda_dagster.domain.deliver.progress import bounded_findings, marker, read_markers
 from veranda_dagster.domain.work.prompts import fixer_prompt, reviewer_prompt, simplifier_prompt
 from veranda_dagster.domain.work.turn import (
@@ -123,9 +131,9 @@ def review_rounds(
 
     listed = forge.list_comments(pack.repo, pr.number)
     done = _recorded_rounds(listed, workspace)
-    if 0 in done:  # a retried step: the simplifier's turn is not paid for again
-        calls += done[0].calls
-    else:
+    reused = [_reuse(r) for r in done.values()]
+    if 0 not in done:
+        reviewed = workspace.head_sha()
         simplify = turn(
             agent,
             "simplifier",
@@ -137,18 +145,18 @@ def review_rounds(
         )
         calls.append(simplify.call)
         _apply(workspace, pack, str(repo), f"refactor({ticket.id}): simplify", validation_timeout_s)
-        _record(forge, pack, pr, RecordedRound(index=0, calls=[simplify.call]))
+        _record(forge, pack, pr, _recorded(0, [simplify.call], None, reviewed, workspace))
     rounds: list[ReviewRound] = []
     raised: list[str] = []
     for index in range(1, MAX_REVIEW_ROUNDS + 1):
         if index in done:  # resumed at the next round: this one finished before the retry
             recorded = done[index]
-            calls += recorded.calls
             rounds.append(recorded.round)  # type: ignore[arg-type]
             if recorded.round is not None and not recorded.round.findings:
-                return _value(ticket, pack, pr, forge, calls, rounds, "clean", workspace)
+                return _value(ticket, pack, pr, forge, calls, rounds, "clean", workspace, reused)
             raised += recorded.round.findings if recorded.round else []
             continue
+        reviewed = workspace.head_sha()
         prompt = reviewer_prompt(ticket, diff(), raised)
         review = turn(agent, "reviewer", "standard", prompt, repo, ticket, tools=pack.mcp_servers)
         round_calls = [review.call]
@@ -160,8 +168,8 @@ def review_rounds(
             calls += round_calls
             clean = ReviewRound(index=index, findings=[], fixed=False, usd=review.call.usd)
             rounds.append(clean)
-            _record(forge, pack, pr, RecordedRound(index=index, calls=round_calls, round=clean))
-            return _value(ticket, pack, pr, forge, calls, rounds, "clean", workspace)
+            _record(forge, pack, pr, _recorded(index, round_calls, clean, reviewed, workspace))
+            return _value(ticket, pack, pr, forge, calls, rounds, "clean", workspace, reused)
         else:
             fix = turn(
                 agent,
@@ -190,8 +198,8 @@ def review_rounds(
             usd=calls_usd(round_calls),
         )
         rounds.append(finished)
-        _record(forge, pack, pr, RecordedRound(index=index, calls=round_calls, round=finished))
-    return _value(ticket, pack, pr, forge, calls, rounds, "bound", workspace)
+        _record(forge, pack, pr, _recorded(index, round_calls, finished, reviewed, workspace))
+    return _value(ticket, pack, pr, forge, calls, rounds, "bound", workspace, reused)
 
 
 class RecordedRound(Strict):
@@ -200,6 +208,40 @@ class RecordedRound(Strict):
     index: int
     calls: list[ModelCall]
     round: ReviewRound | None = None
+    reviewed_sha: str | None = None
+    """The PR head the round started from: the commit it reviewed."""
+    head_after: str | None = None
+    """The head the round left (its fix's commit, or ``reviewed_sha`` when nothing landed)."""
+    run_id: str = ""
+    """The Dagster run that did, and paid for, the round."""
+
+
+def _recorded(
+    index: int,
+    calls: list[ModelCall],
+    done: ReviewRound | None,
+    reviewed: str,
+    workspace: Workspace,
+) -> RecordedRound:
+    return RecordedRound(
+        index=index,
+        calls=calls,
+        round=done,
+        reviewed_sha=reviewed,
+        head_after=workspace.head_sha(),
+        run_id=current_run_id(),
+    )
+
+
+def _reuse(recorded: RecordedRound) -> Reuse:
+    what = "simplify pass" if recorded.index == 0 else f"review round {recorded.index}"
+    return Reuse(
+        what=what,
+        run_id=recorded.run_id,
+        commit=recorded.reviewed_sha,
+        model_calls=len(recorded.calls),
+        usd=round(sum(c.usd for c in recorded.calls), 6),
+    )
 
 
 def _record(forge: Forge, pack: ContextPack, pr: PullRequest, done: RecordedRound) -> None:
@@ -218,24 +260,39 @@ def _record(forge: Forge, pack: ContextPack, pr: PullRequest, done: RecordedRoun
 
 
 def _recorded_rounds(listed: list[Comment], workspace: Workspace) -> dict[int, RecordedRound]:
-    """Rounds an earlier attempt finished, contiguous from 0; a round whose recorded commit is
-    not on the branch (a forged or stale marker) ends the run of trusted rounds."""
-    found: dict[int, RecordedRound] = {}
+    """Rounds an earlier attempt finished that still hold: an unbroken chain from round 0 (each
+    round reviewed the head the one before it left) whose last round left the PR's head as it
+    is now. A marker without the commits (an older release's), a chain that leads elsewhere
+    (a backfill pushed a new commit), or a recorded fix not on the branch is not reused: that
+    head is reviewed again."""
+    by_index: dict[int, list[RecordedRound]] = {}
     for payload in read_markers(listed, PROGRESS_KIND):
         try:
             recorded = RecordedRound.model_validate(payload)
         except ValueError:
             continue
-        found.setdefault(recorded.index, recorded)
-    trusted: dict[int, RecordedRound] = {}
-    for index in range(MAX_REVIEW_ROUNDS + 1):
-        entry = found.get(index)
-        if entry is None or (index > 0 and entry.round is None):
+        if recorded.reviewed_sha and recorded.head_after and recorded.index >= 0:
+            by_index.setdefault(recorded.index, []).append(recorded)
+    head = workspace.head_sha()
+    # the chains reaching each round, by the head they left (the newest marker wins a tie), so
+    # their number is bounded by the distinct heads, not by the markers' combinations
+    chains = {str(r.head_after): [r] for r in by_index.get(0, [])}
+    best: list[RecordedRound] = []
+    for index in range(1, MAX_REVIEW_ROUNDS + 2):
+        best = chains.get(head, best)
+        chains = {
+            str(nxt.head_after): [*chains[str(nxt.reviewed_sha)], nxt]
+            for nxt in by_index.get(index, [])
+            if nxt.round is not None and str(nxt.reviewed_sha) in chains
+        }
+        if not chains:
             break
+    trusted: dict[int, RecordedRound] = {}
+    for entry in best:
         sha = entry.round.commit_sha if entry.round else None
         if sha and not _on_branch(workspace, sha):
             break
-        trusted[index] = entry
+        trusted[entry.index] = entry
     return trusted
 
 
@@ -256,6 +313,7 @@ def _value(
     rounds: list[ReviewRound],
     stopped: str,
     workspace: Workspace,
+    reused: list[Reuse],
 ) -> ReviewRounds:
     findings = sum(len(r.findings) for r in rounds)
     why = "nothing left to fix" if stopped == "clean" else f"the bound of {MAX_REVIEW_ROUNDS}"
@@ -273,5 +331,6 @@ def _value(
         rounds=rounds,
         stopped=stopped,  # type: ignore[arg-type]
         head_sha=workspace.head_sha(),
+        reused=reused,
         truncated=[cut] if cut else [],
     )

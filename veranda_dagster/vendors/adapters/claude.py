@@ -24,7 +24,7 @@ from veranda_dagster.vendors.adapters._streams import (
     text_blocks,
 )
 from veranda_dagster.vendors.port import HealthVerdict, Turn
-from veranda_dagster.vendors.rates import Rate, models_dev
+from veranda_dagster.vendors.rates import Rate, models_dev, scripted
 from veranda_dagster.vendors.registry import AdapterInfo
 
 OAUTH_TOKEN_ENV = "CLAUDE_CODE_OAUTH_TOKEN"
@@ -144,6 +144,11 @@ class ClaudeAdapter(CliAdapter):
         "claude-sonnet-5": models_dev(2, 10, 0.2),
         "claude-sonnet-4-6": models_dev(3, 15, 0.3),
         "claude-haiku-4-5": models_dev(1, 5, 0.1),
+        # the loopback scripted model's ids (``sim.agent_cli``), so a metered request to it is
+        # priced like any other: the proxy's and the server's own counts must agree
+        "claude-opus-sim": scripted(5, 25),
+        "claude-sonnet-sim": scripted(3, 15),
+        "claude-haiku-sim": scripted(1, 5),
     }
     rate_aliases: ClassVar[Mapping[str, str]] = {
         "opus": "claude-opus-5-5",  # seen: Claude Code 2.1.332 default and ``--model opus``
