@@ -242,3 +242,10 @@ def test_a_configuration_using_a_provider_places_the_provider_however_many_types
 def test_twin_a_provider_the_catalog_does_not_have_places_nothing():
     t = ticket("Inconsistent result after apply", '```\nresource "other_bucket" "b" {}\n```')
     assert kinds(t, HASHI) == {}
+
+
+def test_twin_another_owner_pages_name_nothing_of_the_org():
+    assert (
+        kinds(ticket("Values table wrong", "See https://someone.github.io/prism-helm/"), PRISM)
+        == {}
+    )

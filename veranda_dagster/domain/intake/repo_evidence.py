@@ -423,7 +423,9 @@ def _forge_link(
         ev.notes.append(f"ignored foreign URL to {owner}/{name} (not in org {catalog.title})")
 
 
-def _docs_link(url: str, terms: dict[str, list[str]], ev: Evidence) -> None:
+def _docs_link(
+    url: str, terms: dict[str, list[str]], ev: Evidence, orgs: Sequence[str] = ()
+) -> None:
     """``rich.readthedocs.io``, ``flask.palletsprojects.com``, ``pypi.org/project/Werkzeug``."""
     parts = urlsplit(url)
     host = parts.netloc.lower()
@@ -438,8 +440,8 @@ def _docs_link(url: str, terms: dict[str, list[str]], ev: Evidence) -> None:
         )
     ):
         label = segments[1]
-    elif host.endswith(".github.io") and segments:
-        label = segments[0]  # a project's pages: <owner>.github.io/<repository>/
+    elif segments and host.count(".") >= 2 and host.split(".", 1)[0] in {o.lower() for o in orgs}:
+        label = segments[0]  # the org's project pages: <org>.<pages host>/<repository>/
     elif host.count(".") >= 2:
         label = host.removeprefix("www.").split(".", 1)[0]
     else:
@@ -471,7 +473,7 @@ def _links(ticket: Ticket, text: str, catalog: Catalog, ev: Evidence) -> None:
     for url, code, citation in found + [(a.url, False, False) for a in ticket.attachments]:
         url = url.rstrip(".,;:")
         _forge_link(url, text, catalog, ev, code, citation)
-        _docs_link(url, terms, ev)
+        _docs_link(url, terms, ev, catalog.orgs)
 
 
 def _labels(ticket: Ticket, catalog: Catalog, ev: Evidence) -> None:
