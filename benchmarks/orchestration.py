@@ -17,7 +17,9 @@ falls on both alike):
 
 Reported per cell, as the median of the repeats with their spread (min-max): wall of all N
 tickets from the moment they were requested to the last run's end (**request→end**, what a
-user waits, sensor latency included) beside each run's own start→end; the time before a run
+user waits, sensor latency included: repeat r of R requests at (r + 1/2) / R of the sensor's
+interval after its first tick, as requests arriving at random would on average) beside each
+run's own start→end; the time before a run
 starts (sensor, queue, launch); CPU seconds of every descendant process (``proc_cpu``: the
 live tree read from ``/proc`` plus everything reaped as child subreaper) for the daemon's
 start, and per ticket from request to the end; the 1-minute load average around the cell.
@@ -53,6 +55,7 @@ from benchmarks.orchestration_defs import (  # noqa: E402
     WAIT_S_ENV,
     WORK_S_ENV,
     run_work,
+    sensor_interval_s,
 )
 from benchmarks.proc_cpu import Reaper, drain, tree_cpu  # noqa: E402
 
@@ -137,8 +140,11 @@ def _wait_for_runs(home: Path, n: int, deadline: float) -> list[dict[str, Any]]:
     raise TimeoutError(f"{n} runs did not finish in time under {home}")
 
 
-def product(n: int, work_s: float, wait_s: float, sensor_s: int | None, keep: bool) -> Sample:
-    """N tickets requested at once through ``dagster-daemon``; see the module docstring."""
+def product(
+    n: int, work_s: float, wait_s: float, sensor_s: int | None, keep: bool, phase: float = 0.0
+) -> Sample:
+    """N tickets requested at once through ``dagster-daemon``, ``phase`` (0-1) of a sensor
+    interval after its first tick; see the module docstring."""
     home = Path(tempfile.mkdtemp(prefix="veranda-bench-"))
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")  # the shipped instance config
     bench = home / "bench"
@@ -169,7 +175,9 @@ def product(n: int, work_s: float, wait_s: float, sensor_s: int | None, keep: bo
     )
     try:
         _wait_for_first_tick(home, started + DAEMON_READY_TIMEOUT_S)
-        cpu_ready, t0 = tree_cpu(), time.time()
+        cpu_ready = tree_cpu()
+        time.sleep(phase * (sensor_s or sensor_interval_s()))  # where in the interval it lands
+        t0 = time.time()
         (bench / "requests.txt").write_text("".join(f"BENCH-{i}\n" for i in range(1, n + 1)))
         runs = _wait_for_runs(home, n, t0 + RUN_TIMEOUT_S)
         cpu_done = tree_cpu()
@@ -219,7 +227,8 @@ def measure(
                 if kind == "floor":
                     sample = floor(n, slots, work_s, wait_s)
                 else:
-                    sample = product(n, work_s, wait_s, sensor_s, keep)
+                    phase = (r + 0.5) / repeat  # requests spread over the sensor's interval
+                    sample = product(n, work_s, wait_s, sensor_s, keep, phase)
                 sample["load"] = (load0 + os.getloadavg()[0]) / 2
                 cells[kind].append(sample)
                 print(f"N={n} repeat {r + 1} {kind}: {json.dumps(sample)}", flush=True)

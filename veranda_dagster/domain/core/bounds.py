@@ -113,10 +113,6 @@ MAX_HITS_PER_SEARCH: Final = 200
 MAX_HITS_PER_FILE: Final = 8
 """Hit lines kept per file per search: enough to place windows, not a file's every mention."""
 
-MIN_PACK_SEARCHES: Final = 4
-"""Searches a pack waits for when the token's code-search budget has fewer free: below this the
-seeds go unsearched and the pack is too thin to ground red tests; above it a pack plans with
-what is free instead of sleeping for the full ``MAX_SEARCHES``."""
 
 SEARCH_CLAIM_TTL_S: Final = 120.0
 """How long code-search slots reserved by a pack stay held: a pack spends them in seconds, so a
