@@ -35,6 +35,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -292,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
         work_s, wait_s = args.work_s, 0.0
     print(f"phase work: {work_s} CPU-s then {wait_s} s waiting, x{PHASES_WITH_WORK} phases")
     print(f"cores: {os.cpu_count()}, load at start: {os.getloadavg()}")
+    # a background run ignores SIGINT; SIGTERM must still reach the ``finally`` that drains
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     reaper = Reaper()
     try:
         ns = [int(x) for x in args.n.split(",")]
