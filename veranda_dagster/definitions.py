@@ -27,6 +27,7 @@ from veranda_dagster.resources.tickets import TicketSourcesResource, resources_f
 from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.sensors.pr_feedback import pr_feedback
 from veranda_dagster.sensors.run_failure import ticket_run_failures
+from veranda_dagster.sensors.workspace_sweep import workspace_sweep
 from veranda_dagster.sources.registry import listed_sensors
 from veranda_dagster.storage import ValueStore, VerandaIOManager
 
@@ -113,7 +114,12 @@ def build_definitions() -> dg.Definitions:
         assets=dg.with_source_code_references(PHASE_ASSETS),
         asset_checks=CHECKS,
         jobs=[ticket_run],
-        sensors=[*listed_sensors(outside.tickets.enabled), pr_feedback, ticket_run_failures],
+        sensors=[
+            *listed_sensors(outside.tickets.enabled),
+            pr_feedback,
+            ticket_run_failures,
+            workspace_sweep,
+        ],
         resources=resources,
         executor=phase_executor,
     )

@@ -106,7 +106,9 @@ def test_floor_spread_and_table() -> None:
             "run_wall_s",
             "before_start_s",
             "daemon_start_cpu_s",
+            "idle_cpu_s_per_min",
             "cpu_per_ticket_s",
+            "cpu_per_ticket_less_idle_s",
             "load",
         )
     }

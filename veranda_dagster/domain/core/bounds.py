@@ -321,3 +321,7 @@ reports the total as a lower bound rather than walking a planted maze for ever."
 
 WORKSPACE_SWEEP_INTERVAL_S: Final = 300
 """How often the sweep sensor measures and evicts: disk fills in hours, not seconds."""
+
+MAX_SWEEP_PR_CHECKS: Final = 20
+"""Pull requests the sweep asks the forge about per tick (is it still open?): a few API calls
+every ``WORKSPACE_SWEEP_INTERVAL_S``; the rest are asked on later ticks."""
