@@ -231,3 +231,12 @@ def test_build_vocabulary_reads_a_snapshot_into_a_copied_catalog(tmp_path: Path)
     vocabulary = repos[0]["vocabulary"]
     assert "fizzbuzz-kit" in vocabulary["distributions"] and "fizz" in vocabulary["commands"]
     assert "vocabulary" not in repos[1]  # no snapshot: left empty
+
+
+def test_sensor_tick_times_the_product_sensors_on_a_small_instance(tmp_path: Path) -> None:
+    sensor_tick = load_script("sensor_tick")
+    out = tmp_path / "ticks.json"
+    assert sensor_tick.main(["--n", "15", "--repeat", "2", "--json", str(out)]) == 0
+    cell = json.loads(out.read_text())["15"]
+    for tick in ("intake_ms", "pr_feedback_cold_ms", "pr_feedback_warm_ms", "sweep_prs_ms"):
+        assert 0 < cell[tick]["min"] <= cell[tick]["median"] <= cell[tick]["max"]
