@@ -71,11 +71,12 @@ class SnapshotFiles:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--catalogs", type=Path, default=CATALOGS, help="rewritten in place")
     parser.add_argument("orgs", nargs="+")
     args = parser.parse_args(argv)
     files = SnapshotFiles(args.mirrors)
     for org in args.orgs:
-        path = CATALOGS / f"{org}.json"
+        path = args.catalogs / f"{org}.json"
         catalog = load_catalog(path)
         blank = [
             r.model_copy(update={"vocabulary": RepoVocabulary()}) for r in catalog.repositories

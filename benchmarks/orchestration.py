@@ -1,46 +1,51 @@
 """What orchestration costs a ticket: through ``dagster-daemon`` vs the same work run directly.
 
-For each N in ``--n`` (default 1, 4, 16), in one run of this script:
+For each N in ``--n`` (default 1, 4, 16), ``--repeat`` times, floor and product interleaved
+(floor first on even repeats, product first on odd ones, so a drift in the machine's load
+falls on both alike):
 
 * **floor**: the subprocess work of N tickets run directly, at most ``--slots`` tickets at once
   (the shipped dagster.yaml's ticket-run limit), each ticket's nine phases one after another:
   the least any orchestrator could take;
-* **daemon**: the same N tickets through the real thing: a fresh ``DAGSTER_HOME`` holding the
+* **product**: the same N tickets through the real thing: a fresh ``DAGSTER_HOME`` holding the
   shipped ``dagster.yaml``, ``dagster-daemon run`` on a workspace whose code location is
   ``benchmarks/orchestration_defs.py`` (the product's assets, checks, ``ticket_run`` job and
-  executor; a pipeline that runs the same subprocess work per phase), and a sensor turning
-  requested keys into ticket runs, as the intake sensors do. Sensor, queue, launcher, run
-  worker, step processes, event log and value store are all the shipped ones.
+  executor; a pipeline that runs the same subprocess work per phase), a request sensor at the
+  intake sensors' real interval and the product's own ``pr_feedback`` and
+  ``ticket_run_failures`` sensors at theirs. Sensors, queue, launcher, run worker, step
+  processes, event log and value store are all the shipped ones.
 
-Reported per N: wall of all N tickets (request to last run end), per-ticket wall (request to
-its run's end, and run start to end), CPU seconds per ticket (every descendant process,
-collected as a child subreaper), and the ratios the issue asks for: solo ticket wall over its
-floor, and throughput at the largest N over the solo rate.
+Reported per cell, as the median of the repeats with their spread (min-max): wall of all N
+tickets from the moment they were requested to the last run's end (**request→end**, what a
+user waits, sensor latency included: repeat r of R requests at (r + 1/2) / R of the sensor's
+interval after its first tick, as requests arriving at random would on average) beside each
+run's own start→end; the time before a run
+starts (sensor, queue, launch); CPU seconds of every descendant process (``proc_cpu``: the
+live tree read from ``/proc`` plus everything reaped as child subreaper) for the daemon's
+start, its idle rate (between its first sensor tick and the request, no ticket in flight),
+and per ticket from request to the end, also less that idle rate over the cell's wall (what
+the tickets themselves cost); the 1-minute load average around the cell.
 
 The phase work is model-like by default (``--work model``): a little CPU, then a wait, because
-a real phase's time is the model's, spent on a remote server, and a benchmark whose phases
-burn CPU measures the two cores' contention instead of the orchestration (its own floor could
-not reach 3x at N=16 with 4 slots on 2 cores). ``--work cpu`` keeps the CPU-bound variant.
-Run it with ``nice``; N=16 takes a few minutes on 2 cores.
+a real phase's time is the model's, spent on a remote server. ``--work cpu`` keeps the
+CPU-bound variant. Run it with ``nice``; on 2 cores N=16 takes minutes per repeat.
 """
 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
-import resource
 import shutil
 import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -49,58 +54,30 @@ from benchmarks.orchestration_defs import (  # noqa: E402
     BENCH_DIR_ENV,
     MODEL_CPU_S,
     MODEL_WAIT_S,
+    SENSOR_S_ENV,
     WAIT_S_ENV,
     WORK_S_ENV,
     run_work,
+    sensor_interval_s,
 )
+from benchmarks.proc_cpu import Reaper, drain, tree_cpu  # noqa: E402
 
 PHASES_WITH_WORK = 9
 """Phases whose pipeline method runs the work (the four checks read stored values only)."""
 
 RUN_TIMEOUT_S = 1_800.0
-PR_SET_CHILD_SUBREAPER = 36
+"""Bound on one cell's runs; past it the cell fails naming its DAGSTER_HOME."""
+DAEMON_READY_TIMEOUT_S = 120.0
+"""Bound on the daemon's start (its first request-sensor tick)."""
+POLL_S = 0.5
+SENSORS_ENV = "VERANDA_SENSORS"
+
+Sample = dict[str, float]
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-class Reaper:
-    """Make this process the subreaper of everything it starts, and reap whatever is
-    reparented to it, so RUSAGE_CHILDREN counts every descendant's CPU."""
-
-    def __init__(self) -> None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            self.reap()
-            time.sleep(0.2)
-
-    def reap(self) -> None:
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.reap()
-
-
-def floor(n: int, slots: int, work_s: float, wait_s: float) -> dict[str, float]:
+def floor(n: int, slots: int, work_s: float, wait_s: float) -> Sample:
     """N tickets' subprocess work, ``slots`` tickets at a time, phases in order."""
-    cpu0, t0 = _children_cpu(), time.perf_counter()
+    cpu0, t0 = tree_cpu(), time.perf_counter()
 
     def ticket(_: int) -> None:
         for _ in range(PHASES_WITH_WORK):
@@ -108,7 +85,9 @@ def floor(n: int, slots: int, work_s: float, wait_s: float) -> dict[str, float]:
 
     with ThreadPoolExecutor(max_workers=slots) as pool:
         list(pool.map(ticket, range(n)))
-    return {"wall_s": time.perf_counter() - t0, "cpu_per_ticket_s": (_children_cpu() - cpu0) / n}
+    wall = time.perf_counter() - t0
+    return {"wall_s": wall, "run_wall_s": wall / max(1, -(-n // slots)), "cpu_per_ticket_s":
+            (tree_cpu() - cpu0) / n}  # fmt: skip
 
 
 def _write_workspace(home: Path) -> Path:
@@ -123,20 +102,36 @@ def _write_workspace(home: Path) -> Path:
     return workspace
 
 
-def _wait_for_runs(home: Path, n: int, deadline: float) -> list[dict[str, float | str]]:
+def _instance(home: Path) -> Any:
     import dagster as dg
     from dagster._core.instance.ref import InstanceRef
 
+    return dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home)))
+
+
+def _wait_for_first_tick(home: Path, deadline: float) -> None:
+    """The daemon is up once the request sensor has ticked (its code location loaded)."""
+    with _instance(home) as instance:
+        while time.time() < deadline:
+            states = [s for s in instance.all_instigator_state() if s.name == "bench_requests"]
+            if states and instance.get_ticks(states[0].instigator_origin_id, states[0].selector_id):
+                return
+            time.sleep(POLL_S)
+    raise TimeoutError(f"the daemon under {home} did not tick its sensor in time")
+
+
+def _wait_for_runs(home: Path, n: int, deadline: float) -> list[dict[str, Any]]:
+    import dagster as dg
+
     finished = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE}
     finished |= {dg.DagsterRunStatus.CANCELED}
-    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
+    with _instance(home) as instance:
         while time.time() < deadline:
             records = instance.get_run_records()
             done = [r for r in records if r.dagster_run.status in finished]
             if len(done) >= n:
                 return [
                     {
-                        "key": r.dagster_run.tags.get("veranda/ticket", ""),
                         "status": r.dagster_run.status.value,
                         "created": r.create_timestamp.timestamp(),
                         "start": float(r.start_time or 0.0),
@@ -144,19 +139,15 @@ def _wait_for_runs(home: Path, n: int, deadline: float) -> list[dict[str, float 
                     }
                     for r in done
                 ]
-            time.sleep(0.5)
+            time.sleep(POLL_S)
     raise TimeoutError(f"{n} runs did not finish in time under {home}")
 
 
-def _create_storage(home: Path) -> None:
-    import dagster as dg
-    from dagster._core.instance.ref import InstanceRef
-
-    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
-        instance.get_runs(limit=1)
-
-
-def through_daemon(n: int, work_s: float, wait_s: float, keep: bool) -> dict[str, float]:
+def product(
+    n: int, work_s: float, wait_s: float, sensor_s: int | None, keep: bool, phase: float = 0.0
+) -> Sample:
+    """N tickets requested at once through ``dagster-daemon``, ``phase`` (0-1) of a sensor
+    interval after its first tick; see the module docstring."""
     home = Path(tempfile.mkdtemp(prefix="veranda-bench-"))
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")  # the shipped instance config
     bench = home / "bench"
@@ -167,13 +158,17 @@ def through_daemon(n: int, work_s: float, wait_s: float, keep: bool) -> dict[str
         BENCH_DIR_ENV: str(bench),
         WORK_S_ENV: str(work_s),
         WAIT_S_ENV: str(wait_s),
+        SENSORS_ENV: "running",
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
-    _create_storage(home)  # before the daemon and its code server race to create it
+    if sensor_s:
+        env[SENSOR_S_ENV] = str(sensor_s)
+    with _instance(home) as instance:  # before the daemon and its code server race to make it
+        instance.get_runs(limit=1)
     daemon_bin = shutil.which("dagster-daemon") or "dagster-daemon"
     log = (home / "daemon.log").open("w")
-    cpu0 = _children_cpu()
-    daemon = subprocess.Popen(
+    cpu0, started = tree_cpu(), time.time()
+    subprocess.Popen(
         [daemon_bin, "run", "-w", str(_write_workspace(home))],
         env=env,
         cwd=home,
@@ -182,40 +177,116 @@ def through_daemon(n: int, work_s: float, wait_s: float, keep: bool) -> dict[str
         start_new_session=True,
     )
     try:
-        time.sleep(5)  # the daemon's own start-up, before the clock starts (not a ticket's)
-        keys = [f"BENCH-{i}" for i in range(1, n + 1)]
-        t0 = time.time()
-        (bench / "requests.txt").write_text("\n".join(keys) + "\n")
+        _wait_for_first_tick(home, started + DAEMON_READY_TIMEOUT_S)
+        cpu_ready, t_ready = tree_cpu(), time.time()
+        time.sleep(phase * (sensor_s or sensor_interval_s()))  # where in the interval it lands
+        cpu_t0, t0 = tree_cpu(), time.time()
+        idle_rate = (cpu_t0 - cpu_ready) / max(t0 - t_ready, 1e-9)  # the daemon with no ticket
+        (bench / "requests.txt").write_text("".join(f"BENCH-{i}\n" for i in range(1, n + 1)))
         runs = _wait_for_runs(home, n, t0 + RUN_TIMEOUT_S)
+        cpu_done, t_done = tree_cpu(), time.time()
     finally:
-        os.killpg(daemon.pid, signal.SIGTERM)
-        try:
-            daemon.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(daemon.pid, signal.SIGKILL)
-            daemon.wait()
+        drain()  # the daemon, its code server, run workers, steps and sandboxes, all counted
         log.close()
-    time.sleep(1.0)  # let the last orphans exit so the reaper collects their CPU
-    cpu = _children_cpu() - cpu0
     failed = [r for r in runs if r["status"] != "SUCCESS"]
     if failed:
         raise RuntimeError(f"{len(failed)} runs failed; see {home}/daemon.log")
     if not keep:
         shutil.rmtree(home, ignore_errors=True)
-    ends = [float(r["end"]) for r in runs]
     return {
-        "wall_s": max(ends) - t0,
-        "ticket_wall_s": statistics.median(float(r["end"]) - float(r["created"]) for r in runs),
-        "sensor_s": statistics.median(float(r["created"]) - t0 for r in runs),
-        "run_wall_s": statistics.median(float(r["end"]) - float(r["start"]) for r in runs),
-        "queue_s": statistics.median(float(r["start"]) - float(r["created"]) for r in runs),
-        "cpu_per_ticket_s": cpu / n,
+        "wall_s": max(r["end"] for r in runs) - t0,
+        "run_wall_s": statistics.median(r["end"] - r["start"] for r in runs),
+        "before_start_s": statistics.median(r["start"] - t0 for r in runs),
+        "sensor_s": statistics.median(r["created"] - t0 for r in runs),
+        "daemon_start_cpu_s": cpu_ready - cpu0,
+        "idle_cpu_s_per_min": idle_rate * 60,
+        "cpu_per_ticket_s": (cpu_done - cpu_t0) / n,
+        "cpu_per_ticket_less_idle_s": (cpu_done - cpu_t0 - idle_rate * (t_done - t0)) / n,
     }
 
 
+def spread(samples: list[Sample]) -> dict[str, dict[str, float]]:
+    """Per metric: median, min and max over the repeats."""
+    keys = samples[0].keys()
+    return {
+        k: {
+            "median": statistics.median(s[k] for s in samples),
+            "min": min(s[k] for s in samples),
+            "max": max(s[k] for s in samples),
+        }
+        for k in keys
+    }
+
+
+def measure(
+    ns: list[int], repeat: int, slots: int, work_s: float, wait_s: float,
+    sensor_s: int | None = None, keep: bool = False,
+) -> dict[str, Any]:  # fmt: skip
+    """Every cell, floor and product interleaved, with the load average around each."""
+    results: dict[str, Any] = {}
+    for n in ns:
+        cells: dict[str, list[Sample]] = {"floor": [], "product": []}
+        for r in range(repeat):
+            order = ("floor", "product") if r % 2 == 0 else ("product", "floor")
+            for kind in order:
+                load0 = os.getloadavg()[0]
+                if kind == "floor":
+                    sample = floor(n, slots, work_s, wait_s)
+                else:
+                    phase = (r + 0.5) / repeat  # requests spread over the sensor's interval
+                    sample = product(n, work_s, wait_s, sensor_s, keep, phase)
+                sample["load"] = (load0 + os.getloadavg()[0]) / 2
+                cells[kind].append(sample)
+                print(f"N={n} repeat {r + 1} {kind}: {json.dumps(sample)}", flush=True)
+        results[str(n)] = {kind: spread(samples) for kind, samples in cells.items()}
+    return results
+
+
+def _cell(stats: dict[str, float], digits: int = 1) -> str:
+    return f"{stats['median']:.{digits}f} ({stats['min']:.{digits}f}-{stats['max']:.{digits}f})"
+
+
+def render(results: dict[str, Any]) -> str:
+    """The markdown tables and the ratios the issue asks for (medians)."""
+    lines = [
+        "| N | floor wall s | product request→end s | product run start→end s (median run) | "
+        "request→run start s | load |",
+        "|---|---|---|---|---|---|",
+    ]
+    for n, r in results.items():
+        f, p = r["floor"], r["product"]
+        lines.append(
+            f"| {n} | {_cell(f['wall_s'])} | {_cell(p['wall_s'])} | {_cell(p['run_wall_s'])} | "
+            f"{_cell(p['before_start_s'])} | {_cell(p['load'])} |"
+        )
+    lines += [
+        "",
+        "| N | daemon start CPU s | daemon idle CPU s/min | CPU s/ticket floor | "
+        "CPU s/ticket product | of which not idle | marginal CPU s/phase over floor |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for n, r in results.items():
+        f, p = r["floor"], r["product"]
+        busy = p["cpu_per_ticket_less_idle_s"]["median"] - f["cpu_per_ticket_s"]["median"]
+        lines.append(
+            f"| {n} | {_cell(p['daemon_start_cpu_s'])} | {_cell(p['idle_cpu_s_per_min'])} | "
+            f"{_cell(f['cpu_per_ticket_s'], 2)} | {_cell(p['cpu_per_ticket_s'], 2)} | "
+            f"{_cell(p['cpu_per_ticket_less_idle_s'], 2)} | {busy / PHASES_WITH_WORK:.2f} |"
+        )
+    lines.append("")
+    for n, r in results.items():
+        f, p = r["floor"]["wall_s"]["median"], r["product"]["wall_s"]["median"]
+        run = r["product"]["run_wall_s"]["median"] / r["floor"]["run_wall_s"]["median"]
+        lines.append(
+            f"N={n}: request→end / floor: {p / f:.2f}x; run start→end / floor run: {run:.2f}x"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--n", default="1,4,16", help="ticket counts, comma-separated")
+    parser.add_argument("--repeat", type=int, default=3, help="samples per cell (median, spread)")
     parser.add_argument("--slots", type=int, default=4, help="ticket-run limit (dagster.yaml)")
     parser.add_argument(
         "--work",
@@ -225,48 +296,28 @@ def main(argv: list[str] | None = None) -> int:
         "a model API does (the default); cpu: each phase burns --work-s CPU seconds",
     )
     parser.add_argument("--work-s", type=float, default=0.5, help="CPU seconds per phase (cpu)")
+    parser.add_argument("--wait-s", type=float, help="seconds each phase waits (model)")
+    parser.add_argument(
+        "--sensor-s", type=int, help="request sensor interval; default: the intake sensors' own"
+    )
     parser.add_argument("--keep", action="store_true", help="keep each DAGSTER_HOME")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
-    work_s, wait_s = (MODEL_CPU_S, MODEL_WAIT_S) if args.work == "model" else (args.work_s, 0.0)
+    if args.work == "model":
+        work_s, wait_s = MODEL_CPU_S, MODEL_WAIT_S if args.wait_s is None else args.wait_s
+    else:
+        work_s, wait_s = args.work_s, 0.0
     print(f"phase work: {work_s} CPU-s then {wait_s} s waiting, x{PHASES_WITH_WORK} phases")
+    print(f"cores: {os.cpu_count()}, load at start: {os.getloadavg()}")
+    # a background run ignores SIGINT; SIGTERM must still reach the ``finally`` that drains
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     reaper = Reaper()
-    results: dict[str, dict[str, dict[str, float]]] = {}
     try:
-        for n in [int(x) for x in args.n.split(",")]:
-            results[str(n)] = {
-                "floor": floor(n, args.slots, work_s, wait_s),
-                "daemon": through_daemon(n, work_s, wait_s, args.keep),
-            }
-            print(f"N={n}: {json.dumps(results[str(n)])}", flush=True)
+        ns = [int(x) for x in args.n.split(",")]
+        results = measure(ns, args.repeat, args.slots, work_s, wait_s, args.sensor_s, args.keep)
     finally:
         reaper.stop()
-    solo = results.get("1")
-    print(
-        "\n| N | floor wall s | daemon wall s | ticket wall s (queued to end, median) | "
-        "of which queue s | sensor s | CPU s/ticket floor | CPU s/ticket daemon | tickets/min |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for n, r in results.items():
-        f, d = r["floor"], r["daemon"]
-        print(
-            f"| {n} | {f['wall_s']:.1f} | {d['wall_s']:.1f} | {d['ticket_wall_s']:.1f} | "
-            f"{d['queue_s']:.1f} | {d['sensor_s']:.1f} | {f['cpu_per_ticket_s']:.2f} | "
-            f"{d['cpu_per_ticket_s']:.2f} | {int(n) / d['wall_s'] * 60:.2f} |"
-        )
-    if solo:
-        f, d = solo["floor"], solo["daemon"]
-        print(f"\nsolo ticket (queued to end) / its floor: {d['ticket_wall_s'] / f['wall_s']:.2f}x")
-        print(
-            f"solo ticket (request to end, with sensor) / floor: {d['wall_s'] / f['wall_s']:.2f}x"
-        )
-        print(f"solo run (start to end) / floor: {d['run_wall_s'] / f['wall_s']:.2f}x")
-        largest = max(results, key=int)
-        if largest != "1":
-            rate = int(largest) / results[largest]["daemon"]["wall_s"]
-            print(f"throughput at N={largest} / solo rate: {rate * d['wall_s']:.2f}x")
-            floor_rate = int(largest) / results[largest]["floor"]["wall_s"] * f["wall_s"]
-            print(f"(the floor's own: {floor_rate:.2f}x)")
+    print("\n" + render(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0

@@ -3,8 +3,14 @@
 The product's own phase assets, checks, ``ticket_run`` job and executor, with a pipeline whose
 every phase runs the same fixed subprocess work (``work_argv``) and returns a scripted value,
 plus a sensor that turns lines of ``$VERANDA_BENCH_DIR/requests.txt`` into ticket runs the way
-the intake sensors do (dynamic partition + ``ticket_run_request``). What the benchmark then
-measures beyond that work is the orchestration: sensor, queue, run worker, steps, storage.
+the intake sensors do (dynamic partition + ``ticket_run_request``), at the intake sensors' real
+interval (``LINEAR_POLL_INTERVAL_S``), beside the product's own ``pr_feedback`` and
+``ticket_run_failures`` sensors at theirs, running. What the benchmark then measures beyond
+that work is the orchestration: sensors, queue, run worker, steps, storage.
+
+The pipeline's collaborators are ``tests.support.resources.nested()`` (offline, unconfigured):
+whatever ``PipelineResource`` comes to require, the benchmark takes it from the one helper the
+tests use, so the code location keeps loading (``tests/benchmarks`` imports it).
 """
 
 from __future__ import annotations
@@ -17,17 +23,23 @@ from pathlib import Path
 import dagster as dg
 
 from tests.assets.fakes import CountingPipeline
+from tests.support.resources import nested
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.executor import phase_executor
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.partitions import TICKET_JOB, TICKETS
 from veranda_dagster.plugins import load_plugins
+from veranda_dagster.sensors.pr_feedback import pr_feedback
+from veranda_dagster.sensors.run_failure import ticket_run_failures
 from veranda_dagster.sources.dedup import ticket_run_request
+from veranda_dagster.sources.linear.limits import LINEAR_POLL_INTERVAL_S
 from veranda_dagster.storage import ValueStore, VerandaIOManager
 
 BENCH_DIR_ENV = "VERANDA_BENCH_DIR"
 WORK_S_ENV = "VERANDA_BENCH_WORK_S"
 WAIT_S_ENV = "VERANDA_BENCH_WAIT_S"
+SENSOR_S_ENV = "VERANDA_BENCH_SENSOR_S"
+"""Override of the request sensor's interval (a test's quick run); unset = the intake's."""
 
 MODEL_WAIT_S = 3.0
 """Seconds a phase's work waits, as a phase waits on a remote model API: a real turn takes
@@ -70,10 +82,14 @@ def _bench_dir() -> Path:
     return Path(os.environ.get(BENCH_DIR_ENV, ".veranda/bench"))
 
 
+def sensor_interval_s() -> int:
+    return int(os.environ.get(SENSOR_S_ENV) or LINEAR_POLL_INTERVAL_S)
+
+
 @dg.sensor(
     name="bench_requests",
     job_name=TICKET_JOB,
-    minimum_interval_seconds=1,
+    minimum_interval_seconds=sensor_interval_s(),
     default_status=dg.DefaultSensorStatus.RUNNING,
 )
 def bench_requests(context: dg.SensorEvaluationContext) -> dg.SensorResult:
@@ -91,7 +107,10 @@ def build() -> dg.Definitions:
     load_plugins()  # as definitions.py does: this code location scrubs like the product's
     root = _bench_dir()
     store = ValueStore(backend="filesystem", base_dir=str(root / "values"))
+    outside = nested()
     pipeline = BenchPipeline(
+        **outside,  # what PipelineResource requires, offline: the phases' work is the
+        # scripted subprocess above, so none of them is called
         counter_dir=str(root / "calls"),
         work_s=float(os.environ.get(WORK_S_ENV, "0.5")),
         wait_s=float(os.environ.get(WAIT_S_ENV, "0")),
@@ -101,9 +120,11 @@ def build() -> dg.Definitions:
         assets=PHASE_ASSETS,
         asset_checks=CHECKS,
         jobs=[ticket_run],
-        sensors=[bench_requests],
+        sensors=[bench_requests, pr_feedback, ticket_run_failures],
         resources={
             "pipeline": pipeline,
+            "forge": outside["forge"],
+            "tickets": outside["tickets"],
             "value_store": store,
             "io_manager": VerandaIOManager(store=store),
         },

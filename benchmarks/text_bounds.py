@@ -96,15 +96,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=40_000, help="characters per shape")
     parser.add_argument("--before", help="a git revision to compare with (e.g. main~10)")
+    parser.add_argument(
+        "--big", type=int, default=1_000_000, help="characters of the 'now @big' column"
+    )
     args = parser.parse_args(argv)
     now = extractors(None)
     before = extractors(args.before) if args.before else {}
-    print(f"worst shape per extractor at {args.size:,} characters (seconds)")
-    header = f"{'extractor':<16}{'now':>9}{'now @1MB':>10}"
+    print(
+        f"worst shape per extractor at {args.size:,} characters, 'now @big' at {args.big:,} "
+        "(seconds)"
+    )
+    header = f"{'extractor':<16}{'now':>9}{'now @big':>10}"
     print(header + (f"{'before':>10}{'ratio':>9}  worst shape before" if before else ""))
     for name, fn in now.items():
         spent, _ = worst(fn, args.size)
-        big, _ = worst(fn, 1_000_000)
+        big, _ = worst(fn, args.big)
         line = f"{name:<16}{spent:>9.3f}{big:>10.3f}"
         if before:
             old, unit = worst(before[name], args.size)

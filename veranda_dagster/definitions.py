@@ -27,6 +27,7 @@ from veranda_dagster.resources.tickets import TicketSourcesResource, resources_f
 from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.sensors.pr_feedback import pr_feedback
 from veranda_dagster.sensors.run_failure import ticket_run_failures
+from veranda_dagster.sensors.workspace_sweep import workspace_sweep
 from veranda_dagster.settings import setting
 from veranda_dagster.sources import registry
 from veranda_dagster.sources.resource import TicketSourceResource
@@ -120,7 +121,7 @@ def build_definitions() -> dg.Definitions:
         ),
         asset_checks=CHECKS,
         jobs=[ticket_run],
-        sensors=[pr_feedback, ticket_run_failures],
+        sensors=[pr_feedback, ticket_run_failures, workspace_sweep],
         resources={k: v for k, v in resources.items() if k not in outside.sources},
         executor=phase_executor,
     )

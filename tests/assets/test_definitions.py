@@ -176,8 +176,14 @@ def test_model_and_forge_phases_claim_a_pool_in_every_run():
 
 def test_all_three_sensors_are_wired_with_their_resources():
     names = {s.name for s in definitions.defs.sensors}
-    assert names == {"linear_tickets", "slack_mentions", "pr_feedback", "ticket_run_failures"}
-    assert {"linear", "slack", "forge", "tickets"} <= set(definitions.defs.resources)
+    assert names == {
+        "linear_tickets",
+        "slack_mentions",
+        "pr_feedback",
+        "ticket_run_failures",
+        "workspace_sweep",
+    }
+    assert {"linear", "slack", "forge", "tickets", "workspace"} <= set(definitions.defs.resources)
 
 
 @pytest.mark.parametrize("raw", ["soon", "-5", "0", "nan", "inf"])

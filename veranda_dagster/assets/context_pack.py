@@ -22,7 +22,8 @@ def require_repo(guess: RepoGuess) -> None:
 @phase_asset(
     PHASES["context_pack"],
     ContextPack,
-    f"Seeds from the ticket, searched against the code index; at most {MAX_SEARCHES} searches, "
+    "Seeds from the ticket, searched in the clone (the forge's code index only without one); "
+    f"at most {MAX_SEARCHES} searches, "
     f"{MAX_PACK_FILES} files, {MAX_PACK_BYTES:,} bytes. Citations are minted by retrieval only. "
     "Layers are written into the clone.",
     outcome=lambda p: "packed",
@@ -36,6 +37,7 @@ def require_repo(guess: RepoGuess) -> None:
         "unavailable_signals": ", ".join(p.unavailable_signals) or "none",
         "searches_planned": p.searches_planned if p.searches_planned is not None else p.searches,
         "search_budget_wait_s": p.search_wait_s,
+        "search_backend": p.search_backend,
         "seeds": len(p.seeds),
         "citations": len(p.citations),
         "layers": ", ".join(layer.name for layer in p.layers) or "none",

@@ -18,6 +18,7 @@ ticket when its ``ci_outcome`` lands, summed over that ticket's phases seen by t
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from veranda_dagster.domain.core import phases
 from veranda_dagster.domain.core.bounds import MAX_TRACKED_TASKS
 from veranda_dagster.domain.core.phases import MetricHook
+from veranda_dagster.observability.workspace_metrics import WorkspaceDiskCollector
 
 PHASES: tuple[str, ...] = phases.PHASE_NAMES
 """The phase label's whole domain (the phase registry); anything else is recorded as ``other``."""
@@ -69,9 +71,17 @@ def reason_label(reason: str | None) -> str:
 class PhaseMetrics:
     """The metric families on one registry, plus the per-task USD accumulator."""
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    def __init__(
+        self,
+        registry: CollectorRegistry | None = None,
+        workspaces_root: Callable[[], str] | None = None,
+    ) -> None:
+        """``workspaces_root``: where the workspace sweep keeps its record (the workspace disk
+        gauges are read from it at scrape time); ``None`` leaves those metrics out."""
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
+        if workspaces_root is not None:
+            r.register(WorkspaceDiskCollector(workspaces_root))
         self.phase_duration = Histogram(
             "veranda_phase_duration_seconds",
             "Wall-clock seconds of one phase materialization.",
@@ -218,7 +228,13 @@ LIVE_HOOKS: dict[MetricHook, Callable[[PhaseMetrics, object, str | None], None]]
 """Each phase spec's ``metric`` hook, fed the phase's value in the process that made it."""
 
 
-_DEFAULT = PhaseMetrics()
+def _workspaces_root() -> str:
+    from veranda_dagster.resources.workspace import default_workspace_root
+
+    return os.environ.get("VERANDA_WORKSPACES", "").strip() or default_workspace_root()
+
+
+_DEFAULT = PhaseMetrics(workspaces_root=_workspaces_root)
 _DEFAULT_LOCK = threading.Lock()
 
 

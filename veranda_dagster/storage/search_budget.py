@@ -187,7 +187,7 @@ class SearchBudget:
             now = self._clock()
             sent, claims = _prune(state, now, self.period)
             free = self.limit - len(sent) - sum(c["n"] for c in claims.values())
-            if free >= need:
+            if free >= need or need == 0:
                 grant = max(0, min(want, free))
                 if claim is None:
                     state["sent"].append(now)
@@ -206,7 +206,7 @@ class SearchBudget:
         return self.state.transact(self.key, update)
 
     def _wait_for(self, want: int, need: int, claim: str | None) -> tuple[int, float]:
-        need = max(1, min(need, self.limit))
+        need = max(0, min(need, self.limit))  # 0: take what is free now, never wait
         waited = 0.0
         for _ in range(MAX_BUDGET_WAITS):
             granted, wait = self._try(want, need, claim)
@@ -220,7 +220,8 @@ class SearchBudget:
         )
 
     def reserve(self, want: int, need: int = 1) -> Reservation:
-        """Hold up to ``want`` slots, waiting only while fewer than ``need`` are free."""
+        """Hold up to ``want`` slots, waiting only while fewer than ``need`` are free (``need``
+        0: whatever is free now, possibly none, without waiting)."""
         claim = uuid.uuid4().hex
         granted, waited = self._wait_for(want, need, claim)
         return Reservation(self, claim, granted, waited)

@@ -151,3 +151,26 @@ def transport_env(cwd: Path) -> dict[str, str]:
     the pinned settings, and a ceiling so git looks for no repository above ``cwd``."""
     ceiling = str(Path(os.path.abspath(cwd)).parent)
     return {**git_env(), **GIT_PINNED_ENV, "GIT_CEILING_DIRECTORIES": ceiling}
+
+
+def fresh_bare_config() -> str:
+    """The whole config of a repository's shared store: bare, no remote (every fetch names
+    the forge's URL on its command line), nothing kept."""
+    return "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"
+
+
+def harden_bare_store(store: Path) -> None:
+    """The shared store's equivalent of ``harden_git_dir``: no links or special files inside,
+    no alternates, the product's own config. Only transport git ever writes the store, but
+    its contents come from the forge, so it gets the same checks before each fetch."""
+    if store.is_symlink() or not store.is_dir():
+        raise GitDirError(f"{store.name} is not a plain directory; refusing to fetch into it")
+    _refuse_odd_entries(store)
+    for rel in REMOVED_FROM_GIT_DIR:
+        (store / rel).unlink(missing_ok=True)
+    staged = store / "config.veranda-new"
+    staged.unlink(missing_ok=True)
+    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(fresh_bare_config())
+    os.replace(staged, store / "config")

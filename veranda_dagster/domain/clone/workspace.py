@@ -48,7 +48,9 @@ from veranda_dagster.domain.clone.nested_repos import (
     nested_git_entries,
     refuse_new,
 )
+from veranda_dagster.domain.clone.object_cache import ObjectCache, clone_from_store
 from veranda_dagster.domain.clone.push_protection import diff_leak, find, needles
+from veranda_dagster.domain.clone.workspace_use import mark_used
 from veranda_dagster.domain.core.errors import ConfigError, InputError
 from veranda_dagster.domain.core.redaction import environ_secrets
 from veranda_dagster.domain.core.ticket_key import ticket_dir
@@ -80,6 +82,7 @@ class Workspace:
         branch: str,
         token: str | None = None,
         git_username: str = "",
+        objects: ObjectCache | None = None,
     ) -> None:
         if token and not git_username:
             raise ConfigError(
@@ -96,6 +99,9 @@ class Workspace:
         row names it and the domain holds none."""
         self.recovered: list[str] = []
         """What the last ``ensure`` recovered (stale locks, a half-made clone)."""
+        self.objects = objects
+        """The repository's shared object store a new clone is copied from (``object_cache``);
+        ``None``: clone from the forge directly."""
         self._default_branch = ""
         """The forge's default branch as ``ensure`` asked the forge, not as the clone's
         ``refs/remotes/origin/HEAD`` says (sandboxed code can move that)."""
@@ -164,6 +170,7 @@ class Workspace:
         """Recover what a killed git left, clone if absent, then check out the work branch
         (from the forge if it exists there)."""
         self.recovered = self.recover()
+        mark_used(self.root, self.ticket_id)  # eviction keeps what was used last
         if not (self.path / ".git").exists():
             self.clone()
         self.pin_origin()
@@ -188,13 +195,19 @@ class Workspace:
 
     def clone(self) -> None:
         """Clone beside the final place and rename in when whole, so a kill mid-clone never
-        leaves something that looks like a clone. The clone transfers objects only; the
-        checkout, which reads the repository's attributes, runs in the sandbox."""
+        leaves something that looks like a clone. The clone transfers objects only (from the
+        repository's shared store when there is one); the checkout, which reads the
+        repository's attributes, runs in the sandbox."""
         self.root.mkdir(parents=True, exist_ok=True)
         partial = partial_clone_dir(self.path)
         shutil.rmtree(partial, ignore_errors=True)
-        self.git("clone", "--quiet", "--no-checkout", self.clone_url, str(partial), cwd=self.root)
-        harden_git_dir(partial, self.clone_url)
+        if self.objects is not None:  # the repository's store, fetched fresh, copied locally
+            store = self.objects.refresh(self.clone_url, self._token, self.git_username)
+            clone_from_store(store, partial, GIT_TIMEOUT_S)
+        else:
+            source = self.clone_url
+            self.git("clone", "--quiet", "--no-checkout", source, str(partial), cwd=self.root)
+        harden_git_dir(partial, self.clone_url)  # origin is the forge, whatever it came from
         self.git("checkout", "--quiet", "--force", cwd=partial)
         os.rename(partial, self.path)
 

@@ -24,9 +24,10 @@ from veranda_dagster.domain.context.layers import (
     write_instruction_files,
 )
 from veranda_dagster.domain.context.retrieval import RetrievalResult, build_pack
+from veranda_dagster.domain.context.search_choice import search_for_pack
 from veranda_dagster.domain.context.seeds import extract_keywords, extract_seeds, seed_candidates
 from veranda_dagster.domain.core.agent import AgentPort
-from veranda_dagster.domain.core.bounds import MAX_SEARCHES, MIN_PACK_SEARCHES
+from veranda_dagster.domain.core.bounds import MAX_SEARCHES
 from veranda_dagster.domain.core.errors import AwaitingHumanError
 from veranda_dagster.domain.core.mcp_config import (
     BROWSER_OUTPUT_DIR,
@@ -65,8 +66,10 @@ def build_context_pack(
 ) -> ContextPack:
     """Clone (or recreate) the workspace, then build and write the context for ``ticket``.
 
-    A ``LocalGitGrep`` search is pinned to the default branch's base sha, so a resumed run whose
-    work branch already carries commits still cites the default branch."""
+    With the clone made, the pack searches it (``search_choice``): the forge's ``search`` and
+    its shared rate budget are left untouched, so no ticket waits on another's searches. The
+    local search is pinned to the default branch's base sha, so a resumed run whose work
+    branch already carries commits still cites the default branch."""
     if guess.decision != "proceed" or not guess.repo:
         raise AwaitingHumanError(
             f"{ticket.id}: repository not settled (decision={guess.decision}); no context built"
@@ -74,10 +77,7 @@ def build_context_pack(
     repo_dir = workspace.ensure()
     default_branch = workspace.default_branch()
     base_sha = workspace.base_sha()
-    if isinstance(search, LocalGitGrep):
-        search = search.at(base_sha)
-    elif callable(attach := getattr(search, "attach_clone", None)):
-        attach(repo_dir, base_sha)  # forge search, file texts from the clone at the base sha
+    search, backend = search_for_pack(search, repo_dir, base_sha)  # the clone's: no budget
     facts = read_repo_facts(repo_dir)
     files = RepoFiles(repo_dir)
     texts = ticket_texts(ticket, config.dossiers)
@@ -110,6 +110,7 @@ def build_context_pack(
         searches=pack.searches,
         searches_planned=planned,
         search_wait_s=round(float(getattr(search, "waited_s", 0.0)), 3),
+        search_backend=backend,
         bytes=pack.bytes,
         files=pack.files,
         citations=pack.citations,
@@ -127,10 +128,11 @@ def _pack(texts: list[str], search: CodeSearch, ticket: Ticket) -> tuple[Retriev
     words spend only the searches the seeds leave over. The ticket's own text (not the
     dossiers) is the full-text query and the source of frames and error messages.
 
-    A search backend with a shared rate budget (``plan``) is asked first how many searches are
-    free now; the pack is planned within that (never below ``MIN_PACK_SEARCHES``, which it
-    waits for) instead of sleeping mid-pack for the full ``MAX_SEARCHES``, and the unspent
-    slots go back to the other runs. Returns the pack and the searches it was allowed."""
+    A search backend with a shared rate budget (``plan``; only a pack without a clone has one)
+    is asked how many searches are free now, and the pack is planned within that, never
+    sleeping for more (a pack that finds the budget spent packs from what needs no search);
+    the unspent slots go back to the other runs. Returns the pack and the searches it was
+    allowed."""
     candidates = seed_candidates(texts)
     keywords = extract_keywords(texts, extract_seeds(texts), MAX_SEARCHES)
     ticket_text = f"{ticket.title}\n{ticket.description}"
@@ -138,7 +140,7 @@ def _pack(texts: list[str], search: CodeSearch, ticket: Ticket) -> tuple[Retriev
     if not callable(plan):
         pack = build_pack(candidates, search, keywords=keywords, ticket_text=ticket_text)
         return pack, MAX_SEARCHES
-    allowed = int(plan(MAX_SEARCHES, MIN_PACK_SEARCHES))
+    allowed = int(plan(MAX_SEARCHES, 0))  # what is free now: never a wait
     try:
         pack = build_pack(
             candidates, search, keywords=keywords, ticket_text=ticket_text, max_searches=allowed

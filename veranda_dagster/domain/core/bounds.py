@@ -113,10 +113,6 @@ MAX_HITS_PER_SEARCH: Final = 200
 MAX_HITS_PER_FILE: Final = 8
 """Hit lines kept per file per search: enough to place windows, not a file's every mention."""
 
-MIN_PACK_SEARCHES: Final = 4
-"""Searches a pack waits for when the token's code-search budget has fewer free: below this the
-seeds go unsearched and the pack is too thin to ground red tests; above it a pack plans with
-what is free instead of sleeping for the full ``MAX_SEARCHES``."""
 
 SEARCH_CLAIM_TTL_S: Final = 120.0
 """How long code-search slots reserved by a pack stay held: a pack spends them in seconds, so a
@@ -304,3 +300,28 @@ the instance is back, and no tight loop against a database that is down."""
 OPS_SOCKET_TIMEOUT_S: Final = 10.0
 """Seconds an ops-port connection may sit idle before it is closed: a probe or a scrape sends
 its request at once, and 500 idle connections no longer hold 500 threads."""
+
+# --- workspaces on disk (issue 38) -----------------------------------------------------------
+
+MAX_WORKSPACE_BYTES: Final = 50 * 1024**3
+"""Default bound on the worker's whole workspace folder (clones and shared stores): room for
+a hundred tickets' clones of a large repository; past it the oldest finished go first."""
+
+WORKSPACE_MAX_AGE_S: Final = 14 * 24 * 3600
+"""A finished ticket's clone unused this long is removed even under the bound: the forge holds
+its branch, and a revision run recreates the clone from the shared store in seconds."""
+
+WORKSPACE_EVICTION_GRACE_S: Final = 15 * 60
+"""A clone used this recently is never evicted, whatever the instance says of its runs: covers
+a run that starts between the sweep's query and its removal."""
+
+MAX_WORKSPACE_SCAN_ENTRIES: Final = 2_000_000
+"""Files and folders one sweep measures across all workspaces; past it the sweep stops and
+reports the total as a lower bound rather than walking a planted maze for ever."""
+
+WORKSPACE_SWEEP_INTERVAL_S: Final = 300
+"""How often the sweep sensor measures and evicts: disk fills in hours, not seconds."""
+
+MAX_SWEEP_PR_CHECKS: Final = 20
+"""Pull requests the sweep asks the forge about per tick (is it still open?): a few API calls
+every ``WORKSPACE_SWEEP_INTERVAL_S``; the rest are asked on later ticks."""

@@ -273,8 +273,11 @@ class ContextPack(PhaseValue):
     searches_planned: int | None = None
     """Searches the token's shared code-search budget allowed this pack (``None``: unknown)."""
     search_wait_s: float = 0.0
-    """Seconds the pack slept for that budget: zero unless fewer than ``MIN_PACK_SEARCHES``
-    were free, and then reported rather than hidden in the phase's wall time."""
+    """Seconds the pack slept for that budget: zero since packs plan with what is free (kept
+    so a wait, should one come back, is reported rather than hidden in the phase's wall)."""
+    search_backend: Literal["local_clone", "forge_index"] = "local_clone"
+    """What answered the pack's searches (``domain.context.search_choice``): the clone, or the
+    forge's rate-limited code index (only a pack without a clone)."""
     bytes: int = 0
     files: list[PackFile] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)

@@ -1,0 +1,41 @@
+"""Which code search a pack uses: the clone's own, whenever there is a clone.
+
+A forge's hosted code index is rate-limited per token (GitHub: 10 searches a minute), shared by
+every run holding the token. A pack that spent it made the next ticket of the same minute wait
+~50 s in ``context_pack`` for searches the clone it already holds answers locally in about a
+second (``LocalGitGrep``: the same case-insensitive fixed-string matches, plus the traceback
+frames and full-text ranking only a clone can give). So with a clone present the pack searches
+locally and touches no budget; the forge's index is the fallback for a pack without one, and
+there it is planned within what the shared budget has free *now* (``_pack``), never slept on.
+The choice is recorded in the pack (``ContextPack.search_backend``) and the phase's metadata.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from veranda_dagster.domain.context.code_search import CodeSearch, LocalGitGrep
+
+SearchBackend = Literal["local_clone", "forge_index"]
+"""What answered a pack's searches: the clone (``git grep`` and the in-memory index) or the
+forge's hosted code index."""
+
+
+def has_clone(repo_dir: str | Path | None) -> bool:
+    """A checked-out clone with its own git directory (what ``Workspace.ensure`` leaves)."""
+    return repo_dir is not None and (Path(repo_dir) / ".git").is_dir()
+
+
+def search_for_pack(
+    search: CodeSearch, repo_dir: str | Path | None, base_sha: str
+) -> tuple[CodeSearch, SearchBackend]:
+    """The search the pack runs and what it is: the clone's, pinned to ``base_sha`` (the
+    default branch's commit, so a resumed run whose work branch moved still cites the base),
+    when there is a clone; else the forge's ``search`` as given."""
+    if isinstance(search, LocalGitGrep):
+        return search.at(base_sha), "local_clone"
+    if has_clone(repo_dir):
+        assert repo_dir is not None
+        return LocalGitGrep(repo_dir, base_sha), "local_clone"
+    return search, "forge_index"
