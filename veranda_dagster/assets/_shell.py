@@ -22,6 +22,7 @@ import dagster as dg
 from dagster._core.errors import DagsterInvalidPropertyError
 from pydantic import BaseModel
 
+from veranda_dagster.assets._code_references import SOURCE_ATTR
 from veranda_dagster.assets._phase_kill import already_running, kill_started_since, stop_thread
 from veranda_dagster.assets._policy import PhaseSpec, dagster_asset
 from veranda_dagster.domain.core.errors import (
@@ -240,6 +241,7 @@ def phase_asset(
         compute.__annotations__["return"] = returns
         compute.__name__ = compute.__qualname__ = call.__name__
         compute.__module__, compute.__doc__ = call.__module__, call.__doc__
+        setattr(compute, SOURCE_ATTR, call)  # its code reference is the phase's own module
         return dagster_asset(spec, description, hooks)(compute)
 
     return declare
