@@ -31,6 +31,7 @@ from veranda_dagster.domain.core.errors import (
     VerandaError,
 )
 from veranda_dagster.domain.core.models import PhaseValue
+from veranda_dagster.domain.core.run_failure import failure_detail, failure_headline
 from veranda_dagster.partitions import TICKET_TAG
 
 V = TypeVar("V", bound=BaseModel)
@@ -122,12 +123,30 @@ def refuse_a_twin(context: dg.AssetExecutionContext) -> None:
 
 
 def _typed_failure(spec: PhaseSpec, exc: VerandaError) -> dg.Failure:
+    """The step's failure, headed by its root cause in one line (``failure_headline``): the
+    run page, the ticket's note and ``veranda sim notes`` all read this, not a wrapper's
+    "Exceeded max_retries"."""
     kind = type(exc).__name__
+    detail = failure_detail(str(exc))
     return dg.Failure(
-        description=f"{spec.name}: {kind}: {exc}",
-        metadata={"error": kind, "outcome": "failed", "retryable": False},
+        description=failure_headline(spec.name, kind, detail),
+        metadata={
+            "error": kind,
+            "detail": detail,
+            "outcome": "failed",
+            "retryable": bool(getattr(exc, "retryable", False)),
+        },
         allow_retries=False,
     )
+
+
+def _last_attempt(context: dg.AssetExecutionContext, spec: PhaseSpec) -> bool:
+    """Whether the step's RetryPolicy has no attempt left after this one."""
+    try:
+        attempt = int(context.retry_number)
+    except (DagsterInvalidPropertyError, AttributeError, TypeError):
+        return False  # invoked directly (a unit test): leave retrying to the caller
+    return attempt >= int(spec.retry.max_retries if spec.retry else 0)
 
 
 def call_metadata(value: BaseModel) -> dict[str, Any]:
@@ -182,7 +201,7 @@ def run_phase(
         refuse_a_twin(context)
         value = call_with_timeout(call, spec.timeout_s, spec.name)
     except VerandaError as exc:
-        if getattr(exc, "retryable", False):
+        if getattr(exc, "retryable", False) and not _last_attempt(context, spec):
             raise
         raise _typed_failure(spec, exc) from exc
     secs = time.monotonic() - started
