@@ -25,12 +25,13 @@ from pydantic import BaseModel
 from veranda_dagster.assets._code_references import SOURCE_ATTR
 from veranda_dagster.assets._phase_kill import already_running, kill_started_since, stop_thread
 from veranda_dagster.assets._policy import PhaseSpec, dagster_asset
+from veranda_dagster.assets._run_title import copy_run_title, tag_run_title
 from veranda_dagster.domain.core.errors import (
     TicketRunInProgressError,
     TransientError,
     VerandaError,
 )
-from veranda_dagster.domain.core.models import PhaseValue
+from veranda_dagster.domain.core.models import PhaseValue, Ticket
 from veranda_dagster.domain.core.run_failure import failure_detail, failure_headline
 from veranda_dagster.partitions import TICKET_TAG
 
@@ -117,6 +118,7 @@ def refuse_a_twin(context: dg.AssetExecutionContext) -> None:
     except DagsterInvalidPropertyError:
         return  # invoked directly (a unit test): not a run, so it has no twin
     tag_with_ticket(context.instance, context.run, context.partition_key)
+    copy_run_title(context.instance, context.run, context.partition_key)
     other = older_run_in_progress(context.instance, run_id, context.partition_key)
     if other is not None:
         raise TicketRunInProgressError(context.partition_key, other, run_id)
@@ -176,6 +178,14 @@ def phase_metadata(
     }
 
 
+def _title_the_run(context: dg.AssetExecutionContext, title: str) -> None:
+    try:
+        run = context.run
+    except DagsterInvalidPropertyError:
+        return  # invoked directly (a unit test): no run to tag
+    tag_run_title(context.instance, run, title)
+
+
 def _observe(context: dg.AssetExecutionContext, phase: str, value: BaseModel, secs: float) -> None:
     """Feed the Prometheus side; metrics are optional, so only an absent module is skipped."""
     try:
@@ -205,6 +215,8 @@ def run_phase(
             raise
         raise _typed_failure(spec, exc) from exc
     secs = time.monotonic() - started
+    if isinstance(value, Ticket) and context.has_partition_key:
+        _title_the_run(context, value.title)
     result = outcome(value)
     _observe(context, spec.name, value, secs)
     extra = {**details(value), **_truncation(context, spec.name, value)}
