@@ -30,10 +30,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     sub = parser.add_subparsers(dest="action", required=True)
     ticket = sub.add_parser("ticket", help="file a ticket in the fake Linear")
-    ticket.add_argument("title")
+    ticket.add_argument("title", help="the ticket's title (quote it)")
     ticket.add_argument("--body", default="", help="the ticket's description (Markdown)")
     fault = sub.add_parser("fault", help="inject a fault into the running world")
-    fault.add_argument("kind", choices=("model-5xx", "revoke-key", "ci-red"))
+    fault.add_argument(
+        "kind",
+        choices=("model-5xx", "revoke-key", "ci-red"),
+        help="model-5xx: the model answers 500; revoke-key: the agent's key stops working; "
+        "ci-red: the next CI run fails",
+    )
     fault.add_argument("--role", help="model-5xx: the seat whose calls fail (implementer)")
     fault.add_argument("--times", type=int, help="model-5xx: how many calls fail (2)")
     fault.add_argument("--key", help="revoke-key: which SIM_* key (the agent's own)")
