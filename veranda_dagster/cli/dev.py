@@ -73,10 +73,14 @@ def run(args: argparse.Namespace) -> int:
     refuse_without_sandbox()
     if args.port:
         refuse_taken_port(args.port)
+    from veranda_dagster.sim.dagster_dev import free_port
+
     state_path = own_state_path(args.state)
-    claim(state_path, {"pid": os.getpid(), "ui_url": "(starting)", "control_url": ""})
+    port = args.port or free_port()
+    # claimed before anything starts (the UI URL is known; the control URL comes with the world)
+    claim(state_path, {"pid": os.getpid(), "ui_url": f"http://127.0.0.1:{port}", "control_url": ""})
     try:
-        return _run_claimed(args, state_path)
+        return _run_claimed(args, state_path, port)
     finally:
         release(state_path)
 
@@ -93,9 +97,9 @@ def refuse_taken_port(port: int) -> None:
             ) from None
 
 
-def _run_claimed(args: argparse.Namespace, state_path: Path) -> int:
+def _run_claimed(args: argparse.Namespace, state_path: Path, port: int) -> int:
     from veranda_dagster.sim.control import SimControl
-    from veranda_dagster.sim.dagster_dev import DagsterDev, DagsterDevError, free_port
+    from veranda_dagster.sim.dagster_dev import DagsterDev, DagsterDevError
     from veranda_dagster.sim.driver import kill_agents_in
     from veranda_dagster.sim.sample_org import SAMPLE_TICKET_BODY, SAMPLE_TICKET_TITLE
     from veranda_dagster.sim.world import SimWorld
@@ -111,7 +115,6 @@ def _run_claimed(args: argparse.Namespace, state_path: Path) -> int:
         if not args.workdir:
             shutil.rmtree(root, ignore_errors=True)
         return 2
-    port = args.port or free_port()
     ui = f"http://127.0.0.1:{port}"
     try:
         with world:
@@ -168,10 +171,11 @@ def instance_line(home: Path) -> str:
 def _banner(ui: str, home: Path, log: Path, agent: str) -> str:
     stand_in = (
         "\nAgent:                 sim, a scripted stand-in (no model): it knows only the sample "
-        "ticket's fix;\n                       other tickets get a small labelled note file. "
-        "Use --agent claude|codex|... for a real CLI."
+        "ticket's fix\n                       and makes it whatever a ticket asks; "
+        "--agent claude|codex|... runs a real CLI"
         if agent == "sim"
-        else f"\nAgent:                 {agent} (the real CLI)"
+        else f"\nAgent:                 {agent}, the real CLI (its turns answered by the scripted "
+        "model server)"
     )
     return f"""
 Dagster UI: {ui}
