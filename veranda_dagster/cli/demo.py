@@ -135,7 +135,11 @@ def run(args: argparse.Namespace) -> int:
             f"fakes up: tickets {args.tickets} {source[args.tickets].base_url}, "
             f"forge {args.forge} {world.forge_fake.base_url}, model {world.model.base_url}",
         )
-        real = f" (the real CLI at {world.agent_path})" if world.agent_path else " (stand-in)"
+        real = (
+            f" (the real CLI at {world.agent_path}; the scripted model server answers its turns)"
+            if world.agent_path
+            else " (a scripted stand-in: it knows only the sample ticket's fix)"
+        )
         _say(log, f"agent: {agent}{real}")
         title, body = (
             (STOREFRONT_TICKET_TITLE, STOREFRONT_TICKET_BODY)
