@@ -130,8 +130,10 @@ def _typed_failure(spec: PhaseSpec, exc: VerandaError) -> dg.Failure:
     "Exceeded max_retries"."""
     kind = type(exc).__name__
     detail = failure_detail(str(exc))
+    headline = failure_headline(spec.name, kind, detail)
+    whole = f"{spec.name}: {kind}: {exc}"  # the full message below it, as before (a test log)
     return dg.Failure(
-        description=failure_headline(spec.name, kind, detail),
+        description=headline if whole == headline else f"{headline}\n\n{whole}",
         metadata={
             "error": kind,
             "detail": detail,

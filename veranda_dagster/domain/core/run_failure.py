@@ -20,7 +20,7 @@ MAX_ERROR_LINE_CHARS = 200
 def failure_detail(message: str) -> str:
     """An error message as one scrubbed line, cut at ``MAX_ERROR_LINE_CHARS``: the root cause
     a person reads (the upstream status and message), never a traceback."""
-    line = " ".join(scrub(message).split())
+    line = " ".join(part.strip() for part in scrub(message).splitlines() if part.strip())
     if len(line) > MAX_ERROR_LINE_CHARS:
         line = line[: MAX_ERROR_LINE_CHARS - 1] + "…"
     return line
