@@ -13,6 +13,7 @@ from typing import Any
 import dagster as dg
 
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
+from veranda_dagster.assets._code_references import with_own_code_references
 from veranda_dagster.assets._policy import configured_names, with_configured_kinds
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.orgs import OrgsConfig
@@ -115,10 +116,8 @@ def build_definitions() -> dg.Definitions:
         "io_manager": VerandaIOManager(store=store),
     }
     core = dg.Definitions(
-        # dagster/code_references: each asset links to its module in the UI
-        assets=dg.with_source_code_references(
-            with_configured_kinds(PHASE_ASSETS, configured_names())
-        ),
+        # dagster/code_references: each asset links to its own module in the UI
+        assets=with_own_code_references(with_configured_kinds(PHASE_ASSETS, configured_names())),
         asset_checks=CHECKS,
         jobs=[ticket_run],
         sensors=[pr_feedback, ticket_run_failures, workspace_sweep],

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from veranda_dagster.assets._policy import PHASES
+from veranda_dagster.assets._policy import PHASES, PIPELINE_GROUP
 from veranda_dagster.partitions import TICKET_JOB
 
 TICKET_RUN_TAG = "veranda/ticket-run"
@@ -21,7 +21,7 @@ stopped making progress, and a person should look at it rather than a bigger bud
 
 ticket_run = dg.define_asset_job(
     TICKET_JOB,
-    selection=dg.AssetSelection.groups("intake", "context", "build", "deliver"),
+    selection=dg.AssetSelection.groups(PIPELINE_GROUP),
     tags={TICKET_RUN_TAG: "true", "dagster/max_runtime": str(RUN_MAX_RUNTIME_S)},
     description="One ticket, end to end: intake, context, red tests, patch, PR, review, CI.",
 )

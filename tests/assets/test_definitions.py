@@ -13,7 +13,7 @@ from dagster._core.instance.ref import InstanceRef
 
 from tests.support.processes import ROOT, run_in_repo
 from veranda_dagster import concurrency, definitions
-from veranda_dagster.assets._policy import PHASES, configured_names, shown_kinds
+from veranda_dagster.assets._policy import PHASES, PIPELINE_GROUP, configured_names, shown_kinds
 from veranda_dagster.jobs import RUN_MAX_RUNTIME_S, TICKET_RUN_TAG
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
 from veranda_dagster.storage import VerandaIOManager
@@ -75,7 +75,8 @@ def test_assets_lineage_groups_owners_kinds_and_policies():
         node = graph.get(key)
         assert {p.path[-1] for p in node.parent_keys} == parents, name
         spec = PHASES[name]
-        assert node.group_name == GROUPS[name] == spec.group
+        assert node.group_name == PIPELINE_GROUP  # one group: the lineage opens as the chain
+        assert node.tags["veranda/stage"] == GROUPS[name] == spec.group
         assert node.owners == ["team:veranda"] and node.description
         assert node.partitions_def is not None and node.partitions_def.name == "tickets"
         assert set(node.kinds) == set(shown_kinds(spec.kinds, configured_names()))

@@ -11,6 +11,7 @@ from dagster._core.instance.ref import InstanceRef
 
 from tests.assets import recon
 from tests.assets.fakes import read_calls
+from veranda_dagster.assets._run_title import TITLE_TAG
 from veranda_dagster.domain.core.models import CIOutcome, Feedback, PullRequest
 from veranda_dagster.storage import ValueStore
 from veranda_dagster.storage.types import VALUE_TYPES
@@ -59,6 +60,11 @@ def test_third_asset_fails_then_reexecution_from_failure_skips_finished(job_env)
             assert second.success
             assert second.dagster_run.tags["dagster/partition"] == KEY
             ran = {e.step_key for e in second.all_events if e.is_step_success}
+            # the ticket's title is on both runs: tagged by ticket, copied by the rerun
+            parent = instance.get_run_by_id(first_id)
+            assert parent is not None and parent.tags[TITLE_TAG].startswith("Fix retries")
+            rerun = instance.get_run_by_id(second.run_id)
+            assert rerun is not None and rerun.tags[TITLE_TAG] == parent.tags[TITLE_TAG]
         assert "ticket" not in ran and "repo_guess" not in ran
 
     calls = read_calls(job_env["calls"])

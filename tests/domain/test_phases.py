@@ -52,6 +52,7 @@ def test_context_pack_calls_no_model_so_gets_no_model_retry() -> None:
 def test_every_table_that_names_phases_is_the_registry() -> None:
     from veranda_dagster.assets import PHASE_ASSETS
     from veranda_dagster.assets._policy import PHASES as POLICIES
+    from veranda_dagster.assets._policy import PIPELINE_GROUP
     from veranda_dagster.observability import metrics
     from veranda_dagster.sim.summary import ASSETS
     from veranda_dagster.storage.types import VALUE_TYPES
@@ -64,7 +65,10 @@ def test_every_table_that_names_phases_is_the_registry() -> None:
     for asset in PHASE_ASSETS:
         policy = POLICIES[asset.key.path[-1]]
         assert asset.op.retry_policy == policy.retry
-        assert asset.group_names_by_key[asset.key] == PHASES[asset.key.path[-1]].stage
+        assert asset.group_names_by_key[asset.key] == PIPELINE_GROUP  # one group: the chain
+        assert (
+            asset.specs_by_key[asset.key].tags["veranda/stage"] == PHASES[asset.key.path[-1]].stage
+        )
 
 
 def test_every_metric_hook_is_implemented_live_and_replayed_from_declared_keys() -> None:

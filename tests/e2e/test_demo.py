@@ -5,6 +5,7 @@ run from the fake Jira to the fake GitLab with the one grounded CI repair."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -16,6 +17,9 @@ from veranda_dagster.sim.driver import instance_for
 from veranda_dagster.sim.summary import ASSETS
 
 pytestmark = pytest.mark.slow
+
+WARNING_LINE = re.compile(r"\b\w*Warning\b|warnings\.warn|^\s*warn", re.I | re.M)
+"""A line Python's warnings machinery (or a library's logger) printed."""
 
 
 def demo(workdir: Path, *flags: str) -> subprocess.CompletedProcess[str]:
@@ -44,6 +48,10 @@ def test_demo_json_runs_every_asset_to_a_green_pr(tmp_path: Path) -> None:
     proc = demo(tmp_path / "demo")
     elapsed = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # stderr is the demo's own progress lines, no warning (Dagster's BetaWarnings were 228)
+    assert not WARNING_LINE.search(proc.stderr), proc.stderr[-3000:]
+    assert proc.stderr.splitlines()[0].startswith("fakes up: ")
+    assert len(proc.stderr.splitlines()) < 10, proc.stderr[-3000:]
     summary = json.loads(proc.stdout)  # stdout is exactly one JSON object
     assert set(summary) == {
         "ticket",

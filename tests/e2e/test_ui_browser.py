@@ -3,8 +3,10 @@
 Starts ``veranda dev`` as a person would (the CLI, as its own process), waits for the sample
 ticket's sensor-launched run to finish, then drives Debian's headless Chromium with Playwright:
 the lineage shows all nine phases, the ticket's partition is listed, the ``patch``
-materialization shows backend, tokens and USD, and the PR link opens the pull request.
-Screenshots go to ``tests/artifacts/ui/``. Ctrl-C (SIGINT) then stops everything it started.
+materialization shows backend, tokens and USD; the PR and ticket links open pages with their
+titles (served by the fakes, offline); the runs list shows the ticket's title; the global
+lineage opens as the whole chain. Screenshots go to ``tests/artifacts/ui/`` and the lineage to
+``tests/artifacts/lineage.png``. Ctrl-C (SIGINT) then stops everything it started.
 Skips only when no Chromium is installed (``.ci/run`` installs it).
 """
 
@@ -24,12 +26,15 @@ import pytest
 from tests.e2e.dagster_ui import wait_for
 from veranda_dagster.assets import PHASE_ASSETS
 from veranda_dagster.sim.dagster_dev import free_port
+from veranda_dagster.sim.sample_org import SAMPLE_TICKET_TITLE
 
 pytestmark = pytest.mark.dagster_ui
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "tests" / "artifacts" / "ui"
+LINEAGE_SHOT = ROOT / "tests" / "artifacts" / "lineage.png"
+"""The global lineage as a newcomer first sees it (Assets > Lineage)."""
 LAUNCH_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -152,6 +157,38 @@ def test_lineage_partition_cost_and_pr_link_in_a_real_browser(veranda_dev) -> No
                 link.click()
             opened.value.wait_for_load_state()
             assert opened.value.url == href
+            # the fake serves the pull request's page: its title, the ticket's words in it
+            assert "Pull request acme/billing#1" in opened.value.title()
+            opened.value.get_by_role("heading", level=1).wait_for(state="visible")
+            assert SAMPLE_TICKET_TITLE in opened.value.content()
+            opened.value.screenshot(path=str(ARTIFACTS / "pull_request_page.png"))
+            opened.value.close()
+
+            # the ticket link opens the ticket in the fake Linear (not linear.app, offline)
+            page.goto(f"{ui}/assets/ticket?view=events&partition={key}")
+            ticket_link = page.locator("a[href*='/acme/issue/']").first
+            ticket_link.wait_for(state="visible")
+            assert (ticket_link.get_attribute("href") or "").startswith("http://127.0.0.1:")
+            with page.context.expect_page() as opened_ticket:
+                ticket_link.click()
+            opened_ticket.value.wait_for_load_state()
+            assert opened_ticket.value.title() == f"{SAMPLE_TICKET_TITLE} · Issue {key}"
+            opened_ticket.value.get_by_text("Opened a pull request", exact=False).first.wait_for(
+                state="visible"
+            )
+            opened_ticket.value.screenshot(path=str(ARTIFACTS / "ticket_page.png"))
+            opened_ticket.value.close()
+
+            # the runs list says what each run is about: the ticket's title, not just its key
+            page.goto(f"{ui}/runs")
+            page.get_by_text(SAMPLE_TICKET_TITLE, exact=False).first.wait_for(state="visible")
+            page.screenshot(path=str(ARTIFACTS / "runs.png"))
+
+            # the global lineage opens as the chain: one group, so no collapsed group boxes
+            page.goto(f"{ui}/asset-groups")
+            for name in PHASES:
+                page.get_by_text(name, exact=True).last.wait_for(state="visible")
+            page.screenshot(path=str(LINEAGE_SHOT))
         finally:
             browser.close()
     print(f"browser test: {time.monotonic() - started:.0f} s after veranda dev started")
@@ -161,6 +198,9 @@ def test_lineage_partition_cost_and_pr_link_in_a_real_browser(veranda_dev) -> No
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0, out[-3000:]
     assert "Dagster UI: " + ui in out and 'veranda sim ticket "' in out
+    assert "Instance:              the shipped dagster.yaml (10 runs" in out
+    assert "Daemon and run logs:   " in out and "dagster-dev.log" in out
+    assert "a scripted stand-in" in out and "veranda sim notes" in out
     assert "stopping dagster dev" in out
     log = (workdir / "world" / "dagster_home" / "dagster-dev.log").read_text(errors="replace")
     assert "will not be used" not in log

@@ -3,7 +3,10 @@ rerun; never a secret, never twice."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import dagster as dg
@@ -15,7 +18,11 @@ from tests.support.resources import nested, tickets
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import ContextPack, Patch, RedTests, Ticket
-from veranda_dagster.domain.core.run_failure import RunFailure, failure_note
+from veranda_dagster.domain.core.run_failure import (
+    MAX_ERROR_LINE_CHARS,
+    RunFailure,
+    failure_note,
+)
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.partitions import TICKET_JOB
 from veranda_dagster.sensors.run_failure import ticket_run_failures
@@ -141,3 +148,64 @@ def test_sensors_ship_stopped_and_the_environment_turns_them_on(monkeypatch):
     monkeypatch.setenv(SENSORS_ENV, "maybe")
     with pytest.raises(ConfigError, match=SENSORS_ENV):
         sensor_default_status()
+
+
+def test_a_retried_upstream_error_heads_the_run_and_the_note_with_its_root_cause(
+    tmp_path: Path, linear: LinearFake
+) -> None:
+    """``patch``'s model answers 500 on every attempt until its RetryPolicy runs out: the step's
+    failure on the run page and the ticket's note both say the root cause in one line (phase,
+    error type, the upstream status and message), not Dagster's "Exceeded max_retries"."""
+    from tests.sensors.upstream_failure_run import UPSTREAM_DETAIL
+
+    key = linear.file_ticket("Fix retries", "repo: acme/api")["identifier"]
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
+    env = {**os.environ, "VERANDA_MODEL_RETRY_DELAY_S": "0", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.sensors.upstream_failure_run", str(home), key],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    run_id = out.stdout.strip().splitlines()[-1]
+    store = ValueStore(backend="filesystem", base_dir=str(tmp_path / "values"))
+    headline = f"patch: BackendError: upstream: {UPSTREAM_DETAIL}"
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
+        kinds = [
+            e.dagster_event.event_type_value
+            for e in instance.all_logs(run_id)
+            if e.dagster_event is not None and e.step_key == "patch"
+        ]
+        assert kinds.count("STEP_UP_FOR_RETRY") == 1 and kinds.count("STEP_FAILURE") == 1
+        (failure,) = instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_FAILURE)
+        data = failure.dagster_event.step_failure_data  # type: ignore[union-attr]
+        assert data.user_failure_data.description == headline  # what the run page shows
+        assert "max_retries" not in headline
+        evaluate(instance, run_id, store, linear.graphql_url)
+    (note,) = linear.bot_comments(key)
+    first = note.splitlines()[0]
+    assert first == (
+        f"Veranda's run for {key} failed at phase `patch`: `BackendError` "
+        f"(upstream: {UPSTREAM_DETAIL})."
+    )
+    assert "max_retries" not in note and "success:" not in note
+
+
+def test_a_long_or_multiline_cause_is_one_scrubbed_bounded_line() -> None:
+    note = failure_note(
+        RunFailure(
+            ticket="ENG-1",
+            run_id="abc",
+            phase="patch",
+            error_type="ConfigError",
+            error_line=f"bad\nurl postgresql://u:{DB_PASSWORD}@h/x " + "y" * 500,
+        )
+    )
+    first = note.splitlines()[0]
+    assert DB_PASSWORD not in first and "bad url postgresql://" in first
+    assert len(first) < MAX_ERROR_LINE_CHARS + 120 and "…" in first

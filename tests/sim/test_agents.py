@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pytest
 
-from veranda_dagster.cli import demo
+from veranda_dagster.cli import main
 from veranda_dagster.sim import backends
 from veranda_dagster.sim.backends import (
     AGENTS,
@@ -51,17 +50,11 @@ def test_the_default_is_the_first_real_cli_installed_else_the_stand_in(tools: Pa
 def test_a_missing_cli_is_a_clear_error_and_the_demo_exits_2(tools: Path, tmp_path, capsys):
     with pytest.raises(AgentNotInstalledError, match=r"@google/gemini-cli@0\.61\.0.*\.ci/run"):
         SimWorld(root=tmp_path / "w", agent="gemini")
-    args = argparse.Namespace(
-        agent="gemini",
-        json=True,
-        workdir=str(tmp_path / "demo"),
-        tickets="linear",
-        forge="github",
-        ci_repair=False,
-        frontend=False,
-    )
-    assert demo.run(args) == 2
-    assert "VERANDA_GEMINI_BIN" in capsys.readouterr().err
+    # refused by the demo's preflight, in one line, before it makes its folder
+    assert main(["demo", "--agent", "gemini", "--json", "--workdir", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert "VERANDA_GEMINI_BIN" in err and err.count("\n") == 1
+    assert not (tmp_path / "d").exists()
 
 
 @pytest.mark.parametrize("agent", sorted(REAL_AGENTS))

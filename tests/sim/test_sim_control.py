@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import httpx
@@ -17,7 +18,7 @@ from veranda_dagster.sim.world import LINEAR_LABEL, SimWorld
 def control(tmp_path: Path):
     with SimWorld(root=tmp_path / "world") as world, SimControl(world, {"ui_url": "u"}) as ctl:
         state = tmp_path / "dev.json"
-        state.write_text(json.dumps({"control_url": ctl.base_url}))
+        state.write_text(json.dumps({"control_url": ctl.base_url, "pid": os.getpid()}))
         yield world, ctl, str(state)
 
 
@@ -48,9 +49,27 @@ def test_sim_faults_reach_the_model_and_the_ci(control, capsys):
     assert status["ui_url"] == "u" and "model_calls_by_role" in status
 
 
-def test_sim_without_a_running_dev_says_how_to_start_one(tmp_path):
-    with pytest.raises(SystemExit, match="veranda dev"):
-        main(["sim", "--state", str(tmp_path / "none.json"), "status"])
+def test_sim_without_a_running_dev_says_how_to_start_one(tmp_path, capsys, monkeypatch):
+    assert main(["sim", "--state", str(tmp_path / "none.json"), "status"]) == 2
+    assert "start one: veranda dev" in capsys.readouterr().err
+    monkeypatch.setenv("VERANDA_DEV_STATE_DIR", str(tmp_path / "empty"))
+    assert main(["sim", "status"]) == 2
+    assert "no running veranda dev found" in capsys.readouterr().err
+
+
+def test_sim_notes_shows_what_the_product_posted_on_each_ticket(control, capsys):
+    world, _, state = control
+    key = world.linear.file_ticket("Fix rounding", "repo: acme/billing")["identifier"]
+    world.linear.add_comment(key, "a human's comment")
+    assert main(["sim", "--state", state, "notes"]) == 0
+    out = capsys.readouterr().out
+    assert f"{key}: Fix rounding ({world.linear.base_url}/" in out
+    assert "(no comment from veranda yet)" in out and "a human's comment" not in out
+    world.linear.add_comment(key, "Veranda's run failed at phase `patch`", "lin-user-bot")
+    assert main(["sim", "--state", state, "notes", key]) == 0
+    assert "  - Veranda's run failed at phase `patch`" in capsys.readouterr().out
+    assert main(["sim", "--state", state, "notes", "ENG-999"]) == 2
+    assert "no ticket ENG-999" in capsys.readouterr().err
 
 
 def test_a_bad_fault_is_refused_by_name(control):

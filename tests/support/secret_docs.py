@@ -1,11 +1,14 @@
 """Where a secret must be written down outside the code: the Vault templates in the Helm values
-and the README's configuration table. Shared by the vendor and the outside-system checks."""
+and the configuration table (``docs/configuration.md``, moved out of the README). Shared by the
+vendor and the outside-system checks."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+CONFIG_DOC = ROOT / "docs" / "configuration.md"
+"""The configuration table a person reads (the README links it)."""
 
 
 def vault_templates(node: object, key: str) -> list[str]:
@@ -25,8 +28,8 @@ def vault_templates(node: object, key: str) -> list[str]:
 
 
 def readme_secret_rows() -> str:
-    """The README configuration table's rows that name a secret."""
-    text = (ROOT / "README.md").read_text()
+    """The configuration table's rows that name a secret."""
+    text = CONFIG_DOC.read_text()
     return "\n".join(
         line for line in text.splitlines() if line.startswith("|") and "(secret" in line
     )

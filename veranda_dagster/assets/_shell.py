@@ -24,16 +24,19 @@ import dagster as dg
 from dagster._core.errors import DagsterInvalidPropertyError
 from pydantic import BaseModel
 
+from veranda_dagster.assets._code_references import SOURCE_ATTR
 from veranda_dagster.assets._phase_kill import already_running, kill_started_since, stop_thread
 from veranda_dagster.assets._policy import PhaseSpec, dagster_asset
+from veranda_dagster.assets._run_title import copy_run_title, tag_run_title
 from veranda_dagster.domain.core.errors import (
     TicketRunInProgressError,
     TransientError,
     VerandaError,
 )
-from veranda_dagster.domain.core.models import PhaseValue
+from veranda_dagster.domain.core.models import PhaseValue, Ticket
 from veranda_dagster.domain.core.orgs import org_of
 from veranda_dagster.domain.core.provenance import in_run
+from veranda_dagster.domain.core.run_failure import failure_detail, failure_headline
 from veranda_dagster.partitions import TICKET_TAG
 
 V = TypeVar("V", bound=BaseModel)
@@ -118,6 +121,7 @@ def refuse_a_twin(context: dg.AssetExecutionContext) -> None:
     if not run_id:
         return  # invoked directly (a unit test): not a run, so it has no twin
     tag_with_ticket(context.instance, context.run, context.partition_key)
+    copy_run_title(context.instance, context.run, context.partition_key)
     other = older_run_in_progress(context.instance, run_id, context.partition_key)
     if other is not None:
         raise TicketRunInProgressError(context.partition_key, other, run_id)
@@ -131,12 +135,32 @@ def _run_id(context: dg.AssetExecutionContext) -> str:
 
 
 def _typed_failure(spec: PhaseSpec, exc: VerandaError) -> dg.Failure:
+    """The step's failure, headed by its root cause in one line (``failure_headline``): the
+    run page, the ticket's note and ``veranda sim notes`` all read this, not a wrapper's
+    "Exceeded max_retries"."""
     kind = type(exc).__name__
+    detail = failure_detail(str(exc))
+    headline = failure_headline(spec.name, kind, detail)
+    whole = f"{spec.name}: {kind}: {exc}"  # the full message below it, as before (a test log)
     return dg.Failure(
-        description=f"{spec.name}: {kind}: {exc}",
-        metadata={"error": kind, "outcome": "failed", "retryable": False},
+        description=headline if whole == headline else f"{headline}\n\n{whole}",
+        metadata={
+            "error": kind,
+            "detail": detail,
+            "outcome": "failed",
+            "retryable": bool(getattr(exc, "retryable", False)),
+        },
         allow_retries=False,
     )
+
+
+def _last_attempt(context: dg.AssetExecutionContext, spec: PhaseSpec) -> bool:
+    """Whether the step's RetryPolicy has no attempt left after this one."""
+    try:
+        attempt = int(context.retry_number)
+    except (DagsterInvalidPropertyError, AttributeError, TypeError):
+        return False  # invoked directly (a unit test): leave retrying to the caller
+    return attempt >= int(spec.retry.max_retries if spec.retry else 0)
 
 
 def call_metadata(value: BaseModel) -> dict[str, Any]:
@@ -184,6 +208,14 @@ def phase_metadata(
     }
 
 
+def _title_the_run(context: dg.AssetExecutionContext, title: str) -> None:
+    try:
+        run = context.run
+    except DagsterInvalidPropertyError:
+        return  # invoked directly (a unit test): no run to tag
+    tag_run_title(context.instance, run, title)
+
+
 def _observe(context: dg.AssetExecutionContext, phase: str, value: BaseModel, secs: float) -> None:
     """Feed the Prometheus side; metrics are optional, so only an absent module is skipped."""
     try:
@@ -214,10 +246,12 @@ def run_phase(
             lambda: in_run(run_id, call, spec.name), spec.timeout_s, spec.name
         )
     except VerandaError as exc:
-        if getattr(exc, "retryable", False):
+        if getattr(exc, "retryable", False) and not _last_attempt(context, spec):
             raise
         raise _typed_failure(spec, exc) from exc
     secs = time.monotonic() - started
+    if isinstance(value, Ticket) and context.has_partition_key:
+        _title_the_run(context, value.title)
     result = outcome(value)
     _observe(context, spec.name, value, secs)
     extra = {**details(value), **_truncation(context, spec.name, value)}
@@ -305,6 +339,7 @@ def phase_asset(
         compute.__annotations__["return"] = returns
         compute.__name__ = compute.__qualname__ = call.__name__
         compute.__module__, compute.__doc__ = call.__module__, call.__doc__
+        setattr(compute, SOURCE_ATTR, call)  # its code reference is the phase's own module
         return dagster_asset(spec, description, hooks)(compute)
 
     return declare

@@ -35,6 +35,16 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
 DEBUG_FLAG = "--debug"
 DEBUG_ENV = "VERANDA_DEBUG"
+DESCRIPTION = """\
+veranda: an autonomous coding agent run as a Dagster service, one ticket a partition:
+ticket -> repository -> context -> red tests -> patch -> pull request -> review -> CI."""
+EPILOG = """\
+start here:
+  veranda dev      the whole product in the Dagster UI against loopback fakes (no keys)
+  veranda demo     one ticket end to end in the terminal, then a summary
+then, in another shell while veranda dev runs:
+  veranda sim ticket "Fix the retry bug" --body "repo: acme/billing"
+'veranda COMMAND --help' for a command's options; --debug anywhere shows tracebacks."""
 MAX_ERROR_LINE_CHARS = 500
 """An error line is for a person: past this it is cut (a payload echoed back is not help)."""
 
@@ -64,7 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = DEBUG_FLAG in argv or os.environ.get(DEBUG_ENV) == "1"
     argv = [a for a in argv if a != DEBUG_FLAG]
-    parser = OneLineParser(prog="veranda", description=__doc__.splitlines()[0])
+    parser = OneLineParser(
+        prog="veranda",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_, help_text) in COMMANDS.items():
         sub.add_parser(name, help=help_text, add_help=False)

@@ -99,7 +99,7 @@ def _say(out: TextIO, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from veranda_dagster.cli.sandbox_check import refuse_without_sandbox
+    from veranda_dagster.cli.preflight import check_demo
     from veranda_dagster.sim.driver import SensorDriver, execute_ticket, instance_for, run_tags
     from veranda_dagster.sim.sample_org import SAMPLE_TICKET_BODY, SAMPLE_TICKET_TITLE
     from veranda_dagster.sim.sample_storefront import (
@@ -109,12 +109,12 @@ def run(args: argparse.Namespace) -> int:
     from veranda_dagster.sim.summary import run_summary
     from veranda_dagster.sim.world import SimWorld
 
-    refuse_without_sandbox()
+    agent = args.agent or default_agent()
+    check_demo(agent, args.frontend)  # every requirement of this mode, before anything starts
     log = sys.stderr if args.json else sys.stdout
     if args.workdir:
         usable_workdir(Path(args.workdir))
     root = Path(args.workdir or tempfile.mkdtemp(prefix="veranda-demo-"))
-    agent = args.agent or default_agent()
     started = time.monotonic()
     try:
         world = SimWorld(
@@ -135,7 +135,11 @@ def run(args: argparse.Namespace) -> int:
             f"fakes up: tickets {args.tickets} {source[args.tickets].base_url}, "
             f"forge {args.forge} {world.forge_fake.base_url}, model {world.model.base_url}",
         )
-        real = f" (the real CLI at {world.agent_path})" if world.agent_path else " (stand-in)"
+        real = (
+            f" (the real CLI at {world.agent_path}; the scripted model server answers its turns)"
+            if world.agent_path
+            else " (a scripted stand-in: it knows only the sample ticket's fix)"
+        )
         _say(log, f"agent: {agent}{real}")
         title, body = (
             (STOREFRONT_TICKET_TITLE, STOREFRONT_TICKET_BODY)

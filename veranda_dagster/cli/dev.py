@@ -14,28 +14,24 @@ backfills of any phase over one or many tickets work from the UI, because the fa
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from veranda_dagster.cli.dev_state import STATE_ENV, claim, own_state_path, release
+from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.sim.backends import AGENTS, AgentNotInstalledError, default_agent
 
-STATE_ENV = "VERANDA_DEV_STATE"
-"""Where ``veranda dev`` writes its addresses for ``veranda sim`` (default: the temp dir)."""
 DEV_MODEL_RETRY_DELAY_S = 5
 """Model phases retry after 5 s here instead of minutes, so an injected 5xx is watchable."""
-
-
-def default_state_path() -> Path:
-    return Path(
-        os.environ.get(STATE_ENV) or Path(tempfile.gettempdir()) / f"veranda-dev-{os.getuid()}.json"
-    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--workdir", help="keep the world and DAGSTER_HOME here (default: a temp dir, removed)"
     )
     parser.add_argument("--no-sample", action="store_true", help="do not file the sample ticket")
-    parser.add_argument("--state", help=f"state file for veranda sim (default: ${STATE_ENV})")
+    parser.add_argument(
+        "--state",
+        help=f"state file for veranda sim (default: ${STATE_ENV}, else one file per veranda dev "
+        "in the temp dir, which veranda sim finds)",
+    )
 
 
 def dev_env(world_env: dict[str, str], ui_url: str) -> dict[str, str]:
@@ -69,15 +69,42 @@ def _say(text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from veranda_dagster.cli.sandbox_check import refuse_without_sandbox
+
+    refuse_without_sandbox()
+    if args.port:
+        refuse_taken_port(args.port)
+    from veranda_dagster.sim.dagster_dev import free_port
+
+    state_path = own_state_path(args.state)
+    port = args.port or free_port()
+    # claimed before anything starts (the UI URL is known; the control URL comes with the world)
+    claim(state_path, {"pid": os.getpid(), "ui_url": f"http://127.0.0.1:{port}", "control_url": ""})
+    try:
+        return _run_claimed(args, state_path, port)
+    finally:
+        release(state_path)
+
+
+def refuse_taken_port(port: int) -> None:
+    """``--port`` already served (another ``veranda dev``?): one line, before anything starts."""
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            raise InputError(
+                f"--port {port} is already in use on 127.0.0.1 (another veranda dev? "
+                "veranda sim status lists them); pick another or leave --port out"
+            ) from None
+
+
+def _run_claimed(args: argparse.Namespace, state_path: Path, port: int) -> int:
     from veranda_dagster.sim.control import SimControl
-    from veranda_dagster.sim.dagster_dev import DagsterDev, DagsterDevError, free_port
+    from veranda_dagster.sim.dagster_dev import DagsterDev, DagsterDevError
     from veranda_dagster.sim.driver import kill_agents_in
     from veranda_dagster.sim.sample_org import SAMPLE_TICKET_BODY, SAMPLE_TICKET_TITLE
     from veranda_dagster.sim.world import SimWorld
 
-    refuse_without_sandbox()
     root = Path(args.workdir or tempfile.mkdtemp(prefix="veranda-dev-"))
-    state_path = Path(args.state) if args.state else default_state_path()
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -85,8 +112,9 @@ def run(args: argparse.Namespace) -> int:
         world = SimWorld(root=root / "world", agent=args.agent or default_agent())
     except AgentNotInstalledError as exc:
         sys.stderr.write(f"dev: {exc}\n")
+        if not args.workdir:
+            shutil.rmtree(root, ignore_errors=True)
         return 2
-    port = args.port or free_port()
     ui = f"http://127.0.0.1:{port}"
     try:
         with world:
@@ -104,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
             }
             with SimControl(world, info) as control:
                 info["control_url"] = control.base_url
-                state_path.write_text(json.dumps(info))
+                claim(state_path, info)
                 if not args.no_sample:  # before the daemon starts: its first tick takes it
                     issue = control.file_ticket(
                         {"title": SAMPLE_TICKET_TITLE, "body": SAMPLE_TICKET_BODY}
@@ -117,21 +145,38 @@ def run(args: argparse.Namespace) -> int:
                     sys.stderr.write(f"dev: {exc}\n")
                     return 1
                 try:
-                    _say(_banner(ui, world.dagster_home))
+                    _say(_banner(ui, world.dagster_home, dev.log_path, world.agent))
                     stop.wait()
                 finally:
                     _say("stopping dagster dev and the fakes ...")
                     dev.stop()
                     kill_agents_in(world.dagster_home / "workspaces")
     finally:
-        if state_path.exists():
-            state_path.unlink()
         if not args.workdir:
             shutil.rmtree(root, ignore_errors=True)
     return 0
 
 
-def _banner(ui: str, home: Path) -> str:
+def instance_line(home: Path) -> str:
+    """The banner's word on bounds: the shipped ``dagster.yaml`` values, or each difference."""
+    from veranda_dagster.instance_config import instance_differences, shipped_instance
+
+    actual = yaml.safe_load((home / "dagster.yaml").read_text()) or {}
+    changed = instance_differences(actual, shipped_instance())
+    if not changed:
+        return "the shipped dagster.yaml (10 runs, 4 ticket runs, 4 backfill runs, 1 s queue)"
+    return "differs from the shipped dagster.yaml: " + "; ".join(changed)
+
+
+def _banner(ui: str, home: Path, log: Path, agent: str) -> str:
+    stand_in = (
+        "\nAgent:                 sim, a scripted stand-in (no model): it knows only the sample "
+        "ticket's fix\n                       and makes it whatever a ticket asks; "
+        "--agent claude|codex|... runs a real CLI"
+        if agent == "sim"
+        else f"\nAgent:                 {agent}, the real CLI (its turns answered by the scripted "
+        "model server)"
+    )
     return f"""
 Dagster UI: {ui}
   The linear_tickets sensor (on) launches a ticket_run for every ticket filed; watch it under
@@ -139,5 +184,8 @@ Dagster UI: {ui}
   run from failure, or backfill a phase and its downstream over tickets, from the UI.
 File another ticket:   veranda sim ticket "Fix the retry bug" --body "repo: acme/billing ..."
 Inject a fault:        veranda sim fault model-5xx | revoke-key | ci-red
+Failure notes:         veranda sim notes
+Instance:              {instance_line(home)}
 DAGSTER_HOME:          {home}
+Daemon and run logs:   {log}{stand_in}
 Ctrl-C stops everything this command started."""

@@ -20,9 +20,16 @@ log = logging.getLogger("veranda.ops")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default=os.environ.get("VERANDA_OPS_HOST", "127.0.0.1"))
     parser.add_argument(
-        "--port", type=int, default=env_number("VERANDA_OPS_PORT", DEFAULT_PORT, int)
+        "--host",
+        default=os.environ.get("VERANDA_OPS_HOST", "127.0.0.1"),
+        help="address to listen on (default: $VERANDA_OPS_HOST, else 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=env_number("VERANDA_OPS_PORT", DEFAULT_PORT, int),
+        help=f"port to listen on (default: $VERANDA_OPS_PORT, else {DEFAULT_PORT})",
     )
     parser.add_argument(
         "--no-tail", action="store_true", help="do not replay instance materializations"

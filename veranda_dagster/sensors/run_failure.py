@@ -16,6 +16,7 @@ belong to no ticket partition.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import dagster as dg
@@ -61,6 +62,23 @@ def _error_type(data: Any) -> str:
     return name or "UnknownError"
 
 
+def _root_cause(data: Any, error_type: str) -> str:
+    """The failure's cause line: the shell's ``detail`` (the typed error's own message), else
+    the message of the innermost error of ``error_type`` in the chain, never a wrapper's
+    ("Exceeded max_retries of 1")."""
+    user = data.user_failure_data
+    if user is not None:
+        detail = user.metadata.get("detail")
+        return str(getattr(detail, "value", detail)) if detail else (user.description or "")
+    error, found = data.error, ""
+    while error is not None:
+        if error.cls_name == error_type or not found:
+            found = error.message or ""
+        error = error.cause
+    prefix = re.compile(rf"^[\w.]*\b{re.escape(error_type)}:\s*")
+    return prefix.sub("", found.strip())
+
+
 def _step_label(step_key: str) -> str:
     if step_key in PHASES:
         return step_key
@@ -83,9 +101,7 @@ def read_failure(
         phase = _step_label(failures[-1].step_key or "")
         if data is not None:
             error_type = _error_type(data)
-            line = (data.user_failure_data.description if data.user_failure_data else "") or (
-                data.error.message if data.error else ""
-            )
+            line = _root_cause(data, error_type)
     else:
         ends = instance.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)
         if ends and ends[-1].dagster_event is not None:

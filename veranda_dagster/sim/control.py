@@ -69,6 +69,8 @@ class SimControl(FakeHttpServer):
                 return FakeResponse(201, self.file_ticket(request.json() or {}))
             if request.method == "POST" and request.path == "/faults":
                 return FakeResponse(200, self.inject(request.json() or {}))
+            if request.method == "GET" and request.path == "/notes":
+                return FakeResponse(200, self.notes(request.arg("key")))
             if request.method == "GET" and request.path == "/state":
                 return FakeResponse(200, self.state())
         except (TypeError, ValueError) as exc:
@@ -103,6 +105,24 @@ class SimControl(FakeHttpServer):
             self.ci_red_flag.write_text("red\n")
             return {"kind": kind, "next_ci": "red once"}
         raise ValueError(f"field 'kind' must be one of {', '.join(FAULTS)}")
+
+    def notes(self, key: str | None = None) -> dict[str, Any]:
+        """Each fake Linear ticket (or ``key`` alone) with what the product posted on it: the
+        PR link, questions, a failed run's note."""
+        linear = self.world.linear
+        with linear.lock:
+            issues = sorted(linear.issues.values(), key=lambda i: i["createdAt"])
+            rows = [i for i in issues if key is None or i["identifier"] == key]
+            if key is not None and not rows:
+                raise ValueError(f"no ticket {key} in the fake Linear")
+            return {
+                i["identifier"]: {
+                    "title": i["title"],
+                    "url": i["url"],
+                    "notes": linear.bot_comments(i["identifier"]),
+                }
+                for i in rows
+            }
 
     def state(self) -> dict[str, Any]:
         """What the fakes saw; never a credential (the model log keeps kinds, not values)."""

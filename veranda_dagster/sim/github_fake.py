@@ -24,10 +24,13 @@ from veranda_dagster.sim.fake_ci import CiMode, FakeCI
 from veranda_dagster.sim.github_pulls import BOT_LOGIN, PullsAndChecks, not_found, user
 from veranda_dagster.sim.github_search import search_code
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse, paginate
+from veranda_dagster.sim.human_pages import HumanPage, page_response
 
 Handler = Callable[..., FakeResponse]
 Route = tuple[str, re.Pattern[str], Handler]
 DOC = "https://docs.github.com/rest"
+PULL_PAGE = re.compile(r"/([\w.-]+/[\w.-]+)/pull/(\d+)")
+"""A pull request's ``html_url`` path (the API's own paths start with ``/repos/``)."""
 PUSH_POLL_S = 0.5
 """How often the fake looks for pushed PR heads to start CI on."""
 
@@ -203,6 +206,9 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
     # --- dispatch -------------------------------------------------------------------------------
 
     def handle(self, request: FakeRequest) -> FakeResponse:
+        page = PULL_PAGE.fullmatch(request.path.rstrip("/"))
+        if page and request.method in ("GET", "HEAD"):  # the html_url a person clicks
+            return self._pull_page(page.group(1), int(page.group(2)))
         public = request.path.startswith("/_logs/")  # a pre-signed log URL: no GitHub auth
         if self.token is not None and not public and request.bearer() != self.token:
             return FakeResponse(401, self.fault_body(401))
@@ -221,6 +227,28 @@ class GitHubFake(PullsAndChecks, FakeHttpServer):
                 with self.lock:
                     return func(request, **groups)
         return not_found()
+
+    def _pull_page(self, full_name: str, number: int) -> FakeResponse:
+        """The pull request's web page: title, state, branch, body and every comment."""
+        with self.lock:
+            pr = self.pulls.get(full_name, {}).get(number)
+            if pr is None:
+                return FakeResponse(404, f"no pull request {full_name}#{number}")
+            comments = [
+                (str(c.get("user", {}).get("login", "?")), str(c.get("body", "")))
+                for store in (self.issue_comments, self.review_comments)
+                for c in store.get((full_name, number), [])
+            ]
+            page = HumanPage(
+                kind=f"Pull request {full_name}#{number}",
+                title=str(pr["title"]),
+                status="draft" if pr.get("draft") else str(pr["state"]),
+                body=str(pr.get("body") or ""),
+                fake="GitHub fake",
+                comments=comments,
+                facts=[("branch", f"{pr['head']['ref']} → {pr['base'].get('ref', '')}")],
+            )
+        return page_response(page)
 
     def _settle_ci(self, repo: BareRepo, ref: str) -> None:
         """A CI read waits (bounded, outside the lock) for that commit's running CI."""

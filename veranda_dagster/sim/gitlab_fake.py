@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import itertools
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -28,10 +29,14 @@ from veranda_dagster.sim.git_http import git_backend
 from veranda_dagster.sim.github_fake import compile_routes
 from veranda_dagster.sim.gitlab_mrs import MergeRequestsAndPipelines
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse, paginate
+from veranda_dagster.sim.human_pages import HumanPage, page_response
 
 API = "/api/v4"
 SNIPPET_CONTEXT = 2
 """Lines either side of a match in a blob-search snippet."""
+
+MR_PAGE = re.compile(r"/([\w.-]+(?:/[\w.-]+)+)/-/merge_requests/(\d+)")
+"""A merge request's ``web_url`` path (the API's own paths start with ``/api/v4/``)."""
 
 
 def projects_under(root: Path) -> dict[str, BareRepo]:
@@ -273,6 +278,9 @@ class GitLabFake(MergeRequestsAndPipelines, FakeHttpServer):
         return request.bearer() == self.token
 
     def handle(self, request: FakeRequest) -> FakeResponse:
+        page = MR_PAGE.fullmatch(request.path.rstrip("/"))
+        if page and request.method in ("GET", "HEAD"):  # the web_url a person clicks
+            return self._mr_page(page.group(1), int(page.group(2)))
         if ".git/" in request.path:
             if not self._authorized(request):
                 return FakeResponse(401, "", {"www-authenticate": 'Basic realm="GitLab"'})
@@ -290,6 +298,27 @@ class GitLabFake(MergeRequestsAndPipelines, FakeHttpServer):
                     return handler(request, repo, **args)
                 return handler(request, **args)
         return FakeResponse(404, {"error": "404 Not Found"})
+
+    def _mr_page(self, full_name: str, iid: int) -> FakeResponse:
+        """The merge request's web page: title, state, branches, description and its notes."""
+        with self.lock:
+            mr = self.mrs.get(full_name, {}).get(iid)
+            if mr is None:
+                return FakeResponse(404, f"no merge request {full_name}!{iid}")
+            notes = [
+                (str(n.get("author", {}).get("username", "?")), str(n.get("body", "")))
+                for n in self.notes_of(full_name, iid)
+            ]
+            page = HumanPage(
+                kind=f"Merge request {full_name}!{iid}",
+                title=str(mr["title"]),
+                status=str(mr["state"]),
+                body=str(mr.get("description") or ""),
+                fake="GitLab fake",
+                comments=notes,
+                facts=[("branch", f"{mr['source_branch']} → {mr.get('target_branch', '')}")],
+            )
+        return page_response(page)
 
     def _git_http(self, request: FakeRequest) -> FakeResponse:
         """One smart-HTTP exchange through ``git http-backend`` (the CGI that ships with git)."""

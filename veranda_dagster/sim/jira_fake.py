@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
+from veranda_dagster.sim.human_pages import HumanPage, page_response
 from veranda_dagster.sim.jira_jql import JqlError, jql_match, order_key
 
 BOT_ACCOUNT_ID = "5b10ac8d82e05b22cc7d4ef5"
@@ -126,6 +127,27 @@ class JiraFake(FakeHttpServer):
             self.issues[key]["updated"] = now
         return comment["id"]
 
+    def _issue_page(self, key: str) -> FakeResponse:
+        """The issue's web page: summary, status, description and its comments."""
+        with self.lock:
+            issue = self.issues.get(key)
+            if issue is None:
+                return FakeResponse(404, f"no issue {key}")
+            description = issue.get("description") or ""
+            page = HumanPage(
+                kind=f"Issue {key}",
+                title=str(issue["summary"]),
+                status=str(issue.get("status", "?")),
+                body=description if isinstance(description, str) else adf_text(description),
+                fake="Jira fake",
+                comments=[
+                    (str(c["author"]), text)
+                    for c, text in zip(self.comments[key], self.comment_texts(key), strict=True)
+                ],
+                facts=[("labels", ", ".join(issue.get("labels") or []))],
+            )
+        return page_response(page)
+
     # --- shapes --------------------------------------------------------------------------------
 
     def _user(self, ident: str | None) -> dict[str, Any] | None:
@@ -182,6 +204,9 @@ class JiraFake(FakeHttpServer):
         return not self.cloud and scheme.lower() == "bearer" and value == self.token
 
     def handle(self, request: FakeRequest) -> FakeResponse:
+        page = re.fullmatch(r"/browse/([A-Z][A-Z0-9]*-\d+)", request.path.rstrip("/"))
+        if page and request.method in ("GET", "HEAD"):  # the issue's browse URL
+            return self._issue_page(page.group(1))
         if not self._authorized(request):
             return _error(401, "You are not authenticated. Authentication required.")
         prefix = f"/rest/api/{self.version}"

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
+from veranda_dagster.sim.human_pages import HumanPage, page_response
 
 BOT_USER_ID = "lin-user-bot"
 HUMAN_USER_ID = "lin-user-ana"
@@ -26,6 +27,8 @@ STATES = {
     "in_progress": {"id": "state-started", "name": "In Progress", "type": "started", "position": 2},
     "done": {"id": "state-done", "name": "Done", "type": "completed", "position": 3},
 }
+ISSUE_PAGE = re.compile(r"/[\w.-]+/issue/([A-Z][A-Z0-9]*-\d+)(?:/[\w-]*)?")
+"""An issue's ``url`` path on the fake (``/acme/issue/ENG-101/slug``), as on linear.app."""
 MAX_PAGE = 250
 """Linear caps ``first`` at 250."""
 
@@ -101,7 +104,7 @@ class LinearFake(FakeHttpServer):
                 "identifier": identifier,
                 "title": title,
                 "description": description,
-                "url": f"https://linear.app/acme/issue/{identifier}/{slug}",
+                "url": f"{self.base_url}/acme/issue/{identifier}/{slug}",
                 "createdAt": self._tick(),
                 "updatedAt": self._tick(),
                 "branchName": f"ana/{identifier.lower()}-{slug}",
@@ -163,6 +166,9 @@ class LinearFake(FakeHttpServer):
     # --- dispatch -------------------------------------------------------------------------------
 
     def handle(self, request: FakeRequest) -> FakeResponse:
+        page = ISSUE_PAGE.fullmatch(request.path.rstrip("/"))
+        if page and request.method in ("GET", "HEAD"):  # the issue's url a person clicks
+            return self._issue_page(page.group(1))
         if request.path.rstrip("/") not in ("/graphql", ""):
             return FakeResponse(404, {"errors": [{"message": f"no route {request.path}"}]})
         if request.method != "POST":
@@ -193,6 +199,26 @@ class LinearFake(FakeHttpServer):
                     200, {"data": {"team": {**self.team, "states": {"nodes": nodes}}}}
                 )
         return _error(f"Unknown operation {op or query[:40]!r}", "graphql error", 400)
+
+    def _issue_page(self, identifier: str) -> FakeResponse:
+        """The issue's web page: title, state, description and its comments."""
+        with self.lock:
+            issue = self.find(identifier)
+            if issue is None:
+                return FakeResponse(404, f"no issue {identifier}")
+            page = HumanPage(
+                kind=f"Issue {issue['identifier']}",
+                title=str(issue["title"]),
+                status=str(issue["state"].get("name", "?")),
+                body=str(issue.get("description") or ""),
+                fake="Linear fake",
+                comments=[
+                    (str(c["user"].get("name", "?")), str(c["body"]))
+                    for c in issue["comments"]["nodes"]
+                ],
+                facts=[("labels", ", ".join(n["name"] for n in issue["labels"]["nodes"]))],
+            )
+        return page_response(page)
 
     def _authorized(self, request: FakeRequest) -> bool:
         value = request.headers.get("authorization", "").strip()

@@ -60,6 +60,12 @@ REVIEW_FINDING = {
     "message": "Say in the docstring that the discount applies to the quantity-weighted subtotal.",
 }
 
+STAND_IN_NOTE = (
+    "_Written by the simulation's scripted model, not a language model: it knows only the "
+    "sample ticket's fix (the invoice quantity bug), whatever the ticket asks._"
+)
+"""Said in the implementer's summary, so the PR body tells a newcomer what answered."""
+
 ROLE_MARKER = re.compile(r"""^[\s"'>*]*Role:\s*([a-z][a-z_]*)\s*$""", re.M)
 """``Role: <seat>`` on a line of its own (opencode quotes the whole prompt, hence the leading
 quote it tolerates)."""
@@ -324,7 +330,7 @@ def _scripted(role: str, prompt: str, round_no: int) -> ScriptedReply:
     if role == "implementer":
         return then_test(
             f"`invoice_total_cents` now multiplies each line's unit price by its quantity "
-            f"before the discount ({INVOICE}:15).",
+            f"before the discount ({INVOICE}:15).\n\n{STAND_IN_NOTE}",
             EditFile(INVOICE, INVOICE_BUGGY_LINE, INVOICE_FIXED_LINE),
         )
     if role == "second_test_writer":

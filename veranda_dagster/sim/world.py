@@ -30,9 +30,11 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from veranda_dagster.concurrency import POOL_DEFAULT_LIMIT, RUNS_PER_TICKET
+import yaml
+
+from veranda_dagster.concurrency import POOL_DEFAULT_LIMIT
 from veranda_dagster.forges.registry import forge_provider
-from veranda_dagster.jobs import RUN_MAX_RUNTIME_S
+from veranda_dagster.instance_config import shipped_instance
 from veranda_dagster.sandbox.policy import READONLY_ENV
 from veranda_dagster.sim.backends import (
     SIM_KEYS,
@@ -98,37 +100,13 @@ CLI, names the same ones), each configured from its own forge row: ``<PREFIX>_AP
 ``<PREFIX>_GIT_BASE`` and the row's token variable."""
 
 
-def dagster_yaml(pool_limit: int = POOL_DEFAULT_LIMIT, max_runs: int = 4) -> str:
-    """The simulation's instance: embedded SQLite under its home, the shipped concurrency
-    form (pools on the model and forge steps, one run per ticket), run monitoring with the
-    global runtime bound, and run retries."""
-    return f"""\
-# Written by the veranda simulation: embedded SQLite under this directory.
-concurrency:
-  pools:
-    default_limit: {pool_limit}
-  runs:
-    max_concurrent_runs: {max_runs}
-    tag_concurrency_limits:
-      - key: "dagster/partition"
-        value:
-          applyLimitPerUniqueValue: true
-        limit: {RUNS_PER_TICKET}
-      - key: "veranda/ticket"
-        value:
-          applyLimitPerUniqueValue: true
-        limit: {RUNS_PER_TICKET}
-run_retries:
-  enabled: true
-  max_retries: 2
-  retry_on_asset_or_op_failure: false
-run_monitoring:
-  enabled: true
-  max_runtime_seconds: {RUN_MAX_RUNTIME_S}
-  poll_interval_seconds: 30
-telemetry:
-  enabled: false
-"""
+def dagster_yaml(pool_limit: int = POOL_DEFAULT_LIMIT) -> str:
+    """The simulation's instance: the shipped ``dagster.yaml`` values (``instance_config``:
+    the queue's 1 s dequeue, 10 runs, 4 ticket runs, 4 backfill runs, one run per ticket, pools,
+    run monitoring and retries), storage left to embedded SQLite under its home. Only the pools'
+    default limit may differ (a test narrows it); ``veranda dev`` prints any difference."""
+    head = "# Written by the veranda simulation: the shipped dagster.yaml values, SQLite here.\n"
+    return head + yaml.safe_dump(shipped_instance(pool_limit), sort_keys=False)
 
 
 class SimWorld:

@@ -40,6 +40,17 @@ def default_values_dir() -> str:
     return str(Path(home) / "veranda_values") if home else str(Path(".veranda") / "values")
 
 
+def portable_location(where: str) -> str:
+    """A stored value's path as metadata shows it: under ``$DAGSTER_HOME`` or
+    ``$VERANDA_VALUES_DIR`` when it is (no machine's absolute path in the UI), else as is."""
+    path = Path(where)
+    for var in ("VERANDA_VALUES_DIR", "DAGSTER_HOME"):
+        base = os.environ.get(var)
+        if base and path.is_relative_to(base):
+            return f"${var}/{path.relative_to(base).as_posix()}"
+    return where
+
+
 class ValueStore(dg.ConfigurableResource):
     """Typed access to stored values; shared by the IO manager, the checks and ``feedback``."""
 
@@ -126,7 +137,7 @@ class VerandaIOManager(dg.ConfigurableIOManager):
             where = self.store.save(asset, _partition(context), obj)
         except (StoredValueError, InputError, ConfigError) as exc:
             raise _no_retry(exc) from exc
-        shown = where if self.store.backend == "filesystem" else TABLE
+        shown = portable_location(where) if self.store.backend == "filesystem" else TABLE
         context.add_output_metadata({"stored_in": self.store.backend, "stored_at": shown})
 
     def load_input(self, context: dg.InputContext) -> BaseModel:

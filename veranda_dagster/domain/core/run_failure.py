@@ -17,6 +17,22 @@ MAX_ERROR_LINE_CHARS = 200
 """The error's first line is cut here: enough to recognise it, too short to carry a dump."""
 
 
+def failure_detail(message: str) -> str:
+    """An error message as one scrubbed line, cut at ``MAX_ERROR_LINE_CHARS``: the root cause
+    a person reads (the upstream status and message), never a traceback."""
+    line = " ".join(part.strip() for part in scrub(message).splitlines() if part.strip())
+    if len(line) > MAX_ERROR_LINE_CHARS:
+        line = line[: MAX_ERROR_LINE_CHARS - 1] + "…"
+    return line
+
+
+def failure_headline(phase: str | None, error_type: str, detail: str) -> str:
+    """``patch: BackendError: upstream: API Error: 500 …``: where, what kind, and why, in the
+    one line the run page shows as the step's failure."""
+    head = f"{phase or 'run'}: {error_type}"
+    return f"{head}: {detail}" if detail else head
+
+
 class RunFailure(BaseModel):
     """One failed run of one ticket, as read from the run's events."""
 
@@ -36,8 +52,7 @@ class RunFailure(BaseModel):
 def failure_note(failure: RunFailure) -> str:
     """The Markdown comment posted on the ticket's channel (a tracker comment or a thread reply)."""
     where = f"phase `{failure.phase}`" if failure.phase else "the run itself (no phase failed)"
-    line = scrub(failure.error_line.strip().splitlines()[0] if failure.error_line.strip() else "")
-    line = line[:MAX_ERROR_LINE_CHARS]
+    line = failure_detail(failure.error_line)
     parts = [
         f"Veranda's run for {failure.ticket} failed at {where}: `{failure.error_type}`"
         + (f" ({line})" if line else "")

@@ -60,7 +60,11 @@ def parse_claude_stream(stdout: str, family: str = "claude") -> StreamSummary:
             s.model = s.model or (models[0] if models else None)
             if ev.get("is_error") or str(ev.get("subtype", "")).startswith("error"):
                 status = ev.get("api_error_status")
-                s.error = f"{ev.get('subtype')}: {s.text} (api_error_status: {status})"
+                # Claude Code reports an API error as subtype "success" with is_error: naming
+                # that subtype in the cause reads like a bug, so only an error subtype is named
+                subtype = str(ev.get("subtype") or "")
+                head = f"{subtype}: " if subtype and subtype != "success" else ""
+                s.error = f"{head}{s.text} (api_error_status: {status})"
     if not s.text:
         s.text = last_text
     return s.require_terminal(family, "result")

@@ -1,0 +1,54 @@
+"""Run one ticket whose ``patch`` meets a 5xx from the model on every attempt, in a fresh
+interpreter (``VERANDA_MODEL_RETRY_DELAY_S`` is read when the retry policies are built), so
+the step's RetryPolicy runs out for real. ``python -m tests.sensors.upstream_failure_run
+HOME KEY`` prints the run id."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import dagster as dg
+from dagster._core.instance.ref import InstanceRef
+
+from tests.assets.fakes import CountingPipeline, resources
+from tests.support.resources import nested
+from veranda_dagster.assets import CHECKS, PHASE_ASSETS
+from veranda_dagster.domain.core.models import ContextPack, Patch, RedTests, Ticket
+from veranda_dagster.jobs import ticket_run
+from veranda_dagster.partitions import TICKET_JOB
+from veranda_dagster.vendors.port import BackendError
+
+UPSTREAM_DETAIL = "API Error: 500 Internal server error (api_error_status: 500)"
+
+
+class UpstreamDownPipeline(CountingPipeline):
+    """``patch``'s model answers 500 past the CLI's own retry, every attempt."""
+
+    def implement(self, ticket: Ticket, pack: ContextPack, red: RedTests) -> Patch:
+        self._record("patch")
+        raise BackendError("upstream", UPSTREAM_DETAIL)
+
+
+def main(home: str, key: str) -> None:
+    root = Path(home).parent
+    res = resources(str(root), str(root / "values"))
+    res["pipeline"] = UpstreamDownPipeline(counter_dir=str(root), **nested())
+    defs = dg.Definitions(
+        assets=PHASE_ASSETS,
+        asset_checks=CHECKS,
+        jobs=[ticket_run],
+        resources=res,
+        executor=dg.in_process_executor,
+    )
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(home)) as instance:
+        instance.add_dynamic_partitions("tickets", [key])
+        result = defs.resolve_job_def(TICKET_JOB).execute_in_process(
+            partition_key=key, instance=instance, raise_on_error=False
+        )
+        assert not result.success
+        print(result.run_id)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
