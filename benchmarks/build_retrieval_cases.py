@@ -50,7 +50,7 @@ _TEST_PATH = re.compile(
 
 DEV_SPLIT = "dev"
 """Reports the ranking may be developed against; the other splits are reported apart."""
-SPLITS = (DEV_SPLIT, "heldout", "heldout2")
+SPLITS = (DEV_SPLIT, "heldout", "heldout2", "heldout3")
 
 
 class DatasetError(Exception):

@@ -25,9 +25,12 @@ Rankers:
 - ``naive``: files ranked by how many of the pack's own seeds they contain (ties: more matching
   lines, then path), windows around the matching lines, same budget.
 
-Cases carry a ``split``: ``dev`` (what the ranking is developed on), ``heldout`` and
-``heldout2`` (held out when they were built). With more than one split in a run every total is
-per split, never pooled.
+Cases carry a ``split``: ``dev`` (what the ranking is developed on), ``heldout``,
+``heldout2`` and ``heldout3`` (held out when they were built). With more than one split in a
+run every total is per split, never pooled.
+
+Beside the pack's CPU the run times the floor: ``git grep -F -i`` of the pack's own seeds on
+the same tree (``grep_cpu_s``), and reports the median of the per-case ratio (``cpu/grep``).
 
 Run::
 
@@ -40,6 +43,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -239,6 +243,28 @@ def seed_hits(tree: Tree, seeds: list[str]) -> dict[str, dict[str, list[int]]]:
     return {seed: tree.grep(seed) for seed in seeds}
 
 
+@dataclass
+class Floor:
+    """What the pack's searches cost at the least: one ``git grep -F -i`` per seed of the pack,
+    on the same tree, in the same run. Its CPU (user + system of the git processes) is the floor
+    the pack's own CPU is compared with."""
+
+    hits: dict[str, dict[str, list[int]]]
+    seconds: float
+    cpu_seconds: float
+
+
+def timed_seed_hits(tree: Tree, seeds: list[str]) -> Floor:
+    """``seed_hits`` with its wall time and the CPU of the ``git grep`` children it waited for."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    hits = seed_hits(tree, seeds)
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Floor(hits, seconds, cpu)
+
+
 def hit_lines(hits: dict[str, dict[str, list[int]]], path: str) -> list[int]:
     return sorted({n for per_file in hits.values() for n in per_file.get(path, [])})
 
@@ -380,7 +406,8 @@ def run_case(case: dict[str, Any], repo_dir: Path, pack_cmd: list[str]) -> dict[
             ours = run_pack(pack_cmd, worktree, case, tmp)
             seeds = list(ours.result["seeds"])
             tree = Tree(worktree)
-            hits = seed_hits(tree, seeds)
+            floor = timed_seed_hits(tree, seeds)
+            hits = floor.hits
             query = words(f"{case['title']}\n{case['body']}")
             ranked = rank_bm25(tree, query)
             query_set = set(query)
@@ -405,6 +432,7 @@ def run_case(case: dict[str, Any], repo_dir: Path, pack_cmd: list[str]) -> dict[
     row.update(split=case.get("split", DEV_SPLIT))
     row.update(seconds=round(ours.seconds, 3), cpu_seconds=round(ours.cpu_seconds, 3))
     row.update(peak_rss_mb=round(ours.peak_rss_mb, 1))
+    row.update(grep_s=round(floor.seconds, 3), grep_cpu_s=round(floor.cpu_seconds, 3))
     for name, packed in packs.items():
         row[name] = {
             "r1": recall_at(packed.files, case["gold_files"], 1),
@@ -435,6 +463,13 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     cpu = [r["cpu_seconds"] for r in rows]
     out["ours"]["median_cpu_s"] = round(statistics.median(cpu), 3) if cpu else 0.0
     out["ours"]["peak_rss_mb"] = max((r["peak_rss_mb"] for r in rows), default=0.0)
+    grep_cpu = [r.get("grep_cpu_s", 0.0) for r in rows]
+    out["grep_floor"] = {
+        "median_s": round(statistics.median([r.get("grep_s", 0.0) for r in rows] or [0.0]), 3),
+        "median_cpu_s": round(statistics.median(grep_cpu or [0.0]), 3),
+    }
+    ratios = [r["cpu_seconds"] / g for r, g in zip(rows, grep_cpu, strict=True) if g > 0]
+    out["ours"]["median_cpu_over_grep"] = round(statistics.median(ratios), 2) if ratios else None
     anchor = out[ANCHOR]["recall_at_6"]
     out["ours_minus_bm25_full"] = round(out["ours"]["recall_at_6"] - anchor, 3)
     out["ours_wins_r6"] = sum(1 for r in rows if r["ours"]["r6"] > r[ANCHOR]["r6"])
@@ -461,7 +496,7 @@ def render(
     lines.append(
         f"{'group':<28} {'n':>4}  "
         + "  ".join(f"{n + ' r1/r6/edit/KB':>26}" for n in RANKERS)
-        + "  median_s  cpu_s  peak_MB"
+        + "  median_s  cpu_s  peak_MB  grep_cpu_s  cpu/grep"
     )
     for label, t in groups.items():
         cells = "  ".join(
@@ -473,6 +508,8 @@ def render(
         lines.append(
             f"{label:<28} {t['cases']:>4}  {cells}  {t['ours']['median_s']:>8.3f}"
             f"  {t['ours']['median_cpu_s']:>5.2f}  {t['ours']['peak_rss_mb']:>7.1f}"
+            f"  {t['grep_floor']['median_cpu_s']:>10.3f}"
+            f"  {t['ours']['median_cpu_over_grep'] or 0:>8.2f}"
         )
     return "\n".join(lines)
 

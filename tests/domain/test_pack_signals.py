@@ -15,6 +15,7 @@ from veranda_dagster.domain.context.pack_signals import (
     SIGNAL_FULL_TEXT,
     SIGNAL_LINKS,
 )
+from veranda_dagster.domain.context.pack_windows import CLIPPED_FUNCTION_BYTES
 from veranda_dagster.domain.context.retrieval import build_pack
 from veranda_dagster.domain.context.seeds import seed_candidates
 from veranda_dagster.domain.core.bounds import (
@@ -223,7 +224,7 @@ def test_whole_functions_fit_even_when_six_files_share_the_budget(tmp_path):
     assert all(f.windows for f in pack.files)  # and every later file still has its window
 
 
-def test_a_function_over_the_window_bound_gets_a_twelve_line_window(tmp_path):
+def test_a_function_over_the_window_bound_gets_the_part_of_its_body_around_the_line(tmp_path):
     body = "".join(
         f"    total += {i}  # a long body, one line after another, padding\n" for i in range(80)
     )
@@ -232,7 +233,20 @@ def test_a_function_over_the_window_bound_gets_a_twelve_line_window(tmp_path):
     search = LocalGitGrep(make_repo(tmp_path / "repo", {"src/big.py": function}))
     pack = build_pack(["big_hook"], search, ticket_text="`big_hook` is wrong")
     [window] = pack.files[0].windows
-    assert (window.start, window.end) == (1, 12)
+    assert window.start == 1 and window.end > 12  # more than twelve lines of the body ...
+    assert len(window.text.encode()) <= CLIPPED_FUNCTION_BYTES  # ... but not the whole of it
+    assert window.end < function.count("\n")
+
+
+def test_a_traceback_line_deep_in_a_long_function_is_seen_with_the_lines_around_it(tmp_path):
+    body = "".join(f"    total += {i}  # padding padding padding padding\n" for i in range(150))
+    function = "def big_hook(values):\n    total = 0\n" + body + "    return total\n"
+    search = LocalGitGrep(make_repo(tmp_path / "repo", {"src/pkg/big.py": function}))
+    ticket = 'Traceback:\n  File "/site-packages/pkg/big.py", line 100, in big_hook\nKeyError: 1'
+    pack = build_pack([], search, ticket_text=ticket)
+    [window] = [w for w in pack.files[0].windows if w.start <= 100 <= w.end]
+    assert window.start < 100 - 6 and window.end > 100 + 6  # wider than the 12-line window
+    assert window.start > 1  # and still a clip of the function, not its whole body
 
 
 def test_past_the_corpus_bound_search_uses_git_grep_and_says_full_text_is_unavailable(

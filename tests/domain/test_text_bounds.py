@@ -73,6 +73,7 @@ EXTRACTORS: dict[str, Callable[[str], object]] = {
     "seed_candidates": lambda t: seeds.seed_candidates([t, t]),
     "keywords": lambda t: seeds.extract_keywords([t], ["seed"], 12),
     "source_links": ticket_signals.source_links,
+    "traceback_frames": ticket_signals.traceback_frames,
     "citations": lambda t: citations.annotate(
         t, citations.resolve(t, [], lambda path: 10 if path.endswith(".py") else None)
     ),

@@ -89,19 +89,24 @@ _FILE_SUFFIXES = frozenset(_FILE_SUFFIXES_TEXT.split())
 """``utils.py`` is a file name, already searched as a path; not a dotted module name."""
 
 
-def module_path_levels(seed: str) -> list[list[str]]:
+def module_path_levels(seed: str, suffix_ok: bool = False) -> list[list[str]]:
     """The files a dotted Python name can live in, most specific level first: ``rich.panel`` ->
     ``rich/panel.py`` (or a package's ``__init__.py``), then one level up for an attribute,
     ``attrs.validators.in_`` -> ``attrs/validators.py``, but never a top-level
     ``pkg/__init__.py`` for ``pkg.name``: it re-exports every public name, so it would top every
     pack that mentions ``click.command``. A module rarely contains its own dotted name, so
     without these path hits ``rich.panel`` finds every importer of ``rich/panel.py`` but not the
-    file itself."""
-    if not _DOTTED_NAME.fullmatch(seed) or seed.rsplit(".", 1)[-1].lower() in _FILE_SUFFIXES:
+    file itself. ``suffix_ok`` reads a name ending like a file type (``pkg.rst``) as a module
+    too, for a caller that checks the files exist (``pkg/rst.py``) before taking it as a file
+    name."""
+    if not _DOTTED_NAME.fullmatch(seed):
+        return []
+    file_like = seed.rsplit(".", 1)[-1].lower() in _FILE_SUFFIXES
+    if file_like and not suffix_ok:
         return []
     parts = seed.split(".")
     levels: list[list[str]] = []
-    for n in (len(parts), len(parts) - 1):
+    for n in (len(parts),) if file_like else (len(parts), len(parts) - 1):
         stem = "/".join(parts[:n])
         level = [f"{stem}.py"]
         if n >= 2:  # a top-level package's __init__ re-exports everything: not a hit
@@ -230,7 +235,29 @@ class LocalGitGrep:
             if len(hits) >= MAX_HITS_PER_SEARCH:
                 break
             hits.append(hit)
-        return hits
+        return hits + self._capped_definitions(seed, content)
+
+    def _capped_definitions(self, seed: str, content: list[Hit]) -> list[Hit]:
+        """The line defining ``seed`` (``def``/``class`` of its last name) in each file whose
+        hits the per-file cap cut, when the cap dropped it: a name used eight times before its
+        definition (imports, docstrings, calls) must not lose the one line the pack most wants.
+        At most one extra hit per capped file, and only files the search already hit."""
+        names = re.findall(r"[A-Za-z_]\w*", seed)
+        if not names:
+            return []
+        pattern = re.compile(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(names[-1])}\b", re.I)
+        per_file: dict[str, list[int]] = {}
+        for hit in content:
+            per_file.setdefault(hit.path, []).append(hit.line)
+        extra: list[Hit] = []
+        for path, numbers in per_file.items():
+            if len(numbers) < MAX_HITS_PER_FILE:
+                continue
+            for number, text in enumerate(self.file_text(path) or [], 1):
+                if number not in numbers and pattern.match(text):
+                    extra.append(Hit(path, number, text.rstrip("\n")))
+                    break
+        return extra
 
     def corpus(self) -> TextCorpus | None:
         """The tree's text files held in memory, read on first use; ``None`` past
@@ -249,17 +276,21 @@ class LocalGitGrep:
         """Path hits for a path-like seed, and for a dotted name the files of its most specific
         level that exists (``module_path_levels``): ``pkg.sub.models`` names
         ``pkg/sub/models.py`` when there is one, and then not also ``pkg/sub/__init__.py``, so
-        the module's bonus is not split with the package that merely contains it."""
+        the module's bonus is not split with the package that merely contains it. The module
+        reading comes before the file-name one: ``docutils.rst`` is the module
+        ``docutils/rst.py`` when that exists, a file named ``docutils.rst`` only otherwise."""
         paths = self.paths()
 
         def matching(suffixes: list[str]) -> list[str]:
             return [p for p in paths if any(p == s or p.endswith("/" + s) for s in suffixes)]
 
-        found = matching([seed.strip("/")]) if looks_like_path(seed) else []
-        for level in module_path_levels(seed):
+        found: list[str] = []
+        for level in module_path_levels(seed, suffix_ok=True):
             if matched := matching(level):
-                found += [path for path in matched if path not in found]
+                found = matched
                 break
+        if not found and looks_like_path(seed):
+            found = matching([seed.strip("/")])
         return [Hit(path, 1, kind="path") for path in found]
 
     def _git_grep(self, seed: str) -> list[Hit]:

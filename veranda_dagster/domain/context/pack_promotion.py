@@ -9,7 +9,10 @@ before the byte budget is spent.
 
 from __future__ import annotations
 
+import re
+
 from veranda_dagster.domain.context.code_search import CodeSearch
+from veranda_dagster.domain.context.function_spans import enclosing_function
 from veranda_dagster.domain.context.import_graph import (
     PathIndex,
     defines,
@@ -27,6 +30,55 @@ keyword hits neither ranking is the better judge, so each holds half the pack.""
 ALIAS_CALL_PROMOTION = IMPORT_PROMOTION
 """A file defining what the best file calls through a package alias (``nx.f(``) is promoted
 like one it imports: the package only re-exports, the call goes to that file."""
+CALLEE_ANCHOR_VALUE = 0.5
+"""The callee's definition line as an anchor of its file: its whole function is packed."""
+MAX_CALLEE_FILES = 2
+"""Files the named function's callees bring in that no other evidence reached (``callee_files``):
+each takes the place of the weakest of the six, so only a couple."""
+_CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
+_TOP_DEF_AT = re.compile(r"^(?:async\s+)?def\s+(\w+)")
+"""A top-level function: a class the named function calls is most often an exception it
+raises, whose file holds no logic to fix."""
+
+
+def named_function_calls(ev: FileEvidence, lines: list[str]) -> set[str]:
+    """Names called (``f(``) in the body of the function around the file's best strong line:
+    the function the ticket named (a definition hit, a frame), whose callees hold the fix as
+    often as it does. Empty when no strong line sits in a function."""
+    strong = sorted(ev.strong, key=lambda n: (-ev.lines.get(n, 0.0), n))
+    span = enclosing_function(lines, strong[0]) if strong else None
+    if span is None:
+        return set()
+    names: set[str] = set()
+    for text in lines[span[0] : span[1]]:  # the body, not the def line itself
+        if not text.lstrip().startswith("#"):
+            names.update(_CALLED.findall(text))
+    return names
+
+
+def callee_files(
+    best: FileEvidence, lines: list[str], imported: list[str], search: CodeSearch
+) -> list[tuple[str, int]]:
+    """``(path, definition line)`` of the files the best file imports that define (a top-level
+    ``def``) a function its named function calls, in import order, at most ``MAX_CALLEE_FILES``: one
+    step along the call graph from the function a ticket names, the way imports are
+    followed."""
+    file_text = getattr(search, "file_text", None)
+    called = named_function_calls(best, lines)
+    if not called or not callable(file_text):
+        return []
+    found: list[tuple[str, int]] = []
+    for path in imported:
+        if path.endswith("/__init__.py"):
+            continue
+        for number, text in enumerate(file_text(path) or [], 1):
+            m = _TOP_DEF_AT.match(text)
+            if m and m.group(1) in called:
+                found.append((path, number))
+                break
+        if len(found) >= MAX_CALLEE_FILES:
+            break
+    return found
 
 
 def promote_imported(
@@ -45,16 +97,26 @@ def promote_imported(
     read for definitions when the promotion could lift it into the ``max_files``."""
     paths = getattr(search, "paths", None)
     file_text = getattr(search, "file_text", None)
-    if len(ranked) < 2 or not (callable(paths) and callable(file_text)):
+    if not ranked or not (callable(paths) and callable(file_text)):
         return ranked
     tree = paths()
     lines = file_text(ranked[0].path) if tree else None
     if not lines:
         return ranked
     index = PathIndex(tree)
-    imported = set(imported_paths(ranked[0].path, lines, index))
+    imports = imported_paths(ranked[0].path, lines, index)
+    imported = set(imports)
     called = package_calls(ranked[0].path, lines, index)
     last = ranked[min(len(ranked), max(1, max_files)) - 1].score
+    by_path = {ev.path: ev for ev in ranked}
+    for path, line in callee_files(ranked[0], lines, imports, search):
+        ev = by_path.get(path)
+        if ev is None:
+            ev = by_path[path] = FileEvidence(path)
+            ranked.append(ev)
+        ev.score = max(ev.score, last / IMPORT_PROMOTION)  # lands among the six once promoted
+        ev.lines[line] = max(ev.lines.get(line, 0.0), CALLEE_ANCHOR_VALUE)
+        ev.strong.add(line)
     for ev in ranked[1:]:
         if ev.path.endswith("/__init__.py"):
             continue

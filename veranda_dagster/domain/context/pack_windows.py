@@ -10,6 +10,7 @@ thin that no window holds a whole function body.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from veranda_dagster.domain.context.code_search import CodeSearch, split_lines
@@ -24,6 +25,19 @@ from veranda_dagster.domain.core.models import Window
 
 TOPIC_VALUE = 0.3
 """The topic span ranks after a file's definitions and frames, before its plain hit lines."""
+CALLEE_VALUE = 0.2
+"""A function the first window's function calls, defined in the same file: where a fix of the
+named function often goes (a helper it delegates to), after the file's own evidence."""
+MAX_CALLEE_WINDOWS = 2
+"""Same-file callees planned per file: the budget is shared by six files."""
+PLAIN_BEFORE_CALLEES = 2
+"""Plain hit lines that keep their window ahead of the callees: where the ticket's words are
+is evidence, a callee only a guess."""
+CLIPPED_FUNCTION_BYTES = MAX_FUNCTION_WINDOW_BYTES // 2
+"""Around a strong line in a function too long to pack whole: this much of the function's body
+on both sides of the line, so the window reaches the statements a fix would change."""
+_CALL = re.compile(r"(?<![\w.])(?:self\.|cls\.)?([A-Za-z_]\w*)\s*\(")
+_PY_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 MAX_TOPIC_SCAN_LINES = 5_000
 """Lines of a file scanned for the ticket's words when only the full-text ranking chose it."""
 
@@ -62,14 +76,60 @@ class _Candidate:
     short: Window | None = None
 
 
-def _function_window(lines: list[str], line: int) -> Window | None:
+def _function_window(lines: list[str], line: int, clip: bool = False) -> Window | None:
+    """The whole function around ``line`` when it is at most ``MAX_FUNCTION_WINDOW_BYTES``;
+    with ``clip`` a longer one still gives the part of its body around ``line``
+    (``_clipped``), so a traceback line deep in a long function is seen with the statements
+    around it rather than twelve lines."""
     span = enclosing_function(lines, line)
     if span is None:
         return None
     text = "".join(lines[span[0] - 1 : span[1]])
     if utf8_len(text) > MAX_FUNCTION_WINDOW_BYTES:
-        return None
+        return _clipped(lines, line, span) if clip else None
     return Window(start=span[0], end=span[1], text=text)
+
+
+def _clipped(lines: list[str], line: int, span: tuple[int, int]) -> Window:
+    """Lines of the function ``span`` around ``line``, growing one line at a time on each
+    side (the side with room) until ``CLIPPED_FUNCTION_BYTES``; bounded by the span."""
+    start = end = line
+    used = utf8_len(lines[line - 1])
+    while used < CLIPPED_FUNCTION_BYTES and (start > span[0] or end < span[1]):
+        grew = False
+        for side in (-1, 1):
+            nxt = start - 1 if side < 0 else end + 1
+            if not span[0] <= nxt <= span[1]:
+                continue
+            size = utf8_len(lines[nxt - 1])
+            if used + size > CLIPPED_FUNCTION_BYTES:
+                continue
+            used += size
+            start, end = (nxt, end) if side < 0 else (start, nxt)
+            grew = True
+        if not grew:
+            break
+    return Window(start=start, end=end, text="".join(lines[start - 1 : end]))
+
+
+def same_file_callees(lines: list[str], body: Window, limit: int = MAX_CALLEE_WINDOWS) -> list[int]:
+    """Definition lines, in this file, of the functions ``body`` calls (``f(`` or
+    ``self.f(``), in call order, at most ``limit``; the body's own definition excluded. Why: a
+    ticket names the function it saw fail, and the fix is as often in a helper it calls."""
+    defined: dict[str, int] = {}
+    for number, text in enumerate(lines, 1):
+        m = _PY_DEF.match(text)
+        if m and m.group(1) not in defined:
+            defined[m.group(1)] = number
+    found: list[int] = []
+    for text in split_lines(body.text)[1:]:
+        for m in _CALL.finditer(text):
+            at = defined.get(m.group(1))
+            if at is not None and not body.start <= at <= body.end and at not in found:
+                found.append(at)
+                if len(found) >= limit:
+                    return found
+    return found
 
 
 def _topic_line(lines: list[str], weights: dict[str, float]) -> int | None:
@@ -113,12 +173,18 @@ def file_windows(
     ordered = sorted(
         anchors.items(), key=lambda item: (item[0] not in ev.strong, -item[1], item[0])
     )
+    if lines:
+        ordered = _with_callees(lines, ordered, ev.strong)
     scored: list[_Candidate] = []
     for line, value in ordered[: MAX_WINDOWS_PER_FILE * 4]:
         if any(c.window.start <= line <= c.window.end for c in scored):
             continue
         short = search.read_window(ev.path, line)
-        whole = _function_window(lines, line) if lines and line in ev.strong else None
+        strong = line in ev.strong
+        # the file's first window is a whole function even for a plain hit: the lines a fix
+        # changes are rarely within six lines of where the ticket's words are
+        first = not scored
+        whole = _function_window(lines, line, clip=strong) if lines and (strong or first) else None
         window = whole if whole is not None else short
         for i, other in enumerate(scored):
             if window.start <= other.window.end + 1 and other.window.start <= window.end + 1:
@@ -130,6 +196,26 @@ def file_windows(
                 break
             scored.append(_Candidate(window, value, short if window is not short else None))
     return scored
+
+
+def _with_callees(
+    lines: list[str], ordered: list[tuple[int, float]], strong: set[int]
+) -> list[tuple[int, float]]:
+    """``ordered`` with the same-file callees of the first strong anchor's function after the
+    file's strong anchors and its first ``PLAIN_BEFORE_CALLEES`` plain ones (as strong anchors
+    of ``CALLEE_VALUE``), so the function a ticket names comes with the helpers it calls when
+    the budget allows."""
+    first = next((line for line, _ in ordered if line in strong), None)
+    body = _function_window(lines, first) if first is not None else None
+    if body is None:
+        return ordered
+    known = {line for line, _ in ordered}
+    callees = [(at, CALLEE_VALUE) for at in same_file_callees(lines, body) if at not in known]
+    if not callees:
+        return ordered
+    strong.update(at for at, _ in callees)
+    cut = sum(1 for line, _ in ordered if line in strong) + PLAIN_BEFORE_CALLEES
+    return ordered[:cut] + callees + ordered[cut:]
 
 
 def utf8_len(text: str) -> int:
@@ -157,11 +243,33 @@ def truncate_window(window: Window, budget: int) -> Window | None:
     return Window(start=window.start, end=end, text="".join(kept))
 
 
+LEAD_FILES = 2
+"""The first files of the ranking, where the fix usually is: their functions may take beyond
+the equal share. Later files get a whole function only within their share (their first
+window) or half of it (later windows), so the lead files keep room for their second and third
+windows."""
+
+
+def _schedule(files: int) -> list[tuple[int, int]]:
+    """The order windows are paid for, as ``(window index, file index)``: every file's first
+    window, then the lead files' later windows round-robin, then the other files' later
+    windows round-robin."""
+    later = range(1, MAX_WINDOWS_PER_FILE)
+    lead = min(files, LEAD_FILES)
+    return [
+        *((0, i) for i in range(files)),
+        *((k, i) for k in later for i in range(lead)),
+        *((k, i) for k in later for i in range(lead, files)),
+    ]
+
+
 def spend_budget(
     candidates: list[tuple[str, list[_Candidate]]], max_bytes: int
 ) -> dict[str, list[Window]]:
-    """Spend the byte budget: every file's best window first, in rank order, then second
-    windows, and so on, so one long file cannot starve the other five. A first window is capped
+    """Spend the byte budget: every file's best window first, in rank order, then the lead
+    files' later windows (``LEAD_FILES``: where the fix usually is), then the others' later
+    windows (``_schedule``), so one long file cannot starve the other five and the best guess
+    still gets the second and third windows that reach an edit. A first window is capped
     at an equal share of the budget, except a whole function, which may take up to
     ``MAX_FUNCTION_WINDOW_BYTES`` as long as every later file can still have its 12-line first
     window: so the budget is never split so thin that no window holds a whole function body. A
@@ -174,21 +282,23 @@ def spend_budget(
         min(fair_share, utf8_len((c[0].short or c[0].window).text)) if c else 0
         for _, c in candidates
     ]
-    for k in range(MAX_WINDOWS_PER_FILE):
-        for i, (path, windows) in enumerate(candidates):
-            if k >= len(windows) or remaining <= 0:
-                continue
-            cand = windows[k]
-            reserve = sum(firsts[i + 1 :]) if k == 0 else 0
-            size = utf8_len(cand.window.text)
-            if cand.short is not None and size <= remaining - reserve:
-                fitted: Window | None = cand.window
-            else:
-                window = cand.short or cand.window
-                cap = min(remaining, fair_share) if k == 0 else remaining
-                fitted = window if utf8_len(window.text) <= cap else truncate_window(window, cap)
-            if fitted is None or not fitted.text:
-                continue
-            kept[path].append(fitted)
-            remaining -= utf8_len(fitted.text)
+    for k, i in _schedule(len(candidates)):
+        path, windows = candidates[i]
+        if k >= len(windows) or remaining <= 0:
+            continue
+        cand = windows[k]
+        reserve = sum(firsts[i + 1 :]) if k == 0 else 0
+        size = utf8_len(cand.window.text)
+        if i >= LEAD_FILES:  # files 3-6: a whole function within their own share
+            reserve = max(reserve, remaining - (fair_share if k == 0 else fair_share // 2))
+        if cand.short is not None and size <= remaining - reserve:
+            fitted: Window | None = cand.window
+        else:
+            window = cand.short or cand.window
+            cap = min(remaining, fair_share) if k == 0 else remaining
+            fitted = window if utf8_len(window.text) <= cap else truncate_window(window, cap)
+        if fitted is None or not fitted.text:
+            continue
+        kept[path].append(fitted)
+        remaining -= utf8_len(fitted.text)
     return kept

@@ -67,6 +67,24 @@ package's ``__init__`` re-exports every public name."""
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+[\w.]+\s+import\b|import\s+\w)")
 RANK_DECAY = 0.06
 """Weight lost per seed rank: the first seed weighs 1.0, the eighth 0.58."""
+NOISE_IDF = math.log(2.0)
+"""A seed whose full-text idf is below this is in more than half of the tree's source files
+(Lucene's idf, ``log(1 + (N - df + 0.5) / (df + 0.5))``): an interpreter banner's ``Python``,
+a builtin exception's name. It says nothing about where the fix goes."""
+NOISE_FACTOR = 0.1
+"""What a noise seed still weighs: enough to break ties, too little to rank a file."""
+_SINGLE_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def noise_seeds(results: list[SearchResult], term_idf: dict[str, float]) -> set[str]:
+    """The searched seeds that are one identifier found in most of the tree's source files
+    (``NOISE_IDF``), by the full-text index's idf; none without the index."""
+    return {
+        r.query
+        for r in results
+        if _SINGLE_IDENT.fullmatch(r.query)
+        and term_idf.get(r.query.lower().strip("_"), NOISE_IDF) < NOISE_IDF
+    }
 
 
 class RetrievalResult(BaseModel):
@@ -167,15 +185,19 @@ def rank_files(
 ) -> list[FileEvidence]:
     """Files by score, best first; ties broken by path so the same inputs give the same pack.
 
-    A path hit's rarity is counted among the path hits alone: ``rich.panel`` names one file
+    A seed in most of the tree's source files (``noise_seeds``) weighs ``NOISE_FACTOR`` of its
+    share. A path hit's rarity is counted among the path hits alone: ``rich.panel`` names one file
     (``rich/panel.py``) even though 35 files import it, and the importers must not dilute it."""
     evidence: dict[str, FileEvidence] = {}
+    noise = noise_seeds(results, signals.term_weights) if signals is not None else set()
     for result in results:
         if not result.hits:
             continue
         files_hit = {h.path for h in result.hits}
         path_files = {h.path for h in result.hits if h.kind == "path"}
         rank_weight = max(0.1, 1.0 - RANK_DECAY * result.rank) * result.weight
+        if result.query in noise:
+            rank_weight *= NOISE_FACTOR
         weight = rank_weight * _idf(len(files_hit))
         path_weight = rank_weight * _idf(len(path_files))
         literal = looks_like_path(result.query) or result.strong

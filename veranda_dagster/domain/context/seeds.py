@@ -127,10 +127,56 @@ def _normalize_path(path: str) -> str:
     return path.lstrip("./") if path.startswith("./") else path.lstrip("/")
 
 
+_SHELL_COMMANDS_TEXT = """
+    python python3 py pip pip3 pipx uv uvx poetry pdm hatch tox nox pytest git npm npx yarn pnpm
+    node deno docker docker-compose podman kubectl make cmake cargo go conda mamba micromamba brew
+    apt apt-get dnf yum sudo cd ls cat echo export set curl wget bash sh zsh source pre-commit
+    black ruff mypy flake8 isort twine sphinx-build gunicorn uvicorn flask django-admin
+"""
+SHELL_COMMANDS = frozenset(_SHELL_COMMANDS_TEXT.split())
+"""Programs a report shows being run: a backticked command line says how the user got there,
+not which code to read (``poetry show --only main`` made ``poetry`` a seed that every file
+matches)."""
+_FLAG = re.compile(r"^--?[A-Za-z][\w-]*(?:=\S*)?$")
+_MODULE_ARG = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+
+
+def is_shell_command(span: str) -> bool:
+    """A backticked span that is a command line or a bare flag (``--no-ansi``, ``-e py311``,
+    ``$ tox -rvv``, ``python -m pkg.mod``), not code: a known program first, or a flag among
+    its words and no call or assignment before it."""
+    words = span.strip().lstrip("$> ").split()
+    if not words:
+        return False
+    if _FLAG.match(words[0]):
+        return True
+    if len(words) < 2:
+        return False
+    head = words[1] if words[0] == "sudo" else words[0]
+    if head.lower() in SHELL_COMMANDS:
+        return True
+    assignment = re.search(r"\s=\s", span)
+    return "(" not in span and not assignment and any(_FLAG.match(w) for w in words[1:])
+
+
+def _command_tokens(span: str) -> list[tuple[str, str]]:
+    """The dotted module names a command line runs (``python -m werkzeug.serving``): the only
+    part of a command that names code."""
+    words = span.strip().lstrip("$> ").split()
+    return [
+        (word, "dotted")
+        for word in words[1:]
+        if _MODULE_ARG.match(word) and _acceptable(word) and not _PATH.fullmatch(word)
+    ]
+
+
 def _span_tokens(span: str) -> list[tuple[str, str]]:
     """What a backticked span contributes: itself when it reads as one identifier or a short
-    snippet, else the identifiers inside it."""
+    snippet, else the identifiers inside it; of a command line or a flag, only the dotted
+    module names it runs (``is_shell_command``)."""
     span = _clean(span)
+    if is_shell_command(span):
+        return _command_tokens(span)
     if _PATH.fullmatch(span):
         return [(_normalize_path(span), "path")]
     if len(span) <= MAX_SEED_LEN and not re.search(r"\s{2,}|[;{}]", span):

@@ -32,9 +32,22 @@ MIN_MESSAGE_CHARS = 12
 MAX_MESSAGE_CHARS = 120
 
 _PY_FRAME = re.compile(
-    r"""File\s+["']([^"'\n]{1,300})["'],\s+line\s+(\d{1,7})(?:,\s+in\s+([\w<>.]{1,120}))?"""
+    r"""File\s+["']([^"'\n]{1,300})["'],\s+line\s+(\d{1,7})"""
+    r"""(?:,\s+in\s+([\w<>.]{1,120})(?![\w-]|[ \t]+template\b))?"""
 )
-"""CPython's ``File "pkg/mod.py", line 12, in func``."""
+"""CPython's ``File "pkg/mod.py", line 12, in func`` (also what ``logging``'s ``exc_info``,
+Sphinx's and Jinja's tracebacks print; Jinja's ``in top-level template code`` names no
+function)."""
+_IPYTHON_FRAME = re.compile(
+    r"(?m)File\s+(~?[^\s:\"'<>]{1,300}\.pyx?):(\d{1,7})(?:,\s+in\s+([\w.]{1,120}))?"
+)
+"""IPython 8's ``File ~/…/pkg/mod.py:41, in func(x, y)`` (and ``File /abs/pkg/mod.py:41``)."""
+_IPYTHON7_FRAME = re.compile(
+    r"(?m)^[ \t]{0,8}(~?/?[\w.~/\\-]{1,300}\.py)[ \t]+in[ \t]+(\w{1,120})\([^\n]{0,300}\n"
+    r"(?:[^\n]{0,300}\n){0,12}?-+>[ \t]*(\d{1,7})\b"
+)
+"""IPython 7's ``~/…/pkg/mod.py in func(x)`` header, its line from the ``---> 41`` arrow below
+(within a dozen lines: the context IPython prints)."""
 _PYTEST_FRAME = re.compile(r"(?m)^\s{0,8}([\w./\\-]{1,300}\.py):(\d{1,7}):\s(?:in\s+(\w{1,120}))?")
 """pytest's short form ``pkg/mod.py:12: in func`` (or ``: ValueError``)."""
 _SITE_PREFIX = re.compile(r"^.*?[/\\](?:site-packages|dist-packages)[/\\]")
@@ -67,16 +80,23 @@ class Frame:
     function: str | None
 
 
+def _frame(raw_path: str, line: str, function: str | None) -> Frame:
+    """A frame as printed, its path without the install prefix (``site-packages/``, ``~/``)."""
+    path = _SITE_PREFIX.sub("", re.sub(r"[/\\]+", "/", raw_path))
+    func = function if function and not function.startswith("<") else None
+    return Frame(path.lstrip("~").lstrip("./"), int(line), func)
+
+
 def traceback_frames(text: str) -> list[Frame]:
     """Every traceback frame in ``text``, deepest first (the last printed is the deepest), each
     ``(path, line)`` once; at most ``MAX_FRAMES``."""
     text = text[:MAX_EXTRACT_TEXT_CHARS]
     found: list[tuple[int, Frame]] = []
-    for pattern in (_PY_FRAME, _PYTEST_FRAME):
+    for pattern in (_PY_FRAME, _PYTEST_FRAME, _IPYTHON_FRAME):
         for m in pattern.finditer(text):
-            path = _SITE_PREFIX.sub("", re.sub(r"[/\\]+", "/", m.group(1)))
-            func = m.group(3) if m.group(3) and not m.group(3).startswith("<") else None
-            found.append((m.start(), Frame(path.lstrip("./"), int(m.group(2)), func)))
+            found.append((m.start(), _frame(m.group(1), m.group(2), m.group(3))))
+    for m in _IPYTHON7_FRAME.finditer(text):
+        found.append((m.start(), _frame(m.group(1), m.group(3), m.group(2))))
     frames: list[Frame] = []
     seen: set[tuple[str, int]] = set()
     for _, frame in sorted(found, key=lambda item: -item[0]):
