@@ -260,3 +260,25 @@ def test_naive_ranks_by_distinct_seeds_then_lines() -> None:
 
 def test_words_split_identifiers() -> None:
     assert bench.words("NetRCAuth.__init__") == ["netrcauth", "net", "rc", "auth", "init"]
+
+
+def test_grep_floor_times_the_pack_beside_both_git_grep_floors(
+    repos_dir: Path, pack_cmd: list[str], tmp_path: Path
+) -> None:
+    """``benchmarks/grep_floor.py`` run small through its entry point: one case, one JSON row
+    with the pack's CPU and memory beside both floors; an unknown case id is a clear error."""
+    floor = load_script("grep_floor")
+    cases_file = tmp_path / "cases.json"
+    [case] = builder.build(repos_dir, [REPORT])
+    cases_file.write_text(json.dumps([case]))
+    argv = ["--repos-dir", str(repos_dir), "--cases", str(cases_file), "--case", case["id"]]
+    capture = io.StringIO()
+    with contextlib.redirect_stdout(capture):
+        code = floor.main([*argv, "--pack-cmd", " ".join(pack_cmd)])
+    assert code == 0
+    row = json.loads(capture.getvalue().strip().splitlines()[-1])
+    assert row["id"] == case["id"] and row["seeds"] >= 1
+    assert row["pack_cpu_s"] > 0 and row["pack_peak_mb"] > 0
+    assert row["grep_objects_cpu_s"] >= 0 and row["grep_worktree_cpu_s"] >= 0
+    missing = ["--repos-dir", str(repos_dir), "--cases", str(cases_file), "--case", "nope"]
+    assert floor.main([*missing, "--pack-cmd", " ".join(pack_cmd)]) == 2
