@@ -21,6 +21,7 @@ from veranda_dagster.domain.context.facts import read_repo_facts
 from veranda_dagster.domain.context.layers import (
     build_layers,
     exclude_from_git,
+    operator_hints,
     write_instruction_files,
 )
 from veranda_dagster.domain.context.retrieval import RetrievalResult, build_pack
@@ -78,7 +79,7 @@ def build_context_pack(
         search = search.at(base_sha)
     elif callable(attach := getattr(search, "attach_clone", None)):
         attach(repo_dir, base_sha)  # forge search, file texts from the clone at the base sha
-    facts = read_repo_facts(repo_dir)
+    facts = read_repo_facts(repo_dir, operator_hints(config.hints_dir, guess.repo))
     files = RepoFiles(repo_dir)
     texts = ticket_texts(ticket, config.dossiers)
     pack, planned = _pack(texts, search, ticket)
