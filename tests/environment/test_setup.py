@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.environment.conftest import VENV_INSTALL, make_repo, use_registries
-from veranda_dagster.domain.build.validation import run_command
 from veranda_dagster.domain.context.facts import read_repo_facts
 from veranda_dagster.domain.core.errors import SetupError
+from veranda_dagster.domain.work.validation import run_command
 from veranda_dagster.environment.active import READY_FILE, active_environment
 from veranda_dagster.environment.setup import prepare_environment
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse

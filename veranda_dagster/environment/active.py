@@ -6,7 +6,7 @@ point the product's commands at another folder. Every later command in the clone
 process or phase, reads it: the environment folder is bound read-only at its own path (a venv's
 scripts name their interpreter by absolute path) and its ``bin`` folders go first on ``PATH``.
 
-Standard library and pydantic only: ``domain/build/validation.py`` imports this on every run.
+Standard library and pydantic only: ``domain/work/validation.py`` imports this on every run.
 """
 
 from __future__ import annotations
@@ -63,6 +63,16 @@ def write_pointer(repo_dir: str | Path, outcome: SetupOutcome) -> None:
 def active_environment(repo_dir: str | Path) -> ActiveEnvironment | None:
     """The environment the setup step prepared for this clone, or ``None`` (no setup ran, it
     prepared nothing, or its folder is gone: the commands then run with the image's tools)."""
+    outcome = setup_outcome(repo_dir)
+    if outcome is None or not outcome.env_dir:
+        return None
+    if not (Path(outcome.env_dir) / READY_FILE).is_file():
+        return None
+    return ActiveEnvironment(outcome.env_dir, outcome)
+
+
+def setup_outcome(repo_dir: str | Path) -> SetupOutcome | None:
+    """What the clone's last setup step recorded, or ``None`` when none ran."""
     path = pointer_path(repo_dir)
     try:
         with path.open("rb") as handle:
@@ -72,9 +82,6 @@ def active_environment(repo_dir: str | Path) -> ActiveEnvironment | None:
     if len(raw) > MAX_POINTER_BYTES:
         return None
     try:
-        outcome = SetupOutcome.model_validate(json.loads(raw))
+        return SetupOutcome.model_validate(json.loads(raw))
     except ValueError:
         return None
-    if not outcome.env_dir or not (Path(outcome.env_dir) / READY_FILE).is_file():
-        return None
-    return ActiveEnvironment(outcome.env_dir, outcome)

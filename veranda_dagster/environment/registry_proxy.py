@@ -203,7 +203,9 @@ class RegistryProxy:
                 if request.method == "HEAD" or resp.status_code in (204, 304):
                     return
                 sent = 0
-                for chunk in resp.iter_raw():
+                # a response the transport already read (a test's mock) has no stream left
+                chunks = [resp.content] if resp.is_stream_consumed else resp.iter_raw()
+                for chunk in chunks:
                     sent += len(chunk)
                     if sent > MAX_PACKAGE_BYTES:
                         log.warning("registry proxy cut %s past %d bytes", request.shown, sent)
@@ -213,7 +215,7 @@ class RegistryProxy:
                 conn.sendall(b"0\r\n\r\n")
         except httpx.TimeoutException:
             self._refuse(conn, request, Refused(504, "registry did not answer in time"))
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.StreamError) as exc:
             self._refuse(conn, request, Refused(502, f"registry failed: {type(exc).__name__}"))
         except OSError:
             log.info("registry proxy: client went away during %s", request.shown)

@@ -1,6 +1,6 @@
 """The setup step: prepare a repository's environment in the sandbox, once per lockfile hash.
 
-``prepare_environment`` runs before the red tests (``domain/build/turn.prepare``), and again,
+``prepare_environment`` runs before the red tests (``domain/work/turn.prepare``), and again,
 for nothing, in every later phase:
 
 1. The declaration (``RepoFacts.setup``: the repository's setup script, a devcontainer's create
@@ -30,10 +30,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
-from veranda_dagster.domain.build.validation import _Tail, scrubbed_env
 from veranda_dagster.domain.clone.repo_files import RepoFiles
 from veranda_dagster.domain.core.errors import SetupError
 from veranda_dagster.domain.core.models import RepoFacts, SetupOutcome
+from veranda_dagster.domain.work.validation import _Tail, scrubbed_env
 from veranda_dagster.environment.active import ENV_VAR, READY_FILE, ActiveEnvironment, write_pointer
 from veranda_dagster.environment.cache import (
     cache_root,
