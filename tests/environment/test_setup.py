@@ -190,3 +190,15 @@ def test_without_a_registry_the_setup_has_no_network_at_all(
     with pytest.raises(SetupError, match="exited"):
         _prepare(repo, timeout_s=120)
     assert index.requests == []
+
+
+def test_with_the_sandbox_off_the_setup_still_goes_through_the_proxy(
+    tmp_path: Path, index: PackageIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``VERANDA_SANDBOX=off`` is a debugging switch: no isolation, but the same proxy rules."""
+    monkeypatch.setenv("VERANDA_SANDBOX", "off")
+    use_registries(monkeypatch, pypi={"url": index.base_url + "/simple", "kind": "pypi"})
+    repo = make_repo(tmp_path, VENV_INSTALL)
+    outcome = _prepare(repo)
+    assert outcome.status == "ready" and index.requests_to("/files/*")
+    assert run_command("hello-tool", repo).ok

@@ -179,11 +179,15 @@ def _sandboxed(
         inner = ActiveEnvironment(str(folder), SetupOutcome(status="ready")).apply(scrubbed_env())
         inner.update(_tool_config(proxy, registries, local))
         inner[ENV_VAR] = str(folder)
+        sandbox = Sandbox()
+        # VERANDA_SANDBOX=off (a debugging switch) runs the bridge on the host, at the real socket
+        inside = str(proxy.socket_path) if sandbox.mode == "off" else SOCKET_DIR_INSIDE
         launcher = [
             sys.executable, "-I", str(Path(bridge.__file__).resolve()),
-            "--socket", f"{SOCKET_DIR_INSIDE}/{SOCKET_NAME}", "--port", str(port), "--",
+            "--socket", f"{inside}/{SOCKET_NAME}" if sandbox.mode != "off" else inside,
+            "--port", str(port), "--",
         ]  # fmt: skip
-        prepared = Sandbox().prepare(
+        prepared = sandbox.prepare(
             ["/bin/sh", "-c", script],
             repo_dir,
             inner,
@@ -192,7 +196,8 @@ def _sandboxed(
             ro_binds={str(proxy.folder): SOCKET_DIR_INSIDE},
             launcher=launcher,
         )
-        yield prepared.argv, prepared.env, proxy
+        argv = prepared.argv if prepared.sandboxed else [*launcher, *prepared.argv]
+        yield argv, prepared.env, proxy
 
 
 def _tool_config(
@@ -203,6 +208,7 @@ def _tool_config(
     out = {
         "http_proxy": local, "HTTP_PROXY": local, "no_proxy": NO_PROXY, "NO_PROXY": NO_PROXY,
         "PIP_NO_CACHE_DIR": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
+        "PIP_RETRIES": "1",
         "npm_config_update_notifier": "false", "npm_config_fund": "false",
         "npm_config_audit": "false",
     }  # fmt: skip

@@ -114,3 +114,29 @@ class PackageIndex(FakeHttpServer):
 
 def _page(links: str) -> str:
     return f"<!DOCTYPE html>\n<html><body>\n{links}</body></html>\n"
+
+
+MAX_SERVE_S = 3600.0
+"""How long ``python -m veranda_dagster.sim.package_index`` serves before it exits by itself
+(a demo run inside the image takes a minute)."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve a folder of wheels on a free loopback port and print the index URL: ``python -m
+    veranda_dagster.sim.package_index WHEELS`` (the image's demo step)."""
+    import argparse
+    import time
+
+    parser = argparse.ArgumentParser(prog="veranda-package-index")
+    parser.add_argument("wheels")
+    parser.add_argument("--serve-s", type=float, default=MAX_SERVE_S)
+    args = parser.parse_args(argv)
+    index = PackageIndex(args.wheels)
+    with index:
+        print(f"{index.base_url}/simple/", flush=True)
+        time.sleep(min(args.serve_s, MAX_SERVE_S))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
