@@ -134,5 +134,9 @@ def test_waiting_for_another_ticket_is_bounded(tmp_path: Path) -> None:
         thread.join(5)
     with locked(folder, wait_s=0.3):  # free again once the holder is done
         pass
-    with pytest.raises(SetupError, match="cannot name"):
-        environment_dir(tmp_path, "../x", "k")
+    assert environment_dir(tmp_path, "acme/platform/billing", "k").parent.name == (
+        "acme__platform__billing"  # a GitLab subgroup's project
+    )
+    for hostile in ("..", ".hidden/x", "a\x00b"):
+        with pytest.raises(SetupError, match="cannot name"):
+            environment_dir(tmp_path, hostile, "k")

@@ -83,7 +83,7 @@ def environment_key(
 
 
 def environment_dir(root: Path, repo: str, key: str) -> Path:
-    slug = repo.replace("/", "__", 1) if repo else "repository"
+    slug = repo.replace("/", "__") if repo else "repository"  # GitLab subgroups nest
     if not slug or slug.startswith(".") or "/" in slug or "\x00" in slug:
         raise SetupError(f"repository name {repo!r} cannot name an environment folder")
     return root / slug / key
