@@ -202,3 +202,19 @@ def test_with_the_sandbox_off_the_setup_still_goes_through_the_proxy(
     outcome = _prepare(repo)
     assert outcome.status == "ready" and index.requests_to("/files/*")
     assert run_command("hello-tool", repo).ok
+
+
+def test_an_undeclared_python_repository_gets_a_venv_with_its_dev_extras(
+    tmp_path: Path, index: PackageIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_registries(monkeypatch, pypi={"url": index.base_url + "/simple", "kind": "pypi"})
+    repo = make_repo(tmp_path, None)
+    (repo / "pyproject.toml").write_text(
+        '[project]\nname = "pkg"\nversion = "0"\n'
+        '[project.optional-dependencies]\ndev = ["hello-tool==1.0"]\n'
+    )
+    outcome = _prepare(repo)
+    assert (outcome.status, outcome.source) == ("ready", "default: python")
+    assert (Path(outcome.env_dir) / "venv" / "pyvenv.cfg").is_file()
+    result = run_command('hello-tool && test "$VIRTUAL_ENV" = "$VERANDA_ENV/venv"', repo)
+    assert result.ok, result.output_tail

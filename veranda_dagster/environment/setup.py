@@ -62,34 +62,26 @@ _REAP_S: Final = 5.0
 NO_PROXY: Final = "127.0.0.1,localhost"
 
 
+NOT_DECLARED: Final = (
+    "no setup declared (.veranda/setup.sh, .devcontainer/devcontainer.json or the org hints' "
+    "setup: line)"
+)
+
+
 def _declared(
     facts: RepoFacts, files: RepoFiles, registries: Sequence[Registry]
 ) -> tuple[list[str], str, str]:
     """(commands, source, what is missing when there are none)."""
     if facts.setup:
         return list(facts.setup), facts.setup_source, ""
-    if "python" in facts.languages:
-        if any(r.kind == "pypi" for r in registries):
-            return python_default(files), "default: python", ""
-        return (
-            [],
-            "",
-            (
-                "no setup declared (.veranda/setup.sh, .devcontainer/devcontainer.json or the org "
-                "hints' setup: line) and no pypi registry configured (VERANDA_REGISTRIES) for the "
-                "Python default; commands run with the image's tools"
-            ),
-        )
-    languages = ", ".join(facts.languages) or "no language recognised"
-    return (
-        [],
-        "",
-        (
-            f"no setup declared (.veranda/setup.sh, .devcontainer/devcontainer.json or the org "
-            f"hints' setup: line) and no default for {languages}; commands run with the image's "
-            "tools"
-        ),
-    )
+    if "python" not in facts.languages:
+        languages = ", ".join(facts.languages) or "no language recognised"
+        why = f"no default for {languages}"
+    elif any(r.kind == "pypi" for r in registries):
+        return python_default(files), "default: python", ""
+    else:
+        why = "no pypi registry configured (VERANDA_REGISTRIES) for the Python default"
+    return [], "", f"{NOT_DECLARED} and {why}; commands run with the image's tools"
 
 
 def prepare_environment(
