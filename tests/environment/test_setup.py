@@ -21,6 +21,7 @@ from veranda_dagster.environment.active import READY_FILE, active_environment
 from veranda_dagster.environment.setup import prepare_environment
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
 from veranda_dagster.sim.package_index import PackageIndex
+from veranda_dagster.vendors.runner import SubprocessRunner
 
 REPO = "acme/tools"
 
@@ -218,3 +219,19 @@ def test_an_undeclared_python_repository_gets_a_venv_with_its_dev_extras(
     assert (Path(outcome.env_dir) / "venv" / "pyvenv.cfg").is_file()
     result = run_command('hello-tool && test "$VIRTUAL_ENV" = "$VERANDA_ENV/venv"', repo)
     assert result.ok, result.output_tail
+
+
+def test_an_agent_turn_in_the_clone_sees_the_environment_read_only(
+    tmp_path: Path, index: PackageIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent runs the repository's tests during its turn: it gets the same tools."""
+    use_registries(monkeypatch, pypi={"url": index.base_url + "/simple", "kind": "pypi"})
+    repo = make_repo(tmp_path, VENV_INSTALL)
+    outcome = _prepare(repo)
+    command = 'hello-tool from-agent; touch "$VERANDA_ENV/planted" || echo read-only'
+    out = SubprocessRunner().run(
+        ["/bin/sh", "-c", command], str(repo), {"PATH": "/usr/bin:/bin"}, None, 60
+    )
+    assert out.exit_code == 0, out.stderr
+    assert "veranda-hello-tool ok from-agent" in out.stdout and "read-only" in out.stdout
+    assert not (Path(outcome.env_dir) / "planted").exists()
