@@ -62,13 +62,10 @@ def test_a_second_ticket_with_the_same_lockfiles_pays_nothing(
     fetched = len(index.requests)
     second_clone = make_repo(tmp_path / "t2", VENV_INSTALL)
 
-    started = time.monotonic()
     second = _prepare(second_clone)
-    elapsed = time.monotonic() - started
 
     assert second.status == "cached" and second.duration_s == 0.0
     assert second.env_dir == first.env_dir and second.key == first.key
-    assert elapsed < 1.0, elapsed
     assert len(index.requests) == fetched  # not one request to the registry
     assert run_command("hello-tool", second_clone).ok
 
