@@ -39,7 +39,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # npm that installs them (Debian's nodejs and npm, about 400 packages with their build headers
 # and node-gyp toolchain) never reaches the product image. Node itself is the pinned npm build.
 FROM base AS clis
-ARG WITH_BROWSER
+ARG WITH_BROWSER=0
 # Pins. Bump one line, build, deploy; roll back by redeploying the previous tag.
 # Debian's own nodejs (18.x in bookworm) only bootstraps npm: Claude Code 2.1.332 needs
 # node >= 22 and Kimi Code 2.1.0 needs >= 22.19, so node itself is the pinned npm build.
