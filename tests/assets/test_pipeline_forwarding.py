@@ -50,8 +50,8 @@ PR = PullRequest(
 )
 
 PHASES = [
-    ("build.red_tests", "write_red_tests", lambda p: p.write_red_tests(TICKET, PACK)),
-    ("build.patch", "implement", lambda p: p.implement(TICKET, PACK, RED)),
+    ("work.red_tests", "write_red_tests", lambda p: p.write_red_tests(TICKET, PACK)),
+    ("work.patch", "implement", lambda p: p.implement(TICKET, PACK, RED)),
     ("deliver.review", "review_rounds", lambda p: p.review(TICKET, PACK, PR)),
     ("deliver.feedback", "process_feedback", lambda p: p.process_feedback(TICKET, PACK, PR, None)),
 ]
