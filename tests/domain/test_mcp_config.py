@@ -45,10 +45,16 @@ def test_the_pin_is_the_one_ci_and_the_image_install():
     root = Path(__file__).resolve().parents[2]
     assert f"PLAYWRIGHT_MCP_PIN={PLAYWRIGHT_MCP_VERSION}\n" in (root / ".ci/run").read_text()
     dockerfile = (root / "Dockerfile").read_text()
-    # the image installs both only in its WITH_BROWSER=1 stage
+    # the CLI stage installs the server only with WITH_BROWSER=1; the browser stage checks it
+    clis = dockerfile.split("FROM base AS clis\n", 1)[1].split("\nFROM ", 1)[0]
     browser = dockerfile.split("FROM system AS browser-1\n", 1)[1].split("\nFROM ", 1)[0]
+    assert f"ARG PLAYWRIGHT_MCP_VERSION={PLAYWRIGHT_MCP_VERSION}\n" in clis
     assert f"ARG PLAYWRIGHT_MCP_VERSION={PLAYWRIGHT_MCP_VERSION}\n" in browser
-    assert '"@playwright/mcp@${PLAYWRIGHT_MCP_VERSION}"' in browser
+    assert (
+        'if [ "${WITH_BROWSER}" = 1 ]; then npm install -g '
+        '"@playwright/mcp@${PLAYWRIGHT_MCP_VERSION}"' in clis
+    )
+    assert 'playwright-mcp --version | grep -qx "Version ${PLAYWRIGHT_MCP_VERSION}"' in browser
     assert "chromium" in browser.split("apt-get install", 1)[1].split("&&", 1)[0]
 
 

@@ -63,7 +63,7 @@ def test_base_image_and_every_cli_pinned_exactly() -> None:
     """The base is a build ARG (a mirror or a local stand-in can replace it) defaulting to the
     upstream slim image; no ``# syntax=`` line, which would make BuildKit pull a frontend."""
     assert instructions()[0] == ("ARG", "BASE_IMAGE=python:3.11-slim-bookworm")
-    assert next(r for w, r in instructions() if w == "FROM") == "${BASE_IMAGE} AS system"
+    assert next(r for w, r in instructions() if w == "FROM") == "${BASE_IMAGE} AS base"
     assert not DOCKERFILE.lower().startswith("# syntax")  # a parser directive: line 1 only
     pins = args()
     run = " ".join(rest for word, rest in instructions() if word == "RUN")

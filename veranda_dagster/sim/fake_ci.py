@@ -30,6 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from veranda_dagster.domain.context.facts import read_repo_facts
+from veranda_dagster.domain.core.errors import VerandaError
+from veranda_dagster.environment.active import ActiveEnvironment, active_environment
+from veranda_dagster.environment.setup import prepare_environment
 from veranda_dagster.sim.bare_repo import BareRepo
 
 CI_COMMAND_TIMEOUT_S = 120.0
@@ -129,6 +133,8 @@ class FakeCI:
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._running: dict[str, threading.Thread] = {}
+        self._environments: dict[str, ActiveEnvironment | None] = {}
+        """checkout folder -> its prepared environment, while its CI run executes."""
 
     def ensure(self, repo: BareRepo, sha: str) -> list[CheckRun]:
         """The check runs for ``sha``, starting CI for it the first time it is seen."""
@@ -182,6 +188,10 @@ class FakeCI:
                 capture_output=True,
                 timeout=60,
             )
+            environment = self._setup(repo, checkout, runs)
+            if environment is False:
+                return
+            self._environments[str(checkout)] = environment
             for run, (_, argv) in zip(runs, self.commands, strict=True):
                 self._run_one(run, list(argv), checkout)
                 if run.name in GATED_ON_NEW_FINDINGS and run.conclusion != "timed_out":
@@ -192,11 +202,30 @@ class FakeCI:
                     run.status, run.conclusion = "completed", "failure"
                     run.summary, run.completed_at = f"CI could not check out {sha}: {exc}", _now()
         finally:
+            self._environments.pop(str(scratch / "src"), None)
             shutil.rmtree(scratch, ignore_errors=True)
+
+    def _setup(
+        self, repo: BareRepo, checkout: Path, runs: list[CheckRun]
+    ) -> ActiveEnvironment | Literal[False] | None:
+        """The repository's setup step, as a real CI runs it first (``copilot-setup-steps``,
+        a workflow's install step): the same declaration, cache and registries as the product.
+        ``False`` (every run failed) when the setup fails."""
+        try:
+            prepare_environment(repo.full_name, checkout, read_repo_facts(checkout))
+        except VerandaError as exc:
+            for run in runs:
+                run.status, run.conclusion, run.completed_at = "completed", "failure", _now()
+                run.summary = f"the repository's setup step failed: {exc}"[-OUTPUT_SUMMARY_BYTES:]
+            return False
+        return active_environment(checkout)
 
     def _command(self, argv: list[str], cwd: Path, name: str) -> tuple[str, str]:
         """``(output, conclusion)`` of one command, killed with its group at the bound."""
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+        environment = self._environments.get(str(cwd))
+        if environment is not None:
+            env = environment.apply(env)
         proc = subprocess.Popen(
             argv,
             cwd=cwd,

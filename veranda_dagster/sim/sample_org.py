@@ -16,6 +16,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from veranda_dagster.sim.sample_setup import python_tools_setup
 from veranda_dagster.sim.sample_storefront import STOREFRONT, STOREFRONT_HINTS, storefront_files
 
 BILLING = "acme/billing"
@@ -33,6 +34,8 @@ test:
 lint:
 \t@$(PYTHON) -m ruff check --no-cache --output-format $(RUFF_FORMAT) .
 """
+
+BILLING_SETUP = python_tools_setup({"pytest": "pytest", "ruff": "ruff"})
 
 PYPROJECT = """\
 [project]
@@ -199,6 +202,7 @@ def billing_files() -> dict[str, str]:
         "README.md": "# acme/billing\n\nInvoices for Acme. `make test`, `make lint`.\n",
         "Makefile": MAKEFILE,
         "pyproject.toml": PYPROJECT,
+        ".veranda/setup.sh": BILLING_SETUP,
         ".gitignore": "__pycache__/\n.pytest_cache/\n.ruff_cache/\n",
         "billing/__init__.py": "",
         "billing/invoice.py": INVOICE_PY,
@@ -219,6 +223,7 @@ def create_sample_org(root: str | Path) -> SampleOrg:
         {
             "Makefile": MAKEFILE,
             "pyproject.toml": PYPROJECT,
+            ".veranda/setup.sh": BILLING_SETUP,
             "ledger/__init__.py": "",
             "ledger/postings.py": LEDGER_PY,
             "tests/__init__.py": "",

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 
+from veranda_dagster.sim.sample_setup import python_tools_setup
+
 STOREFRONT = "acme/storefront"
 
 PACKAGE_JSON = (
@@ -248,6 +250,11 @@ $41.00. Seen in Chromium.
 """
 
 
+STOREFRONT_SETUP = python_tools_setup({"pytest": "pytest", "playwright": "playwright"})
+"""Python Playwright drives the browser the image brings (``WITH_BROWSER=1``); it downloads
+no browser of its own."""
+
+
 def storefront_files() -> dict[str, str]:
     return {
         "README.md": README,
@@ -257,6 +264,7 @@ def storefront_files() -> dict[str, str]:
         "public/cart.js": CART_JS,
         "Makefile": MAKEFILE,
         "pytest.ini": PYTEST_INI,
+        ".veranda/setup.sh": STOREFRONT_SETUP,
         ".gitignore": "__pycache__/\n.pytest_cache/\nnode_modules/\n",
         "tests/conftest.py": CONFTEST_PY,
         "tests/test_cart_page.py": TEST_CART_PAGE_PY,

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from veranda_dagster.domain.core.errors import VerandaError
 from veranda_dagster.domain.core.spend_meter import current_meter
+from veranda_dagster.environment.active import active_environment
 from veranda_dagster.sandbox import Prepared, Sandbox
 from veranda_dagster.sandbox.egress import Egress
 from veranda_dagster.sandbox.metering import RequestMeter
@@ -68,7 +69,9 @@ class SubprocessRunner:
     through the bridge to that proxy, with a placeholder (``sandbox.proxied``). A mode whose
     credential cannot go through the proxy is refused while the sandbox is on.
     The repository's own agent configuration named by ``isolation`` is masked for the turn and
-    the product's own is shown read-only in its place (``vendors.isolation``).
+    the product's own is shown read-only in its place (``vendors.isolation``). The environment
+    the repository's setup step prepared is shown read-only, its tools first on ``PATH``, so the
+    agent runs the repository's tests with the same tools as the product's own validation.
     """
 
     def __init__(self, sandbox: Sandbox | None = None) -> None:
@@ -115,6 +118,9 @@ class SubprocessRunner:
                 turn_binds(cwd, isolation) as shown,
                 _proxied(sandbox, egress, argv, env) as (launcher, inner_argv, inner_env, binds),
             ):
+                active = active_environment(cwd)
+                if active is not None:  # the repository's tools, as its commands get them
+                    inner_env, binds = active.apply(inner_env), {**binds, **active.binds}
                 prepared = sandbox.prepare(
                     inner_argv, cwd, inner_env, network="none", writable=writable,
                     hidden=shown.hidden, ro_binds={**shown.ro_binds, **binds}, launcher=launcher,

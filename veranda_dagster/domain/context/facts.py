@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from veranda_dagster.domain.clone.repo_files import RepoFiles
+from veranda_dagster.domain.context.setup_facts import setup_declaration
 from veranda_dagster.domain.core.bounds import MAX_FACT_SCAN_FILES
 from veranda_dagster.domain.core.models import RepoFacts
 
@@ -220,10 +221,12 @@ def _is_frontend(pkg: dict[str, Any]) -> bool:
     return bool(deps & FRONTEND_PACKAGES)
 
 
-def read_repo_facts(repo_dir: str | Path) -> RepoFacts:
-    """Everything above, read from the working tree at ``repo_dir``."""
+def read_repo_facts(repo_dir: str | Path, hints_text: str = "") -> RepoFacts:
+    """Everything above, read from the working tree at ``repo_dir``; ``hints_text`` (the
+    operator's hints file for the repository) may name its setup script."""
     repo = Path(repo_dir)
     files = RepoFiles(repo)
+    setup, setup_source = setup_declaration(files, hints_text)
     out: dict[str, list[str]] = {
         k: [] for k in ("build", "lint", "test", "coverage", "lint_config", "languages")
     }
@@ -267,6 +270,8 @@ def read_repo_facts(repo_dir: str | Path) -> RepoFacts:
         frontend=frontend,
         dev_server=dev_server if frontend else None,
         refused_files=files.refused,
+        setup=setup,
+        setup_source=setup_source,
     )
 
 

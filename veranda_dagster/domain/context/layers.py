@@ -53,6 +53,13 @@ def _cut(text: str, limit: int, source: str) -> str:
     return kept.rstrip() + f"\n\n[… cut at {limit} bytes; read {source} for the rest]\n"
 
 
+def operator_hints(hints_dir: str | None, repo: str | None) -> str:
+    """The operator's hints file for ``repo`` (``<org>__<name>.md``), or ``""``."""
+    if not (hints_dir and repo and "/" in repo):
+        return ""
+    return RepoFiles(hints_dir).read_text(repo.replace("/", "__", 1) + ".md") or ""
+
+
 def _hints(files: RepoFiles, hints_dir: str | None, repo: str | None) -> tuple[str, str]:
     """The operator's hints file for ``repo`` (config, trusted, still size-capped), then the
     repository's own ``.veranda/hints.md`` read as data (``RepoFiles``: no links out, no

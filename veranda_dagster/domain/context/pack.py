@@ -21,6 +21,7 @@ from veranda_dagster.domain.context.facts import read_repo_facts
 from veranda_dagster.domain.context.layers import (
     build_layers,
     exclude_from_git,
+    operator_hints,
     write_instruction_files,
 )
 from veranda_dagster.domain.context.retrieval import RetrievalResult, build_pack
@@ -78,7 +79,7 @@ def build_context_pack(
     default_branch = workspace.default_branch()
     base_sha = workspace.base_sha()
     search, backend = search_for_pack(search, repo_dir, base_sha)  # the clone's: no budget
-    facts = read_repo_facts(repo_dir)
+    facts = read_repo_facts(repo_dir, operator_hints(config.hints_dir, guess.repo))
     files = RepoFiles(repo_dir)
     texts = ticket_texts(ticket, config.dossiers)
     pack, planned = _pack(texts, search, ticket)

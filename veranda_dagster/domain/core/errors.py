@@ -22,6 +22,12 @@ class InputError(VerandaError):
     """A ticket, payload, file or CLI output failed validation at the edge."""
 
 
+class SetupError(InputError):
+    """A repository's setup step failed, timed out or outgrew its size bound. The message
+    names which, the declaration and the output tail; nothing already materialized is lost
+    and the next ticket tries again (a failed setup is never cached)."""
+
+
 class TransientError(VerandaError):
     """A failure worth retrying: a 5xx, a timeout, a rate limit past its wait."""
 

@@ -260,6 +260,11 @@ class RepoFacts(Strict):
     browser; None when there is no such script or the repository is not a frontend."""
     refused_files: list[str] = Field(default_factory=list)
     """Files the reader would not open (a link out of the clone, a device, oversize), why."""
+    setup: list[str] = Field(default_factory=list)
+    """How the repository prepares itself (its setup script, a devcontainer's create
+    commands, or the org hints' ``setup:`` line), run before any of the commands above."""
+    setup_source: str = ""
+    """The file ``setup`` was read from."""
 
 
 class ContextPack(PhaseValue):
@@ -319,6 +324,30 @@ class CommandResult(Strict):
         return self.exit_code == 0 and not self.timed_out
 
 
+SetupStatus = Literal["ready", "cached", "none"]
+
+
+class SetupOutcome(Strict):
+    """What the repository's setup step did before its commands ran (``environment/``):
+    ``ready`` (ran now), ``cached`` (an earlier ticket's result, no time spent) or ``none``
+    (nothing declared and no default applies; ``missing`` says what a run would need)."""
+
+    status: SetupStatus
+    source: str = ""
+    """Where the commands came from (``.veranda/setup.sh``, a devcontainer file, the org
+    hints, ``default: python``), empty for ``none``."""
+    commands: list[str] = Field(default_factory=list)
+    key: str = ""
+    """Repository and lockfile hash the result is cached under."""
+    env_dir: str = ""
+    duration_s: float = 0.0
+    size_bytes: int = 0
+    output_tail: str = ""
+    refused: list[str] = Field(default_factory=list)
+    """Requests the registry proxy refused (method and path, never a header or query)."""
+    missing: str = ""
+
+
 class RedTests(PhaseValue):
     branch: str
     base_sha: str
@@ -328,6 +357,9 @@ class RedTests(PhaseValue):
     attempts: int
     rejected: list[str] = Field(default_factory=list)
     """Why earlier attempts were rejected (passed on base, import error, ...)."""
+    setup: SetupOutcome | None = None
+    """The repository's setup step, run before the first red test (``None``: recorded before
+    setup steps existed)."""
 
 
 class Patch(PhaseValue):

@@ -43,6 +43,7 @@ from veranda_dagster.domain.work.turn import (
     worktree_changes,
 )
 from veranda_dagster.domain.work.validation import run_command
+from veranda_dagster.environment.active import setup_outcome
 
 PHASE = "red_tests"
 _MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
@@ -198,4 +199,5 @@ def _value(
         base_run=run,
         attempts=attempts,
         rejected=rejected,
+        setup=setup_outcome(workspace.path),
     )

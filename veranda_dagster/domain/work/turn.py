@@ -19,6 +19,7 @@ from veranda_dagster.domain.core.mcp_config import McpServer
 from veranda_dagster.domain.core.models import ContextPack, ModelCall, Ticket, Tier
 from veranda_dagster.domain.core.phases import PHASES
 from veranda_dagster.domain.core.redaction import scrub
+from veranda_dagster.environment.setup import prepare_environment
 
 JUNK_PARTS = frozenset(
     {
@@ -48,8 +49,11 @@ def phase_commits(log: str, phase: str) -> int:
 
 
 def prepare(workspace: Workspace, pack: ContextPack) -> Path:
-    """The clone on the ticket branch, with the pack's instruction files in place."""
+    """The clone on the ticket branch, with the pack's instruction files in place and the
+    repository's environment prepared (its setup step: run once per lockfile hash, then found
+    in the cache by every later phase and ticket; ``environment.setup``)."""
     repo = workspace.ensure()
+    prepare_environment(pack.repo, repo, pack.facts)
     files = RepoFiles(repo)
     missing = [rel for rel in pack.instruction_files if BEGIN not in (files.read_text(rel) or "")]
     if missing and pack.layers:

@@ -6,7 +6,9 @@ is kept as a tail bounded in bytes, read while the command runs so a chatty buil
 memory. The environment is an allowlist: the provider keys and forge token this service holds
 must not reach a repository's test suite, which is code we did not write. And the command runs
 in the sandbox (``veranda_dagster.sandbox``): it sees the clone (its ``.git`` read-only), the
-toolchains and a private ``/proc``, never the worker's files or processes, and no network.
+toolchains and a private ``/proc``, never the worker's files or processes, and no network. The
+environment the repository's setup step prepared (``veranda_dagster.environment``) is shown
+read-only with its tools first on ``PATH``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 
 from veranda_dagster.domain.core.bounds import OUTPUT_TAIL_BYTES, VALIDATION_TIMEOUT_S
 from veranda_dagster.domain.core.models import CommandResult, RepoFacts
+from veranda_dagster.environment.active import active_environment
 from veranda_dagster.sandbox import Sandbox
 
 ENV_ALLOWLIST = (
@@ -76,7 +79,11 @@ def run_command(
     code never reaches the host's network, its loopback services or its abstract sockets);
     kill its whole process group (and so the sandbox with everything in it) at ``timeout_s``."""
     started = time.monotonic()
-    prepared = Sandbox().prepare(["/bin/sh", "-c", cmd], cwd, scrubbed_env(), network="none")
+    env, binds = scrubbed_env(), {}
+    active = active_environment(cwd)
+    if active is not None:  # the repository's own tools, from its setup step
+        env, binds = active.apply(env), active.binds
+    prepared = Sandbox().prepare(["/bin/sh", "-c", cmd], cwd, env, network="none", ro_binds=binds)
     proc = subprocess.Popen(
         prepared.argv,
         cwd=str(cwd),

@@ -1,0 +1,104 @@
+"""The registry proxy's rules, on its real socket, with the registry behind an httpx
+``MockTransport``: what it forwards, what it adds and strips, what it rewrites, what it refuses."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from veranda_dagster.environment.registries import Registry
+from veranda_dagster.environment.registry_proxy import RegistryProxy
+
+LOCAL = "http://127.0.0.1:41234"
+CORP = Registry("corp", "https://pkgs.corp.example/simple", "pypi", "Bearer corp-secret-1")
+FILES = Registry("files", "https://files.example.org")
+seen: list[httpx.Request] = []
+
+
+def _registry(request: httpx.Request) -> httpx.Response:
+    seen.append(request)
+    if request.url.path == "/simple/tool/":
+        page = '<a href="https://files.example.org/t/tool-1.whl">tool</a>'
+        return httpx.Response(200, text=page, headers={"content-type": "text/html"})
+    if request.url.path == "/moved":
+        return httpx.Response(302, headers={"location": "https://files.example.org/t/x.whl"})
+    return httpx.Response(200, content=b"wheel-bytes", headers={"content-type": "application/zip"})
+
+
+@pytest.fixture
+def proxy() -> Iterator[RegistryProxy]:
+    seen.clear()
+    with RegistryProxy([CORP, FILES], LOCAL, transport=httpx.MockTransport(_registry)) as p:
+        yield p
+
+
+def _send(proxy: RegistryProxy, raw: str) -> bytes:
+    with socket.socket(socket.AF_UNIX) as conn:
+        conn.settimeout(10)
+        conn.connect(str(proxy.socket_path))
+        conn.sendall(raw.encode())
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    return data
+
+
+def test_the_credential_is_added_outside_and_links_come_back_through_the_proxy(
+    proxy: RegistryProxy,
+) -> None:
+    answer = _send(
+        proxy,
+        "GET /corp/simple/tool/ HTTP/1.1\r\nhost: x\r\n"
+        "authorization: Bearer forged\r\ncookie: a=b\r\n\r\n",
+    )
+    assert answer.startswith(b"HTTP/1.1 200")
+    assert f'href="{LOCAL}/files/t/tool-1.whl"'.encode() in answer
+    (upstream,) = seen
+    assert str(upstream.url) == "https://pkgs.corp.example/simple/tool/"
+    assert upstream.headers["authorization"] == "Bearer corp-secret-1"
+    assert "cookie" not in upstream.headers
+    assert b"corp-secret-1" not in answer
+
+
+def test_a_file_host_gets_no_other_registry_credential(proxy: RegistryProxy) -> None:
+    answer = _send(proxy, "GET /files/t/tool-1.whl HTTP/1.1\r\nhost: x\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"0\r\n\r\n")
+    assert b"wheel-bytes" in answer
+    assert "authorization" not in seen[0].headers
+
+
+def test_redirects_are_not_followed_and_point_back_at_the_proxy(proxy: RegistryProxy) -> None:
+    answer = _send(proxy, "GET /corp/moved HTTP/1.1\r\nhost: x\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 302")
+    assert f"location: {LOCAL}/files/t/x.whl".encode() in answer.lower()
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize(
+    ("raw", "status", "why"),
+    [
+        ("POST /corp/simple/ HTTP/1.1\r\ncontent-length: 1\r\n\r\nx", 405, "read-only"),
+        ("PUT /corp/simple/x HTTP/1.1\r\ncontent-length: 0\r\n\r\n", 405, "read-only"),
+        ("CONNECT evil.example:443 HTTP/1.1\r\n\r\n", 405, "read-only"),
+        ("GET http://evil.example/x HTTP/1.1\r\n\r\n", 403, "evil.example is not a configured"),
+        ("GET https://pkgs.corp.example.evil/x HTTP/1.1\r\n\r\n", 403, "not a configured"),
+        ("GET /other/simple/ HTTP/1.1\r\n\r\n", 403, "/other is not a configured"),
+        ("GET /corp/simple/../../admin HTTP/1.1\r\n\r\n", 400, "dot segments"),
+        ("GET /corp/x HTTP/1.1\r\nupgrade: websocket\r\n\r\n", 501, "upgrades"),
+    ],
+)
+def test_refusals(proxy: RegistryProxy, raw: str, status: int, why: str) -> None:
+    answer = _send(proxy, raw)
+    assert answer.startswith(f"HTTP/1.1 {status}".encode()), answer[:80]
+    assert why in answer.decode()
+    assert seen == []
+    assert len(proxy.refused) == 1 and "corp-secret" not in proxy.refused[0]
+
+
+def test_an_absolute_target_on_a_configured_origin_is_forwarded(proxy: RegistryProxy) -> None:
+    answer = _send(proxy, "HEAD https://files.example.org/t/x.whl HTTP/1.1\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 200") and b"wheel-bytes" not in answer
+    assert [r.method for r in seen] == ["HEAD"]
