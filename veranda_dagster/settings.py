@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TypeVar, overload
 
 import dagster as dg
@@ -71,3 +72,10 @@ def setting(name: str, default: str = "", environ: Mapping[str, str] | None = No
 def listing(name: str, default: str = "", environ: Mapping[str, str] | None = None) -> list[str]:
     """A comma-separated setting as its non-empty, stripped items."""
     return [item.strip() for item in setting(name, default, environ).split(",") if item.strip()]
+
+
+def default_workspace_root() -> str:
+    """Where the per-ticket clones live when no root is configured: ``$DAGSTER_HOME/workspaces``
+    (read by the workspace resource and by the metrics that gauge the folder)."""
+    home = os.environ.get("DAGSTER_HOME")
+    return str(Path(home) / "workspaces") if home else str(Path(".veranda") / "workspaces")

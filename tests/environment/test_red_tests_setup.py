@@ -8,10 +8,10 @@ import pytest
 
 from tests.domain.work.conftest import TICKET, ScriptedAgent, build_project, reply, write
 from tests.environment.conftest import use_registries
+from veranda_dagster.domain.clone.active_environment import setup_outcome
 from veranda_dagster.domain.core.bounds import MAX_RED_TEST_ATTEMPTS
 from veranda_dagster.domain.work.red_tests import RedTestsRejected, write_red_tests
 from veranda_dagster.domain.work.validation import run_command
-from veranda_dagster.environment.active import setup_outcome
 from veranda_dagster.sim.package_index import PackageIndex
 
 SETUP = (

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.environment.conftest import VENV_INSTALL, make_repo, use_registries
+from veranda_dagster.domain.clone.active_environment import READY_FILE, active_environment
 from veranda_dagster.domain.context.facts import read_repo_facts
 from veranda_dagster.domain.core.errors import SetupError
 from veranda_dagster.domain.work.validation import run_command
-from veranda_dagster.environment.active import READY_FILE, active_environment
 from veranda_dagster.environment.setup import prepare_environment
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
 from veranda_dagster.sim.package_index import PackageIndex

@@ -30,11 +30,16 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
+from veranda_dagster.domain.clone.active_environment import (
+    ENV_VAR,
+    READY_FILE,
+    ActiveEnvironment,
+    write_pointer,
+)
 from veranda_dagster.domain.clone.repo_files import RepoFiles
 from veranda_dagster.domain.core.errors import SetupError
 from veranda_dagster.domain.core.models import RepoFacts, SetupOutcome
 from veranda_dagster.domain.work.validation import _Tail, scrubbed_env
-from veranda_dagster.environment.active import ENV_VAR, READY_FILE, ActiveEnvironment, write_pointer
 from veranda_dagster.environment.cache import (
     cache_root,
     discard,

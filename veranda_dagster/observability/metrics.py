@@ -29,6 +29,7 @@ from veranda_dagster.domain.core import phases
 from veranda_dagster.domain.core.bounds import MAX_TRACKED_TASKS
 from veranda_dagster.domain.core.phases import MetricHook
 from veranda_dagster.observability.workspace_metrics import WorkspaceDiskCollector
+from veranda_dagster.settings import default_workspace_root
 
 PHASES: tuple[str, ...] = phases.PHASE_NAMES
 """The phase label's whole domain (the phase registry); anything else is recorded as ``other``."""
@@ -229,8 +230,6 @@ LIVE_HOOKS: dict[MetricHook, Callable[[PhaseMetrics, object, str | None], None]]
 
 
 def _workspaces_root() -> str:
-    from veranda_dagster.resources.workspace import default_workspace_root
-
     return os.environ.get("VERANDA_WORKSPACES", "").strip() or default_workspace_root()
 
 

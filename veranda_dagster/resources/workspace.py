@@ -8,7 +8,6 @@ domain call in one hop (``VERANDA_VALIDATION_TIMEOUT_S`` was dropped once on a l
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection
 from pathlib import Path
 
@@ -25,17 +24,12 @@ from veranda_dagster.domain.core.bounds import (
     WORKSPACE_MAX_AGE_S,
 )
 from veranda_dagster.domain.core.ticket_key import ticket_dir
-from veranda_dagster.settings import env_number, setting
+from veranda_dagster.settings import default_workspace_root, env_number, setting
 
 
 def branch_for(ticket_id: str) -> str:
     """The ticket's work branch on the forge: ``veranda/<ticket-key-lowercased>``."""
     return f"veranda/{ticket_id.lower()}"
-
-
-def default_workspace_root() -> str:
-    home = os.environ.get("DAGSTER_HOME")
-    return str(Path(home) / "workspaces") if home else str(Path(".veranda") / "workspaces")
 
 
 class WorkspaceResource(dg.ConfigurableResource):

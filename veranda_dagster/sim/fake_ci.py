@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from veranda_dagster.domain.clone.active_environment import ActiveEnvironment, active_environment
 from veranda_dagster.domain.context.facts import read_repo_facts
 from veranda_dagster.domain.core.errors import VerandaError
-from veranda_dagster.environment.active import ActiveEnvironment, active_environment
 from veranda_dagster.environment.setup import prepare_environment
 from veranda_dagster.sim.bare_repo import BareRepo
 

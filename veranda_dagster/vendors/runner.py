@@ -17,9 +17,9 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from veranda_dagster.domain.clone.active_environment import active_environment
 from veranda_dagster.domain.core.errors import VerandaError
 from veranda_dagster.domain.core.spend_meter import current_meter
-from veranda_dagster.environment.active import active_environment
 from veranda_dagster.sandbox import Prepared, Sandbox
 from veranda_dagster.sandbox.egress import Egress
 from veranda_dagster.sandbox.metering import RequestMeter

@@ -21,6 +21,7 @@ import re
 import shlex
 from pathlib import Path
 
+from veranda_dagster.domain.clone.active_environment import setup_outcome
 from veranda_dagster.domain.clone.workspace import Workspace
 from veranda_dagster.domain.core.agent import AgentPort
 from veranda_dagster.domain.core.bounds import MAX_RED_TEST_ATTEMPTS, VALIDATION_TIMEOUT_S
@@ -43,7 +44,6 @@ from veranda_dagster.domain.work.turn import (
     worktree_changes,
 )
 from veranda_dagster.domain.work.validation import run_command
-from veranda_dagster.environment.active import setup_outcome
 
 PHASE = "red_tests"
 _MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")

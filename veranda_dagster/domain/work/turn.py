@@ -8,6 +8,7 @@ there; a new pod whose directory was wiped gets them back from the stored ``Cont
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from veranda_dagster.domain.clone.repo_files import RepoFiles
@@ -15,11 +16,11 @@ from veranda_dagster.domain.clone.workspace import Workspace
 from veranda_dagster.domain.context.layers import BEGIN, write_instruction_files
 from veranda_dagster.domain.context.retrieval import RetrievalResult
 from veranda_dagster.domain.core.agent import AgentPort, AgentReply, AgentRequest
+from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.mcp_config import McpServer
-from veranda_dagster.domain.core.models import ContextPack, ModelCall, Ticket, Tier
+from veranda_dagster.domain.core.models import ContextPack, ModelCall, RepoFacts, Ticket, Tier
 from veranda_dagster.domain.core.phases import PHASES
 from veranda_dagster.domain.core.redaction import scrub
-from veranda_dagster.environment.setup import prepare_environment
 
 JUNK_PARTS = frozenset(
     {
@@ -48,12 +49,35 @@ def phase_commits(log: str, phase: str) -> int:
     return sum(1 for m in _TRAILER_LINE.finditer(log) if m.group(1) in names)
 
 
+EnvironmentPreparer = Callable[[str, Path, RepoFacts], object]
+"""Runs a repository's setup step for a clone (``environment.setup.prepare_environment``).
+
+Handed to the domain by ``plugins.load_plugins`` rather than imported: the setup step runs the
+sandbox and the registry proxy, which sit outside the plain-Python domain."""
+
+_environment_preparer: list[EnvironmentPreparer] = []
+
+
+def register_environment_preparer(preparer: EnvironmentPreparer) -> None:
+    """Install the process's environment preparer (idempotent: the last one registered wins)."""
+    _environment_preparer[:] = [preparer]
+
+
+def _prepare_environment(repo_name: str, repo: Path, facts: RepoFacts) -> None:
+    if not _environment_preparer:
+        raise ConfigError(
+            "no environment preparer is registered: call veranda_dagster.plugins.load_plugins() "
+            "before running a work phase"
+        )
+    _environment_preparer[0](repo_name, repo, facts)
+
+
 def prepare(workspace: Workspace, pack: ContextPack) -> Path:
     """The clone on the ticket branch, with the pack's instruction files in place and the
     repository's environment prepared (its setup step: run once per lockfile hash, then found
     in the cache by every later phase and ticket; ``environment.setup``)."""
     repo = workspace.ensure()
-    prepare_environment(pack.repo, repo, pack.facts)
+    _prepare_environment(pack.repo, repo, pack.facts)
     files = RepoFiles(repo)
     missing = [rel for rel in pack.instruction_files if BEGIN not in (files.read_text(rel) or "")]
     if missing and pack.layers:

@@ -21,9 +21,9 @@ import threading
 import time
 from pathlib import Path
 
+from veranda_dagster.domain.clone.active_environment import active_environment
 from veranda_dagster.domain.core.bounds import OUTPUT_TAIL_BYTES, VALIDATION_TIMEOUT_S
 from veranda_dagster.domain.core.models import CommandResult, RepoFacts
-from veranda_dagster.environment.active import active_environment
 from veranda_dagster.sandbox import Sandbox
 
 ENV_ALLOWLIST = (
