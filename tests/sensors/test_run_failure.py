@@ -10,8 +10,8 @@ import dagster as dg
 import pytest
 from dagster._core.instance.ref import InstanceRef
 
-from tests.assets.fakes import CountingPipeline, resources
-from tests.support.resources import nested, tickets
+from tests.assets.fakes import ScriptedDomain, resources
+from tests.support.resources import tickets
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.clients.linear import LinearClient
 from veranda_dagster.domain.core.errors import ConfigError
@@ -19,6 +19,7 @@ from veranda_dagster.domain.core.models import ContextPack, Patch, RedTests, Tic
 from veranda_dagster.domain.core.run_failure import RunFailure, failure_note
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.partitions import TICKET_JOB
+from veranda_dagster.resources.domain_calls import DOMAIN_CALLS_KEY
 from veranda_dagster.resources.linear import LinearResource
 from veranda_dagster.sensors.run_failure import ticket_run_failures
 from veranda_dagster.sensors.status import SENSORS_ENV, sensor_default_status
@@ -30,11 +31,10 @@ TOKEN = "lin_api_TEST_run_failure_token_0001"
 DB_PASSWORD = "hunter2-db-password-xyz"
 
 
-class BrokenPatchPipeline(CountingPipeline):
+class BrokenPatchDomain(ScriptedDomain):
     """``patch`` fails with a typed error whose message quotes a URL with a password."""
 
-    def implement(self, ticket: Ticket, pack: ContextPack, red: RedTests) -> Patch:
-        self._record("patch")
+    def phase_patch(self, ticket: Ticket, context_pack: ContextPack, red_tests: RedTests) -> Patch:
         raise ConfigError(f"cannot reach postgresql://veranda:{DB_PASSWORD}@db:5432/x")
 
 
@@ -49,7 +49,9 @@ def failed_run(tmp_path: Path, key: str) -> tuple[dg.DagsterInstance, str, Value
     home.mkdir()
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
     res = resources(str(tmp_path), str(tmp_path / "values"))
-    res["pipeline"] = BrokenPatchPipeline(counter_dir=str(tmp_path), **nested())
+    res[DOMAIN_CALLS_KEY] = BrokenPatchDomain(
+        counter_dir=str(tmp_path), values_dir=str(tmp_path / "values")
+    )
     defs = dg.Definitions(
         assets=PHASE_ASSETS,
         asset_checks=CHECKS,

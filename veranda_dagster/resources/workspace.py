@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import dagster as dg
-
+from veranda_dagster.dagster_typing import Resource
 from veranda_dagster.domain.clone.workspace import Workspace
 from veranda_dagster.domain.core.bounds import CI_WAIT_TIMEOUT_S, VALIDATION_TIMEOUT_S
 from veranda_dagster.domain.core.ticket_key import ticket_dir
@@ -30,7 +29,7 @@ def default_workspace_root() -> str:
     return str(Path(home) / "workspaces") if home else str(Path(".veranda") / "workspaces")
 
 
-class WorkspaceResource(dg.ConfigurableResource):
+class WorkspaceResource(Resource):
     """The per-ticket clones' root and the bounds on the commands run in them."""
 
     root: str = ""
