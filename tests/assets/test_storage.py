@@ -112,6 +112,7 @@ def _kill_a_writer(root, partition: str):
         text=True,
     )
     try:
+        assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "writing"
         proc.send_signal(signal.SIGKILL)
     finally:

@@ -16,7 +16,8 @@ from veranda_dagster.clients._http import HttpAuthError
 from veranda_dagster.clients.limits import MAX_SLACK_CHANNELS, MAX_SLACK_THREADS_PER_TICK
 from veranda_dagster.clients.slack import SlackClient
 from veranda_dagster.partitions import TICKET_TAG
-from veranda_dagster.sensors.slack import SlackResource, slack_mentions
+from veranda_dagster.resources.slack import SlackResource
+from veranda_dagster.sensors.slack import slack_mentions
 
 C1, C2 = "C0ACME001", "C0ACME002"
 ROOT_KEY = f"slack-{C1}-1712345680.000300"

@@ -159,7 +159,9 @@ class GitLabApi(HttpService):
         except GitLabNotFoundError:
             return None
 
-    def list_group_projects(self, group: str, *, include_archived: bool = False):
+    def list_group_projects(
+        self, group: str, *, include_archived: bool = False
+    ) -> list[dict[str, Any]]:
         """The group's projects *and its subgroups'* (``include_subgroups=true``), each with
         ``path_with_namespace``, ``description``, ``topics``, ``archived``, ``default_branch``:
         the catalog repository detection ranks."""

@@ -124,7 +124,7 @@ class JiraFake(FakeHttpServer):
         with self.lock:
             self.comments[key].append(comment)
             self.issues[key]["updated"] = now
-        return comment["id"]
+        return str(comment["id"])
 
     # --- shapes --------------------------------------------------------------------------------
 

@@ -12,12 +12,14 @@ toolchains and a private ``/proc``, never the worker's files or processes, and n
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import signal
 import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import IO
 
 from veranda_dagster.domain.core.bounds import OUTPUT_TAIL_BYTES, VALIDATION_TIMEOUT_S
 from veranda_dagster.domain.core.models import CommandResult, RepoFacts
@@ -46,13 +48,13 @@ def scrubbed_env(base: dict[str, str] | None = None) -> dict[str, str]:
 class _Tail:
     """The last ``limit`` bytes of a stream, read on a thread."""
 
-    def __init__(self, stream, limit: int) -> None:
+    def __init__(self, stream: IO[bytes] | None, limit: int) -> None:
         self._buf = bytearray()
         self._limit = limit
         self._thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
         self._thread.start()
 
-    def _pump(self, stream) -> None:
+    def _pump(self, stream: io.BufferedReader) -> None:
         for chunk in iter(lambda: stream.read1(_READ_CHUNK), b""):
             self._buf += chunk
             if len(self._buf) > self._limit:
