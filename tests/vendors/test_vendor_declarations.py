@@ -12,8 +12,9 @@ import pytest
 from tests.observability.render import load_values
 from tests.support.secret_docs import readme_secret_rows, vault_templates
 from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.vendors import cost, registry, runner, tiers
-from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._base import CliAdapter, Install, ModeSpec
 from veranda_dagster.vendors.adapters.claude import ClaudeAdapter
 from veranda_dagster.vendors.rates import models_dev
 
@@ -33,12 +34,13 @@ class Acme(CliAdapter):
     instruction_file = "AGENTS.md"
     mcp_format = "mcp_json"
     vision = False
-    tiers: ClassVar[dict[str, str]] = {"cheap": "acme-1", "standard": "acme-2", "high": "acme-3"}
+    tiers: ClassVar[dict[Tier, str]] = {"cheap": "acme-1", "standard": "acme-2", "high": "acme-3"}
     model_prefixes = ("acme-",)
     rates: ClassVar[dict[str, Any]] = {"acme-3": models_dev(1, 2, 0.1)}
     secret_env = ("ACME_API_KEY",)
     token_patterns = ClaudeAdapter.token_patterns[:1]
     repo_agent_config = (".acme",)
+    installs = (Install("npm", "@acme/acme-code", "1.0.0", "ACME_CODE_VERSION"),)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -82,6 +84,24 @@ def test_a_vendor_that_does_not_declare_its_repo_agent_config_is_refused() -> No
     reads_none = type("ReadsNone", (Acme,), {"repo_agent_config": ()})
     assert registry.missing_pieces(reads_none) == []
     assert "acme" not in registry.families()
+
+
+def test_a_vendor_that_does_not_declare_its_installs_is_refused() -> None:
+    """Where its CLI comes from, exactly pinned (checked against the image and CI in
+    ``test_pins``); ``()`` declares a CLI on no public registry."""
+    undeclared = type("Undeclared", (Acme,), {})
+    del Acme.installs
+    try:
+        with pytest.raises(ConfigError, match=r"'acme' is incomplete: .*installs"):
+            registry.register(registry.AdapterInfo("acme", ("api_key",), 99, undeclared))
+    finally:
+        Acme.installs = (Install("npm", "@acme/acme-code", "1.0.0", "ACME_CODE_VERSION"),)
+    unpinned = type(
+        "Unpinned", (Acme,), {"installs": (Install("npm", "@acme/acme-code", "", "X"),)}
+    )
+    assert any("installs" in m for m in registry.missing_pieces(unpinned))
+    on_no_registry = type("OnNoRegistry", (Acme,), {"installs": ()})
+    assert registry.missing_pieces(on_no_registry) == []
 
 
 def test_a_tier_table_without_every_tier_and_a_secret_no_mode_reads_are_refused() -> None:
