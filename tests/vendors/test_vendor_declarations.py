@@ -4,13 +4,11 @@ deployment (Helm's Vault templates) and the README's configuration table."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 import pytest
 
-from tests.observability.render import load_values
-from tests.support.secret_docs import readme_secret_rows, vault_templates
+from tests.support.secret_docs import readme_secret_rows
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.vendors import cost, registry, runner, tiers
@@ -19,7 +17,6 @@ from veranda_dagster.vendors.adapters.claude import ClaudeAdapter
 from veranda_dagster.vendors.rates import models_dev
 
 FAMILIES = registry.families()
-TEMPLATE_KEY = "vault.hashicorp.com/agent-inject-template-providers.env"
 
 
 class Acme(CliAdapter):
@@ -146,16 +143,6 @@ def test_no_central_table_holds_a_family_no_adapter_declares() -> None:
 
 
 SECRETS = [(fam, name) for fam, names in registry.secret_env().items() for name in names]
-
-
-@pytest.mark.parametrize(("family", "name"), SECRETS)
-def test_every_vendor_secret_is_exported_by_every_helm_secret_template(family, name) -> None:
-    templates = vault_templates(load_values(), TEMPLATE_KEY)
-    assert len(templates) == 2, "the code server's and the run pods' providers.env"
-    for template in templates:
-        assert re.search(rf"^\s*export {name}=", template, re.M), (
-            f"{family}'s {name} is not exported by a deploy/helm providers.env template"
-        )
 
 
 @pytest.mark.parametrize(("family", "name"), SECRETS)
