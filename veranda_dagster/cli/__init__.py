@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("veranda_dagster.cli.report", "cost, tokens and outcomes from the instance"),
     "serve-ops": ("veranda_dagster.cli.serve_ops", "serve /healthz, /readyz and /metrics"),
     "mcp-observability": ("veranda_dagster.cli.mcp_observability", "the agents' MCP server"),
+    "reference-docs": ("veranda_dagster.cli.reference_docs", "write docs/reference from the code"),
 }
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
