@@ -8,7 +8,7 @@ For each N in ``--n`` (default 1, 4, 16), in one run of this script:
 * **daemon**: the same N tickets through the real thing: a fresh ``DAGSTER_HOME`` holding the
   shipped ``dagster.yaml``, ``dagster-daemon run`` on a workspace whose code location is
   ``benchmarks/orchestration_defs.py`` (the product's assets, checks, ``ticket_run`` job and
-  executor; a pipeline that runs the same subprocess work per phase), and a sensor turning
+  executor; a scripted domain that runs the same subprocess work per phase), and a sensor turning
   requested keys into ticket runs, as the intake sensors do. Sensor, queue, launcher, run
   worker, step processes, event log and value store are all the shipped ones.
 
@@ -55,7 +55,7 @@ from benchmarks.orchestration_defs import (  # noqa: E402
 )
 
 PHASES_WITH_WORK = 9
-"""Phases whose pipeline method runs the work (the four checks read stored values only)."""
+"""Phases whose scripted domain call runs the work (the four checks read stored values only)."""
 
 RUN_TIMEOUT_S = 1_800.0
 PR_SET_CHILD_SUBREAPER = 36
