@@ -317,10 +317,13 @@ def test_a_timed_out_phase_leaves_nothing_running(tmp_path):
     after = tmp_path / "after-the-bound"
     pids = tmp_path / "pids"
 
+    started: list[subprocess.Popen[bytes]] = []
+
     def phase():
         proc = subprocess.Popen(
             ["sh", "-c", f"sleep 300 & echo $! > {pids}; sleep 300"], start_new_session=True
         )
+        started.append(proc)
         proc.wait()  # woken by the kill; the thread must not get further
         after.write_text("the phase went on after its bound")
 
@@ -331,6 +334,7 @@ def test_a_timed_out_phase_leaves_nothing_running(tmp_path):
     # gone, or a zombie waiting for whoever inherited it to reap it: not running either way
     assert not grandchild.exists() or grandchild.read_text().rpartition(")")[2].split()[0] in "ZX"
     assert not after.exists()
+    started[0].wait(timeout=5)  # ended at the bound; reaped here, not left to the collector
 
 
 def test_processes_started_before_the_phase_are_left_alone():

@@ -120,6 +120,8 @@ def test_serve_ops_command_serves_the_port(tmp_path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()  # the pipe too, not left to the collector
 
 
 def test_instance_readiness_reuses_one_instance_and_reconnects_after_a_failure(monkeypatch):
