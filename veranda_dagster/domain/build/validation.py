@@ -55,10 +55,14 @@ class _Tail:
         self._thread.start()
 
     def _pump(self, stream: io.BufferedReader) -> None:
-        for chunk in iter(lambda: stream.read1(_READ_CHUNK), b""):
-            self._buf += chunk
-            if len(self._buf) > self._limit:
-                del self._buf[: len(self._buf) - self._limit]
+        """Read to end of stream, then close it: the reader owns the pipe, so it is never left
+        open for the collector (a pipe a killed command's escaped child still holds stays
+        open until that child lets go, as before)."""
+        with stream:
+            for chunk in iter(lambda: stream.read1(_READ_CHUNK), b""):
+                self._buf += chunk
+                if len(self._buf) > self._limit:
+                    del self._buf[: len(self._buf) - self._limit]
 
     def text(self) -> str:
         self._thread.join(_REAP_S)
