@@ -10,7 +10,7 @@ falls on both alike):
 * **product**: the same N tickets through the real thing: a fresh ``DAGSTER_HOME`` holding the
   shipped ``dagster.yaml``, ``dagster-daemon run`` on a workspace whose code location is
   ``benchmarks/orchestration_defs.py`` (the product's assets, checks, ``ticket_run`` job and
-  executor; a pipeline that runs the same subprocess work per phase), a request sensor at the
+  executor; a scripted domain that runs the same subprocess work per phase), a request sensor at the
   intake sensors' real interval and the product's own ``pr_feedback`` and
   ``ticket_run_failures`` sensors at theirs. Sensors, queue, launcher, run worker, step
   processes, event log and value store are all the shipped ones.
@@ -63,7 +63,7 @@ from benchmarks.orchestration_defs import (  # noqa: E402
 from benchmarks.proc_cpu import Reaper, drain, tree_cpu  # noqa: E402
 
 PHASES_WITH_WORK = 9
-"""Phases whose pipeline method runs the work (the four checks read stored values only)."""
+"""Phases whose scripted domain call runs the work (the four checks read stored values only)."""
 
 RUN_TIMEOUT_S = 1_800.0
 """Bound on one cell's runs; past it the cell fails naming its DAGSTER_HOME."""

@@ -1,7 +1,7 @@
 """The code location ``benchmarks/orchestration.py`` runs through ``dagster-daemon``.
 
-The product's own phase assets, checks, ``ticket_run`` job and executor, with a pipeline whose
-every phase runs the same fixed subprocess work (``work_argv``) and returns a scripted value,
+The product's own phase assets, checks, ``ticket_run`` job and executor, with a scripted domain
+whose every phase runs the same fixed subprocess work (``work_argv``) and returns a scripted value,
 plus a sensor that turns lines of ``$VERANDA_BENCH_DIR/requests.txt`` into ticket runs the way
 the intake sensors do (dynamic partition + ``ticket_run_request``), at the intake sensors' real
 interval (``LINEAR_POLL_INTERVAL_S``), beside the product's own ``pr_feedback`` and
@@ -22,13 +22,14 @@ from pathlib import Path
 
 import dagster as dg
 
-from tests.assets.fakes import CountingPipeline
+from tests.assets.fakes import ScriptedDomain
 from tests.support.resources import nested
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.executor import phase_executor
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.partitions import TICKET_JOB, TICKETS
 from veranda_dagster.plugins import load_plugins
+from veranda_dagster.resources.domain_calls import DOMAIN_CALLS_KEY
 from veranda_dagster.sensors.pr_feedback import pr_feedback
 from veranda_dagster.sensors.run_failure import ticket_run_failures
 from veranda_dagster.sources.dedup import ticket_run_request
@@ -69,7 +70,7 @@ def run_work(seconds: float, wait_s: float = 0.0) -> None:
     subprocess.run(work_argv(seconds, wait_s), check=True)
 
 
-class BenchPipeline(CountingPipeline):
+class BenchDomain(ScriptedDomain):
     work_s: float = 0.5
     wait_s: float = 0.0
 
@@ -107,11 +108,9 @@ def build() -> dg.Definitions:
     load_plugins()  # as definitions.py does: this code location scrubs like the product's
     root = _bench_dir()
     store = ValueStore(backend="filesystem", base_dir=str(root / "values"))
-    outside = nested()
-    pipeline = BenchPipeline(
-        **outside,  # what PipelineResource requires, offline: the phases' work is the
-        # scripted subprocess above, so none of them is called
+    domain = BenchDomain(
         counter_dir=str(root / "calls"),
+        values_dir=str(root / "values"),
         work_s=float(os.environ.get(WORK_S_ENV, "0.5")),
         wait_s=float(os.environ.get(WAIT_S_ENV, "0")),
     )
@@ -122,9 +121,8 @@ def build() -> dg.Definitions:
         jobs=[ticket_run],
         sensors=[bench_requests, pr_feedback, ticket_run_failures],
         resources={
-            "pipeline": pipeline,
-            "forge": outside["forge"],
-            "tickets": outside["tickets"],
+            **nested(),
+            DOMAIN_CALLS_KEY: domain,
             "value_store": store,
             "io_manager": VerandaIOManager(store=store),
         },

@@ -60,6 +60,8 @@ class McpStdioClient:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=15)
+        if proc.stdout:
+            proc.stdout.close()  # the pipe too, not left to the collector
 
     def server_info(self) -> dict[str, Any]:
         return self._info

@@ -15,15 +15,17 @@ import dagster as dg
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.assets._code_references import with_own_code_references
 from veranda_dagster.assets._policy import configured_names, with_configured_kinds
+from veranda_dagster.dagster_typing import Resource
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.orgs import OrgsConfig
 from veranda_dagster.executor import phase_executor
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.plugins import load_plugins
 from veranda_dagster.resources.agents import AgentsResource
+from veranda_dagster.resources.catalog import CatalogResource, ContextLayersResource
+from veranda_dagster.resources.domain_calls import DOMAIN_CALLS_KEY, DomainCalls
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.orgs import ORGS_ENV, org_catalogs, orgs_from_env
-from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.resources.tickets import TicketSourcesResource, resources_from_env
 from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.sensors.pr_feedback import pr_feedback
@@ -49,8 +51,8 @@ def value_store() -> ValueStore:
 class OutsideResources:
     """One resource per outside system, each reading its own settings and binding its secrets
     once. They are bound under these field names, and each ticket source's under the source's
-    name (the sensors take them by key); ``tickets`` and ``pipeline`` nest the same instances,
-    so one setting reaches every user of the system."""
+    name (the sensors take them by key); ``tickets`` nests the same source instances, so one
+    setting reaches every user of the system."""
 
     sources: dict[str, TicketSourceResource]
     """Every registered ticket source's resource, by source name (``sources.registry``)."""
@@ -76,30 +78,27 @@ class OutsideResources:
             workspace=WorkspaceResource.from_env(),
         )
 
-    def by_key(self) -> dict[str, dg.ConfigurableResource]:
+    def by_key(self) -> dict[str, Resource]:
         systems = {
             f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("sources", "orgs")
         }
         return {**self.sources, **systems}
 
 
-def pipeline_resource(outside: OutsideResources | None = None) -> PipelineResource:
-    """The phases' seam, composed of the shared resources (Dagster nested resources)."""
-    outside = outside or OutsideResources.from_env(value_store())
+def catalog_resource(outside: OutsideResources | None = None) -> CatalogResource:
+    """``repo_guess``'s catalog: one file (``VERANDA_CATALOG``) or the orgs file's, not both."""
+    orgs = outside.orgs if outside else orgs_from_env()
     catalog_path = setting("VERANDA_CATALOG")
-    if outside.orgs and catalog_path:
+    if orgs and catalog_path:
         raise ConfigError(
             f"set one of {ORGS_ENV} (a catalog per org) and VERANDA_CATALOG, not both"
         )
-    return PipelineResource(
-        tickets=outside.tickets,
-        forge=outside.forge,
-        agents=outside.agents,
-        workspace=outside.workspace,
-        catalog_path=catalog_path,
-        org_catalogs=org_catalogs(outside.orgs),
-        runbooks_dir=setting("VERANDA_RUNBOOKS_DIR"),
-        hints_dir=setting("VERANDA_HINTS_DIR"),
+    return CatalogResource(catalog_path=catalog_path, org_catalogs=org_catalogs(orgs))
+
+
+def layers_resource() -> ContextLayersResource:
+    return ContextLayersResource(
+        runbooks_dir=setting("VERANDA_RUNBOOKS_DIR"), hints_dir=setting("VERANDA_HINTS_DIR")
     )
 
 
@@ -111,7 +110,9 @@ def build_definitions() -> dg.Definitions:
     outside = OutsideResources.from_env(store)
     resources: dict[str, Any] = {
         **outside.by_key(),
-        "pipeline": pipeline_resource(outside),
+        "catalog": catalog_resource(outside),
+        "layers": layers_resource(),
+        DOMAIN_CALLS_KEY: DomainCalls(),
         "value_store": store,
         "io_manager": VerandaIOManager(store=store),
     }

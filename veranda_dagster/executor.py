@@ -35,7 +35,11 @@ phase_executor = dg.multi_or_in_process_executor.configured(
     _default_in_process,
     # no default of its own (Dagster's selector defaults to multiprocess): what the run names
     # is passed on, and checked against Dagster's own schema by the inner executor
-    config_schema=dg.Field(dg.Permissive(), is_required=False, default_value={}),
+    config_schema=dg.Field(
+        dg.Permissive(),  # type: ignore[no-untyped-call]  # Dagster's own is unannotated
+        is_required=False,
+        default_value={},
+    ),
     name="veranda_executor",
 )
 """``multi_or_in_process_executor`` with ``in_process`` as the default."""

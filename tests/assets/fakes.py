@@ -1,4 +1,9 @@
-"""A counting, scripted ``PipelineResource`` for the asset tests.
+"""A counting, scripted ``DomainCalls`` for the asset tests: the asset graph without the domain.
+
+It is bound under the ``domain`` key in place of the real one (the other resources stay the
+offline ones of ``tests.support.resources.nested``), answers each phase by name from the
+phase's upstream values, and refuses a phase it has no answer for (``UnscriptedPhaseError``),
+so a new phase never silently runs its real code here.
 
 Calls are appended to ``<counter_dir>/calls.log`` (one phase name per line, ``O_APPEND``), so
 counts survive step subprocesses and fresh processes. ``fail_once`` names phases that raise a
@@ -8,14 +13,17 @@ operator would fix a setting and re-execute from failure.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections import Counter
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import dagster as dg
 
 from tests.support.resources import nested
+from veranda_dagster.assets.feedback import previous_feedback
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import (
     CIOutcome,
@@ -36,8 +44,10 @@ from veranda_dagster.domain.core.models import (
     Usage,
     Window,
 )
-from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.resources.domain_calls import DOMAIN_CALLS_KEY, DomainCalls
 from veranda_dagster.storage import ValueStore, VerandaIOManager
+
+V = TypeVar("V")
 
 SHA = "a" * 40
 HEAD = "b" * 40
@@ -78,14 +88,34 @@ def read_calls(counter_dir: str | Path) -> Counter[str]:
     return Counter(line for line in log.read_text().splitlines() if line)
 
 
-class CountingPipeline(PipelineResource):
+class UnscriptedPhaseError(AssertionError):
+    """A phase the scripted domain has no answer for: script it, never run the real one."""
+
+
+class ScriptedDomain(DomainCalls):
+    """Each phase's answer is the method named after the phase; a subclass overrides one to
+    script a failure or another value."""
+
     counter_dir: str
+    values_dir: str
+    """The value store's directory: ``feedback`` continues from the stored previous value."""
     fail_once: str = ""
     """Comma-separated phases that fail on their first call."""
     ask: bool = False
     """Make ``repo_guess`` ask instead of proceeding."""
     marker: str = ""
     """Appended to the ticket title, so a value's origin (which process made it) is visible."""
+
+    def call(self, phase: str, domain_call: Callable[[], V], inputs: Mapping[str, object]) -> V:
+        answer = getattr(self, f"phase_{phase}", None)
+        if answer is None:
+            raise UnscriptedPhaseError(f"the scripted domain has no answer for phase {phase!r}")
+        self._record(phase)
+        params = inspect.signature(answer).parameters.values()
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            named = {p.name for p in params}
+            inputs = {k: v for k, v in inputs.items() if k in named}
+        return cast(V, answer(**inputs))
 
     def _record(self, phase: str) -> None:
         _append(Path(self.counter_dir) / "calls.log", f"{phase}\n")
@@ -96,13 +126,12 @@ class CountingPipeline(PipelineResource):
                 marker.write_text("1")
                 raise ConfigError(f"simulated: {phase} misconfigured (first call only)")
 
-    def fetch_ticket(self, key: str) -> Ticket:
-        self._record("ticket")
+    def phase_ticket(self, partition_key: str) -> Ticket:
+        key = partition_key
         title = f"Fix retries {self.marker}".strip()
         return Ticket(id=key, source="linear", title=title, description="repo: acme/api")
 
-    def guess_repo(self, ticket: Ticket) -> RepoGuess:
-        self._record("repo_guess")
+    def phase_repo_guess(self, ticket: Ticket) -> RepoGuess:
         if self.ask:
             return RepoGuess(
                 ticket_id=ticket.id,
@@ -124,8 +153,8 @@ class CountingPipeline(PipelineResource):
             calls=[call("repo_confirmer", "cheap", 0.01)],
         )
 
-    def build_context_pack(self, ticket: Ticket, guess: RepoGuess) -> ContextPack:
-        self._record("context_pack")
+    def phase_context_pack(self, ticket: Ticket, repo_guess: RepoGuess) -> ContextPack:
+        guess = repo_guess
         text = "def retry():\n    pass\n"
         return ContextPack(
             ticket_id=ticket.id,
@@ -141,8 +170,8 @@ class CountingPipeline(PipelineResource):
             citations=[Citation(id="C1", path="api/retry.py", start=1, end=2, sha=SHA)],
         )
 
-    def write_red_tests(self, ticket: Ticket, pack: ContextPack) -> RedTests:
-        self._record("red_tests")
+    def phase_red_tests(self, ticket: Ticket, context_pack: ContextPack) -> RedTests:
+        pack = context_pack
         return RedTests(
             ticket_id=ticket.id,
             branch=pack.branch,
@@ -154,8 +183,8 @@ class CountingPipeline(PipelineResource):
             calls=[call("test_writer")],
         )
 
-    def implement(self, ticket: Ticket, pack: ContextPack, red: RedTests) -> Patch:
-        self._record("patch")
+    def phase_patch(self, ticket: Ticket, context_pack: ContextPack, red_tests: RedTests) -> Patch:
+        pack = context_pack
         return Patch(
             ticket_id=ticket.id,
             branch=pack.branch,
@@ -166,10 +195,7 @@ class CountingPipeline(PipelineResource):
             calls=[call("implementer"), call("second_test_writer")],
         )
 
-    def open_pull_request(
-        self, ticket: Ticket, pack: ContextPack, patch: Patch, earlier=()
-    ) -> PullRequest:
-        self._record("pull_request")
+    def phase_pull_request(self, ticket: Ticket, patch: Patch, **earlier: object) -> PullRequest:
         return PullRequest(
             ticket_id=ticket.id,
             number=7,
@@ -181,8 +207,10 @@ class CountingPipeline(PipelineResource):
             citations_resolved=["C1"],
         )
 
-    def review(self, ticket: Ticket, pack: ContextPack, pr: PullRequest) -> ReviewRounds:
-        self._record("review_rounds")
+    def phase_review_rounds(
+        self, ticket: Ticket, context_pack: ContextPack, pull_request: PullRequest
+    ) -> ReviewRounds:
+        pr = pull_request
         return ReviewRounds(
             ticket_id=ticket.id,
             rounds=[ReviewRound(index=1, findings=[], fixed=True)],
@@ -191,16 +219,14 @@ class CountingPipeline(PipelineResource):
             calls=[call("reviewer", "standard", 0.05)],
         )
 
-    def await_ci(
-        self, ticket: Ticket, pack: ContextPack, pr: PullRequest, review: ReviewRounds
+    def phase_ci_outcome(
+        self, ticket: Ticket, review_rounds: ReviewRounds, **earlier: object
     ) -> CIOutcome:
-        self._record("ci_outcome")
+        review = review_rounds
         return CIOutcome(ticket_id=ticket.id, status="success", head_sha=review.head_sha, polls=2)
 
-    def process_feedback(
-        self, ticket: Ticket, pack: ContextPack, pr: PullRequest, previous: Feedback | None
-    ) -> Feedback:
-        self._record("feedback")
+    def phase_feedback(self, ticket: Ticket, partition_key: str, **earlier: object) -> Feedback:
+        previous = previous_feedback(ValueStore(base_dir=self.values_dir), partition_key)
         done = list(previous.processed_comment_ids) if previous else []
         rounds = list(previous.rounds) if previous else []
         new = f"comment-{len(done) + 1}"
@@ -210,10 +236,13 @@ class CountingPipeline(PipelineResource):
         )
 
 
-def resources(counter_dir: str, values_dir: str, **pipeline: Any) -> dict[str, Any]:
+def resources(counter_dir: str, values_dir: str, **scripted: Any) -> dict[str, Any]:
+    """The offline resources, the value store in ``values_dir`` and the scripted domain."""
     store = ValueStore(backend="filesystem", base_dir=values_dir)
+    domain = ScriptedDomain(counter_dir=counter_dir, values_dir=values_dir, **scripted)
     return {
-        "pipeline": CountingPipeline(counter_dir=counter_dir, **{**nested(), **pipeline}),
+        **nested(),
+        DOMAIN_CALLS_KEY: domain,
         "value_store": store,
         "io_manager": VerandaIOManager(store=store),
     }
@@ -223,7 +252,7 @@ def fake_definitions(
     counter_dir: str,
     values_dir: str,
     executor: dg.ExecutorDefinition = dg.in_process_executor,
-    **pipeline: Any,
+    **scripted: Any,
 ) -> dg.Definitions:
     from veranda_dagster.assets import CHECKS, PHASE_ASSETS
     from veranda_dagster.jobs import ticket_run
@@ -232,6 +261,6 @@ def fake_definitions(
         assets=PHASE_ASSETS,
         asset_checks=CHECKS,
         jobs=[ticket_run],
-        resources=resources(counter_dir, values_dir, **pipeline),
+        resources=resources(counter_dir, values_dir, **scripted),
         executor=executor,
     )

@@ -8,10 +8,10 @@ import dagster as dg
 import pytest
 
 from tests.assets.fakes import read_calls, resources
-from tests.support.resources import pipeline as make_pipeline
 from tests.support.resources import tickets
 from veranda_dagster.assets import PHASE_ASSETS, context_pack, repo_guess, ticket
 from veranda_dagster.domain.core.errors import ConfigError, InputError, StoredValueError
+from veranda_dagster.resources.domain_calls import DOMAIN_CALLS_KEY, DomainCalls
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.sources.linear.resource import LinearResource
@@ -148,7 +148,8 @@ def test_missing_config_is_named_and_not_retried(tmp_path, instance):
     res = resources(calls, values)
     _store_ticket(instance, "ENG-10", res)
     workspace = WorkspaceResource(root=str(tmp_path))
-    real = {**res, "pipeline": make_pipeline(catalog_path="", workspace=workspace)}
+    real = {**res, DOMAIN_CALLS_KEY: DomainCalls(), "workspace": workspace}
+    assert real["catalog"].catalog_path == ""
     result = _guess_repo_alone(instance, "ENG-10", real)
     assert not result.success and not _retried(result)
     assert "ConfigError: catalog_path is empty: set VERANDA_CATALOG" in _failure_message(result)

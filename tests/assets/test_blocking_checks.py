@@ -15,21 +15,21 @@ import dagster as dg
 import pytest
 from dagster._core.instance.ref import InstanceRef
 
-from tests.assets.fakes import CountingPipeline, read_calls, resources
-from tests.support.resources import nested
+from tests.assets.fakes import ScriptedDomain, read_calls, resources
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.domain.core.models import CommandResult, ContextPack, RedTests, Ticket
 from veranda_dagster.partitions import TICKET_TAG
+from veranda_dagster.resources.domain_calls import DOMAIN_CALLS_KEY
 
 KEY = "ENG-31"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class GreenOnBasePipeline(CountingPipeline):
+class GreenOnBaseDomain(ScriptedDomain):
     """Its red tests pass on the base commit: they prove nothing, so ``patch`` must not run."""
 
-    def write_red_tests(self, ticket: Ticket, pack: ContextPack) -> RedTests:
-        red = super().write_red_tests(ticket, pack)
+    def phase_red_tests(self, ticket: Ticket, context_pack: ContextPack) -> RedTests:
+        red = super().phase_red_tests(ticket, context_pack)
         return red.model_copy(update={"base_run": CommandResult(command="pytest -q", exit_code=0)})
 
 
@@ -41,9 +41,9 @@ def home(tmp_path: Path) -> Path:
     return home
 
 
-def implicit_asset_job(tmp_path: Path, pipeline: CountingPipeline) -> dg.JobDefinition:
+def implicit_asset_job(tmp_path: Path, domain: ScriptedDomain) -> dg.JobDefinition:
     res = resources(str(tmp_path), str(tmp_path / "values"))
-    res["pipeline"] = pipeline
+    res[DOMAIN_CALLS_KEY] = domain
     defs = dg.Definitions(assets=PHASE_ASSETS, asset_checks=CHECKS, resources=res)
     return defs.resolve_implicit_global_asset_job_def()
 
@@ -59,7 +59,9 @@ def test_checks_that_gate_patch_are_blocking_and_the_pr_check_warns():
 
 
 def test_a_failing_blocking_check_stops_patch_in_the_same_run(tmp_path: Path, home: Path):
-    job = implicit_asset_job(tmp_path, GreenOnBasePipeline(counter_dir=str(tmp_path), **nested()))
+    job = implicit_asset_job(
+        tmp_path, GreenOnBaseDomain(counter_dir=str(tmp_path), values_dir=str(tmp_path / "values"))
+    )
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
         instance.add_dynamic_partitions("tickets", [KEY])
         result = job.execute_in_process(partition_key=KEY, instance=instance, raise_on_error=False)
@@ -71,7 +73,9 @@ def test_a_failing_blocking_check_stops_patch_in_the_same_run(tmp_path: Path, ho
         }
         assert evaluations["red_tests_fail_on_base"] is False
         assert evaluations["pack_within_bounds"] is True
-        done = {e.asset_key.path[-1] for e in result.get_asset_materialization_events()}
+        done = {
+            e.asset_key.path[-1] for e in result.get_asset_materialization_events() if e.asset_key
+        }
         assert done == {"ticket", "repo_guess", "context_pack", "red_tests"}
         # patch (and all after it) never ran: no model was paid for it
         calls = read_calls(tmp_path)
@@ -86,7 +90,9 @@ def test_a_failing_blocking_check_stops_patch_in_the_same_run(tmp_path: Path, ho
 
 
 def test_passing_checks_let_the_graph_run_and_its_metadata_reads_well(tmp_path: Path, home: Path):
-    job = implicit_asset_job(tmp_path, CountingPipeline(counter_dir=str(tmp_path), **nested()))
+    job = implicit_asset_job(
+        tmp_path, ScriptedDomain(counter_dir=str(tmp_path), values_dir=str(tmp_path / "values"))
+    )
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
         instance.add_dynamic_partitions("tickets", [KEY])
         result = job.execute_in_process(partition_key=KEY, instance=instance)
@@ -95,6 +101,7 @@ def test_passing_checks_let_the_graph_run_and_its_metadata_reads_well(tmp_path: 
         meta = {
             e.asset_key.path[-1]: e.step_materialization_data.materialization.metadata
             for e in result.get_asset_materialization_events()
+            if e.asset_key
         }
     pr = meta["pull_request"]
     assert isinstance(pr["pr_url"], dg.UrlMetadataValue)

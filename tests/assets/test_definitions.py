@@ -115,12 +115,17 @@ def test_secrets_bind_as_env_vars_not_values(monkeypatch):
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-secret-value")
     monkeypatch.setenv("VERANDA_VALUE_STORE", "postgres")
     monkeypatch.setenv("VERANDA_POSTGRES_URL", "postgresql://u:pw@127.0.0.1/v")
-    pipeline = definitions.pipeline_resource()
-    token = pipeline.forge.token
+    outside = _outside()
+    token = outside.forge.token
     assert isinstance(token, dg.EnvVar) and token == "GITHUB_TOKEN"
-    assert pipeline.tickets.linear.api_key is None  # unset: a working default, not a load error
+    assert outside.tickets.linear.api_key is None  # unset: a working default, not a load error
     store = definitions.value_store()
     assert store.backend == "postgres" and isinstance(store.postgres_url, dg.EnvVar)
+
+
+def _outside() -> definitions.OutsideResources:
+    """The outside-system resources as the Definitions build them from the environment."""
+    return definitions.OutsideResources.from_env(definitions.value_store())
 
 
 def expected_run_limits() -> list[dict]:
@@ -193,17 +198,17 @@ def test_a_bad_numeric_setting_names_the_variable(monkeypatch, raw):
 
     monkeypatch.setenv("VERANDA_VALIDATION_TIMEOUT_S", raw)
     with pytest.raises(ConfigError, match="VERANDA_VALIDATION_TIMEOUT_S"):
-        definitions.pipeline_resource()
+        _outside()
     monkeypatch.delenv("VERANDA_VALIDATION_TIMEOUT_S")
     monkeypatch.setenv("VERANDA_TICKET_BUDGET_USD", raw)
     with pytest.raises(ConfigError, match="VERANDA_TICKET_BUDGET_USD"):
-        definitions.pipeline_resource()
+        _outside()
 
 
 def test_numeric_settings_are_read_from_the_environment(monkeypatch):
     monkeypatch.setenv("VERANDA_CI_WAIT_TIMEOUT_S", "4")
     monkeypatch.setenv("VERANDA_CODE_SEARCH_PER_MINUTE", "600")
-    resource = definitions.pipeline_resource()
+    resource = _outside()
     assert resource.workspace.ci_wait_timeout_s == 4.0
     assert resource.forge.search_per_minute == 600
 
@@ -211,10 +216,10 @@ def test_numeric_settings_are_read_from_the_environment(monkeypatch):
 def test_the_ticket_budget_and_its_ledger_follow_the_value_store(monkeypatch, tmp_path):
     from veranda_dagster.domain.core.bounds import TICKET_BUDGET_USD
 
-    assert definitions.pipeline_resource().agents.ticket_budget_usd == TICKET_BUDGET_USD
+    assert _outside().agents.ticket_budget_usd == TICKET_BUDGET_USD
     monkeypatch.setenv("VERANDA_TICKET_BUDGET_USD", "2.5")
     monkeypatch.setenv("VERANDA_VALUES_DIR", str(tmp_path))
-    resource = definitions.pipeline_resource()
+    resource = _outside()
     assert resource.agents.ticket_budget_usd == 2.5
     assert resource.agents.store.base_dir == str(tmp_path)  # the ledger is the store's
 

@@ -14,6 +14,7 @@ from dagster._core.instance.ref import InstanceRef
 from tests.assets.fakes import read_calls, resources
 from tests.support.processes import ROOT, run_in_repo
 from veranda_dagster.assets import PHASE_ASSETS
+from veranda_dagster.domain.core.models import RedTests
 from veranda_dagster.storage import ValueStore
 
 KEY = "ENG-8"
@@ -59,6 +60,7 @@ def test_downstream_asset_alone_in_a_new_process_loads_upstream(tmp_path: Path):
     counts = read_calls(calls)
     assert counts == {"ticket": 1, "repo_guess": 1, "context_pack": 1, "red_tests": 1}
     red = ValueStore(base_dir=str(values)).load("red_tests", KEY)
+    assert isinstance(red, RedTests)
     assert red.branch == "veranda/eng-8" and red.base_sha == "a" * 40  # from the stored pack
     assert red.test_files == [
         "tests/test_from-first-process.py"

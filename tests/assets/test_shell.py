@@ -1,5 +1,5 @@
 """The shared phase shell and the resource seam: timeouts, typed failures, metadata, metrics,
-and the phase methods' plain calls into the domain entry points."""
+and the phase assets' own calls into the domain entry points with the resources they name."""
 
 from __future__ import annotations
 
@@ -13,24 +13,25 @@ import dagster as dg
 import pytest
 
 from tests.assets.fakes import call
-from tests.support.resources import forge_returning, tickets
-from tests.support.resources import pipeline as make_pipeline
+from tests.support.resources import forge_returning, nested, phase_call, tickets
+from veranda_dagster.assets import _collaborators
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import (
     PhaseTimeoutError,
     call_metadata,
     call_with_timeout,
     phase_asset,
-    run_phase,
 )
+from veranda_dagster.assets._shell import run_phase as shell_run_phase
 from veranda_dagster.domain.core.errors import (
     InputError,
     TransientError,
 )
 from veranda_dagster.domain.core.models import RepoGuess, Ticket
 from veranda_dagster.domain.core.phases import SHARED_METADATA
+from veranda_dagster.resources.agents import AgentsResource
+from veranda_dagster.resources.domain_calls import DomainCalls
 from veranda_dagster.resources.forge import ForgeResource
-from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.resources.workspace import WorkspaceResource
 
 METADATA_KEYS = set(SHARED_METADATA)
@@ -64,6 +65,11 @@ def _collect_garbage():
     depth mismatch" there (observed in this suite; collecting here avoids it)."""
     yield
     gc.collect()
+
+
+def run_phase(context, spec, call, outcome, details) -> dg.Output:
+    """The shell's ``run_phase`` with the real ``DomainCalls``, which runs ``call`` as it is."""
+    return shell_run_phase(context, spec, call, outcome, details, domain=DomainCalls(), inputs={})
 
 
 def _context() -> dg.AssetExecutionContext:
@@ -146,13 +152,33 @@ def test_metrics_hook_is_called_and_only_its_absence_is_silent(monkeypatch):
     assert run_phase(_context(), PHASES["repo_guess"], _guess, _ok, _none).value == _guess()
 
 
-def test_phase_methods_call_the_domain_entry_points_they_import():
-    """Plain imports, not strings: each phase method's domain function is the module's own."""
+def test_phase_assets_call_the_domain_entry_points_they_import():
+    """Plain imports, not strings: each phase asset's domain function is the module's own."""
+    import veranda_dagster.assets  # noqa: F401  (the asset modules, shadowed by their assets)
     from veranda_dagster.domain.deliver import ci, review
-    from veranda_dagster.resources import pipeline
 
-    assert pipeline.work_review.review_rounds is review.review_rounds
-    assert pipeline.work_ci.await_ci is ci.await_ci
+    assets = "veranda_dagster.assets"
+    assert sys.modules[f"{assets}.review_rounds"].review.review_rounds is review.review_rounds
+    assert sys.modules[f"{assets}.ci_outcome"].ci.await_ci is ci.await_ci
+
+
+def test_the_domain_resource_is_handed_the_phase_its_inputs_and_the_call():
+    """What a scripted stand-in answers from: the phase name, the upstream values and the
+    partition key, with the real call it replaces."""
+    seen: dict[str, object] = {}
+
+    class Recording(DomainCalls):
+        def call(self, phase, domain_call, inputs):
+            seen.update(phase=phase, inputs=dict(inputs))
+            return domain_call()
+
+    spec = PHASES["repo_guess"]
+    inputs = {"ticket": Ticket(id="ENG-1", source="linear", title="t")}
+    output = shell_run_phase(
+        _context(), spec, _guess, _ok, _none, domain=Recording(), inputs=inputs
+    )
+    assert output.value == _guess()
+    assert seen == {"phase": "repo_guess", "inputs": {"partition_key": "ENG-1", **inputs}}
 
 
 class _ClosableForge:
@@ -165,7 +191,7 @@ class _ClosableForge:
         self.closed += 1
 
 
-def test_phase_methods_delegate_with_the_workspace_and_clients(monkeypatch, tmp_path):
+def test_phase_calls_delegate_with_the_workspace_and_clients(monkeypatch, tmp_path):
     seen: dict[str, object] = {}
     client = _ClosableForge()
 
@@ -177,13 +203,15 @@ def test_phase_methods_delegate_with_the_workspace_and_clients(monkeypatch, tmp_
     monkeypatch.setattr("veranda_dagster.domain.deliver.review.review_rounds", review_rounds)
     forge = forge_returning(client, token="t0k")  # the resource's client is the fake
     workspace = WorkspaceResource(root=str(tmp_path))
-    pipeline = make_pipeline(forge=forge, workspace=workspace)
-    monkeypatch.setattr(PipelineResource, "agent", lambda self, ticket, channel, repo="": "agent")
+    monkeypatch.setattr(
+        _collaborators, "budgeted_agent", lambda agents, ticket, channel, repo="": "agent"
+    )
     ticket = Ticket(id="ENG-42", source="linear", title="t")
     pack = types.SimpleNamespace(
         repo="acme/api", clone_url="https://github.com/acme/api.git", branch="veranda/eng-42"
     )
-    assert pipeline.review(ticket, pack, None) == "reviewed"  # type: ignore[arg-type]
+    given = dict(forge=forge, workspace=workspace, ticket=ticket, context_pack=pack)
+    assert phase_call("review_rounds", **given, pull_request=None) == "reviewed"
     ws = seen["workspace"]
     assert (ws.clone_url, ws.branch, ws.path) == (pack.clone_url, pack.branch, tmp_path / "ENG-42")
     assert (seen["agent"], seen["forge"]) == ("agent", client)
@@ -207,34 +235,38 @@ def test_a_phase_closes_its_clients_when_the_domain_call_raises(monkeypatch, tmp
         raise RuntimeError("the forge went away")
 
     monkeypatch.setattr("veranda_dagster.domain.deliver.ci.await_ci", await_ci)
-    pipeline = make_pipeline(
+    resources = nested(
         forge=forge_returning(client, token="t0k"),
         workspace=WorkspaceResource(root=str(tmp_path)),
         tickets=tickets(linear=LinearResource(api_key="lin_api_" + "x" * 40)),
     )
     ticket = Ticket(id="ENG-42", source="linear", title="t")
     pack = types.SimpleNamespace(repo="acme/api", clone_url="", branch="veranda/eng-42")
+    upstream = dict(ticket=ticket, context_pack=pack, pull_request=None, review_rounds=None)
     with pytest.raises(RuntimeError, match="went away"):
-        pipeline.await_ci(ticket, pack, None, None)  # type: ignore[arg-type]
+        phase_call("ci_outcome", **resources, **upstream)
     assert client.closed == 1 and closed == ["linear"]
 
 
 def test_writing_red_tests_opens_no_forge_client(monkeypatch, tmp_path):
     """Writing tests talks to no forge: the phase never builds the forge's client."""
 
-    def no_forge(self):
+    def no_forge(forge):
         raise AssertionError("the red-tests phase opened a forge client")
 
     def write_red_tests(ticket, pack, workspace, agent, *, validation_timeout_s):
         return "red"
 
     monkeypatch.setattr("veranda_dagster.domain.work.red_tests.write_red_tests", write_red_tests)
-    monkeypatch.setattr(PipelineResource, "forge_client", no_forge)
-    monkeypatch.setattr(PipelineResource, "agent", lambda self, ticket, channel, repo="": "agent")
-    pipeline = make_pipeline(workspace=WorkspaceResource(root=str(tmp_path)))
+    monkeypatch.setattr(_collaborators, "forge_client", no_forge)
+    monkeypatch.setattr(
+        _collaborators, "budgeted_agent", lambda agents, ticket, channel, repo="": "agent"
+    )
     ticket = Ticket(id="ENG-42", source="linear", title="t")
     pack = types.SimpleNamespace(repo="acme/api", clone_url="", branch="veranda/eng-42")
-    assert pipeline.write_red_tests(ticket, pack) == "red"  # type: ignore[arg-type]
+    workspace = WorkspaceResource(root=str(tmp_path))
+    given = dict(workspace=workspace, ticket=ticket, context_pack=pack)
+    assert phase_call("red_tests", **given) == "red"
 
 
 def test_opening_the_pull_request_builds_no_agent_and_posts_to_the_tickets_thread(
@@ -250,33 +282,33 @@ def test_opening_the_pull_request_builds_no_agent_and_posts_to_the_tickets_threa
         post("PR opened")
         return "opened"
 
-    def no_agent(self, ticket, channel):
+    def no_agent(agents, ticket, channel):
         raise AssertionError("the PR phase built an agent")
 
     monkeypatch.setattr(
         "veranda_dagster.domain.deliver.pull_request.open_pull_request", open_pull_request
     )
-    monkeypatch.setattr(PipelineResource, "agent", no_agent)
+    monkeypatch.setattr(_collaborators, "budgeted_agent", no_agent)
     monkeypatch.setattr(
         "veranda_dagster.sources.channel.TicketChannel.post",
         lambda self, ticket, text, key=None: posted.append(f"{ticket.id}: {text}"),
     )
-    pipeline = make_pipeline(
-        forge=forge_returning(client, token="t0k"), workspace=WorkspaceResource(root=str(tmp_path))
-    )
     ticket = Ticket(id="ENG-42", source="linear", title="t")
     pack = types.SimpleNamespace(repo="acme/api", clone_url="", branch="veranda/eng-42")
-    assert pipeline.open_pull_request(ticket, pack, None) == "opened"  # type: ignore[arg-type]
+    given = dict(ticket=ticket, context_pack=pack, repo_guess=None, red_tests=None, patch=None)
+    forge = forge_returning(client, token="t0k")
+    workspace = WorkspaceResource(root=str(tmp_path))
+    assert phase_call("pull_request", forge=forge, workspace=workspace, **given) == "opened"
     assert posted == ["ENG-42: PR opened"] and client.closed == 1
 
 
 def test_workspace_clone_url_and_branch_from_config(tmp_path):
     forge = ForgeResource(git_base="/srv/git/")
-    pipeline = make_pipeline(forge=forge, workspace=WorkspaceResource(root=str(tmp_path)))
-    ws = pipeline.clone("SLACK-7", "acme/api")
+    workspace = WorkspaceResource(root=str(tmp_path))
+    ws = _collaborators.clone(forge, workspace, "SLACK-7", "acme/api")
     assert ws.clone_url == "/srv/git/acme/api.git" and ws.branch == "veranda/slack-7"
     with pytest.raises(InputError, match="'api' is not <org>/<name>"):
-        pipeline.clone("ENG-1", "api")
+        _collaborators.clone(forge, workspace, "ENG-1", "api")
 
 
 def test_a_timed_out_phase_leaves_nothing_running(tmp_path):
@@ -289,10 +321,13 @@ def test_a_timed_out_phase_leaves_nothing_running(tmp_path):
     after = tmp_path / "after-the-bound"
     pids = tmp_path / "pids"
 
+    started: list[subprocess.Popen[bytes]] = []
+
     def phase():
         proc = subprocess.Popen(
             ["sh", "-c", f"sleep 300 & echo $! > {pids}; sleep 300"], start_new_session=True
         )
+        started.append(proc)
         proc.wait()  # woken by the kill; the thread must not get further
         after.write_text("the phase went on after its bound")
 
@@ -303,6 +338,7 @@ def test_a_timed_out_phase_leaves_nothing_running(tmp_path):
     # gone, or a zombie waiting for whoever inherited it to reap it: not running either way
     assert not grandchild.exists() or grandchild.read_text().rpartition(")")[2].split()[0] in "ZX"
     assert not after.exists()
+    started[0].wait(timeout=5)  # ended at the bound; reaped here, not left to the collector
 
 
 def test_processes_started_before_the_phase_are_left_alone():
@@ -331,14 +367,14 @@ def test_a_phase_asset_refuses_a_call_that_returns_another_value_type():
 
 
 def test_a_phase_asset_gives_dagster_the_call_s_inputs_and_the_context_it_holds_back():
-    def repo_guess(pipeline: PipelineResource, ticket: Ticket) -> RepoGuess:
+    def repo_guess(agents: AgentsResource, ticket: Ticket) -> RepoGuess:
         return _guess()
 
     asset = phase_asset(PHASES["repo_guess"], RepoGuess, "d", outcome=_ok, details=_none)(
         repo_guess
     )
     assert [i.name for i in asset.op.input_defs] == ["ticket"]
-    assert asset.required_resource_keys >= {"pipeline"}
+    assert asset.required_resource_keys == {"agents", "domain", "io_manager"}
     assert asset.op.output_defs[0].dagster_type.display_name == "RepoGuess"
 
 

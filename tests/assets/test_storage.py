@@ -106,16 +106,17 @@ def _kill_a_writer(root, partition: str):
     import subprocess
     import sys
 
-    proc = subprocess.Popen(
+    with subprocess.Popen(  # closes its pipe on leaving
         [sys.executable, "-c", _KILLED_WRITER, str(root), partition],
         stdout=subprocess.PIPE,
         text=True,
-    )
-    try:
-        assert proc.stdout.readline().strip() == "writing"
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
+    ) as proc:
+        try:
+            assert proc.stdout is not None
+            assert proc.stdout.readline().strip() == "writing"
+            proc.send_signal(signal.SIGKILL)
+        finally:
+            proc.wait(timeout=30)
     leftovers = list((root / "patch").glob(f".{partition}.json.*.tmp"))
     assert len(leftovers) == 1, "the killed writer left its temp file"
     return leftovers[0]

@@ -72,11 +72,12 @@ def test_the_request_sensor_asks_once_per_requested_ticket(bench_dir: Path) -> N
     (bench_dir / "requests.txt").write_text("BENCH-1\nBENCH-2\n")
     with dg.instance_for_test() as instance:
         first = bench_defs.bench_requests(dg.build_sensor_context(instance=instance))
+        assert isinstance(first, dg.SensorResult) and first.run_requests is not None
         assert [r.partition_key for r in first.run_requests] == ["BENCH-1", "BENCH-2"]
         again = bench_defs.bench_requests(
             dg.build_sensor_context(instance=instance, cursor=first.cursor)
         )
-        assert again.run_requests == []
+        assert isinstance(again, dg.SensorResult) and again.run_requests == []
 
 
 def test_the_request_sensor_polls_at_the_intake_interval_unless_told(

@@ -115,8 +115,8 @@ def test_a_held_out_report_keeps_its_split_and_an_unknown_split_is_refused(
 
 
 def _row(case_id: str, repo: str, split: str, r6: float, gold: int = 1) -> dict:
-    cell = {"r1": r6, "r6": r6, "edit_hit": None, "files": [], "bytes": 0}
-    row = {"id": case_id, "repo": repo, "split": split, "report_source": "issue"}
+    cell: dict[str, object] = {"r1": r6, "r6": r6, "edit_hit": None, "files": [], "bytes": 0}
+    row: dict[str, object] = {"id": case_id, "repo": repo, "split": split, "report_source": "issue"}
     row.update(gold=[f"f{i}.py" for i in range(gold)], seconds=1.0, cpu_seconds=1.0)
     return row | {"peak_rss_mb": 1.0} | {name: dict(cell) for name in bench.RANKERS}
 

@@ -23,7 +23,7 @@ def _github(routes, seen: list[httpx.Request], base: str = BASE) -> GitHubClient
         seen.append(request)
         return routes(request)
 
-    return GitHubClient(base, TOKEN, transport=httpx.MockTransport(handler), sleep=lambda s: 0)
+    return GitHubClient(base, TOKEN, transport=httpx.MockTransport(handler), sleep=lambda s: None)
 
 
 def _page(items: list[dict], next_url: str | None = None) -> httpx.Response:

@@ -41,7 +41,7 @@ class Recorder:
 
 
 def client(routes, **kwargs) -> tuple[GitHubClient, Recorder, list[float]]:
-    rec, slept = Recorder(routes), []
+    rec, slept = Recorder(routes), list[float]()
     gh = GitHubClient(API, TOKEN, transport=httpx.MockTransport(rec), sleep=slept.append, **kwargs)
     return gh, rec, slept
 

@@ -104,7 +104,7 @@ def test_renamed_project_answers_with_its_new_path_and_the_remote_follows():
     assert client.renamed == {"acme/billing-old": PROJECT}
     remote = client.remote("acme/billing-old")
     assert remote.url == f"{BASE}/{PROJECT}.git"
-    assert remote.with_token() == f"https://oauth2:{TOKEN}@gitlab.com/{PROJECT}.git"
+    assert remote.token == TOKEN and TOKEN not in remote.url  # the URL never carries it
     assert TOKEN not in str(remote) and TOKEN not in repr(remote)
     assert str(remote) == f"https://oauth2:***@gitlab.com/{PROJECT}.git"
 

@@ -44,7 +44,7 @@ class Case:
 
     name: str
     fake: Callable[[Path], FakeHttpServer]
-    client: Callable[[FakeHttpServer, float], Any]
+    client: Callable[[Any, float], Any]  # each fake has its own URL fields
     path: str
     call: Callable[[Any], Any]
 

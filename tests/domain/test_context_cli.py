@@ -7,7 +7,7 @@ import pytest
 from tests.fixtures.context.gitrepo import git, make_repo
 from veranda_dagster.cli import main
 
-TICKET = {
+TICKET: dict[str, object] = {
     "id": "ENG-9",
     "source": "slack",
     "title": "retry_after ignores the header",

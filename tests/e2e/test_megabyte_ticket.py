@@ -15,6 +15,7 @@ import pytest
 from tests.e2e import offline
 from tests.e2e.conftest import linear_ticket_run, step_failures
 from veranda_dagster.domain.core.bounds import MAX_TICKET_DESCRIPTION_CHARS
+from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.sim.sample_org import SAMPLE_TICKET_BODY, SAMPLE_TICKET_TITLE
 from veranda_dagster.sim.summary import ASSETS, run_summary
 from veranda_dagster.sim.world import SimWorld
@@ -40,6 +41,7 @@ def test_a_megabyte_ticket_runs_end_to_end(tmp_path: Path, request: pytest.Fixtu
         assert {a.status for a in summary.assets.values()} == {"materialized"}
         assert summary.ci == "success" and len(world.github.all_pulls()) == 1
         ticket = ValueStore(base_dir=world.env["VERANDA_VALUES_DIR"]).load("ticket", key)
+        assert isinstance(ticket, Ticket)
         assert ticket.description.startswith(SAMPLE_TICKET_BODY)
         assert f"[veranda: description cut at {MAX_TICKET_DESCRIPTION_CHARS:,} of" in (
             ticket.description

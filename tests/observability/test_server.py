@@ -111,6 +111,7 @@ def test_serve_ops_command_serves_the_port(tmp_path) -> None:
         env=env,
     )
     try:
+        assert proc.stdout is not None
         line = proc.stdout.readline()
         url = line.split(" on ", 1)[1].split(" ", 1)[0]
         assert url.startswith("http://127.0.0.1:")
@@ -119,6 +120,8 @@ def test_serve_ops_command_serves_the_port(tmp_path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()  # the pipe too, not left to the collector
 
 
 def test_instance_readiness_reuses_one_instance_and_reconnects_after_a_failure(monkeypatch):

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.resources import pipeline
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.domain.intake.repo_detection import detect_repo
+from veranda_dagster.resources.catalog import CatalogResource
 from veranda_dagster.resources.orgs import OrgCatalog, org_catalogs, orgs_from_env
 from veranda_dagster.resources.sources_enabled import enabled_sources, requested_sources
 
@@ -54,21 +54,23 @@ def _ticket(source: str, text: str) -> Ticket:
 
 def test_a_ticket_is_weighed_only_against_the_orgs_taking_its_source(orgs_file):
     orgs = orgs_from_env({"VERANDA_ORGS": str(orgs_file)})
-    resource = pipeline(org_catalogs=org_catalogs(orgs))
-    assert resource.catalog(_ticket("jira", "")).names() == ["acme-data/etl"]
-    assert resource.catalog(_ticket("slack", "")).names() == ["acme/billing"]
+    resource = CatalogResource(org_catalogs=org_catalogs(orgs))
+    assert resource.for_ticket(_ticket("jira", "")).names() == ["acme-data/etl"]
+    assert resource.for_ticket(_ticket("slack", "")).names() == ["acme/billing"]
 
     # acme takes no Jira tickets: its repository is not a candidate, so the ticket is asked about
     guess = detect_repo(
-        _ticket("jira", "repo: acme/billing"), resource.catalog(_ticket("jira", ""))
+        _ticket("jira", "repo: acme/billing"), resource.for_ticket(_ticket("jira", ""))
     )
     assert guess.decision == "ask" and "acme-data catalog" in (guess.question or "")
 
 
 def test_a_source_no_org_takes_is_a_config_error_naming_the_orgs_file():
-    resource = pipeline(org_catalogs=[OrgCatalog(org="acme", catalog="x.json", sources=["jira"])])
+    resource = CatalogResource(
+        org_catalogs=[OrgCatalog(org="acme", catalog="x.json", sources=["jira"])]
+    )
     with pytest.raises(ConfigError, match="no org in VERANDA_ORGS takes tickets from linear"):
-        resource.catalog(_ticket("linear", ""))
+        resource.for_ticket(_ticket("linear", ""))
 
 
 def test_the_orgs_sources_are_the_enabled_sources_unless_told_otherwise(orgs_file):
@@ -97,12 +99,12 @@ def test_a_broken_orgs_file_fails_where_the_sources_are_enabled_not_where_they_a
 
 
 def test_an_orgs_file_and_a_single_catalog_together_are_refused(orgs_file, monkeypatch):
-    from veranda_dagster.definitions import pipeline_resource
+    from veranda_dagster.definitions import catalog_resource
 
     monkeypatch.setenv("VERANDA_ORGS", str(orgs_file))
     monkeypatch.setenv("VERANDA_CATALOG", "/etc/veranda/catalog.yaml")
     with pytest.raises(ConfigError, match="set one of VERANDA_ORGS"):
-        pipeline_resource()
+        catalog_resource()
 
 
 def test_the_ui_names_every_forge_the_orgs_use(orgs_file, tmp_path):

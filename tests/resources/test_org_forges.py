@@ -103,19 +103,25 @@ def test_the_clone_token_and_the_api_calls_go_to_the_same_org(path: str):
     client = forge.client()
     try:
         expected = GitLabClient if forge.for_repo(path).forge == "gitlab" else GitHubClient
-        assert isinstance(client.for_owner(path), expected)
+        assert isinstance(client.for_owner(path), expected)  # type: ignore[attr-defined]
     finally:
         client.close()
 
 
 class _Recording:
     def __init__(self, name: str) -> None:
-        self.name, self.calls, self.closed = name, [], 0
+        self.name, self.closed = name, 0
+        self.calls: list[tuple[str, tuple[object, ...]]] = []
 
     def __getattr__(self, method: str):
         if method.startswith("_"):
             raise AttributeError(method)
-        return lambda *args: self.calls.append((method, args)) or self.name
+
+        def record(*args: object) -> str:
+            self.calls.append((method, args))
+            return self.name
+
+        return record
 
     def close(self) -> None:
         self.closed += 1

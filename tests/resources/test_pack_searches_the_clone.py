@@ -3,8 +3,8 @@
 GitHub allows 10 code searches a minute per token, shared by every run holding it. A pack that
 spent them made the next ticket of the minute wait ~53 s in ``context_pack``, although the
 phase already held a full clone. Here the token's budget is spent before two tickets of the
-same repository are packed through the real ``PipelineResource`` (a configured GitHub forge on
-loopback, a shared file budget, real clones): both search their clones, neither sleeps, the
+same repository are packed through the ``context_pack`` asset's call (a configured GitHub
+forge on loopback, a shared file budget, real clones): both search their clones, neither sleeps, the
 budget is left as it was, and the pack says which backend answered.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.resources import pipeline
-from veranda_dagster.domain.core.models import RepoGuess, Ticket
+from tests.support.resources import phase_call
+from veranda_dagster.domain.core.models import ContextPack, RepoGuess, Ticket
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.workspace import WorkspaceResource
@@ -57,13 +57,21 @@ def test_two_tickets_in_one_minute_search_their_clones_and_neither_waits(
         for _ in range(forge.search_per_minute):
             budget.acquire()  # an earlier ticket spent the token's whole minute
         spent = budget.sent()
-        work = pipeline(
-            forge=forge, agents=agents, workspace=WorkspaceResource(root=str(tmp_path / "ws"))
-        )
+        workspace = WorkspaceResource(root=str(tmp_path / "ws"))
         packs = []
         for key in ("ENG-1", "ENG-2"):
             started = time.monotonic()
-            packs.append(work.build_context_pack(*_ticket(key)))
+            ticket, guess = _ticket(key)
+            pack = phase_call(
+                "context_pack",
+                ticket=ticket,
+                repo_guess=guess,
+                forge=forge,
+                agents=agents,
+                workspace=workspace,
+            )
+            assert isinstance(pack, ContextPack)
+            packs.append(pack)
             assert time.monotonic() - started < PACK_WALL_BOUND_S
     for pack in packs:
         assert pack.search_backend == "local_clone"

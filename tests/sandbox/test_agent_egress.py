@@ -102,7 +102,7 @@ open("attempts.json", "w").write(json.dumps(attempts))
 class Listener:
     """A host listener that records every connection and byte it gets."""
 
-    def __init__(self, family: int, address: object) -> None:
+    def __init__(self, family: int, address: str | tuple[str, int]) -> None:
         self.sock = socket.socket(family, socket.SOCK_STREAM)
         self.sock.bind(address)
         self.sock.listen(8)

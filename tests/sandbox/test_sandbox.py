@@ -274,6 +274,7 @@ def test_a_tool_linked_into_a_folder_outside_path_runs_when_that_folder_is_named
     assert proc.stdout == "tool ran\n", proc.stderr
     monkeypatch.delenv("VERANDA_SANDBOX_READONLY")
     hidden = Sandbox(mode="bwrap").prepare(argv, clone, env, network="none")
+    assert hidden.policy is not None
     assert str(install / "pip") not in hidden.policy.readable
 
 

@@ -92,7 +92,7 @@ def ask(proxy: CredentialProxy, wire: str, headers: dict[str, str], stream: bool
         path += ":streamGenerateContent?alt=sse" if stream else ":generateContent"
         body = {"contents": [{"role": "user", "parts": [{"text": PROMPT}]}]}
     else:
-        body = {**body, "stream": stream}
+        body = {**dict(body), "stream": stream}  # type: ignore[call-overload]
     transport = httpx.HTTPTransport(uds=str(proxy.socket_path))
     with httpx.Client(transport=transport, base_url="http://bridge", timeout=30) as client:
         return client.post(path, json=body, headers=headers)

@@ -49,7 +49,7 @@ def runs_per_ticket(instance: dg.DagsterInstance) -> Counter[str]:
 
 
 def keys_of(result: dg.SensorResult) -> list[str]:
-    return [r.partition_key for r in result.run_requests or []]
+    return [str(r.partition_key) for r in result.run_requests or []]
 
 
 class ScriptedLinear(LinearResource):

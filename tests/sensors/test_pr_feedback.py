@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import ClassVar
 
 import dagster as dg
@@ -136,7 +137,7 @@ def test_skips_with_a_reason_naming_the_forge_token_when_not_configured(forge, v
 class ScriptedGitHub(ForgeResource):
     """The GitHub row's real client over a recorded transport."""
 
-    handlers: ClassVar[dict[str, object]] = {}
+    handlers: ClassVar[dict[str, Callable[[httpx.Request], httpx.Response]]] = {}
 
     def client(self) -> GitHubClient:
         return GitHubClient(

@@ -13,8 +13,8 @@ import dagster as dg
 import pytest
 from dagster._core.instance.ref import InstanceRef
 
-from tests.assets.fakes import CountingPipeline, resources
-from tests.support.resources import nested, tickets
+from tests.assets.fakes import ScriptedDomain, resources
+from tests.support.resources import tickets
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import ContextPack, Patch, RedTests, Ticket
@@ -25,6 +25,7 @@ from veranda_dagster.domain.core.run_failure import (
 )
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.partitions import TICKET_JOB
+from veranda_dagster.resources.domain_calls import DOMAIN_CALLS_KEY
 from veranda_dagster.sensors.run_failure import ticket_run_failures
 from veranda_dagster.sim.linear_fake import LinearFake
 from veranda_dagster.sources.linear.client import LinearClient
@@ -37,11 +38,10 @@ TOKEN = "lin_api_TEST_run_failure_token_0001"
 DB_PASSWORD = "hunter2-db-password-xyz"
 
 
-class BrokenPatchPipeline(CountingPipeline):
+class BrokenPatchDomain(ScriptedDomain):
     """``patch`` fails with a typed error whose message quotes a URL with a password."""
 
-    def implement(self, ticket: Ticket, pack: ContextPack, red: RedTests) -> Patch:
-        self._record("patch")
+    def phase_patch(self, ticket: Ticket, context_pack: ContextPack, red_tests: RedTests) -> Patch:
         raise ConfigError(f"cannot reach postgresql://veranda:{DB_PASSWORD}@db:5432/x")
 
 
@@ -56,7 +56,9 @@ def failed_run(tmp_path: Path, key: str) -> tuple[dg.DagsterInstance, str, Value
     home.mkdir()
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
     res = resources(str(tmp_path), str(tmp_path / "values"))
-    res["pipeline"] = BrokenPatchPipeline(counter_dir=str(tmp_path), **nested())
+    res[DOMAIN_CALLS_KEY] = BrokenPatchDomain(
+        counter_dir=str(tmp_path), values_dir=str(tmp_path / "values")
+    )
     defs = dg.Definitions(
         assets=PHASE_ASSETS,
         asset_checks=CHECKS,
@@ -184,6 +186,7 @@ def test_a_retried_upstream_error_heads_the_run_and_the_note_with_its_root_cause
         assert kinds.count("STEP_UP_FOR_RETRY") == 1 and kinds.count("STEP_FAILURE") == 1
         (failure,) = instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_FAILURE)
         data = failure.dagster_event.step_failure_data  # type: ignore[union-attr]
+        assert data.user_failure_data is not None
         assert data.user_failure_data.description == headline  # what the run page shows
         assert "max_retries" not in headline
         evaluate(instance, run_id, store, linear.graphql_url)

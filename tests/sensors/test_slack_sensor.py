@@ -16,7 +16,8 @@ from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.partitions import TICKET_TAG
 from veranda_dagster.sources.slack.client import SlackClient
 from veranda_dagster.sources.slack.limits import MAX_SLACK_CHANNELS, MAX_SLACK_THREADS_PER_TICK
-from veranda_dagster.sources.slack.sensor import SlackResource, slack_mentions
+from veranda_dagster.sources.slack.resource import SlackResource
+from veranda_dagster.sources.slack.sensor import slack_mentions
 
 C1, C2 = "C0ACME001", "C0ACME002"
 ROOT_KEY = f"slack-{C1}-1712345680.000300"

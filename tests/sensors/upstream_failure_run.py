@@ -11,29 +11,29 @@ from pathlib import Path
 import dagster as dg
 from dagster._core.instance.ref import InstanceRef
 
-from tests.assets.fakes import CountingPipeline, resources
-from tests.support.resources import nested
+from tests.assets.fakes import ScriptedDomain, resources
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.domain.core.models import ContextPack, Patch, RedTests, Ticket
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.partitions import TICKET_JOB
+from veranda_dagster.resources.domain_calls import DOMAIN_CALLS_KEY
 from veranda_dagster.vendors.port import BackendError
 
 UPSTREAM_DETAIL = "API Error: 500 Internal server error (api_error_status: 500)"
 
 
-class UpstreamDownPipeline(CountingPipeline):
+class UpstreamDownDomain(ScriptedDomain):
     """``patch``'s model answers 500 past the CLI's own retry, every attempt."""
 
-    def implement(self, ticket: Ticket, pack: ContextPack, red: RedTests) -> Patch:
-        self._record("patch")
+    def phase_patch(self, ticket: Ticket, context_pack: ContextPack, red_tests: RedTests) -> Patch:
         raise BackendError("upstream", UPSTREAM_DETAIL)
 
 
 def main(home: str, key: str) -> None:
     root = Path(home).parent
     res = resources(str(root), str(root / "values"))
-    res["pipeline"] = UpstreamDownPipeline(counter_dir=str(root), **nested())
+    values = str(root / "values")
+    res[DOMAIN_CALLS_KEY] = UpstreamDownDomain(counter_dir=str(root), values_dir=values)
     defs = dg.Definitions(
         assets=PHASE_ASSETS,
         asset_checks=CHECKS,

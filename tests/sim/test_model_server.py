@@ -239,7 +239,7 @@ def test_gemini_turn_answers_function_call_parts(model) -> None:
         "role": "user",
         "parts": [{"text": "<session_context/>"}, {"text": "Role: implementer"}],
     }
-    body = {"contents": [user], "tools": tools}
+    body: dict[str, Any] = {"contents": [user], "tools": tools}
     url = f"{model.base_url}/v1beta/models/gemini-3.1-pro-preview:streamGenerateContent?alt=sse"
     (chunk,) = sse(httpx.post(url, json=body, headers=GEMINI_KEY))
     call = chunk["candidates"][0]["content"]["parts"][0]["functionCall"]

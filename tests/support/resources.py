@@ -1,18 +1,22 @@
 """Building the outside-system resources for a test, with offline defaults.
 
-A test replaces one collaborator by passing a different resource (``pipeline(forge=...)``),
-never by subclassing ``PipelineResource``'s forwarding. ``forge_returning`` is the one place a
-resource is subclassed: a ``ForgeResource`` whose ``client()`` hands back a given fake.
+A test replaces one collaborator by passing a different resource (``nested(forge=...)``) to
+the phase asset's own call (``phase_call``) or to a Definitions. ``forge_returning`` is the
+one place a resource is subclassed: a ``ForgeResource`` whose ``client()`` hands back a given fake.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel
+
+from veranda_dagster.assets._shell import PHASE_CALLS
 from veranda_dagster.forges.registry import ForgeClient
 from veranda_dagster.resources.agents import AgentsResource
+from veranda_dagster.resources.catalog import CatalogResource, ContextLayersResource
 from veranda_dagster.resources.forge import ForgeResource
-from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.resources.tickets import TicketSourcesResource
 from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.sources.resource import TicketSourceResource
@@ -28,19 +32,28 @@ def tickets(
 
 
 def nested(**overrides: Any) -> dict[str, Any]:
-    """``PipelineResource``'s nested resources, unconfigured (no keys), with ``overrides``."""
+    """The phase assets' resources by key, unconfigured (no keys), with ``overrides``."""
     base: dict[str, Any] = {
         "tickets": tickets(),
         "forge": ForgeResource(),
         "agents": AgentsResource(store=ValueStore()),
         "workspace": WorkspaceResource(),
+        "catalog": CatalogResource(),
+        "layers": ContextLayersResource(),
     }
     return {**base, **overrides}
 
 
-def pipeline(**overrides: Any) -> PipelineResource:
-    """A real ``PipelineResource`` over offline resources; pass any nested one or field."""
-    return PipelineResource(**nested(**overrides))
+def phase_call(phase: str, **given: Any) -> BaseModel:
+    """Run ``phase``'s own call (the function its asset runs) outside Dagster, with the offline
+    resources of ``nested`` overridden by any in ``given`` and the upstream values in
+    ``given``; a call takes only the parameters it names."""
+    import inspect
+
+    call: Callable[..., BaseModel] = PHASE_CALLS[phase]
+    offered = {**nested(), **given}
+    names = inspect.signature(call).parameters
+    return call(**{name: offered[name] for name in names if name in offered})
 
 
 def forge_returning(client: ForgeClient | Any, **settings: Any) -> ForgeResource:

@@ -9,6 +9,7 @@ with a reason; a refused mode never starts a CLI and is classified ``auth``.
 from __future__ import annotations
 
 import tempfile
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,7 @@ SECRETS = {
 MODES = [(cls.family, mode) for cls in registry.adapters() for mode in cls.modes]
 
 
-def adapter(family: str, mode: str, environ: dict[str, str] = ALL_KEYS, **cfg: object):
+def adapter(family: str, mode: str, environ: dict[str, str] = ALL_KEYS, **cfg: Any):
     return registry.get(family).factory(
         mode, FamilyConfig(family=family, **cfg), ScriptedRunner(), FakeLogin(), environ
     )

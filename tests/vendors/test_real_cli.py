@@ -15,7 +15,7 @@ from tests.support.real_claude import pinned_claude
 from tests.support.vendor_api import VendorApiServer
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.domain.core.models import Usage
-from veranda_dagster.vendors import cost
+from veranda_dagster.vendors import cost, registry
 from veranda_dagster.vendors.config import BackendsConfig
 from veranda_dagster.vendors.family_config import FamilyConfig
 from veranda_dagster.vendors.health import HealthCache
@@ -23,7 +23,7 @@ from veranda_dagster.vendors.port import BackendError, Turn
 from veranda_dagster.vendors.resolver import build_agent
 from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV
 
-CLAUDE_CODE_VERSION = "2.1.332"
+CLAUDE_CODE_VERSION = registry.get("claude").factory.installs[0].version
 REPO = Path(__file__).resolve().parents[2]
 CLAUDE = pinned_claude()
 
@@ -107,7 +107,7 @@ def test_real_failure_classifies(api, tmp_path, status, verdict):
     assert "sk-sim" not in err.value.detail
 
 
-CODEX_VERSION = "0.171.0"
+CODEX_VERSION = registry.get("codex").factory.installs[0].version
 CODEX = Path(os.environ.get("VERANDA_CODEX_BIN") or REPO / ".veranda/npm/node_modules/.bin/codex")
 
 

@@ -4,22 +4,20 @@ deployment (Helm's Vault templates) and the README's configuration table."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 import pytest
 
-from tests.observability.render import load_values
 from tests.support.plugins import scratch
-from tests.support.secret_docs import readme_secret_rows, vault_templates
+from tests.support.secret_docs import readme_secret_rows
 from veranda_dagster.domain.core.errors import ConfigError
+from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.vendors import cost, registry, runner, tiers
-from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._base import CliAdapter, Install, ModeSpec
 from veranda_dagster.vendors.adapters.claude import ClaudeAdapter
 from veranda_dagster.vendors.rates import models_dev
 
 FAMILIES = registry.families()
-TEMPLATE_KEY = "vault.hashicorp.com/agent-inject-template-providers.env"
 
 
 class Acme(CliAdapter):
@@ -34,12 +32,13 @@ class Acme(CliAdapter):
     instruction_file = "AGENTS.md"
     mcp_format = "mcp_json"
     vision = False
-    tiers: ClassVar[dict[str, str]] = {"cheap": "acme-1", "standard": "acme-2", "high": "acme-3"}
+    tiers: ClassVar[dict[Tier, str]] = {"cheap": "acme-1", "standard": "acme-2", "high": "acme-3"}
     model_prefixes = ("acme-",)
     rates: ClassVar[dict[str, Any]] = {"acme-3": models_dev(1, 2, 0.1)}
     secret_env = ("ACME_API_KEY",)
     token_patterns = ClaudeAdapter.token_patterns[:1]
     repo_agent_config = (".acme",)
+    installs = (Install("npm", "@acme/acme-code", "1.0.0", "ACME_CODE_VERSION"),)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -85,6 +84,24 @@ def test_a_vendor_that_does_not_declare_its_repo_agent_config_is_refused() -> No
     assert "acme" not in registry.families()
 
 
+def test_a_vendor_that_does_not_declare_its_installs_is_refused() -> None:
+    """Where its CLI comes from, exactly pinned (checked against the image and CI in
+    ``test_pins``); ``()`` declares a CLI on no public registry."""
+    undeclared = type("Undeclared", (Acme,), {})
+    del Acme.installs
+    try:
+        with pytest.raises(ConfigError, match=r"'acme' is incomplete: .*installs"):
+            registry.VENDORS.register(registry.AdapterInfo("acme", ("api_key",), 99, undeclared))
+    finally:
+        Acme.installs = (Install("npm", "@acme/acme-code", "1.0.0", "ACME_CODE_VERSION"),)
+    unpinned = type(
+        "Unpinned", (Acme,), {"installs": (Install("npm", "@acme/acme-code", "", "X"),)}
+    )
+    assert any("installs" in m for m in registry.missing_pieces(unpinned))
+    on_no_registry = type("OnNoRegistry", (Acme,), {"installs": ()})
+    assert registry.missing_pieces(on_no_registry) == []
+
+
 def test_a_tier_table_without_every_tier_and_a_secret_no_mode_reads_are_refused() -> None:
     bad = type(
         "Bad",
@@ -127,16 +144,6 @@ def test_no_central_table_holds_a_family_no_adapter_declares() -> None:
 
 
 SECRETS = [(fam, name) for fam, names in registry.secret_env().items() for name in names]
-
-
-@pytest.mark.parametrize(("family", "name"), SECRETS)
-def test_every_vendor_secret_is_exported_by_every_helm_secret_template(family, name) -> None:
-    templates = vault_templates(load_values(), TEMPLATE_KEY)
-    assert len(templates) == 2, "the code server's and the run pods' providers.env"
-    for template in templates:
-        assert re.search(rf"^\s*export {name}=", template, re.M), (
-            f"{family}'s {name} is not exported by a deploy/helm providers.env template"
-        )
 
 
 @pytest.mark.parametrize(("family", "name"), SECRETS)

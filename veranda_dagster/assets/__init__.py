@@ -1,4 +1,5 @@
-"""One module per phase. Each asset calls one ``PipelineResource`` method and records its value.
+"""One module per phase. Each asset asks for the resources it needs, calls its domain entry
+point through the shell (``_shell``) and records its value.
 
 Lineage: ticket -> repo_guess -> context_pack -> red_tests -> patch -> pull_request ->
 review_rounds -> ci_outcome, and feedback downstream of pull_request.
@@ -27,4 +28,16 @@ PHASE_ASSETS = [
     feedback,
 ]
 
-__all__ = ["CHECKS", "PHASE_ASSETS"]
+__all__ = [
+    "CHECKS",
+    "PHASE_ASSETS",
+    "ci_outcome",
+    "context_pack",
+    "feedback",
+    "patch",
+    "pull_request",
+    "red_tests",
+    "repo_guess",
+    "review_rounds",
+    "ticket",
+]

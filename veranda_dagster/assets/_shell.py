@@ -38,8 +38,28 @@ from veranda_dagster.domain.core.orgs import org_of
 from veranda_dagster.domain.core.provenance import in_run
 from veranda_dagster.domain.core.run_failure import failure_detail, failure_headline
 from veranda_dagster.partitions import TICKET_TAG
+from veranda_dagster.resources.domain_calls import DOMAIN_CALLS_KEY, DomainCalls
 
 V = TypeVar("V", bound=BaseModel)
+
+Precondition = Callable[[Mapping[str, object]], None]
+"""What must hold of a phase's inputs (upstream values by name, and ``partition_key``) before its
+call runs; it raises a ``VerandaError`` (typed, not retried) when it does not."""
+
+PHASE_CALLS: dict[str, Callable[..., BaseModel]] = {}
+"""Each phase's own call (the undecorated function its asset runs), by phase name, as the
+phase's asset module (``veranda_dagster.assets.<phase>``) declares it: a test calls one with
+resources of its choosing, and a phase without one is found missing against the registry."""
+
+ASSET_MODULES = "veranda_dagster.assets"
+
+
+def declare_call(phase: str, call: Callable[..., V]) -> Callable[..., V]:
+    """Record ``call`` as ``phase``'s own call (``PHASE_CALLS``) when it lives in the phase's
+    own asset module; an asset declared anywhere else (a test's) is not the phase's."""
+    if call.__module__ == f"{ASSET_MODULES}.{phase}":
+        PHASE_CALLS[phase] = call
+    return call
 
 
 class PhaseTimeoutError(TransientError):
@@ -56,13 +76,14 @@ def call_with_timeout(fn: Callable[[], V], timeout_s: float, phase: str) -> V:
     still running.
     """
     started = already_running()
-    box: dict[str, Any] = {}
+    values: list[V] = []
+    errors: list[BaseException] = []
 
     def target() -> None:
         try:
-            box["value"] = fn()
+            values.append(fn())
         except BaseException as exc:
-            box["error"] = exc
+            errors.append(exc)
 
     worker = threading.Thread(target=target, name=f"veranda-{phase}", daemon=True)
     worker.start()
@@ -72,9 +93,9 @@ def call_with_timeout(fn: Callable[[], V], timeout_s: float, phase: str) -> V:
         stop_thread(worker, PhaseTimeoutError)
         detail = f"; killed {len(killed)} process(es) it started" if killed else ""
         raise PhaseTimeoutError(f"phase {phase} exceeded its {timeout_s:g} s timeout{detail}")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    if errors:
+        raise errors[0]
+    return values[0]
 
 
 IN_PROGRESS = [
@@ -235,15 +256,28 @@ def run_phase(
     outcome: Callable[[V], str],
     details: Callable[[V], Mapping[str, Any]],
     spend: Callable[[V], Mapping[str, float]] = lambda _v: {},
+    *,
+    domain: DomainCalls,
+    inputs: Mapping[str, object],
+    precondition: Precondition | None = None,
 ) -> dg.Output[V]:
-    """Run one phase's domain call and wrap its value for the IO manager; ``spend``: the
-    ticket's spend and caps after it, as numeric metadata."""
+    """Run one phase's domain call (through ``domain``, which a test may script from the
+    phase's upstream ``inputs`` and the partition key) and wrap its value for the IO manager;
+    ``spend``: the ticket's spend and caps after it, as numeric metadata. The phase's
+    ``precondition`` on those inputs is the asset's own rule, so it holds before any call,
+    scripted or real."""
     started = time.monotonic()
     try:
         refuse_a_twin(context)
         run_id = _run_id(context)
+        key = {"partition_key": context.partition_key} if context.has_partition_key else {}
+        given = {**key, **inputs}
+        if precondition is not None:
+            precondition(given)
         value = call_with_timeout(
-            lambda: in_run(run_id, call, spec.name), spec.timeout_s, spec.name
+            lambda: in_run(run_id, lambda: domain.call(spec.name, call, given), spec.name),
+            spec.timeout_s,
+            spec.name,
         )
     except VerandaError as exc:
         if getattr(exc, "retryable", False) and not _last_attempt(context, spec):
@@ -275,9 +309,10 @@ def _spend(
 
 def ledger_figures(upstream: Mapping[str, Any]) -> Callable[[BaseModel], Mapping[str, float]]:
     """The ticket's spend and caps (``AgentsResource.spend_metadata``), read after the phase
-    through the pipeline it was given; the org is the pack's repository's, once there is one."""
-    agents = getattr(upstream.get("pipeline"), "agents", None)
-    if agents is None:
+    through the agents resource it was given (a phase that asked for none reports none); the org
+    is the pack's repository's, once there is one."""
+    agents = upstream.get("agents")
+    if agents is None or not hasattr(agents, "spend_metadata"):
         return lambda _v: {}
     repo = str(getattr(upstream.get("context_pack"), "repo", "") or "")
     org = org_of(repo) if "/" in repo else ""
@@ -306,6 +341,7 @@ def phase_asset(
     outcome: Callable[[V], str],
     details: Callable[[V], Mapping[str, Any]],
     hooks: set[dg.HookDefinition] | None = None,
+    precondition: Precondition | None = None,
 ) -> Callable[[Callable[..., V]], dg.AssetsDefinition]:
     """Declare a phase's asset by its one domain call, so the asset module reads as a table of
     contents: what the phase needs, what it calls, what it reports.
@@ -320,22 +356,43 @@ def phase_asset(
         signature = inspect.signature(call, eval_str=True)
         if signature.return_annotation is not value_type:
             raise TypeError(f"{call.__name__} must be annotated to return {value_type.__name__}")
+        if DOMAIN_CALLS_KEY in signature.parameters:
+            raise TypeError(f"{call.__name__}: {DOMAIN_CALLS_KEY!r} is the shell's parameter")
+        declare_call(spec.name, call)
         passes_context = "context" in signature.parameters
         needs = [p for p in signature.parameters.values() if p.name != "context"]
 
-        def compute(context: dg.AssetExecutionContext, **upstream: Any) -> dg.Output[V]:
+        def compute(
+            context: dg.AssetExecutionContext, domain: DomainCalls, **upstream: Any
+        ) -> dg.Output[V]:
             args = {"context": context, **upstream} if passes_context else upstream
-            spend = ledger_figures(upstream)
-            return run_phase(context, spec, lambda: call(**args), outcome, details, spend)
+            inputs = {
+                k: v for k, v in upstream.items() if not isinstance(v, dg.ConfigurableResource)
+            }
+            return run_phase(
+                context,
+                spec,
+                lambda: call(**args),
+                outcome,
+                details,
+                ledger_figures(upstream),
+                domain=domain,
+                inputs=inputs,
+                precondition=precondition,
+            )
 
         context_param = inspect.Parameter(
             "context", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=dg.AssetExecutionContext
         )
+        domain_param = inspect.Parameter(
+            DOMAIN_CALLS_KEY, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=DomainCalls
+        )
+        params = [context_param, domain_param, *needs]
         returns = dg.Output[value_type]  # type: ignore[valid-type]
         compute.__signature__ = signature.replace(  # type: ignore[attr-defined]
-            parameters=[context_param, *needs], return_annotation=returns
+            parameters=params, return_annotation=returns
         )
-        compute.__annotations__ = {p.name: p.annotation for p in (context_param, *needs)}
+        compute.__annotations__ = {p.name: p.annotation for p in params}
         compute.__annotations__["return"] = returns
         compute.__name__ = compute.__qualname__ = call.__name__
         compute.__module__, compute.__doc__ = call.__module__, call.__doc__

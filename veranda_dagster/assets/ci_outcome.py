@@ -1,5 +1,6 @@
 """``ci_outcome``: the PR head's checks, with exactly one grounded repair attempt."""
 
+from veranda_dagster.assets._collaborators import work_on
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
 from veranda_dagster.domain.core.models import (
@@ -9,7 +10,11 @@ from veranda_dagster.domain.core.models import (
     ReviewRounds,
     Ticket,
 )
-from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.domain.deliver import ci
+from veranda_dagster.resources.agents import AgentsResource
+from veranda_dagster.resources.forge import ForgeResource
+from veranda_dagster.resources.tickets import TicketSourcesResource
+from veranda_dagster.resources.workspace import WorkspaceResource
 
 
 @phase_asset(
@@ -29,10 +34,23 @@ from veranda_dagster.resources.pipeline import PipelineResource
     },
 )
 def ci_outcome(
-    pipeline: PipelineResource,
+    tickets: TicketSourcesResource,
+    forge: ForgeResource,
+    agents: AgentsResource,
+    workspace: WorkspaceResource,
     ticket: Ticket,
     context_pack: ContextPack,
     pull_request: PullRequest,
     review_rounds: ReviewRounds,
 ) -> CIOutcome:
-    return pipeline.await_ci(ticket, context_pack, pull_request, review_rounds)
+    with work_on(ticket, context_pack, tickets, forge, agents, workspace) as w:
+        return ci.await_ci(
+            ticket,
+            context_pack,
+            pull_request,
+            review_rounds,
+            w.workspace,
+            w.agent,
+            w.forge,
+            timeout_s=workspace.ci_wait_timeout_s,
+        )

@@ -6,12 +6,28 @@ comments already handled are never answered twice.
 
 import dagster as dg
 
+from veranda_dagster.assets._collaborators import work_on
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
 from veranda_dagster.domain.core.errors import StoredValueError
 from veranda_dagster.domain.core.models import ContextPack, Feedback, PullRequest, Ticket
-from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.domain.deliver import feedback as deliver_feedback
+from veranda_dagster.resources.agents import AgentsResource
+from veranda_dagster.resources.forge import ForgeResource
+from veranda_dagster.resources.tickets import TicketSourcesResource
+from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.storage import ValueStore
+
+
+def previous_feedback(value_store: ValueStore, key: str) -> Feedback | None:
+    """The ticket's stored feedback value, which this run continues from; ``None`` before the
+    first round. Anything else stored under it is refused, not answered over."""
+    previous = value_store.load_or_none("feedback", key)
+    if previous is not None and not isinstance(previous, Feedback):
+        raise StoredValueError(
+            f"asset 'feedback' partition {key!r}: stored a {type(previous).__name__}, not Feedback"
+        )
+    return previous
 
 
 @phase_asset(
@@ -27,16 +43,24 @@ from veranda_dagster.storage import ValueStore
 )
 def feedback(
     context: dg.AssetExecutionContext,
-    pipeline: PipelineResource,
+    tickets: TicketSourcesResource,
+    forge: ForgeResource,
+    agents: AgentsResource,
+    workspace: WorkspaceResource,
     value_store: ValueStore,
     ticket: Ticket,
     context_pack: ContextPack,
     pull_request: PullRequest,
 ) -> Feedback:
-    previous = value_store.load_or_none("feedback", context.partition_key)
-    if previous is not None and not isinstance(previous, Feedback):
-        raise StoredValueError(
-            f"asset 'feedback' partition {context.partition_key!r}: stored a "
-            f"{type(previous).__name__}, not Feedback"
+    previous = previous_feedback(value_store, context.partition_key)
+    with work_on(ticket, context_pack, tickets, forge, agents, workspace) as w:
+        return deliver_feedback.process_feedback(
+            ticket,
+            context_pack,
+            pull_request,
+            w.workspace,
+            w.agent,
+            w.forge,
+            previous,
+            validation_timeout_s=workspace.validation_timeout_s,
         )
-    return pipeline.process_feedback(ticket, context_pack, pull_request, previous)

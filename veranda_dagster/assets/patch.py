@@ -3,11 +3,16 @@ build, lint and test commands, plus a separate test-writer seat's extra tests.""
 
 from typing import Any
 
+from veranda_dagster.assets._collaborators import work_on
 from veranda_dagster.assets._metadata import bounded_md
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
 from veranda_dagster.domain.core.models import ContextPack, Patch, RedTests, Ticket
-from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.domain.work import patch as build_patch
+from veranda_dagster.resources.agents import AgentsResource
+from veranda_dagster.resources.forge import ForgeResource
+from veranda_dagster.resources.tickets import TicketSourcesResource
+from veranda_dagster.resources.workspace import WorkspaceResource
 
 
 def coverage(p: Patch) -> dict[str, float]:
@@ -47,6 +52,20 @@ def details(p: Patch) -> dict[str, Any]:
     details=details,
 )
 def patch(
-    pipeline: PipelineResource, ticket: Ticket, context_pack: ContextPack, red_tests: RedTests
+    tickets: TicketSourcesResource,
+    forge: ForgeResource,
+    agents: AgentsResource,
+    workspace: WorkspaceResource,
+    ticket: Ticket,
+    context_pack: ContextPack,
+    red_tests: RedTests,
 ) -> Patch:
-    return pipeline.implement(ticket, context_pack, red_tests)
+    with work_on(ticket, context_pack, tickets, forge, agents, workspace) as w:
+        return build_patch.implement(
+            ticket,
+            context_pack,
+            red_tests,
+            w.workspace,
+            w.agent,
+            validation_timeout_s=workspace.validation_timeout_s,
+        )

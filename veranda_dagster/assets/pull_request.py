@@ -2,9 +2,10 @@
 
 import dagster as dg
 
+from veranda_dagster.assets._collaborators import work_on
 from veranda_dagster.assets._metadata import bounded_md
 from veranda_dagster.assets._policy import PHASES, dagster_asset
-from veranda_dagster.assets._shell import run_phase
+from veranda_dagster.assets._shell import declare_call, run_phase
 from veranda_dagster.domain.core.models import (
     ContextPack,
     Patch,
@@ -13,9 +14,42 @@ from veranda_dagster.domain.core.models import (
     RepoGuess,
     Ticket,
 )
-from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.domain.deliver import pull_request as deliver_pull_request
+from veranda_dagster.resources.agents import AgentsResource
+from veranda_dagster.resources.domain_calls import DomainCalls
+from veranda_dagster.resources.forge import ForgeResource
+from veranda_dagster.resources.tickets import TicketSourcesResource
+from veranda_dagster.resources.workspace import WorkspaceResource
 
 SPEC = PHASES["pull_request"]
+
+
+def open_pull_request(
+    tickets: TicketSourcesResource,
+    forge: ForgeResource,
+    agents: AgentsResource,
+    workspace: WorkspaceResource,
+    ticket: Ticket,
+    repo_guess: RepoGuess,
+    context_pack: ContextPack,
+    red_tests: RedTests,
+    patch: Patch,
+) -> PullRequest:
+    """The earlier phases' calls join the PR's what-ran table, so a fallback in the repo
+    confirmation or the red phase is reported too."""
+    with work_on(ticket, context_pack, tickets, forge, agents, workspace) as w:
+        return deliver_pull_request.open_pull_request(
+            ticket,
+            context_pack,
+            patch,
+            w.workspace,
+            w.forge,
+            w.post,
+            earlier=(repo_guess, red_tests),
+        )
+
+
+declare_call(SPEC.name, open_pull_request)
 
 
 # Declared by hand around ``run_phase`` (not ``_shell.phase_asset``): its metadata links the
@@ -27,7 +61,11 @@ SPEC = PHASES["pull_request"]
 )
 def pull_request(
     context: dg.AssetExecutionContext,
-    pipeline: PipelineResource,
+    domain: DomainCalls,
+    tickets: TicketSourcesResource,
+    forge: ForgeResource,
+    agents: AgentsResource,
+    workspace: WorkspaceResource,
     ticket: Ticket,
     repo_guess: RepoGuess,
     context_pack: ContextPack,
@@ -37,8 +75,8 @@ def pull_request(
     return run_phase(
         context,
         SPEC,
-        lambda: pipeline.open_pull_request(
-            ticket, context_pack, patch, earlier=(repo_guess, red_tests)
+        lambda: open_pull_request(
+            tickets, forge, agents, workspace, ticket, repo_guess, context_pack, red_tests, patch
         ),
         lambda pr: "opened",
         lambda pr: {
@@ -49,5 +87,13 @@ def pull_request(
             "citations_flagged": len(pr.citations_flagged),
             "pr_body": bounded_md(pr.body),
             **({"ticket_url": dg.MetadataValue.url(ticket.url)} if ticket.url else {}),
+        },
+        domain=domain,
+        inputs={
+            "ticket": ticket,
+            "repo_guess": repo_guess,
+            "context_pack": context_pack,
+            "red_tests": red_tests,
+            "patch": patch,
         },
     )

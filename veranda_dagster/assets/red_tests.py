@@ -1,10 +1,15 @@
 """``red_tests``: failing tests derived from the ticket, committed before any implementation."""
 
+from veranda_dagster.assets._collaborators import work_on
 from veranda_dagster.assets._metadata import command_md
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
 from veranda_dagster.domain.core.models import ContextPack, RedTests, Ticket
-from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.domain.work import red_tests as build_red_tests
+from veranda_dagster.resources.agents import AgentsResource
+from veranda_dagster.resources.forge import ForgeResource
+from veranda_dagster.resources.tickets import TicketSourcesResource
+from veranda_dagster.resources.workspace import WorkspaceResource
 
 
 @phase_asset(
@@ -23,5 +28,19 @@ from veranda_dagster.resources.pipeline import PipelineResource
         "rejected": len(r.rejected),
     },
 )
-def red_tests(pipeline: PipelineResource, ticket: Ticket, context_pack: ContextPack) -> RedTests:
-    return pipeline.write_red_tests(ticket, context_pack)
+def red_tests(
+    tickets: TicketSourcesResource,
+    forge: ForgeResource,
+    agents: AgentsResource,
+    workspace: WorkspaceResource,
+    ticket: Ticket,
+    context_pack: ContextPack,
+) -> RedTests:
+    with work_on(ticket, context_pack, tickets, forge, agents, workspace) as w:
+        return build_red_tests.write_red_tests(
+            ticket,
+            context_pack,
+            w.workspace,
+            w.agent,
+            validation_timeout_s=workspace.validation_timeout_s,
+        )

@@ -1,10 +1,15 @@
 """``review_rounds``: a simplify pass, then fix-and-re-review bounded at five rounds."""
 
+from veranda_dagster.assets._collaborators import work_on
 from veranda_dagster.assets._metadata import review_md
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
 from veranda_dagster.domain.core.models import ContextPack, PullRequest, ReviewRounds, Ticket
-from veranda_dagster.resources.pipeline import PipelineResource
+from veranda_dagster.domain.deliver import review
+from veranda_dagster.resources.agents import AgentsResource
+from veranda_dagster.resources.forge import ForgeResource
+from veranda_dagster.resources.tickets import TicketSourcesResource
+from veranda_dagster.resources.workspace import WorkspaceResource
 
 
 @phase_asset(
@@ -20,6 +25,21 @@ from veranda_dagster.resources.pipeline import PipelineResource
     },
 )
 def review_rounds(
-    pipeline: PipelineResource, ticket: Ticket, context_pack: ContextPack, pull_request: PullRequest
+    tickets: TicketSourcesResource,
+    forge: ForgeResource,
+    agents: AgentsResource,
+    workspace: WorkspaceResource,
+    ticket: Ticket,
+    context_pack: ContextPack,
+    pull_request: PullRequest,
 ) -> ReviewRounds:
-    return pipeline.review(ticket, context_pack, pull_request)
+    with work_on(ticket, context_pack, tickets, forge, agents, workspace) as w:
+        return review.review_rounds(
+            ticket,
+            context_pack,
+            pull_request,
+            w.workspace,
+            w.agent,
+            w.forge,
+            validation_timeout_s=workspace.validation_timeout_s,
+        )

@@ -21,7 +21,8 @@ from veranda_dagster.plugins import load_plugins
 COMMANDS: dict[str, tuple[str, str]] = {
     "dev": ("veranda_dagster.cli.dev", "the product in the Dagster UI against a loopback world"),
     "sim": ("veranda_dagster.cli.sim", "file tickets and inject faults into veranda dev"),
-    "backends": ("veranda_dagster.cli.backends", "probe every configured backend"),
+    "vendors": ("veranda_dagster.cli.backends", "probe every configured vendor's CLI"),
+    "backends": ("veranda_dagster.cli.backends", "the former name of `veranda vendors`"),
     "detect-repo": ("veranda_dagster.cli.detect_repo", "infer the repository for a ticket"),
     "catalog": ("veranda_dagster.cli.catalog", "build an org's repository catalog from its forge"),
     "pack": ("veranda_dagster.cli.pack", "build the bounded context pack for a ticket"),
@@ -30,7 +31,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "budget": ("veranda_dagster.cli.budget", "a ticket's spend per phase; raise its cap alone"),
     "serve-ops": ("veranda_dagster.cli.serve_ops", "serve /healthz, /readyz and /metrics"),
     "mcp-observability": ("veranda_dagster.cli.mcp_observability", "the agents' MCP server"),
+    "reference-docs": ("veranda_dagster.cli.reference_docs", "write docs/reference from the code"),
 }
+ALIASES: dict[str, str] = {"backends": "vendors"}
+"""Former command names kept because scripts call them (a public contract): alias -> name.
+One name per concept: a *vendor* is the plugin for a coding-agent CLI (``vendors/``)."""
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
 DEBUG_FLAG = "--debug"

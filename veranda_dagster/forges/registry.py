@@ -24,6 +24,7 @@ from veranda_dagster.domain.context.code_search import CodeSearch
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.forge_port import Forge
 from veranda_dagster.domain.core.redaction import TokenShape
+from veranda_dagster.domain.core.token_shape_check import shapes_problems
 from veranda_dagster.domain.intake.catalog_builder import RepositoryListing
 from veranda_dagster.domain.intake.repo_evidence import RepoLinkReader
 from veranda_dagster.registry import Registry
@@ -118,6 +119,7 @@ def missing_pieces(row: ForgeProvider) -> list[str]:
     shapes_ok = row.token_shapes and all(
         re.fullmatch(shape.pattern, shape.sample) for shape in row.token_shapes
     )
+    missing += shapes_problems(row.token_shapes)  # a SHA-matching shape blanks every SHA
     return missing if shapes_ok else [*missing, "token_shapes"]
 
 

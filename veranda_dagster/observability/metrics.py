@@ -35,8 +35,6 @@ PHASES: tuple[str, ...] = phases.PHASE_NAMES
 """The phase label's whole domain (the phase registry); anything else is recorded as ``other``."""
 
 CI_STATUSES = ("success", "failure", "timed_out")
-TOKEN_DIRECTIONS = ("in", "out", "cached")
-
 PHASE_SECONDS_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200)
 """Phases run from a second (ticket) to hours (patch); the client's default tops out at 10 s."""
 REVIEW_BUCKETS = (0, 1, 2, 3, 4, 5, 6)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import dagster as dg
 from pydantic import Field
 
+from veranda_dagster.dagster_typing import Resource
 from veranda_dagster.domain.core.bounds import TICKET_BUDGET_USD
 from veranda_dagster.domain.core.budget import BudgetedAgent
 from veranda_dagster.domain.core.models import Ticket
@@ -35,7 +35,7 @@ from veranda_dagster.vendors.config import BackendsConfig
 from veranda_dagster.vendors.resolver import build_agent
 
 
-class AgentsResource(dg.ConfigurableResource):
+class AgentsResource(Resource):
     """The agent backends and the per-ticket spend cap, over the deployment's value store."""
 
     store: ValueStore

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 import dagster as dg
 from pydantic import Field
 
+from veranda_dagster.dagster_typing import Resource
 from veranda_dagster.domain.context.code_search import CodeSearch
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.orgs import OrgsConfig, OrgSettings, org_of
@@ -80,7 +81,7 @@ class OrgForge(dg.Config):
         )
 
 
-class ForgeResource(dg.ConfigurableResource):
+class ForgeResource(Resource):
     """One forge's connection settings (and, with an orgs file, one per org); tokens arrive
     through ``dg.EnvVar``."""
 

@@ -21,10 +21,10 @@ from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cache
 
-import dagster as dg
 import pydantic
 from pydantic import Field
 
+from veranda_dagster.dagster_typing import Resource
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.domain.core.ticket_source import TicketSource
@@ -35,7 +35,7 @@ from veranda_dagster.sources.channel import TicketChannel
 from veranda_dagster.sources.resource import SourceClient, TicketSourceResource
 
 
-class TicketSourcesResource(dg.ConfigurableResource):
+class TicketSourcesResource(Resource):
     """Which sources are on, and (in the registered subclass) each source's connection."""
 
     enabled: list[str] = Field(default_factory=list)
@@ -110,7 +110,7 @@ class TicketSourcesResource(dg.ConfigurableResource):
 def registered_type() -> type[TicketSourcesResource]:
     """``TicketSourcesResource`` with one field per registered source, typed by its resource."""
     fields = {i.name: (i.resource, Field()) for i in registry.sources()}
-    return pydantic.create_model(  # type: ignore[call-overload]
+    return pydantic.create_model(  # type: ignore[call-overload,no-any-return]
         "RegisteredTicketSources",
         __base__=TicketSourcesResource,
         __module__=__name__,

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
-import dagster as dg
-
+from veranda_dagster.dagster_typing import Resource
 from veranda_dagster.domain.clone.object_cache import OBJECTS_DIR, ObjectCache
 from veranda_dagster.domain.clone.workspace import Workspace
 from veranda_dagster.domain.clone.workspace_eviction import SweepPlan, plan_sweep, remove_workspace
@@ -32,7 +31,7 @@ def branch_for(ticket_id: str) -> str:
     return f"veranda/{ticket_id.lower()}"
 
 
-class WorkspaceResource(dg.ConfigurableResource):
+class WorkspaceResource(Resource):
     """The per-ticket clones' root and the bounds on the commands run in them."""
 
     root: str = ""

@@ -16,9 +16,6 @@ from pathlib import Path
 GIT_TIMEOUT_S = 30.0
 """A git read on a small local bare repo; slower means something is wedged."""
 
-MAX_SEARCH_FILE_BYTES = 384 * 1024
-"""GitHub code search skips files larger than 384 KB."""
-
 
 class GitReadError(Exception):
     pass

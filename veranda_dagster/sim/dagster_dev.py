@@ -124,7 +124,8 @@ class DagsterDev:
         body = response.json()
         if body.get("errors"):
             raise DagsterDevError(f"GraphQL errors: {body['errors']}")
-        return body["data"]
+        data: dict[str, Any] = body["data"]
+        return data
 
     def log_tail(self, chars: int = 3000) -> str:
         try:

@@ -210,7 +210,9 @@ class MergeRequestsAndPipelines:
                     note["body"] = body
                     note["updated_at"] = _later(note["created_at"])
 
-    def _new_note(self, body: str, username: str, position: dict[str, Any] | None = None):
+    def _new_note(
+        self, body: str, username: str, position: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         now = _now()
         note: dict[str, Any] = {
             "id": next(self._note_ids),
@@ -270,7 +272,9 @@ class MergeRequestsAndPipelines:
             return _missing("Merge Request")
         return self.paged(request, self.discussions.get((repo.full_name, int(n)), []))
 
-    def _discussion_reply(self, request: FakeRequest, repo: BareRepo, n: str, d: str):
+    def _discussion_reply(
+        self, request: FakeRequest, repo: BareRepo, n: str, d: str
+    ) -> FakeResponse:
         body = (request.json() or {}).get("body")
         for discussion in self.discussions.get((repo.full_name, int(n)), []):
             if discussion["id"] == d and isinstance(body, str) and body:
@@ -377,7 +381,7 @@ class MergeRequestsAndPipelines:
             return _missing("Job")
         return FakeResponse(200, run.summary, content_type="text/plain; charset=utf-8")
 
-    def _artifact(self, request: FakeRequest, repo: BareRepo, id: str, path: str):
+    def _artifact(self, request: FakeRequest, repo: BareRepo, id: str, path: str) -> FakeResponse:
         run = self._run(repo, id)
         if run is None or path.strip("/") != CODE_QUALITY_FILE or not run.annotations:
             return _missing("File")

@@ -125,7 +125,7 @@ class JiraFake(FakeHttpServer):
         with self.lock:
             self.comments[key].append(comment)
             self.issues[key]["updated"] = now
-        return comment["id"]
+        return str(comment["id"])
 
     def _issue_page(self, key: str) -> FakeResponse:
         """The issue's web page: summary, status, description and its comments."""

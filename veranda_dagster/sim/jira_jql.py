@@ -74,10 +74,10 @@ def _compare(issue: dict[str, Any], field: str, op: str, values: list[str], now:
         target = _date(values[0], now)
         precise = bool(_RELATIVE.match(values[0].strip()))
         moment = issue["updated"] if precise else issue["updated"].replace(second=0, microsecond=0)
-        return {
+        return bool({
             "=": moment == target, "!=": moment != target, ">=": moment >= target,
             "<=": moment <= target, ">": moment > target, "<": moment < target,
-        }.get(op, False)  # fmt: skip
+        }.get(op, False))  # fmt: skip
     if field == "labels":
         have = {x.lower() for x in issue["labels"]}
         hit = any(v.lower() in have for v in values)

@@ -133,7 +133,7 @@ class LinearFake(FakeHttpServer):
         issue = self.find(identifier)
         if issue is None:
             raise KeyError(identifier)
-        return self._comment(issue, body, user_id)["id"]
+        return str(self._comment(issue, body, user_id)["id"])
 
     def find(self, key: str) -> dict[str, Any] | None:
         with self.lock:

@@ -58,7 +58,7 @@ class SlackFake(FakeHttpServer):
         if mention_bot:
             text = f"<@{BOT_USER_ID}> {text}"
         with self.lock:
-            return self._add(channel, {"user": user, "text": text}, thread_ts)["ts"]
+            return str(self._add(channel, {"user": user, "text": text}, thread_ts)["ts"])
 
     def messages(self, channel: str) -> list[dict[str, Any]]:
         with self.lock:

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Protocol, Self
 
-import dagster as dg
+from veranda_dagster.dagster_typing import Resource
 
 
 class SourceClient(Protocol):
@@ -22,7 +22,7 @@ class SourceClient(Protocol):
     def close(self) -> None: ...
 
 
-class TicketSourceResource(dg.ConfigurableResource, ABC):
+class TicketSourceResource(Resource, ABC):
     """One ticket source's connection settings; secrets arrive through ``dg.EnvVar``."""
 
     @classmethod

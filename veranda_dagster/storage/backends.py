@@ -365,7 +365,7 @@ class PostgresValues:
             raise StoredValueError(
                 f"no stored value for asset {asset!r} partition {partition!r} (table {TABLE})"
             )
-        return row[0]
+        return str(row[0])
 
     def exists(self, asset: str, partition: str) -> bool:
         return self._fetch(asset, partition) is not None

@@ -15,6 +15,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import BaseModel, ValidationError
 
+from veranda_dagster.dagster_typing import Resource
 from veranda_dagster.domain.core.errors import (
     ConfigError,
     InputError,
@@ -51,7 +52,7 @@ def portable_location(where: str) -> str:
     return where
 
 
-class ValueStore(dg.ConfigurableResource):
+class ValueStore(Resource):
     """Typed access to stored values; shared by the IO manager, the checks and ``feedback``."""
 
     backend: str = "filesystem"

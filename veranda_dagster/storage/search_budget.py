@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from veranda_dagster.domain.core.bounds import MAX_BUDGET_WAITS, SEARCH_CLAIM_TTL_S
 from veranda_dagster.domain.core.errors import TransientError
@@ -37,13 +37,13 @@ RATE_WINDOW_S = 60.0
 State = dict[str, Any]
 """``{"sent": [epoch seconds], "claims": {id: {"n": slots, "until": epoch seconds}}}``."""
 
-Update = Callable[[State], Any]
+T = TypeVar("T")
 
 
 class BudgetState(Protocol):
     """Atomic read-modify-write of one budget's state across processes."""
 
-    def transact(self, key: str, update: Update) -> Any:
+    def transact(self, key: str, update: Callable[[State], T]) -> T:
         """Run ``update`` on the state (mutating it) under an exclusive lock; return its result."""
         ...
 
@@ -60,7 +60,7 @@ class MemoryBudgetState:
         self._lock = threading.Lock()
         self._states: dict[str, State] = {}
 
-    def transact(self, key: str, update: Update) -> Any:
+    def transact(self, key: str, update: Callable[[State], T]) -> T:
         with self._lock:
             return update(self._states.setdefault(key, {}))
 
@@ -72,7 +72,7 @@ class FileBudgetState:
     def __init__(self, root: str | Path) -> None:
         self.folder = Path(root) / "_search_budgets"
 
-    def transact(self, key: str, update: Update) -> Any:
+    def transact(self, key: str, update: Callable[[State], T]) -> T:
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self.folder / f"{key}.json"
         fd = os.open(self.folder / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -108,7 +108,7 @@ class PostgresBudgetState:
     def __init__(self, url: str) -> None:
         self.url = url
 
-    def transact(self, key: str, update: Update) -> Any:
+    def transact(self, key: str, update: Callable[[State], T]) -> T:
         from veranda_dagster.storage.backends import pooled_connection
 
         with pooled_connection(self.url) as conn, conn, conn.cursor() as cur:

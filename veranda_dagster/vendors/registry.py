@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, get_args
 
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Tier
+from veranda_dagster.domain.core.token_shape_check import shapes_problems
 from veranda_dagster.registry import Registry
 from veranda_dagster.vendors.health import Rule, ordered_rules
 
 if TYPE_CHECKING:
     from veranda_dagster.domain.core.redaction import TokenShape
-    from veranda_dagster.vendors.adapters._base import CliAdapter
+    from veranda_dagster.vendors.adapters._base import CliAdapter, Install
 
 
 @dataclass(frozen=True)
@@ -80,12 +81,18 @@ def missing_pieces(adapter: type[CliAdapter]) -> list[str]:
         missing.append(
             "repo_agent_config (the project files its CLI runs code from, a tuple; () if none)"
         )
+    installs = getattr(adapter, "installs", None)
+    if not isinstance(installs, tuple) or not all(
+        i.package and i.version and i.docker_arg for i in installs
+    ):
+        missing.append("installs (its exact package pins, a tuple; () if on no registry)")
     for name in getattr(adapter, "secret_env", None) or ():
         if name not in read:
             missing.append(f"secret_env {name} is read by no mode")
     for model, rate in (getattr(adapter, "rates", None) or {}).items():
         if not (rate.source and rate.date):
             missing.append(f"rate {model} names no source and date")
+    missing += shapes_problems(getattr(adapter, "token_patterns", None) or ())
     return missing
 
 
@@ -133,6 +140,11 @@ def token_patterns() -> list[TokenShape]:
 def binaries() -> frozenset[str]:
     """Basenames of every vendor CLI a registered adapter may start (the no-real-CLI guard)."""
     return frozenset(b for a in adapters() for b in (a.default_binary, *a.also_spawns))
+
+
+def installs() -> dict[str, tuple[Install, ...]]:
+    """family -> the exact pins its CLI is installed from, which the image and CI must use."""
+    return {a.family: tuple(a.installs) for a in adapters()}
 
 
 def secret_env() -> dict[str, tuple[str, ...]]:

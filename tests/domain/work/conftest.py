@@ -242,7 +242,7 @@ def github(project, tmp_path: Path) -> Iterator[tuple[GitHubFake, GitHubClient, 
     ws.ensure()
     (ws.path / "app/text.py").write_text(BASE_FILES["app/text.py"] + SLUGIFY_OK)
     sha = commit_and_push(ws, ["app/text.py"], "feat", "patch")
-    with GitHubFake(root, token=GH_TOKEN, ci_mode="off") as fake:
+    with GitHubFake(root, token=GH_TOKEN, ci_mode="run") as fake:
         client = GitHubClient(fake.base_url, GH_TOKEN, sleep=lambda s: None)
         number, url = client.create_pull_request(GH_REPO, BRANCH, "main", "t", "b")
         pr = PullRequest(

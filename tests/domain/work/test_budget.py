@@ -1,6 +1,6 @@
 """The dollar cap per ticket, through the real seams: a real phase on a real repository behind a
-``BudgetedAgent``, the spend ledger on the real value-store backends, and the agent the
-pipeline resource builds."""
+``BudgetedAgent``, the spend ledger on the real value-store backends, and the agent every
+phase asset builds from the agents resource."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import pytest
 
 from tests.domain.work.conftest import TICKET, ScriptedAgent, reply, write
 from tests.fixtures.work.project import PASSING_TEST, RED_TEST
-from tests.support.resources import pipeline as make_pipeline
+from tests.support.resources import tickets
+from veranda_dagster.assets._collaborators import budgeted_agent
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.domain.core.budget import BudgetedAgent, BudgetExceededError, SpendEntry
 from veranda_dagster.domain.work.red_tests import write_red_tests
 from veranda_dagster.resources.agents import AgentsResource
-from veranda_dagster.resources.pipeline import PipelineResource
 from veranda_dagster.storage import ValueStore
 from veranda_dagster.storage.backends import FilesystemValues
 from veranda_dagster.storage.ledger import StoreLedger
@@ -51,14 +51,12 @@ def test_a_new_process_honours_what_was_spent_and_a_raised_cap_lets_it_go_on(tmp
     for usd in (0.4, 0.7):
         first.record(TICKET.id, SpendEntry(role="implementer", family="claude", usd=usd))
 
-    def resource(cap: float) -> PipelineResource:  # a fresh resource, as a resumed run builds
-        agents = AgentsResource(store=ValueStore(base_dir=str(values)), ticket_budget_usd=cap)
-        return make_pipeline(agents=agents)
+    def resource(cap: float) -> AgentsResource:  # a fresh resource, as a resumed run builds
+        return AgentsResource(store=ValueStore(base_dir=str(values)), ticket_budget_usd=cap)
 
-    pipeline = resource(1.0)
     request = AgentRequest(role="implementer", tier="high", prompt="p", workdir=str(tmp_path))
-    with pipeline.tickets.connected() as channel:
-        agent = pipeline.agent(TICKET, channel)
+    with tickets().connected() as channel:
+        agent = budgeted_agent(resource(1.0), TICKET, channel)
         assert isinstance(agent, BudgetedAgent) and agent.ledger.spent(TICKET.id) == 1.1
         with pytest.raises(BudgetExceededError, match=r"\$1\.10 of this ticket's \$1\.00"):
             agent.run(request)  # refused before the (unconfigured) backends are even tried

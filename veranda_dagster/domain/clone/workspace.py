@@ -236,10 +236,6 @@ class Workspace:
         ref = self.git("symbolic-ref", "--quiet", "refs/remotes/origin/HEAD")
         return ref.removeprefix("refs/remotes/origin/")
 
-    def remote_branch_exists(self, branch: str) -> bool:
-        out = self.git("ls-remote", "--heads", "origin", branch)
-        return bool(out.strip())
-
     def current_branch(self) -> str:
         return self.git("rev-parse", "--abbrev-ref", "HEAD")
 

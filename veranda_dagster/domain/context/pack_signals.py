@@ -50,7 +50,6 @@ FULL_TEXT_DEPTH = 40
 
 SIGNAL_FRAMES = "traceback_frames"
 SIGNAL_LINKS = "source_links"
-SIGNAL_MESSAGES = "error_messages"
 SIGNAL_FULL_TEXT = "full_text_bm25"
 
 

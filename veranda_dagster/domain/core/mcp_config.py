@@ -33,7 +33,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from veranda_dagster.domain.core.errors import ConfigError, InputError
 
-PLAYWRIGHT_MCP_PACKAGE = "@playwright/mcp"
 PLAYWRIGHT_MCP_VERSION = "0.0.83"
 """Pinned like the vendor CLIs (``.ci/run``, the Dockerfile): a tool upgrade is a deploy, a
 rollback is a tag. Installed ahead of time, never fetched by the CLI at run time (``npx -y``

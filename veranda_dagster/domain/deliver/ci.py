@@ -88,7 +88,7 @@ def _results(jobs: list[CiJob]) -> list[CheckResult]:
     return [CheckResult(name=j.name, state=j.state) for j in jobs]
 
 
-def collect_violations(forge: Forge, repo: str, failing: list[CiJob], root: str):
+def collect_violations(forge: Forge, repo: str, failing: list[CiJob], root: str) -> list[Violation]:
     found: dict[tuple[str, int, str, str], Violation] = {}
     for job in failing:
         violations = from_findings(forge.ci_findings(repo, job))

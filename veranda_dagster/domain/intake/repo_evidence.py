@@ -79,9 +79,6 @@ UMBRELLA_FACTOR: Final = 0.25
 """An umbrella's name evidence (``celery``, ``flake8``, ``attrs``) counts this much when a
 repository whose name contains it (``django-celery-beat``, ``flake8-bugbear``, ``cattrs``) has
 evidence of its own: the specific sibling is the subject, the umbrella the context."""
-SHARED_TERM_FACTOR: Final = 0.5
-"""A name or vocabulary term several repositories share is split: each gets this much of the
-weight divided by how many share it."""
 SECOND_SIGNAL_KINDS: Final = frozenset(
     {
         "declaration",
@@ -690,10 +687,6 @@ DECISIVE_KINDS: Final = frozenset(
     }
 )
 """Evidence a person points with: a declaration, a link, a label, an exact reference."""
-CONTEXT_KINDS: Final = frozenset(
-    {"title", "prose", "env", "path", "docs_link", "misspelling", "url_docs", "url_comment"}
-)
-"""A name written down, in passing or not: says what the ticket is about only with support."""
 
 
 def _umbrella_of(umbrella: str, sibling: str) -> bool:

@@ -65,7 +65,9 @@ def parse_code_climate(data: str | bytes | list[Any], root: str | None = None) -
     return out
 
 
-def parse_security_report(data: str | bytes | dict[str, Any], root: str | None = None):
+def parse_security_report(
+    data: str | bytes | dict[str, Any], root: str | None = None
+) -> list[Violation]:
     """A security report's ``vulnerabilities`` with a file location (SAST, not dependency
     scans, whose findings name a lock file rather than a line we wrote)."""
     report = load_json_report(data, "CI report")

@@ -100,7 +100,9 @@ def report_end_line(value: Any, line: int) -> int | None:
     return end if end >= line else None
 
 
-def _violation(tool: str, rule: str, message: str, path: str, line: Any, end: Any = None):
+def _violation(
+    tool: str, rule: str, message: str, path: str, line: Any, end: Any = None
+) -> Violation:
     first = report_line(line)
     return Violation(
         tool=tool,
@@ -162,7 +164,9 @@ def parse_ruff_json(data: str | bytes | list[Any], root: str | None = None) -> l
     ]
 
 
-def parse_golangci_json(data: str | bytes | dict[str, Any], root: str | None = None):
+def parse_golangci_json(
+    data: str | bytes | dict[str, Any], root: str | None = None
+) -> list[Violation]:
     report = load_json_report(data)
     if not isinstance(report, dict):
         raise InputError("golangci-lint JSON report is not an object")

@@ -162,7 +162,3 @@ def turn(
 
 def calls_usd(calls: list[ModelCall]) -> float:
     return round(sum(c.usd for c in calls), 6)
-
-
-def is_python(pack: ContextPack, files: list[str]) -> bool:
-    return "python" in pack.facts.languages or any(f.endswith(".py") for f in files)

@@ -14,12 +14,14 @@ read-only with its tools first on ``PATH``.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import signal
 import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import IO
 
 from veranda_dagster.domain.clone.active_environment import active_environment
 from veranda_dagster.domain.core.bounds import OUTPUT_TAIL_BYTES, VALIDATION_TIMEOUT_S
@@ -49,17 +51,21 @@ def scrubbed_env(base: dict[str, str] | None = None) -> dict[str, str]:
 class _Tail:
     """The last ``limit`` bytes of a stream, read on a thread."""
 
-    def __init__(self, stream, limit: int) -> None:
+    def __init__(self, stream: IO[bytes] | None, limit: int) -> None:
         self._buf = bytearray()
         self._limit = limit
         self._thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
         self._thread.start()
 
-    def _pump(self, stream) -> None:
-        for chunk in iter(lambda: stream.read1(_READ_CHUNK), b""):
-            self._buf += chunk
-            if len(self._buf) > self._limit:
-                del self._buf[: len(self._buf) - self._limit]
+    def _pump(self, stream: io.BufferedReader) -> None:
+        """Read to end of stream, then close it: the reader owns the pipe, so it is never left
+        open for the collector (a pipe a killed command's escaped child still holds stays
+        open until that child lets go, as before)."""
+        with stream:
+            for chunk in iter(lambda: stream.read1(_READ_CHUNK), b""):
+                self._buf += chunk
+                if len(self._buf) > self._limit:
+                    del self._buf[: len(self._buf) - self._limit]
 
     def text(self) -> str:
         self._thread.join(_REAP_S)

@@ -34,7 +34,6 @@ from veranda_dagster.domain.core.bounds import (
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.http.client import HttpAuthError, HttpSeams, HttpService, HttpStatusError
 
-GITLAB_COM = "https://gitlab.com"
 API = "/api/v4"
 PER_PAGE = 100
 GIT_USERNAME = "oauth2"
@@ -63,18 +62,12 @@ def project_ref(project: str | int) -> str:
 
 @dataclass(frozen=True)
 class GitRemote:
-    """Where to clone and push, and as whom. ``url`` holds no secret; ``with_token`` builds the
-    ``https://oauth2:<token>@host/path.git`` form for a caller that cannot use an askpass, and
-    ``redacted`` is what may be logged."""
+    """Where to clone and push, and as whom. ``url`` holds no secret (git gets the token from
+    an askpass, never in a URL); ``redacted`` is what may be logged."""
 
     url: str
     username: str = GIT_USERNAME
     token: str = field(default="", repr=False)
-
-    def with_token(self) -> str:
-        scheme, _, rest = self.url.partition("://")
-        token = quote(self.token, safe="")
-        return f"{scheme}://{self.username}:{token}@{rest}" if self.token else self.url
 
     def redacted(self) -> str:
         scheme, _, rest = self.url.partition("://")
@@ -159,7 +152,9 @@ class GitLabApi(HttpService):
         except GitLabNotFoundError:
             return None
 
-    def list_group_projects(self, group: str, *, include_archived: bool = False):
+    def list_group_projects(
+        self, group: str, *, include_archived: bool = False
+    ) -> list[dict[str, Any]]:
         """The group's projects *and its subgroups'* (``include_subgroups=true``), each with
         ``path_with_namespace``, ``description``, ``topics``, ``archived``, ``default_branch``:
         the catalog repository detection ranks."""

@@ -160,7 +160,9 @@ class GitLabCI(GitLabApi):
                 raise InputError(f"gitlab: artifact {path} is over {MAX_CI_REPORT_BYTES} bytes")
         return body
 
-    def job_findings(self, project: str, job: dict[str, Any], root: str | None = None):
+    def job_findings(
+        self, project: str, job: dict[str, Any], root: str | None = None
+    ) -> list[Violation]:
         """Violations from the job's Code Quality / SAST report files, else from a report
         printed in its log tail; ``[]`` when it produced none."""
         names = list(REPORT_FILES)

@@ -43,8 +43,6 @@ from veranda_dagster.sources.jira.adf import adf_to_text, text_to_adf
 ApiVersion = Literal["2", "3"]
 ISSUE_FIELDS = "summary,description,labels,status,assignee,updated,attachment,project"
 COMMENT_PAGE_SIZE = 100
-JQL_TIME_FORMAT = "%Y/%m/%d %H:%M"
-"""JQL date literals have minute precision; the sensor's dedup covers the overlap."""
 
 
 class JiraPermissionError(HttpAuthError):

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, get_args
+from typing import ClassVar, Literal, get_args
 
 from veranda_dagster.domain.core.bounds import PROBE_TIMEOUT_S
 from veranda_dagster.domain.core.errors import ConfigError
@@ -77,6 +77,24 @@ class ModeSpec:
     """Overrides the family's base-URL variable for this mode (e.g. Bedrock's own)."""
 
 
+@dataclass(frozen=True)
+class Install:
+    """One exact pin of what a vendor's CLI is installed from: the image (``Dockerfile``) and
+    CI (``.ci/run``) install exactly these, checked by ``tests/vendors/test_pins.py``."""
+
+    registry: Literal["npm", "pypi"]
+    package: str
+    version: str
+    docker_arg: str
+    """The ``Dockerfile`` ``ARG`` that holds ``version``."""
+
+    @property
+    def spec(self) -> str:
+        """``package@version`` as npm writes it, ``package==version`` as pip does."""
+        joiner = "@" if self.registry == "npm" else "=="
+        return f"{self.package}{joiner}{self.version}"
+
+
 class CliAdapter:
     """One vendor CLI in one auth mode; implements the ``Backend`` port."""
 
@@ -120,6 +138,9 @@ class CliAdapter:
     """Failure wordings only this CLI prints, as classifier rules (``health.error_rule``); the
     classifier places them among the shared rules (``health.ordered_rules``)."""
     repo_agent_config: ClassVar[tuple[str, ...]]
+    installs: ClassVar[tuple[Install, ...]]
+    """What the image and CI install this CLI from, exactly pinned (its runtime too, when it
+    needs its own). Required; ``()`` declares a CLI on no public registry (installed by hand)."""
     """Project-level files and folders (relative to the working directory) this CLI reads that
     can run code or grant permissions: hooks, MCP servers, settings, permission grants, plugins
     and commands that execute. They are the repository's, so each turn runs with them masked

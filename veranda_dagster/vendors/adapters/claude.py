@@ -16,7 +16,7 @@ from veranda_dagster.domain.core.mcp_config import render_mcp_config
 from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, X_API_KEY, KeyCarrier
-from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, Install, ModeSpec
 from veranda_dagster.vendors.adapters._streams import (
     StreamSummary,
     UsageKeys,
@@ -126,6 +126,7 @@ class ClaudeAdapter(CliAdapter):
     instruction_file = "CLAUDE.md"
     mcp_format = "mcp_json"
     repo_agent_config = (".claude", ".mcp.json")
+    installs = (Install("npm", "@anthropic-ai/claude-code", "2.1.332", "CLAUDE_CODE_VERSION"),)
     """``.claude/``: settings (hooks, ``env``, ``apiKeyHelper``, permission grants,
     ``enableAllProjectMcpServers``), local settings, commands and skills that run shell, agents,
     plugins; ``.mcp.json``: stdio servers. ``ISOLATION_ARGS`` says the same to the CLI itself."""

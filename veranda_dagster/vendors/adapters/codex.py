@@ -24,7 +24,7 @@ from typing import ClassVar
 from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, KeyCarrier
-from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, Install, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
@@ -110,6 +110,7 @@ class CodexAdapter(CliAdapter):
     instruction_file = "AGENTS.md"
     mcp_format = "codex_toml"
     repo_agent_config = (".codex",)
+    installs = (Install("npm", "@openai/codex", "0.171.0", "CODEX_VERSION"),)
     """``.codex/config.toml`` (MCP servers, hooks, sandbox and approval policy, model providers
     with their own commands) and whatever else the project layer of ``.codex/`` holds."""
     tiers: ClassVar[Mapping[Tier, str]] = {

@@ -72,6 +72,7 @@ class CursorAdapter(CliAdapter):
     instruction_file = "AGENTS.md"
     mcp_format = "cursor_json"
     repo_agent_config = (".cursor", ".mcp.json")
+    installs = ()  # `agent` is on neither npm nor PyPI: cursor.com's curl installer only
     """``.cursor/``: ``mcp.json`` servers, ``cli.json`` permissions, ``hooks.json``, rules;
     ``.mcp.json``, which Cursor's MCP import also reads."""
     tiers: ClassVar[Mapping[Tier, str]] = {

@@ -23,7 +23,7 @@ from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import QUERY_KEY, X_GOOG_API_KEY, KeyCarrier
-from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._base import CliAdapter, Install, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, model_names
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
@@ -101,6 +101,7 @@ class GeminiAdapter(CliAdapter):
     instruction_file = "GEMINI.md"
     mcp_format = "gemini_settings"
     repo_agent_config = (".gemini",)
+    installs = (Install("npm", "@google/gemini-cli", "0.61.0", "GEMINI_CLI_VERSION"),)
     """``.gemini/``: ``settings.json`` (MCP servers, hooks, tool allow lists), extensions and
     custom commands whose ``!{...}`` runs shell."""
     tiers: ClassVar[Mapping[Tier, str]] = {

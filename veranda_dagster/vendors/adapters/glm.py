@@ -19,7 +19,7 @@ from typing import ClassVar
 from veranda_dagster.domain.core.models import Tier, Usage
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, KeyCarrier
-from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, Install, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
 from veranda_dagster.vendors.adapters.claude import (
     ClaudeAdapter,
@@ -95,6 +95,7 @@ class GlmAdapter(CliAdapter):
     instruction_file = "CLAUDE.md"
     mcp_format = "mcp_json"
     repo_agent_config = (".claude", ".mcp.json", "opencode.json", "opencode.jsonc", ".opencode")
+    installs = (Install("npm", "opencode-ai", "1.18.33", "OPENCODE_VERSION"),)
     """Both CLIs' project configuration: Claude Code's (``api_key``) ``.claude/`` and
     ``.mcp.json``; opencode's (``opencode`` mode) ``opencode.json[c]`` (``mcp``, permissions,
     providers) and ``.opencode/`` (plugins, commands, agents, tools that run code)."""

@@ -21,7 +21,7 @@ from veranda_dagster.domain.core.bounds import MAX_CLI_ARGV_BYTES
 from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, KeyCarrier
-from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, Install, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, model_names
 from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
@@ -84,6 +84,7 @@ class GrokAdapter(CliAdapter):
     instruction_file = "AGENTS.md"
     mcp_format = "grok_toml"
     repo_agent_config = (".grok", ".mcp.json", ".cursor", ".claude")
+    installs = (Install("pypi", "grok-cli-bin", "0.2.111", "GROK_CLI_BIN_VERSION"),)
     """``.grok/config.toml`` (``[mcp_servers]``, hooks); Grok also imports ``.mcp.json`` and
     ``.cursor/mcp.json`` servers and reads ``.claude/``, so those are masked for it too."""
     tiers: ClassVar[Mapping[Tier, str]] = {

