@@ -24,7 +24,7 @@ from veranda_dagster.domain.core.spend_meter import SpendCap
 from veranda_dagster.resources.orgs import orgs_from_env
 from veranda_dagster.settings import env_number, setting
 from veranda_dagster.storage import ValueStore
-from veranda_dagster.storage.io_manager import default_values_dir
+from veranda_dagster.storage.backends import default_values_dir
 from veranda_dagster.storage.ledger import StoreLedger
 from veranda_dagster.storage.search_budget import (
     BudgetState,

@@ -394,3 +394,10 @@ def parse_json(text: str, asset: str, partition: str) -> Any:
             f"stored value for asset {asset!r} partition {partition!r} is not valid JSON "
             f"(line {exc.lineno} col {exc.colno}: {exc.msg})"
         ) from None
+
+
+def default_values_dir() -> str:
+    """Where filesystem values live by default: ``$DAGSTER_HOME/veranda_values``, or
+    ``.veranda/values`` when DAGSTER_HOME is unset."""
+    home = os.environ.get("DAGSTER_HOME")
+    return str(Path(home) / "veranda_values") if home else str(Path(".veranda") / "values")

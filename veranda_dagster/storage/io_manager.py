@@ -27,18 +27,13 @@ from veranda_dagster.storage.backends import (
     FilesystemValues,
     PostgresValues,
     Values,
+    default_values_dir,
     parse_json,
 )
 from veranda_dagster.storage.ledger import StoreLedger
 from veranda_dagster.storage.types import value_type
 
 BACKENDS = ("filesystem", "postgres")
-
-
-def default_values_dir() -> str:
-    """``$DAGSTER_HOME/veranda_values``, or ``.veranda/values`` when DAGSTER_HOME is unset."""
-    home = os.environ.get("DAGSTER_HOME")
-    return str(Path(home) / "veranda_values") if home else str(Path(".veranda") / "values")
 
 
 def portable_location(where: str) -> str:

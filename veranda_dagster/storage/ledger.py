@@ -21,7 +21,12 @@ from pydantic import ValidationError
 
 from veranda_dagster.domain.core.budget import SpendEntry
 from veranda_dagster.domain.core.errors import ConfigError, InputError
-from veranda_dagster.storage.backends import FilesystemValues, PostgresValues, Values
+from veranda_dagster.storage.backends import (
+    FilesystemValues,
+    PostgresValues,
+    Values,
+    default_values_dir,
+)
 
 SPEND_LOG = "spend"
 ORG_SPEND_LOG = "spend-org"
@@ -103,8 +108,6 @@ def ledger_from_env() -> StoreLedger:
     """The ledger of the store the product uses, from the same settings (for the CLI):
     ``VERANDA_VALUE_STORE`` ``filesystem`` under ``VERANDA_VALUES_DIR`` (or
     ``$DAGSTER_HOME/veranda_values``), or ``postgres`` at ``VERANDA_POSTGRES_URL``."""
-    from veranda_dagster.storage.io_manager import default_values_dir  # imports dagster
-
     backend = os.environ.get("VERANDA_VALUE_STORE", "filesystem").strip() or "filesystem"
     if backend == "filesystem":
         values: Values = FilesystemValues(
