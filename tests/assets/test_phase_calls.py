@@ -60,8 +60,8 @@ UPSTREAM: dict[str, Any] = {
     "pull_request": PR,
 }
 PHASES = [
-    ("build.red_tests", "write_red_tests", "red_tests"),
-    ("build.patch", "implement", "patch"),
+    ("work.red_tests", "write_red_tests", "red_tests"),
+    ("work.patch", "implement", "patch"),
     ("deliver.review", "review_rounds", "review_rounds"),
     ("deliver.feedback", "process_feedback", "feedback"),
 ]

@@ -25,7 +25,11 @@ from veranda_dagster.storage.ledger import StoreLedger, ledger_from_env
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["show", "raise"])
+    parser.add_argument(
+        "action",
+        choices=["show", "raise"],
+        help="show: what the ticket spent per phase and its cap; raise: give it a higher cap",
+    )
     parser.add_argument("ticket", help="the ticket key (ENG-123)")
     parser.add_argument("--to", type=float, help="raise: the ticket's new cap in USD")
     parser.add_argument("--json", action="store_true", help="show: one JSON object")

@@ -1,6 +1,6 @@
 """Which code search a pack uses: the clone's own, whenever there is a clone.
 
-A forge's hosted code index is rate-limited per token (GitHub: 10 searches a minute), shared by
+A forge's hosted code index is rate-limited per token (one large forge: 10 a minute), shared by
 every run holding the token. A pack that spent it made the next ticket of the same minute wait
 ~50 s in ``context_pack`` for searches the clone it already holds answers locally in about a
 second (``LocalGitGrep``: the same case-insensitive fixed-string matches, plus the traceback
