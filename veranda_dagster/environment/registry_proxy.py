@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import shutil
 import socket
-import socketserver
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -43,6 +41,7 @@ import httpx
 
 from veranda_dagster.environment.registries import Registry
 from veranda_dagster.sandbox.http_request import Refused, Request, read_request
+from veranda_dagster.sandbox.unix_server import UnixSocketServer
 
 log = logging.getLogger("veranda.registry_proxy")
 
@@ -95,7 +94,7 @@ class RegistryProxy:
         self.folder = Path(tempfile.mkdtemp(prefix="veranda-registry-proxy-"))
         self.folder.chmod(0o700)
         self.socket_path = self.folder / SOCKET_NAME
-        self._server: _Server | None = None
+        self._server: UnixSocketServer | None = None
 
     def mount(self, registry: Registry) -> str:
         """Where ``registry``'s URL is reached from inside the sandbox."""
@@ -105,10 +104,8 @@ class RegistryProxy:
         return f"{self.local_origin}/{registry.name}"
 
     def __enter__(self) -> RegistryProxy:
-        self._server = _Server(str(self.socket_path), self)
-        threading.Thread(
-            target=self._server.serve_forever, name="veranda-registry-proxy", daemon=True
-        ).start()
+        self._server = UnixSocketServer(self.socket_path, self, "veranda-registry-proxy")
+        self._server.start()
         return self
 
     def __exit__(
@@ -118,8 +115,7 @@ class RegistryProxy:
         tb: TracebackType | None,
     ) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
             self._server = None
         self._client.close()
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -263,19 +259,3 @@ def _send_head(
         lines.append("transfer-encoding: chunked")
     lines.append("connection: close")
     conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-
-
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-
-    def __init__(self, path: str, proxy: RegistryProxy) -> None:
-        self.proxy = proxy
-        super().__init__(path, _Handler)
-        os.chmod(path, 0o600)
-
-
-class _Handler(socketserver.BaseRequestHandler):
-    server: _Server
-
-    def handle(self) -> None:
-        self.server.proxy.serve(self.request)

@@ -27,10 +27,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import shutil
 import socket
-import socketserver
 import tempfile
 import threading
 from collections.abc import Iterable, Sequence
@@ -45,6 +43,7 @@ import httpx
 from veranda_dagster.sandbox.egress import Substitution, Upstream
 from veranda_dagster.sandbox.http_request import CHUNK_BYTES, Refused, Request, read_request
 from veranda_dagster.sandbox.metering import RequestMeter, ResponseTally
+from veranda_dagster.sandbox.unix_server import UnixSocketServer
 
 log = logging.getLogger("veranda.proxy")
 
@@ -118,15 +117,11 @@ class CredentialProxy:
         self.folder = Path(tempfile.mkdtemp(prefix="veranda-proxy-"))
         self.folder.chmod(0o700)
         self.socket_path = self.folder / SOCKET_NAME
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: UnixSocketServer | None = None
 
     def __enter__(self) -> CredentialProxy:
-        self._server = _Server(str(self.socket_path), self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="veranda-proxy", daemon=True
-        )
-        self._thread.start()
+        self._server = UnixSocketServer(self.socket_path, self, "veranda-proxy")
+        self._server.start()
         return self
 
     def __exit__(
@@ -140,8 +135,7 @@ class CredentialProxy:
     def close(self) -> None:
         self._settle()
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
             self._server = None
         self._client.close()
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -390,19 +384,3 @@ def _send_head(conn: socket.socket, resp: httpx.Response) -> None:
         lines.append("transfer-encoding: chunked")
     lines.append("connection: close")
     conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-
-
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-
-    def __init__(self, path: str, proxy: CredentialProxy) -> None:
-        self.proxy = proxy
-        super().__init__(path, _Handler)
-        os.chmod(path, 0o600)
-
-
-class _Handler(socketserver.BaseRequestHandler):
-    server: _Server
-
-    def handle(self) -> None:
-        self.server.proxy.serve(self.request)
