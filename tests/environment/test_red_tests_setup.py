@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.domain.work.conftest import TICKET, ScriptedAgent, build_project, reply, write
+from tests.domain.conftest import TICKET, ScriptedAgent, build_project, reply, write
 from tests.environment.conftest import use_registries
 from veranda_dagster.domain.clone.active_environment import setup_outcome
 from veranda_dagster.domain.core.bounds import MAX_RED_TEST_ATTEMPTS

@@ -15,7 +15,7 @@ from typing import ClassVar
 import dagster as dg
 import pytest
 
-from tests.clients.test_linear_client import Script, reply, variables
+from tests.sources.linear.test_linear_client import Script, reply, variables
 from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG, TICKETS
 from veranda_dagster.sources.linear.client import LinearClient

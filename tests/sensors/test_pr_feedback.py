@@ -12,7 +12,7 @@ import dagster as dg
 import httpx
 import pytest
 
-from tests.domain.work.conftest import FakeForge
+from tests.domain.conftest import FakeForge
 from tests.sensors.test_linear_sensor import ticket_job
 from veranda_dagster.domain.core.bounds import MAX_FEEDBACK_PRS_PER_TICK
 from veranda_dagster.domain.core.forge_port import BOT_MARKER, Comment

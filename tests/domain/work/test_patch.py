@@ -4,7 +4,7 @@ the implementer; coverage is measured before and after; attempts are bounded."""
 
 import pytest
 
-from tests.domain.work.conftest import TICKET, ScriptedAgent, reply, write
+from tests.domain.conftest import TICKET, ScriptedAgent, reply, write
 from tests.fixtures.work.project import (
     BASE_FILES,
     EDGE_TEST,

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tests.domain.work.conftest import TICKET, ScriptedAgent, reply, write
+from tests.domain.conftest import TICKET, ScriptedAgent, reply, write
 from tests.fixtures.work.project import (
     COLLECTION_IMPORT_ERROR_TEST,
     PASSING_TEST,

@@ -4,7 +4,7 @@ already on the branch instead of paying for them again."""
 
 import shutil
 
-from tests.domain.work.conftest import TICKET, ScriptedAgent, reply, write
+from tests.domain.conftest import TICKET, ScriptedAgent, reply, write
 from tests.fixtures.context.gitrepo import git
 from tests.fixtures.work.project import RED_TEST
 from veranda_dagster.domain.context.layers import BEGIN

@@ -5,7 +5,7 @@ group), whether it calls a model (and so how it retries), its wall-clock bound, 
 phase-specific metadata keys it reports (a cross-process contract with ``ops/``), its metric
 hook, and the commit trailer its commits carry. The asset policies (``assets._policy``), the
 value-type table (``storage.types``), the metric labels (``ops.metrics``), the report and the
-demo summary read this table, and ``tests/domain/test_phases.py`` fails when a phase is missing
+demo summary read this table, and ``tests/domain/core/test_phases.py`` fails when a phase is missing
 a piece anywhere.
 
 Each timeout is the wall-clock bound of one attempt, derived from the inner bounds it contains.

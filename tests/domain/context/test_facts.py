@@ -1,0 +1,126 @@
+"""Repository facts read off fixture repositories (tests/fixtures/context/facts/<name>)."""
+
+import shutil
+from pathlib import Path
+
+from veranda_dagster.domain.context.facts import read_repo_facts
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "context" / "facts"
+
+
+def test_makefile_targets_win_over_ecosystem_commands():
+    facts = read_repo_facts(FIXTURES / "make_python")
+    assert facts.test == ["make test"]
+    assert facts.lint == ["make lint"]
+    assert facts.build == ["make build"]
+    assert facts.coverage == ["python -m pytest --cov --cov-report=term"]
+    assert facts.languages == ["python"]
+    assert "pyproject.toml [tool.ruff]" in facts.lint_config
+    assert "pyproject.toml [tool.mypy]" in facts.lint_config
+    assert not facts.frontend and not facts.needs_containers
+
+
+def test_package_json_scripts_use_the_lockfiles_package_manager_and_detect_react():
+    facts = read_repo_facts(FIXTURES / "node_react")
+    assert facts.build == ["pnpm run build"]
+    assert facts.lint == ["pnpm run lint"]
+    assert facts.test == ["pnpm run test"]
+    assert facts.coverage == ["pnpm run test:coverage"]
+    assert "eslint.config.js" in facts.lint_config
+    assert facts.frontend is True
+    assert facts.languages == ["javascript"]
+
+
+def test_npm_is_the_default_package_manager(tmp_path):
+    shutil.copy(FIXTURES / "node_react" / "package.json", tmp_path / "package.json")
+    assert read_repo_facts(tmp_path).test == ["npm run test"]
+
+
+def test_pyproject_pytest_and_flake8_without_a_makefile():
+    facts = read_repo_facts(FIXTURES / "python_tox")
+    assert facts.test == ["python -m pytest"]
+    assert facts.lint == ["flake8"]
+    assert facts.coverage == []
+
+
+def test_go_module_build_tags_and_testcontainers():
+    facts = read_repo_facts(FIXTURES / "go_service")
+    assert facts.build == ["go build ./..."]
+    assert facts.test == ["go test ./..."]
+    assert facts.lint == ["go vet ./...", "golangci-lint run"]
+    assert facts.coverage == ["go test -coverprofile=coverage.out ./..."]
+    assert facts.build_tags == ["e2e", "integration"]
+    assert ".golangci.yml" in facts.lint_config
+    assert facts.needs_containers is True
+
+
+def test_cargo_crate():
+    facts = read_repo_facts(FIXTURES / "rust_crate")
+    assert (facts.build, facts.lint, facts.test) == (
+        ["cargo build"],
+        ["cargo clippy"],
+        ["cargo test"],
+    )
+
+
+def test_monorepo_compose_file_partial_makefile_and_nested_frontend():
+    facts = read_repo_facts(FIXTURES / "monorepo")
+    assert facts.test == ["make test"]
+    assert facts.lint == ["go vet ./..."]
+    assert facts.needs_containers is True
+    assert facts.frontend is True
+
+
+def test_an_empty_directory_has_no_facts(tmp_path):
+    facts = read_repo_facts(tmp_path)
+    assert facts.model_dump() == {
+        "build": [], "lint": [], "test": [], "coverage": [], "lint_config": [],
+        "build_tags": [], "languages": [], "needs_containers": False, "frontend": False,
+        "dev_server": None, "refused_files": [], "setup": [], "setup_source": "",
+    }  # fmt: skip
+
+
+def test_vendored_and_fixture_trees_do_not_count(tmp_path):
+    (tmp_path / "node_modules" / "x").mkdir(parents=True)
+    (tmp_path / "node_modules" / "x" / "package.json").write_text('{"dependencies":{"react":"1"}}')
+    (tmp_path / "tests" / "fixtures").mkdir(parents=True)
+    (tmp_path / "tests" / "fixtures" / "it.py").write_text("from testcontainers import x\n")
+    facts = read_repo_facts(tmp_path)
+    assert not facts.frontend and not facts.needs_containers
+
+
+def test_a_python_testcontainers_import_needs_containers(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "it.py").write_text(
+        "from testcontainers.postgres import PostgresContainer\n"
+    )
+    assert read_repo_facts(tmp_path).needs_containers is True
+
+
+def test_broken_manifests_are_ignored_not_fatal(tmp_path):
+    (tmp_path / "package.json").write_text("{not json")
+    (tmp_path / "pyproject.toml").write_text("[broken")
+    facts = read_repo_facts(tmp_path)
+    assert facts.test == [] and not facts.frontend
+
+
+def test_a_plain_html_app_with_a_dev_script_is_a_frontend_with_a_dev_server(tmp_path):
+    """No framework dependency to go by: an index.html and a script that serves it."""
+    (tmp_path / "public").mkdir()
+    (tmp_path / "public" / "index.html").write_text("<h1>Cart</h1>\n")
+    scripts = '{"scripts": {"start": "node s.js", "dev": "node s.js"}}'
+    (tmp_path / "package.json").write_text(scripts)
+    facts = read_repo_facts(tmp_path)
+    assert facts.frontend is True and facts.dev_server == "npm run dev"
+    (tmp_path / "public" / "index.html").unlink()
+    assert read_repo_facts(tmp_path).frontend is False
+    assert read_repo_facts(tmp_path).dev_server is None
+
+
+def test_a_framework_frontend_names_its_start_script_as_the_dev_server(tmp_path):
+    (tmp_path / "package.json").write_text(
+        '{"dependencies": {"react": "19"}, "scripts": {"start": "vite"}}'
+    )
+    (tmp_path / "pnpm-lock.yaml").write_text("")
+    facts = read_repo_facts(tmp_path)
+    assert facts.frontend is True and facts.dev_server == "pnpm run start"
