@@ -37,6 +37,7 @@ from benchmarks.baselines.repo_rules_v2.detection import detect_repo as detect_v
 from veranda_dagster.domain.core.models import RepoGuess, Ticket  # noqa: E402
 from veranda_dagster.domain.intake.catalog import Catalog, load_catalog  # noqa: E402
 from veranda_dagster.domain.intake.repo_detection import detect_repo  # noqa: E402
+from veranda_dagster.plugins import load_plugins  # noqa: E402
 
 DEFAULT_TABLE = ROOT / "tests/fixtures/repo_detection/tickets.json"
 REAL = ROOT / "benchmarks/data/repo_detection"
@@ -193,23 +194,40 @@ HEAD = (
 )
 
 
-def render(table: dict[str, Any], real: dict[str, Any], *, show_elsewhere: bool = True) -> str:
+def shown_orgs(real: dict[str, Any], *, totals_only: bool) -> list[str]:
+    """The orgs that get a row of their own: none with ``totals_only``; otherwise every org
+    with no ticket in a hidden split (a check org appears only inside its split's total)."""
+    if totals_only:
+        return []
+    hidden = {c["org"] for c in real["cases"] if c["split"] in HIDDEN_SPLITS}
+    return sorted(
+        k for k in real["groups"] if not k.startswith(("split:", "all")) and k not in hidden
+    )
+
+
+def render(table: dict[str, Any], real: dict[str, Any], *, totals_only: bool = False) -> str:
     lines = ["In-repo table:", HEAD]
     lines += [_line(name, s) for name, s in table.items()]
     lines += ["", "Real tickets:", HEAD]
-    orgs = sorted(k for k in real["groups"] if not k.startswith(("split:", "all")))
+    orgs = shown_orgs(real, totals_only=totals_only)
     splits = sorted(k for k in real["groups"] if k.startswith("split:"))
     for key in [*orgs, *splits, "all"]:
         for name, s in real["groups"][key].items():
             lines.append(_line(f"{key} / {name}", s))
-    if show_elsewhere:
+    if not totals_only:
         lines += ["", "Filed in one tracker, text names another repository (not scored):"]
         for case, by_rules in real["elsewhere"].items():
             shown = "; ".join(
                 f"{n}: {d['decision']} {d['repo'] or ''}".strip() for n, d in by_rules.items()
             )
-            lines.append(f"- {case}: {shown}")
+            if case in shown_ids(real):
+                lines.append(f"- {case}: {shown}")
     return "\n".join(lines)
+
+
+def shown_ids(real: dict[str, Any]) -> set[str]:
+    """Ids of the cases that may be printed or written: none of a hidden split."""
+    return {c["id"] for c in real["cases"] if c["split"] not in HIDDEN_SPLITS}
 
 
 def _right(row: dict[str, Any], decision: dict[str, Any]) -> bool:
@@ -228,10 +246,11 @@ def main(argv: list[str]) -> int:
         help="print the tables only: no case ids, no misses (how the check set is read)",
     )
     args = parser.parse_args(argv)
+    load_plugins()  # the forges' link readers, as the CLI and the Definitions have them
     pinned = evaluate()
     table = table_side_by_side()
     real = evaluate_real()
-    print(render(table, real, show_elsewhere=not args.totals_only))
+    print(render(table, real, totals_only=args.totals_only))
     if args.show == "misses" and not args.totals_only:
         for row in real["cases"]:
             if row["split"] in HIDDEN_SPLITS or row["label"] == "elsewhere":
@@ -241,9 +260,18 @@ def main(argv: list[str]) -> int:
     for name, wrong in pinned["mismatches"].items():
         print(f"  MISMATCH {name}: {'; '.join(wrong)}")
     if args.json:
-        shown = {**real, "cases": [c for c in real["cases"] if c["split"] not in HIDDEN_SPLITS]}
-        shown["elsewhere"] = {
-            k: v for k, v in real["elsewhere"].items() if k in {c["id"] for c in shown["cases"]}
+        ids = shown_ids(real)
+        orgs = set(shown_orgs(real, totals_only=args.totals_only))
+        shown = {
+            "groups": {
+                k: v
+                for k, v in real["groups"].items()
+                if k.startswith(("split:", "all")) or k in orgs
+            },
+            "cases": [] if args.totals_only else [c for c in real["cases"] if c["id"] in ids],
+            "elsewhere": {}
+            if args.totals_only
+            else {k: v for k, v in real["elsewhere"].items() if k in ids},
         }
         args.json.write_text(json.dumps({"table": table, "real": shown}, indent=1))
     return 0 if not pinned["mismatches"] else 1

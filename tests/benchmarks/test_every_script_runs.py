@@ -198,12 +198,36 @@ def test_text_bounds_runs_small_against_head(capsys: pytest.CaptureFixture[str])
     }
 
 
-def test_repo_detection_runs_on_its_data(tmp_path: Path) -> None:
+def test_repo_detection_runs_on_its_data(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--totals-only`` prints and writes split totals alone: no org row, no case."""
     repo_detection = load_script("repo_detection")
     out = tmp_path / "rd.json"
     assert repo_detection.main(["--totals-only", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
     data = json.loads(out.read_text())
-    assert data["table"] and data["real"]["cases"]
+    assert data["table"] and not data["real"]["cases"] and not data["real"]["elsewhere"]
+    assert set(data["real"]["groups"]) == {"all"} | {
+        f"split:{c['split']}" for c in repo_detection.load_cases()
+    }
+    real_rows = printed.split("Real tickets:")[1].splitlines()[3:]
+    assert real_rows and all(row.startswith(("| split:", "| all /")) for row in real_rows)
+
+
+def test_repo_detection_never_shows_a_hidden_splits_org_or_case() -> None:
+    repo_detection = load_script("repo_detection")
+    hidden = next(iter(repo_detection.HIDDEN_SPLITS))
+    real = {
+        "groups": {"acme": {}, "checkorg": {}, "split:dev": {}, f"split:{hidden}": {}, "all": {}},
+        "cases": [
+            {"id": "a-1", "org": "acme", "split": "dev"},
+            {"id": "c-1", "org": "checkorg", "split": hidden},
+        ],
+    }
+    assert repo_detection.shown_orgs(real, totals_only=False) == ["acme"]
+    assert repo_detection.shown_orgs(real, totals_only=True) == []
+    assert repo_detection.shown_ids(real) == {"a-1"}
 
 
 def test_build_vocabulary_reads_a_snapshot_into_a_copied_catalog(tmp_path: Path) -> None:
