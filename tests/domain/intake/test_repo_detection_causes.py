@@ -58,17 +58,43 @@ def test_a_question_names_the_candidates_and_the_deciding_evidence():
 
 
 def test_with_a_model_a_leader_on_mentions_proceeds_for_the_cheap_pass_to_confirm():
-    once = Ticket(
-        id="E", source="linear", title="Keys vanish", description="gadget loses keys, gadget too"
+    single = Ticket(
+        id="E", source="linear", title="Keys vanish", description="gadget 2.1 loses keys"
     )
-    assert detect_repo(once, CATALOG).decision == "proceed"  # two mentions, uncontested
-    single = Ticket(id="E", source="linear", title="Keys vanish", description="gadget loses keys")
-    assert detect_repo(single, CATALOG).decision == "ask"
+    assert detect_repo(single, CATALOG).decision == "ask"  # a version line alone is too little
     with_model = detect_repo(single, CATALOG, model=True)
     assert (with_model.decision, with_model.repo, with_model.confidence) == (
         "proceed",
         "acme/gadget",
         "medium",
+    )
+
+
+def test_one_uncontested_mention_proceeds_and_a_version_line_alone_asks():
+    """``UNCONTESTED_MIN``: one full mention and nothing else in the ticket names a repository."""
+    once = Ticket(id="E", source="linear", title="Keys vanish", description="gadget loses keys")
+    guess = detect_repo(once, CATALOG)
+    assert (guess.decision, guess.repo, guess.confidence) == ("proceed", "acme/gadget", "medium")
+    pinned = Ticket(id="E", source="linear", title="Keys vanish", description="gadget 2.1.0 here")
+    assert detect_repo(pinned, CATALOG).decision == "ask"
+
+
+def test_a_title_alone_beside_another_repository_asks_naming_both():
+    """``TITLE_ALONE_KINDS``: the title may name a tool the filed repository ships; with another
+    repository in the ticket, the title alone does not choose without a model."""
+    contested = Ticket(
+        id="E", source="linear", title="gadget loses keys", description="seen with wire 1.2.0"
+    )
+    guess = detect_repo(contested, CATALOG)
+    assert guess.decision == "ask" and set(guess.candidates) == {"acme/gadget", "acme/wire"}
+    assert "only strong evidence" in (guess.question or "")
+    with_model = detect_repo(contested, CATALOG, model=True)
+    assert (with_model.decision, with_model.repo) == ("proceed", "acme/gadget")
+    # the twin: the title beside nothing else, or beside a use of its own, proceeds
+    alone = Ticket(id="E", source="linear", title="gadget loses keys", description="")
+    assert (detect_repo(alone, CATALOG).decision, detect_repo(alone, CATALOG).repo) == (
+        "proceed",
+        "acme/gadget",
     )
 
 

@@ -12,9 +12,12 @@ Precision first. Without a model (``model=False``, the default and ``--no-model`
 leader still proceeds only on *strong* evidence: something a person points with (a link, a
 label, a declaration, ``uses:``, an exact ``org/name``), the name in the title, or a usage of
 what only it contains (an import, the innermost traceback frame, its command, hook, install or
-public name) -- at least ``STRONG_MIN`` of it. A leader on passing mentions alone asks, naming
-the candidates and the deciding evidence. With a model (``model=True``) such a leader proceeds
-at ``medium`` and the cheap-tier pass confirms, corrects or turns it into a question.
+public name) -- at least ``STRONG_MIN`` of it; alone in the ticket, one full mention
+(``UNCONTESTED_MIN``) does. A leader on passing mentions alone asks, naming the candidates and
+the deciding evidence, and so does one whose only strong evidence is the title while another
+repository is in the ticket too (``TITLE_ALONE_KINDS``). With a model (``model=True``) such
+a leader proceeds at ``medium`` and the cheap-tier pass confirms, corrects or turns it into
+a question.
 
 A guess proceeds at ``high`` confidence on an uncontested link or repo label, and at
 ``medium`` otherwise.
@@ -85,6 +88,17 @@ paths when the leader's is usage (``STRONG_MIN`` of it): the innermost traceback
 import outweighs a passing mention of another repository."""
 LEAD_MARGIN_OVER_CONTEXT: Final = 0.1
 
+UNCONTESTED_MIN: Final = 0.35
+"""Least strong weight (``UNCONTESTED_KINDS`` included) that proceeds without a model when no
+other repository has any evidence at all: one full mention in the description does. On the
+development sets the uncontested one-mention asks were right 5 times in 5 (issue 33); a version
+line (0.2) or a docs link (0.25) alone still asks."""
+TITLE_ALONE_KINDS: Final = frozenset({"title"})
+"""A leader whose strong evidence is only its name in the title asks without a model when
+another repository has evidence too: the title often names the tool the filed repository ships
+or wraps (``get-pip`` beside ``pip``, ``sentry-cli`` beside self-hosted). Such proceeds were
+wrong 2 times in 7 on the development sets (issue 33), far from rare. Alone in the ticket the
+title still proceeds, and with a model it proceeds for the cheap pass to confirm."""
 UNCONTESTED_KINDS: Final = frozenset(
     {"prose", "env", "docs_link", "url_docs", "former_name:url_docs", "url_comment"}
 )
@@ -311,14 +325,28 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
     strong_weight = _strong_weight(ev, top)
     if not second:
         # uncontested: no other repository has any evidence; then its mentions, version lines
-        # and doc links add up (one passing mention alone still does not reach STRONG_MIN)
+        # and doc links add up, and one full mention reaches UNCONTESTED_MIN
         strong_weight += sum(
             i.weight for i in ev.items() if i.repo == top and i.kind in UNCONTESTED_KINDS
         )
-    if strong_weight < STRONG_MIN and not model:
+    if strong_weight < (STRONG_MIN if second else UNCONTESTED_MIN) and not model:
         reason = (
             "the only evidence is passing mentions (no link, label, title, import, command or "
             "traceback points at it)"
+        )
+        return _ask(
+            ticket,
+            catalog,
+            ev,
+            ranked[:MAX_REPO_CANDIDATES],
+            reason,
+            _signal(best.kind),
+            score=scores[top],
+        )
+    if second and _strong_kinds(ev, top) == TITLE_ALONE_KINDS and not model:
+        reason = (
+            "its name in the title is the only strong evidence (no link, label, import, command "
+            "or traceback points at it; a title often names a tool another repository ships)"
         )
         return _ask(
             ticket,
@@ -333,6 +361,10 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
     return _proceed(
         ticket, ev, top, _signal(best.kind), "high" if strong else "medium", scores[top]
     )
+
+
+def _strong_kinds(ev: Evidence, repo: str) -> set[str]:
+    return {i.kind for i in ev.items() if i.repo == repo and i.kind in STRONG_KINDS}
 
 
 def _strong_weight(ev: Evidence, repo: str) -> float:
