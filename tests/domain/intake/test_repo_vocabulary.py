@@ -221,6 +221,8 @@ def _bare_repos(tmp_path: Path, root: str) -> Path:
     )
     create_bare_repo(git, f"{root}/hooks", {".pre-commit-hooks.yaml": HOOKS}, scratch)
     create_bare_repo(git, f"{root}/web-docker", {"README.md": IMAGE_README}, scratch)
+    charts = {f"charts/{c}/Chart.yaml": f"apiVersion: v2\nname: {c}\n" for c in ("web", "worker")}
+    create_bare_repo(git, f"{root}/helm", {**charts, "charts/README.md": "#"}, scratch)
     return git
 
 
@@ -241,6 +243,8 @@ def test_the_github_client_reads_vocabulary_from_the_fake_forge(tmp_path):
     assert hooks and hooks.vocabulary.hooks == ["trailing-whitespace", "end-of-file-fixer"]
     web = catalog.by_full_name("acme/web-docker")
     assert web and web.vocabulary.images == ["acme/web"]  # not its base, not another image
+    helm = catalog.by_full_name("acme/helm")
+    assert helm and helm.vocabulary.charts == ["web", "worker"]
     assert notes == []
 
 
@@ -260,6 +264,8 @@ def test_the_gitlab_client_reads_vocabulary_from_the_fake_forge(tmp_path):
     assert cache.vocabulary.commands == ["dogpile-admin"]
     web = catalog.by_full_name("data/platform/web-docker")
     assert web and web.vocabulary.images == ["acme/web"]
+    helm = catalog.by_full_name("data/platform/helm")
+    assert helm and helm.vocabulary.charts == ["web", "worker"]
 
 
 def test_veranda_catalog_writes_the_vocabulary_and_can_skip_it(tmp_path, monkeypatch, capsys):
@@ -291,3 +297,18 @@ def test_a_terraform_provider_is_known_by_the_resource_types_its_docs_pages_name
     assert vocabulary.symbols == ["prism_deployment", "prism_work_pools"]
     other, _ = read_vocabulary("acme/prism-docs", DictFiles(pages))
     assert other.symbols == []  # pages of a repository that is no provider name nothing
+
+
+def test_helm_charts_are_known_by_their_chart_names_and_reads_are_capped():
+    many = {
+        f"charts/c{i:02}/Chart.yaml": f"name: chart-{i:02}\n"
+        for i in range(repo_vocabulary.MAX_CHART_READS + 5)
+    }
+    files = DictFiles({**many, "Chart.yaml": "name: root-chart\n", "charts/bad/Chart.yaml": "[:"})
+    vocabulary, _ = read_vocabulary("acme/helm", files)
+    assert vocabulary.charts[0] == "root-chart"
+    # the cap on reads, not 19 charts: the root, the broken one (skipped) and ten more
+    assert len(vocabulary.charts) == repo_vocabulary.MAX_CHART_READS - 1
+    assert files.reads <= repo_vocabulary.MAX_CHART_READS + len(repo_vocabulary.MANIFESTS) + 8
+    plain, _ = read_vocabulary("acme/app", DictFiles({"charts/README.md": "#"}))
+    assert plain.charts == []  # a folder named charts without a chart publishes none

@@ -48,6 +48,7 @@ VOCABULARY_KINDS = (
     "actions",
     "images",
     "symbols",
+    "charts",
 )
 
 
@@ -73,6 +74,8 @@ class RepoVocabulary(Strict):
     """Container images it publishes (``otel/opentelemetry-collector``)."""
     symbols: list[str] = Field(default_factory=list)
     """Public top-level names of its package (``AsyncClient``, ``make_region``)."""
+    charts: list[str] = Field(default_factory=list)
+    """Helm charts it publishes (``Chart.yaml``'s ``name:``: ``prefect-worker``)."""
 
     @field_validator(*VOCABULARY_KINDS)
     @classmethod

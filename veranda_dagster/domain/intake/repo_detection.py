@@ -74,10 +74,11 @@ STRONG_KINDS: Final = DECISIVE_KINDS | {
     "api",
     "usage",
     "image",
+    "chart",
 }
 """Evidence a proceed without a model may rest on (``STRONG_MIN`` of it)."""
 USAGE_KINDS: Final = frozenset(
-    {"import", "trace", "command", "hook", "install", "usage", "api", "image"}
+    {"import", "trace", "command", "hook", "install", "usage", "api", "image", "chart"}
 )
 """Evidence that the ticket's code runs in the repository."""
 PASSING_KINDS: Final = frozenset({"prose", "env", "path", "misspelling", "docs_link"})
@@ -124,6 +125,7 @@ _SIGNAL: Final[dict[str, RepoSignal]] = {
     "api": "vocabulary",
     "usage": "vocabulary",
     "image": "vocabulary",
+    "chart": "vocabulary",
 }
 _KIND_WORDS: Final[dict[str, str]] = {
     "declaration": "declared in the ticket",
@@ -151,6 +153,7 @@ _KIND_WORDS: Final[dict[str, str]] = {
     "api": "a public name only it defines",
     "usage": "its package used by name in code",
     "image": "its container image built from or run",
+    "chart": "its Helm chart",
 }
 
 
@@ -172,6 +175,7 @@ _PRIORITY: Final = (
     "hook",
     "install",
     "image",
+    "chart",
     "title",
     "usage",
     "api",

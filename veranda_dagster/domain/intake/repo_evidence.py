@@ -53,6 +53,7 @@ WEIGHTS: Final[dict[str, float]] = {
     "api": 0.3,  # a public name only it defines, written as code
     "usage": 0.45,  # its package used by name: @click.option(, httpx.AsyncClient(
     "image": 0.5,  # its container image built from, run or named with a tag
+    "chart": 0.45,  # its Helm chart's name in a ticket about Helm or charts
 }
 WEIGHTS.update(
     {f"former_name:{k}": WEIGHTS[k] for k in ("url_code", "url_ref", "url_comment", "url_docs")}
@@ -74,6 +75,7 @@ CAPS: Final[dict[str, float]] = {
     "usage": 0.55,
     "ref": 0.7,
     "image": 0.6,
+    "chart": 0.55,
 }
 UMBRELLA_FACTOR: Final = 0.25
 """An umbrella's name evidence (``celery``, ``flake8``, ``attrs``) counts this much when a
@@ -97,6 +99,7 @@ SECOND_SIGNAL_KINDS: Final = frozenset(
         "api",
         "usage",
         "image",
+        "chart",
         "fork_url",
     }
 )

@@ -226,6 +226,22 @@ def _images(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> No
             add(repo, "image", start, end)
 
 
+_HELM_CONTEXT = re.compile(r"(?i)\bhelm\b|\bcharts?\b")
+"""A ticket about a chart says so: ``helm install``, "the chart", ``Chart.yaml``."""
+
+
+def _charts(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
+    """A chart's name in a ticket that talks about Helm or charts (``helm template
+    prefect-worker``, "the prefect-worker chart"): the repository that publishes the chart. The
+    same words without Helm are a pod, a service or a phrase."""
+    if not _HELM_CONTEXT.search(text):
+        return
+    for chart, repos in index["charts"].items():
+        for m in re.finditer(rf"(?i)(?<![\w.@/-]){re.escape(chart)}(?![\w@-])", text):
+            for repo in repos:
+                add(repo, "chart", m.start(), m.end())
+
+
 def _hooks(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
     """A hook id in a config (``id: trailing-whitespace``) or in backticks."""
     found = [(m.group(1), m.start(1), m.end(1)) for m in _HOOK_ID.finditer(text)]
@@ -361,6 +377,7 @@ def gather_usage(
     _installs(text, index, add, spans[CONTEXT])
     _commands(text, index, add)
     _hooks(text, index, add)
+    _charts(text, index, add)
     _images(text, index, add)
     _providers(text, catalog, add)
     _actions(text, catalog, add)

@@ -307,6 +307,28 @@ def _provider_types(read: _Budget, full_name: str) -> list[str]:
     return list(dict.fromkeys(f"{provider}_{stem}" for stem in stems if stem.isidentifier()))
 
 
+CHART_FOLDERS = ("charts", "helm", "deploy/helm")
+"""Where a repository keeps the Helm charts it publishes, one folder per chart."""
+MAX_CHART_READS = 12
+"""``Chart.yaml`` files read per repository: a charts repository publishes a handful; more
+would spend the reads its packages need."""
+
+
+def _charts(read: _Budget, folders: list[str], root: list[str]) -> list[str]:
+    """``name:`` of the root ``Chart.yaml`` and of ``charts/<chart>/Chart.yaml`` (at most
+    ``MAX_CHART_READS``): what ``helm install`` and a values file name it by."""
+    paths = ["Chart.yaml"] if "Chart.yaml" in root else []
+    for folder in CHART_FOLDERS:
+        if folder.split("/")[0] in folders:
+            paths += [f"{folder}/{e}Chart.yaml" for e in read.listdir(folder) if e.endswith("/")]
+    names: list[str] = []
+    for path in paths[:MAX_CHART_READS]:
+        chart = _yaml(read.read(path) or "")
+        if isinstance(chart, dict) and isinstance(chart.get("name"), str):
+            names.append(chart["name"])
+    return names
+
+
 PACKAGE_PATHS = ("{}/__init__.py", "src/{}/__init__.py", "lib/{}/__init__.py", "{}.py")
 """Where a Python import name lives: a package at the root, under ``src/`` or ``lib/``, or a
 single module (``pycodestyle.py``)."""
@@ -343,6 +365,7 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
         terms.add("images", _published_images(full_name, read.read("README.md") or ""))
     if "docs" in folders:
         terms.add("symbols", _provider_types(read, full_name))
+    terms.add("charts", _charts(read, folders, root))
     candidates = list(dict.fromkeys([_import_name(n) for n in names] + terms.by_kind["imports"]))
     candidates += [f for f in folders if _may_be_package(f) and f not in candidates]
     if "src" in folders:  # a src layout holds its packages one level down
