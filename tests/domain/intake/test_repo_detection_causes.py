@@ -90,12 +90,12 @@ def test_a_title_alone_beside_another_repository_asks_naming_both():
     assert "only strong evidence" in (guess.question or "")
     with_model = detect_repo(contested, CATALOG, model=True)
     assert (with_model.decision, with_model.repo) == ("proceed", "acme/gadget")
-    # the twin: the title beside nothing else, or beside a use of its own, proceeds
-    alone = Ticket(id="E", source="linear", title="gadget loses keys", description="")
-    assert (detect_repo(alone, CATALOG).decision, detect_repo(alone, CATALOG).repo) == (
-        "proceed",
-        "acme/gadget",
-    )
+    # the twins: the title beside nothing else, or beside a stray path through another
+    # repository (below PROCEED_MIN), proceeds
+    for description in ("", "the log is in /srv/wire/log.txt"):
+        alone = Ticket(id="E", source="linear", title="gadget loses keys", description=description)
+        guess = detect_repo(alone, CATALOG)
+        assert (guess.decision, guess.repo) == ("proceed", "acme/gadget"), guess.evidence
 
 
 def test_template_spans_end_where_the_reporter_starts_writing():

@@ -15,7 +15,7 @@ what only it contains (an import, the innermost traceback frame, its command, ho
 public name) -- at least ``STRONG_MIN`` of it; alone in the ticket, one full mention
 (``UNCONTESTED_MIN``) does. A leader on passing mentions alone asks, naming the candidates and
 the deciding evidence, and so does one whose only strong evidence is the title while another
-repository is in the ticket too (``TITLE_ALONE_KINDS``). With a model (``model=True``) such
+repository has real evidence too (``TITLE_ALONE_KINDS``). With a model (``model=True``) such
 a leader proceeds at ``medium`` and the cheap-tier pass confirms, corrects or turns it into
 a question.
 
@@ -96,10 +96,11 @@ development sets the uncontested one-mention asks were right 5 times in 5 (issue
 line (0.2) or a docs link (0.25) alone still asks."""
 TITLE_ALONE_KINDS: Final = frozenset({"title"})
 """A leader whose strong evidence is only its name in the title asks without a model when
-another repository has evidence too: the title often names the tool the filed repository ships
-or wraps (``get-pip`` beside ``pip``, ``sentry-cli`` beside self-hosted). Such proceeds were
-wrong 2 times in 7 on the development sets (issue 33), far from rare. Alone in the ticket the
-title still proceeds, and with a model it proceeds for the cheap pass to confirm."""
+another repository has evidence that could proceed on its own (``PROCEED_MIN``): the title
+often names the tool the filed repository ships or wraps (``get-pip`` beside ``pip``,
+``sentry-cli`` beside self-hosted). Such proceeds were wrong 2 times in 5 on the development
+sets (issue 33), far from rare. Beside nothing or a stray path the title still proceeds, and
+with a model it proceeds for the cheap pass to confirm."""
 UNCONTESTED_KINDS: Final = frozenset(
     {"prose", "env", "docs_link", "url_docs", "former_name:url_docs", "url_comment"}
 )
@@ -347,7 +348,7 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
             _signal(best.kind),
             score=scores[top],
         )
-    if second and _strong_kinds(ev, top) == TITLE_ALONE_KINDS and not model:
+    if second >= PROCEED_MIN and _strong_kinds(ev, top) == TITLE_ALONE_KINDS and not model:
         reason = (
             "its name in the title is the only strong evidence (no link, label, import, command "
             "or traceback points at it; a title often names a tool another repository ships)"
