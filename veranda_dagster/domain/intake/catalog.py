@@ -47,8 +47,8 @@ VOCABULARY_KINDS = (
     "hooks",
     "actions",
     "images",
-    "symbols",
     "charts",
+    "symbols",
 )
 
 
@@ -72,10 +72,11 @@ class RepoVocabulary(Strict):
     """CI action refs it is (``owner/name`` as a workflow writes it after ``uses:``)."""
     images: list[str] = Field(default_factory=list)
     """Container images it publishes (``otel/opentelemetry-collector``)."""
-    symbols: list[str] = Field(default_factory=list)
-    """Public top-level names of its package (``AsyncClient``, ``make_region``)."""
     charts: list[str] = Field(default_factory=list)
     """Helm charts it publishes (``Chart.yaml``'s ``name:``: ``prefect-worker``)."""
+    symbols: list[str] = Field(default_factory=list)
+    """Public top-level names of its package (``AsyncClient``, ``make_region``): the most
+    numerous kind, so last when ``MAX_VOCABULARY_TERMS`` runs out."""
 
     @field_validator(*VOCABULARY_KINDS)
     @classmethod
