@@ -299,16 +299,21 @@ def test_a_terraform_provider_is_known_by_the_resource_types_its_docs_pages_name
     assert other.symbols == []  # pages of a repository that is no provider name nothing
 
 
-def test_helm_charts_are_known_by_their_chart_names_and_reads_are_capped():
+def test_helm_charts_are_known_by_their_chart_names_and_reads_are_capped(monkeypatch):
     many = {
         f"charts/c{i:02}/Chart.yaml": f"name: chart-{i:02}\n"
         for i in range(repo_vocabulary.MAX_CHART_READS + 5)
     }
-    files = DictFiles({**many, "Chart.yaml": "name: root-chart\n", "charts/bad/Chart.yaml": "[:"})
-    vocabulary, _ = read_vocabulary("acme/helm", files)
+    charts = {**many, "Chart.yaml": "name: root-chart\n", "charts/bad/Chart.yaml": "[:"}
+    # the whole-repository bound first: charts are read last and never past it
+    files = DictFiles(charts)
+    vocabulary, notes = read_vocabulary("acme/helm", files)
+    assert files.reads == MAX_VOCABULARY_FILE_READS and any("stopped reading" in n for n in notes)
     assert vocabulary.charts[0] == "root-chart"
-    # the cap on reads, not 19 charts: the root, the broken one (skipped) and ten more
+    # with reads to spare, the chart cap: the root, the broken one (skipped) and ten more
+    monkeypatch.setattr(repo_vocabulary, "MAX_VOCABULARY_FILE_READS", 1000)
+    vocabulary, _ = read_vocabulary("acme/helm", DictFiles(charts))
     assert len(vocabulary.charts) == repo_vocabulary.MAX_CHART_READS - 1
-    assert files.reads <= repo_vocabulary.MAX_CHART_READS + len(repo_vocabulary.MANIFESTS) + 8
+    assert vocabulary.charts[-1] == f"chart-{repo_vocabulary.MAX_CHART_READS - 3:02}"
     plain, _ = read_vocabulary("acme/app", DictFiles({"charts/README.md": "#"}))
     assert plain.charts == []  # a folder named charts without a chart publishes none

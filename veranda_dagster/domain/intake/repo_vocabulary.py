@@ -365,7 +365,6 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
         terms.add("images", _published_images(full_name, read.read("README.md") or ""))
     if "docs" in folders:
         terms.add("symbols", _provider_types(read, full_name))
-    terms.add("charts", _charts(read, folders, root))
     candidates = list(dict.fromkeys([_import_name(n) for n in names] + terms.by_kind["imports"]))
     candidates += [f for f in folders if _may_be_package(f) and f not in candidates]
     if "src" in folders:  # a src layout holds its packages one level down
@@ -380,4 +379,7 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
                 break
         if read.left <= 0:
             break
+    # charts last: a `charts/` folder of a charting library would otherwise spend the reads its
+    # package needs; a Helm charts repository has no package to read first
+    terms.add("charts", _charts(read, folders, root))
     return terms.vocabulary(), notes
