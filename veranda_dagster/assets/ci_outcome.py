@@ -28,7 +28,8 @@ from veranda_dagster.resources.workspace import WorkspaceResource
         "head_sha": c.head_sha,
         "checks": len(c.checks),
         "repairs": c.repairs,
-        "repair_grounding": c.repair_grounding,
+        # what the one repair was grounded on; no row when no repair was made
+        "repair_grounding": c.repair_grounding if c.repair_grounding != "none" else None,
         "violations": len(c.violations),
         "polls": c.polls,
     },
