@@ -11,8 +11,8 @@ answers the first of the seat's actions as a tool call in the CLI's own vocabula
 step after the last action answers the seat's text and ends the turn. A conversation that goes
 on past ``MAX_SCRIPTED_STEPS`` gets a clear error instead of another reply, so a CLI can never
 loop on a script until its time bound. A work seat of a ticket the script has no honest answer
-for gets a 400 saying so (``scripted_agent.refusal``). Side calls (opencode's and Grok's title calls, Gemini's
-router) are answered without spending a round. It streams whenever a request asks.
+for gets a 400 saying so (``scripted_agent.refusal``). Side calls (opencode's and Grok's title
+calls, Gemini's router) are answered without spending a round. It streams whenever a request asks.
 
 Keys are checked the way each vendor does (``x-api-key``, ``Authorization: Bearer``,
 ``x-goog-api-key``), so a test can ``revoke`` one mode's key mid-run and watch the other mode

@@ -11,9 +11,9 @@ answers the requested JSON. A ticket about ``acme/storefront`` (named in every s
 block) gets the frontend scripts instead (``scripted_frontend``: the seats look at the page in
 the MCP browser). Any other ticket's work seats are refused (``refusal``: the server answers
 400 saying the stand-in knows only the sample's tickets), so a newcomer's own ticket fails with
-that headline instead of getting the invoice fix in a green PR. How an action becomes a tool call is each vendor's business
-(``sim/renderers.py``); nothing here knows a tool name. Nothing is keyed on a test: the same
-script serves the demo and every e2e test, for every CLI.
+that headline instead of getting the invoice fix in a green PR. How an action becomes a tool
+call is each vendor's business (``sim/renderers.py``); nothing here knows a tool name. Nothing
+is keyed on a test: the same script serves the demo and every e2e test, for every CLI.
 """
 
 from __future__ import annotations
