@@ -9,7 +9,10 @@ import dagster as dg
 
 from tests.assets.fakes import resources
 from veranda_dagster.assets import PHASE_ASSETS
-from veranda_dagster.domain.core.phases import PHASES
+from veranda_dagster.domain.core.phases import CALL_METADATA, PHASES
+
+EMPTY = (None, "", "none")
+"""What a row that says nothing looks like: ``None``, blank text, or the old ``none`` sentinel."""
 
 
 def test_every_phase_writes_exactly_its_declared_metadata_keys(tmp_path) -> None:
@@ -33,3 +36,14 @@ def test_every_phase_writes_exactly_its_declared_metadata_keys(tmp_path) -> None
                 f"{name}: undeclared {sorted(written - spec.metadata_keys)}, "
                 f"declared but not written {sorted(required - written)}"
             )
+            shown: dict[str, object] = {
+                k: getattr(v, "value", v) for k, v in event.asset_materialization.metadata.items()
+            }
+            empty = {
+                k: v
+                for k, v in shown.items()
+                if isinstance(v, str | None) and (v or "").strip() in EMPTY
+            }
+            assert not empty, f"{name}: rows with nothing to say {empty}"
+            called = shown["model_calls"] != 0
+            assert called == (set(CALL_METADATA) <= set(shown)), (name, sorted(shown))

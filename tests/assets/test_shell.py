@@ -126,11 +126,7 @@ def test_metadata_contract_from_the_last_call():
         "usd": 0.0,
         "tokens_in": 0,
         "tokens_out": 0,
-        "backend": "none",
-        "model": "none",
-        "tier": "none",
-        "reason": "none",
-    }
+    }  # no call, so no resolution rows (were four rows of "none")
 
 
 def test_metrics_hook_is_called_and_only_its_absence_is_silent(monkeypatch):
@@ -242,7 +238,7 @@ def test_a_phase_closes_its_clients_when_the_domain_call_raises(monkeypatch, tmp
     )
     ticket = Ticket(id="ENG-42", source="linear", title="t")
     pack = types.SimpleNamespace(repo="acme/api", clone_url="", branch="veranda/eng-42")
-    upstream = dict(ticket=ticket, context_pack=pack, pull_request=None, review_rounds=None)
+    upstream = dict(ticket=ticket, context_pack=pack, review_rounds=None)
     with pytest.raises(RuntimeError, match="went away"):
         phase_call("ci_outcome", **resources, **upstream)
     assert client.closed == 1 and closed == ["linear"]
@@ -277,7 +273,7 @@ def test_opening_the_pull_request_builds_no_agent_and_posts_to_the_tickets_threa
     client = _ClosableForge()
     posted: list[str] = []
 
-    def open_pull_request(ticket, pack, patch, workspace, forge, post, *, earlier):
+    def open_pull_request(ticket, pack, patch, workspace, forge, post):
         assert forge is client
         post("PR opened")
         return "opened"
@@ -295,7 +291,7 @@ def test_opening_the_pull_request_builds_no_agent_and_posts_to_the_tickets_threa
     )
     ticket = Ticket(id="ENG-42", source="linear", title="t")
     pack = types.SimpleNamespace(repo="acme/api", clone_url="", branch="veranda/eng-42")
-    given = dict(ticket=ticket, context_pack=pack, repo_guess=None, red_tests=None, patch=None)
+    given = dict(ticket=ticket, context_pack=pack, patch=None)
     forge = forge_returning(client, token="t0k")
     workspace = WorkspaceResource(root=str(tmp_path))
     assert phase_call("pull_request", forge=forge, workspace=workspace, **given) == "opened"

@@ -4,7 +4,7 @@ from typing import Any
 
 import dagster as dg
 
-from veranda_dagster.domain.core.phases import SHARED_METADATA
+from veranda_dagster.domain.core.phases import CALL_METADATA, SHARED_METADATA
 from veranda_dagster.partitions import TICKETS
 
 # Six materializations: varied backends, reasons and a ticket with no model calls.
@@ -17,11 +17,11 @@ SPEND: dict[tuple[str, str], tuple[float, str, int, float, int, int]] = {
     ("patch", "ENG-2"): (640.0, "validation_failed", 3, 1.27, 90000, 15000),
     ("ci_outcome", "ENG-2"): (120.0, "failure", 1, 0.2, 5000, 900),
 }
-# (phase, ticket) -> the last call's backend, model, tier, reason
-RESOLVED: dict[tuple[str, str], tuple[str, str, str, str]] = {
+# (phase, ticket) -> the last call's backend, model, tier, reason (none: no call, no rows)
+RESOLVED: dict[tuple[str, str], tuple[str, str, str, str] | tuple[()]] = {
     ("repo_guess", "ENG-1"): ("claude/api_key", "claude-haiku", "cheap", "preferred"),
     ("patch", "ENG-1"): ("codex/api_key", "gpt-5", "high", "fallback_quota"),
-    ("ci_outcome", "ENG-1"): ("none", "none", "none", "none"),
+    ("ci_outcome", "ENG-1"): (),
     ("repo_guess", "ENG-2"): ("gemini/oauth", "gemini-flash", "cheap", "fallback_auth"),
     ("patch", "ENG-2"): ("claude/api_key", "claude-opus", "high", "preferred"),
     ("ci_outcome", "ENG-2"): ("claude/api_key", "claude-opus", "high", "preferred"),
@@ -34,11 +34,16 @@ OWN: dict[tuple[str, str], dict[str, Any]] = {
     ("ci_outcome", "ENG-2"): {"ci_status": "failure"},
 }
 ROWS: dict[tuple[str, str], dict[str, Any]] = {
-    key: {**dict(zip(SHARED_METADATA, (*spend, *RESOLVED[key]), strict=True)), **OWN.get(key, {})}
+    key: {
+        **dict(zip(SHARED_METADATA, spend, strict=True)),
+        **dict(zip(CALL_METADATA, RESOLVED[key], strict=False)),
+        **OWN.get(key, {}),
+    }
     for key, spend in SPEND.items()
 }
 """(phase, ticket) -> the metadata the shell writes: its shared keys, in the order the contract
-names them (``SHARED_METADATA``), then the phase's own."""
+names them (``SHARED_METADATA``), the last call's resolution when there was a call
+(``CALL_METADATA``), then the phase's own."""
 TICKET_KEYS = sorted({t for _, t in ROWS})
 
 

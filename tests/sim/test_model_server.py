@@ -22,8 +22,11 @@ from veranda_dagster.sim.scripted_agent import (
     INVOICE,
     RED_TEST,
     ROLE_ASSET,
+    STAND_IN_REFUSAL,
     TEST_COMMAND,
+    knows_ticket,
     script_reply,
+    ticket_title,
 )
 
 OFFERED = json.loads(
@@ -267,6 +270,40 @@ def test_a_conversation_past_the_step_cap_gets_a_clear_error(model) -> None:
     assert at.status_code == 400
     message = at.json()["error"]["message"]
     assert f"reached {MAX_SCRIPTED_STEPS} steps" in message and "simplifier" in message
+
+
+@pytest.mark.parametrize(
+    ("seat", "title", "status"),
+    [
+        ("test_writer", "Fix the retry bug", 400),
+        ("implementer", "Fix the retry bug", 400),
+        ("reviewer", "Add CSV export", 400),
+        ("repo_confirmer", "Fix the retry bug", 200),  # any ticket's guess can be confirmed
+        ("test_writer", "Invoice total ignores line-item quantity", 200),
+        ("test_writer", "Invoices charge a line once, whatever its QUANTITY", 200),
+        ("test_writer", "Cart page total is stuck on Loading… in acme/storefront", 200),
+    ],
+)
+def test_a_work_seat_of_a_ticket_the_script_does_not_know_is_refused(
+    model, seat: str, title: str, status: int
+) -> None:
+    """The stand-in has an honest answer only for the sample's tickets: any other ticket's
+    work seat gets a 400 saying so, instead of the invoice fix; the refusal is counted as a
+    call but spends no round of the seat's script."""
+    response = claude_turn(model, f"Role: {seat}\nTicket ENG-7: {title}\n\nrepo: acme/billing", [])
+    assert response.status_code == status
+    if status == 400:
+        assert response.json()["error"]["message"] == STAND_IN_REFUSAL
+        assert model.calls_by_role()[seat] == 1 and model.rounds[seat] == 0
+    else:
+        assert model.rounds[seat] == 1
+
+
+def test_a_prompt_without_a_ticket_is_answered() -> None:
+    assert knows_ticket("Role: implementer\nWrite the fix.")
+    assert ticket_title("Role: x\nTicket jira-PAY-1: Refunds round down\n\nbody") == (
+        "Refunds round down"
+    )
 
 
 def test_faults_hit_a_turns_start_or_one_of_its_follow_ups(model) -> None:

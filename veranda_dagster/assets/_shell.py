@@ -185,19 +185,27 @@ def _last_attempt(context: dg.AssetExecutionContext, spec: PhaseSpec) -> bool:
 
 
 def call_metadata(value: BaseModel) -> dict[str, Any]:
-    """Totals and the last call's resolution; a value without model calls reports ``none``."""
+    """Totals, and the last call's resolution when there was a call: a phase that called no
+    model shows its zero totals, not four rows of ``none`` (``CALL_METADATA`` is optional)."""
     calls = value.calls if isinstance(value, PhaseValue) else []
     last = calls[-1] if calls else None
+    resolution = (
+        {
+            "backend": f"{last.family}/{last.mode}",
+            "model": last.model,
+            "tier": last.tier,
+            "reason": last.reason,
+        }
+        if last
+        else {}
+    )
     return {
         **reuse_metadata(value),
         "model_calls": len(calls),
         "usd": float(value.usd) if isinstance(value, PhaseValue) else 0.0,
         "tokens_in": int(value.tokens_in) if isinstance(value, PhaseValue) else 0,
         "tokens_out": int(value.tokens_out) if isinstance(value, PhaseValue) else 0,
-        "backend": f"{last.family}/{last.mode}" if last else "none",
-        "model": (last.model or "none") if last else "none",
-        "tier": last.tier if last else "none",
-        "reason": last.reason if last else "none",
+        **resolution,
     }
 
 
@@ -218,15 +226,27 @@ def reuse_metadata(value: BaseModel) -> dict[str, Any]:
     }
 
 
+def has_value(value: Any) -> bool:
+    """Whether a metadata value says something: not ``None``, not blank text (plain or in a
+    ``MetadataValue``). Zero is a value; nothing is not."""
+    inner = value.value if isinstance(value, dg.MetadataValue) else value
+    if inner is None:
+        return False
+    return not isinstance(inner, str) or bool(inner.strip())
+
+
 def phase_metadata(
     value: BaseModel, duration_s: float, outcome: str, extra: Mapping[str, Any]
 ) -> dict[str, Any]:
-    return {
+    """The materialization's rows; a row with nothing to say is left out, not shown empty
+    (the keys that can be absent are the phase's ``optional_keys``)."""
+    rows = {
         "duration_s": round(float(duration_s), 3),
         "outcome": outcome,
         **call_metadata(value),
         **dict(extra),
     }
+    return {key: row for key, row in rows.items() if has_value(row)}
 
 
 def _title_the_run(context: dg.AssetExecutionContext, title: str) -> None:

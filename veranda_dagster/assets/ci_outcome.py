@@ -6,7 +6,6 @@ from veranda_dagster.assets._shell import phase_asset
 from veranda_dagster.domain.core.models import (
     CIOutcome,
     ContextPack,
-    PullRequest,
     ReviewRounds,
     Ticket,
 )
@@ -28,7 +27,8 @@ from veranda_dagster.resources.workspace import WorkspaceResource
         "head_sha": c.head_sha,
         "checks": len(c.checks),
         "repairs": c.repairs,
-        "repair_grounding": c.repair_grounding,
+        # what the one repair was grounded on; no row when no repair was made
+        "repair_grounding": c.repair_grounding if c.repair_grounding != "none" else None,
         "violations": len(c.violations),
         "polls": c.polls,
     },
@@ -40,14 +40,14 @@ def ci_outcome(
     workspace: WorkspaceResource,
     ticket: Ticket,
     context_pack: ContextPack,
-    pull_request: PullRequest,
     review_rounds: ReviewRounds,
 ) -> CIOutcome:
+    """The branch's head after review is all the CI wait needs of the PR (``review_rounds``
+    carries it), so the PR is its upstream's upstream, not an edge of its own."""
     with work_on(ticket, context_pack, tickets, forge, agents, workspace) as w:
         return ci.await_ci(
             ticket,
             context_pack,
-            pull_request,
             review_rounds,
             w.workspace,
             w.agent,

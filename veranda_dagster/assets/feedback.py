@@ -38,7 +38,7 @@ def previous_feedback(value_store: ValueStore, key: str) -> Feedback | None:
     details=lambda f: {
         "feedback_rounds": len(f.rounds),
         "comments_processed": len(f.processed_comment_ids),
-        "head_sha": f.head_sha or "none",
+        "head_sha": f.head_sha,
     },
 )
 def feedback(

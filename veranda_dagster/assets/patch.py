@@ -38,7 +38,6 @@ def details(p: Patch) -> dict[str, Any]:
                 f"- `{c.command}`: {'ok' if c.ok else 'failed'} ({c.duration_s:.1f} s)"
                 for c in p.validation
             )
-            or "none"
         ),
     }
 

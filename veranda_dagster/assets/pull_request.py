@@ -10,8 +10,6 @@ from veranda_dagster.domain.core.models import (
     ContextPack,
     Patch,
     PullRequest,
-    RedTests,
-    RepoGuess,
     Ticket,
 )
 from veranda_dagster.domain.deliver import pull_request as deliver_pull_request
@@ -30,13 +28,11 @@ def open_pull_request(
     agents: AgentsResource,
     workspace: WorkspaceResource,
     ticket: Ticket,
-    repo_guess: RepoGuess,
     context_pack: ContextPack,
-    red_tests: RedTests,
     patch: Patch,
 ) -> PullRequest:
-    """The earlier phases' calls join the PR's what-ran table, so a fallback in the repo
-    confirmation or the red phase is reported too."""
+    """The earlier phases' calls (carried by the patch) join the PR's what-ran table, so a
+    fallback in the repo confirmation or the red phase is reported too."""
     with work_on(ticket, context_pack, tickets, forge, agents, workspace) as w:
         return deliver_pull_request.open_pull_request(
             ticket,
@@ -45,7 +41,6 @@ def open_pull_request(
             w.workspace,
             w.forge,
             w.post,
-            earlier=(repo_guess, red_tests),
         )
 
 
@@ -67,17 +62,13 @@ def pull_request(
     agents: AgentsResource,
     workspace: WorkspaceResource,
     ticket: Ticket,
-    repo_guess: RepoGuess,
     context_pack: ContextPack,
-    red_tests: RedTests,
     patch: Patch,
 ) -> dg.Output[PullRequest]:
     return run_phase(
         context,
         SPEC,
-        lambda: open_pull_request(
-            tickets, forge, agents, workspace, ticket, repo_guess, context_pack, red_tests, patch
-        ),
+        lambda: open_pull_request(tickets, forge, agents, workspace, ticket, context_pack, patch),
         lambda pr: "opened",
         lambda pr: {
             "pr_url": dg.MetadataValue.url(pr.url),
@@ -91,9 +82,7 @@ def pull_request(
         domain=domain,
         inputs={
             "ticket": ticket,
-            "repo_guess": repo_guess,
             "context_pack": context_pack,
-            "red_tests": red_tests,
             "patch": patch,
         },
     )

@@ -20,18 +20,18 @@ from veranda_dagster.resources.workspace import WorkspaceResource
     "stops there.",
     outcome=lambda g: g.decision,
     details=lambda g: {
-        "repo": g.repo or "none",
+        "repo": g.repo,
         "confidence": g.confidence,
-        "signal": g.signal or "none",
+        "signal": g.signal,
         "model_verdict": g.model_verdict,
         "candidates": len(g.candidates),
-        "score": g.score if g.score is not None else "none",
+        "score": g.score,
         "decided_by": next(
             (f"{e.repo}: {e.kind} ({e.weight:.2f})" for e in g.evidence if e.repo == g.repo),
-            "none",
+            None,
         ),
-        "evidence": "; ".join(f"{e.repo}: {e.kind} ({e.weight:.2f})" for e in g.evidence) or "none",
-        "question_comment_id": g.question_comment_id or "none",
+        "evidence": "; ".join(f"{e.repo}: {e.kind} ({e.weight:.2f})" for e in g.evidence),
+        "question_comment_id": g.question_comment_id,
     },
 )
 def repo_guess(

@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         real = (
             f" (the real CLI at {world.agent_path}; the scripted model server answers its turns)"
             if world.agent_path
-            else " (a scripted stand-in: it knows only the sample ticket's fix)"
+            else " (a scripted stand-in: it fixes only the sample's tickets, refuses any other)"
         )
         _say(log, f"agent: {agent}{real}")
         title, body = (

@@ -170,12 +170,12 @@ def instance_line(home: Path) -> str:
 
 def _banner(ui: str, home: Path, log: Path, agent: str) -> str:
     stand_in = (
-        "\nAgent:                 sim, a scripted stand-in (no model): it knows only the sample "
-        "ticket's fix\n                       and makes it whatever a ticket asks; "
-        "--agent claude|codex|... runs a real CLI"
+        "\nAgent:                 sim, a scripted stand-in (no model): it fixes only the "
+        "sample's tickets\n                       and refuses any other (the run fails saying "
+        "so); --agent claude|codex|... runs a real CLI"
         if agent == "sim"
         else f"\nAgent:                 {agent}, the real CLI (its turns answered by the scripted "
-        "model server)"
+        "model server,\n                       which answers only the sample's tickets)"
     )
     return f"""
 Dagster UI: {ui}

@@ -182,6 +182,9 @@ def _describe(status: int | None, body: Any, base_url: str, key_source: str) -> 
         return (
             "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)"
         ), "server_error"
+    if status == 400:
+        # a refused request (the stand-in's "only the sample's tickets"): the client's to fix
+        return f"API Error: 400 {message or 'Bad request'}", "invalid_request"
     host = base_url.split("://", 1)[-1].rstrip("/")
     return (
         f"API Error: {status} {message or 'Internal server error'}. This is a server-side "
@@ -278,7 +281,7 @@ def _post_with_retries(
     body: Any = None
     for attempt in range(retries + 1):
         status, body = _post(url, request, headers)
-        if status == 200 or attempt == retries:
+        if status in (200, 400) or attempt == retries:  # a 400 is not retried
             break
         _emit(
             {

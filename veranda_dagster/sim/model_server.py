@@ -10,8 +10,9 @@ answers the first of the seat's actions as a tool call in the CLI's own vocabula
 (``renderers``); each follow-up carries the tool's result back and gets the next action; the
 step after the last action answers the seat's text and ends the turn. A conversation that goes
 on past ``MAX_SCRIPTED_STEPS`` gets a clear error instead of another reply, so a CLI can never
-loop on a script until its time bound. Side calls (opencode's and Grok's title calls, Gemini's
-router) are answered without spending a round. It streams whenever a request asks.
+loop on a script until its time bound. A work seat of a ticket the script has no honest answer
+for gets a 400 saying so (``scripted_agent.refusal``). Side calls (opencode's and Grok's title
+calls, Gemini's router) are answered without spending a round. It streams whenever a request asks.
 
 Keys are checked the way each vendor does (``x-api-key``, ``Authorization: Bearer``,
 ``x-goog-api-key``), so a test can ``revoke`` one mode's key mid-run and watch the other mode
@@ -37,7 +38,7 @@ from veranda_dagster.sim import wire_anthropic, wire_gemini, wire_openai
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
 from veranda_dagster.sim.model_listing import model_listing
 from veranda_dagster.sim.renderers import ToolCall, render_actions
-from veranda_dagster.sim.scripted_agent import detect_role, script_reply
+from veranda_dagster.sim.scripted_agent import detect_role, refusal, script_reply
 from veranda_dagster.sim.scripted_frontend import fill
 from veranda_dagster.sim.wire import CHARS_PER_TOKEN, Conversation, StepAnswer, from_schema
 
@@ -324,6 +325,8 @@ class ScriptedModelServer(FakeHttpServer):
                     f"scripted model: the {role} conversation reached {MAX_SCRIPTED_STEPS} "
                     "steps without ending its turn; refusing to answer a looping client"
                 )
+            elif (refused := refusal(role, conv.prompt)) is not None:
+                status, message = 400, refused
             if status == 200 and step == 0:
                 self.rounds[role] += 1
             record = ModelCallRecord(

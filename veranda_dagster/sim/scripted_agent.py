@@ -9,9 +9,11 @@ implementer fixes ``invoice_total_cents``, the independent tester adds edge case
 the fix, the reviewer raises one finding in its first round and none after, the repo confirmer
 answers the requested JSON. A ticket about ``acme/storefront`` (named in every seat's ticket
 block) gets the frontend scripts instead (``scripted_frontend``: the seats look at the page in
-the MCP browser). How an action becomes a tool call is each vendor's business
-(``sim/renderers.py``); nothing here knows a tool name. Nothing is keyed on a test: the same
-script serves the demo and every e2e test, for every CLI.
+the MCP browser). Any other ticket's work seats are refused (``refusal``: the server answers
+400 saying the stand-in knows only the sample's tickets), so a newcomer's own ticket fails with
+that headline instead of getting the invoice fix in a green PR. How an action becomes a tool
+call is each vendor's business (``sim/renderers.py``); nothing here knows a tool name. Nothing
+is keyed on a test: the same script serves the demo and every e2e test, for every CLI.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ REVIEW_FINDING = {
 
 STAND_IN_NOTE = (
     "_Written by the simulation's scripted model, not a language model: it knows only the "
-    "sample ticket's fix (the invoice quantity bug), whatever the ticket asks._"
+    "sample's tickets (the invoice quantity bug, the cart total) and refuses any other._"
 )
 """Said in the implementer's summary, so the PR body tells a newcomer what answered."""
 
@@ -82,6 +84,51 @@ ROLE_ASSET = {
     "feedback_implementer": "feedback",
 }
 """Which asset's phase sends each seat's prompt (the probe belongs to none)."""
+
+
+TICKET_LINE = re.compile(r"^Ticket [^\s:]+: (?P<title>.*)$", re.M)
+"""The first line of every seat's ticket block (``prompts.ticket_block``, the repo
+confirmer's prompt): the ticket's title."""
+SAMPLE_TITLE_WORDS = ("invoice", "quantit")
+"""A title naming both is the invoice sample's bug (``SAMPLE_TICKET_TITLE`` and its
+variants: urgent, numbered), so its fix is the honest answer to it."""
+SAMPLE_SEATS_ONLY = frozenset(ROLE_ASSET) - {"repo_confirmer"}
+"""The seats that change code or judge a change: the script answers them only for the sample's
+tickets. Confirming a repository guess is the same answer for any ticket."""
+STAND_IN_REFUSAL = (
+    "the stand-in only knows the sample's tickets, not this one: use a real agent (--agent)"
+)
+"""What the model answers (HTTP 400) to a work seat of any other ticket, instead of the
+sample's fix: short, so it survives whole into the failure headline (``run_failure``), and
+free of words the vendors' health rules read as auth, quota or an outage (no fallback, no
+retry: another backend of the same script would refuse it too)."""
+
+
+def ticket_title(prompt: str) -> str | None:
+    """The title of the ticket a prompt is about, or ``None`` when it holds no ticket block
+    (the probe, a security test's intruder, a unit test's bare seat)."""
+    match = TICKET_LINE.search(prompt)
+    return match.group("title") if match else None
+
+
+def knows_ticket(prompt: str) -> bool:
+    """Whether the script has an honest answer for the prompt's ticket: a prompt with no
+    ticket, the storefront sample, or a title naming the invoice sample's bug."""
+    from veranda_dagster.sim import scripted_frontend  # it builds on this module's actions
+
+    title = ticket_title(prompt)
+    if title is None or scripted_frontend.is_storefront(prompt):
+        return True
+    lowered = title.lower()
+    return all(word in lowered for word in SAMPLE_TITLE_WORDS)
+
+
+def refusal(role: str, prompt: str) -> str | None:
+    """``STAND_IN_REFUSAL`` when ``role`` is a work seat and the prompt's ticket is not one
+    the script knows; ``None`` when the seat may be answered."""
+    if role in SAMPLE_SEATS_ONLY and not knows_ticket(prompt):
+        return STAND_IN_REFUSAL
+    return None
 
 
 MISSING_DOCSTRING = "D103"

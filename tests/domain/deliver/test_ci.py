@@ -64,7 +64,7 @@ def job(state: CiState, id_: str = "1", name: str = "lint") -> CiJob:
 def _ci(project, pr, review, agent, forge, timeout_s: float = 600.0):
     clock = SleepingClock()
     out = await_ci(
-        TICKET, project.pack, pr, review, project.workspace, agent, forge,
+        TICKET, project.pack, review, project.workspace, agent, forge,
         clock=clock, sleep=clock.sleep, timeout_s=timeout_s,
     )  # fmt: skip
     return out, clock

@@ -8,7 +8,7 @@ import pytest
 from tests.domain.conftest import TICKET, FakeForge
 from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
 from veranda_dagster.domain.core.errors import TransientError
-from veranda_dagster.domain.core.models import CommandResult, ModelCall, Patch, RedTests, Usage
+from veranda_dagster.domain.core.models import CommandResult, ModelCall, Patch, Usage
 from veranda_dagster.domain.deliver.pull_request import open_pull_request
 from veranda_dagster.domain.work.turn import commit_and_push
 from veranda_dagster.sources.channel import TicketChannel
@@ -57,16 +57,7 @@ def _patch(project, calls) -> Patch:
 def test_one_pr_per_branch_with_resolved_and_flagged_citations(project):
     forge, posted = FakeForge(), []
     patch = _patch(project, [_call("implementer")])
-    red = RedTests(
-        ticket_id=TICKET.id,
-        calls=[_call("test_writer")],
-        branch="b",
-        base_sha="s",
-        commit_sha="c",
-        test_files=[],
-        base_run=CommandResult(command="x", exit_code=1),
-        attempts=1,
-    )
+    patch = patch.model_copy(update={"earlier_calls": [_call("test_writer")]})
 
     def post(text: str) -> str:  # idempotent like the ticket channel: found by its marker
         if text not in posted:
@@ -74,8 +65,8 @@ def test_one_pr_per_branch_with_resolved_and_flagged_citations(project):
         return f"c{posted.index(text) + 1}"
 
     args = (TICKET, project.pack, patch, project.workspace, forge, post)
-    pr = open_pull_request(*args, earlier=[red])
-    again = open_pull_request(*args, earlier=[red])
+    pr = open_pull_request(*args)
+    again = open_pull_request(*args)
     assert forge.created == 1 and len(forge.pulls) == 1
     assert (again.number, again.url) == (pr.number, pr.url) == (100, pr.url)
     assert pr.ticket_comment_id == "c1" and again.ticket_comment_id == "c1"

@@ -121,6 +121,7 @@ def build_context_pack(
         instruction_files=written,
         mcp_servers=mcp_servers,
         refused_files=list(dict.fromkeys([*facts.refused_files, *files.refused])),
+        guess_calls=guess.calls,
     )
 
 

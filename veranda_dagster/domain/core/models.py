@@ -303,6 +303,9 @@ class ContextPack(PhaseValue):
     refused_files: list[str] = Field(default_factory=list)
     """Files of the clone the context phase would not read or write through (links out of
     the clone, devices, oversize), with the reason: noted, never fatal."""
+    guess_calls: list[ModelCall] = Field(default_factory=list)
+    """The repo guess's model calls, carried down the chain for the PR's what-ran table (so
+    ``pull_request`` need not read ``repo_guess``); not this phase's spend."""
 
 
 # --- work loop -------------------------------------------------------------------------------
@@ -374,6 +377,9 @@ class Patch(PhaseValue):
     coverage_after: float | None = None
     summary: str = ""
     """The implementer's closing summary (secrets scrubbed): the PR body's description."""
+    earlier_calls: list[ModelCall] = Field(default_factory=list)
+    """The repo guess's and the red phase's model calls, carried for the PR's what-ran table
+    (so ``pull_request`` reads its one upstream, not three); not this phase's spend."""
 
 
 class PullRequest(PhaseValue):

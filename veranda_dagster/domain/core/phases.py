@@ -57,12 +57,11 @@ SHARED_METADATA = (
     "usd",
     "tokens_in",
     "tokens_out",
-    "backend",
-    "model",
-    "tier",
-    "reason",
 )
 """Keys the asset shell writes on every phase's materialization (``assets._shell``)."""
+CALL_METADATA = ("backend", "model", "tier", "reason")
+"""The last model call's resolution, written only when the value made a call: a phase that
+called no model shows no row rather than four rows of ``none``."""
 SPEND_METADATA = (
     "ticket_spent_usd",
     "ticket_cap_usd",
@@ -134,12 +133,15 @@ class Phase:
 
     @property
     def metadata_keys(self) -> frozenset[str]:
-        return frozenset((*SHARED_METADATA, *STORAGE_METADATA, *SPEND_METADATA, *self.metadata))
+        return frozenset(
+            (*SHARED_METADATA, *CALL_METADATA, *STORAGE_METADATA, *SPEND_METADATA, *self.metadata)
+        )
 
     @property
     def optional_keys(self) -> frozenset[str]:
-        """Declared keys a materialization may lack (``optional_metadata``, ``SPEND_METADATA``)."""
-        return frozenset((*self.optional_metadata, *SPEND_METADATA))
+        """Declared keys a materialization may lack (``optional_metadata``, ``CALL_METADATA``,
+        ``SPEND_METADATA``): a row with nothing to say is left out, never shown empty."""
+        return frozenset((*self.optional_metadata, *CALL_METADATA, *SPEND_METADATA))
 
 
 _PHASES = (
@@ -172,6 +174,14 @@ _PHASES = (
             "evidence",
             "question_comment_id",
         ),
+        optional_metadata=(
+            "repo",
+            "signal",
+            "score",
+            "decided_by",
+            "evidence",
+            "question_comment_id",
+        ),
     ),
     Phase(
         "context_pack",
@@ -198,6 +208,7 @@ _PHASES = (
             "unavailable_signals",
             "files",
         ),
+        optional_metadata=("layers", "refused", "unavailable_signals"),
     ),
     Phase(
         "red_tests",
@@ -237,7 +248,7 @@ _PHASES = (
             "coverage_after_pct",
             "validation",
         ),
-        optional_metadata=("coverage_before_pct", "coverage_after_pct"),
+        optional_metadata=("coverage_before_pct", "coverage_after_pct", "validation"),
     ),
     Phase(
         "pull_request",
@@ -286,6 +297,7 @@ _PHASES = (
             "violations",
             "polls",
         ),
+        optional_metadata=("repair_grounding",),
         metric="ci_result",
         old_trailers=("ci",),
     ),
@@ -298,6 +310,7 @@ _PHASES = (
         calls_model=True,
         kinds=frozenset({FORGE}),
         metadata=("feedback_rounds", "comments_processed", "head_sha"),
+        optional_metadata=("head_sha",),
     ),
 )
 

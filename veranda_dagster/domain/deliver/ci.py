@@ -37,7 +37,6 @@ from veranda_dagster.domain.core.models import (
     CIOutcome,
     ContextPack,
     ModelCall,
-    PullRequest,
     ReviewRounds,
     Ticket,
     Violation,
@@ -141,7 +140,6 @@ def _repairs_on_branch(workspace: Workspace, review: ReviewRounds) -> int:
 def await_ci(
     ticket: Ticket,
     pack: ContextPack,
-    pr: PullRequest,
     review: ReviewRounds,
     workspace: Workspace,
     agent: AgentPort,

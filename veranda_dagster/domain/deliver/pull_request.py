@@ -11,7 +11,7 @@ preferred or pinned one, and why.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from veranda_dagster.domain.clone.workspace import Workspace
 from veranda_dagster.domain.core.forge_port import BOT_MARKER, Forge
@@ -19,7 +19,6 @@ from veranda_dagster.domain.core.models import (
     ContextPack,
     ModelCall,
     Patch,
-    PhaseValue,
     PullRequest,
     Ticket,
 )
@@ -110,14 +109,13 @@ def open_pull_request(
     workspace: Workspace,
     forge: Forge,
     post_comment: Callable[[str], str | None],
-    *,
-    earlier: Sequence[PhaseValue] = (),
 ) -> PullRequest:
-    """Open (or adopt) the branch's PR; ``earlier`` phase values add their calls to the table."""
+    """Open (or adopt) the branch's PR; the calls of the phases before the patch (which it
+    carries, ``Patch.earlier_calls``) head the what-ran table."""
     repo_dir = prepare(workspace, pack)
     report = resolve(patch.summary, pack.citations, git_file_lines(repo_dir, pack.base_sha))
     summary = withhold_instructions(annotate(patch.summary, report), pack.layers)
-    calls = [c for value in earlier for c in value.calls] + patch.calls
+    calls = [*patch.earlier_calls, *patch.calls]
     title = scrub(f"{ticket.id}: {ticket.title}")[:MAX_TITLE_CHARS]
     body = scrub(render_body(ticket, pack, patch, summary, report.resolved, report.reasons, calls))
     existing = forge.find_pull_request(pack.repo, workspace.branch)

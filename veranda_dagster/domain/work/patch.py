@@ -162,6 +162,7 @@ def implement(
                 coverage_before=before,
                 coverage_after=measure_coverage(pack.facts, str(repo), validation_timeout_s),
                 summary=scrub(summary)[:MAX_SUMMARY_BYTES],
+                earlier_calls=[*pack.guess_calls, *red.calls],
             )
         problems = note + _problems(results, extra)
     raise PatchFailed(ticket.id, MAX_PATCH_ATTEMPTS, problems)
