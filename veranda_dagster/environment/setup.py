@@ -36,6 +36,7 @@ from veranda_dagster.domain.clone.active_environment import (
     ActiveEnvironment,
     write_pointer,
 )
+from veranda_dagster.domain.clone.borrowed_objects import store_binds
 from veranda_dagster.domain.clone.repo_files import RepoFiles
 from veranda_dagster.domain.core.errors import SetupError
 from veranda_dagster.domain.core.models import RepoFacts, SetupOutcome
@@ -190,7 +191,7 @@ def _sandboxed(
             inner,
             network="none",
             writable=[folder],
-            ro_binds={str(proxy.folder): SOCKET_DIR_INSIDE},
+            ro_binds={**store_binds(repo_dir), str(proxy.folder): SOCKET_DIR_INSIDE},
             launcher=launcher,
         )
         argv = prepared.argv if prepared.sandboxed else [*launcher, *prepared.argv]

@@ -15,7 +15,7 @@ from prometheus_client.registry import Collector
 
 from veranda_dagster.domain.clone.sweep_record import read_sweep_record
 
-EVICTION_REASONS = ("closed", "age", "size")
+EVICTION_REASONS = ("closed", "age", "size", "store")
 
 
 class WorkspaceDiskCollector(Collector):
@@ -43,7 +43,7 @@ class WorkspaceDiskCollector(Collector):
         )
         evictions = CounterMetricFamily(
             "veranda_workspace_evictions",
-            "Ticket clones removed by the sweep, by reason.",
+            "Clones and unborrowed shared stores (store) removed by the sweep, by reason.",
             labels=["reason"],
         )
         for reason in EVICTION_REASONS:

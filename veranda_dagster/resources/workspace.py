@@ -12,7 +12,8 @@ from collections.abc import Collection
 from pathlib import Path
 
 from veranda_dagster.dagster_typing import Resource
-from veranda_dagster.domain.clone.object_cache import OBJECTS_DIR, ObjectCache
+from veranda_dagster.domain.clone.clone_layout import OBJECTS_DIR
+from veranda_dagster.domain.clone.object_cache import ObjectCache
 from veranda_dagster.domain.clone.workspace import Workspace
 from veranda_dagster.domain.clone.workspace_eviction import SweepPlan, plan_sweep, remove_workspace
 from veranda_dagster.domain.clone.workspace_use import inventory
@@ -103,6 +104,12 @@ class WorkspaceResource(Resource):
         )
         for eviction in plan.evict:
             remove_workspace(self.root_dir, eviction.ticket_id)
+        objects = self.objects()
+        for store in list(plan.evict_stores):  # decided again under the store's lock
+            if not objects.remove_unborrowed(objects.root / store.name):
+                plan.evict_stores.remove(store)
+                plan.total_bytes += store.bytes
+                plan.over_bound = plan.total_bytes > self.max_total_bytes
         return plan
 
     def scratch_dir(self, ticket_id: str) -> str:

@@ -96,5 +96,7 @@ def workspace_sweep(
             f"workspace_sweep: {plan.total_bytes} bytes over the {workspace.max_total_bytes} "
             "bound, and every remaining clone's run is in flight or just used"
         )
-    removed = ", ".join(f"{e.ticket_id} ({e.reason})" for e in plan.evict) or "nothing"
+    gone = [f"{e.ticket_id} ({e.reason})" for e in plan.evict]
+    gone += [f"store {s.name} (no clone borrows it)" for s in plan.evict_stores]
+    removed = ", ".join(gone) or "nothing"
     return dg.SkipReason(f"workspace_sweep: removed {removed}; {plan.total_bytes} bytes kept")

@@ -265,3 +265,42 @@ def own_budget(
     return SearchBudget(
         MemoryBudgetState(), budget_key(api_url, token or ""), per_minute, clock=clock, sleep=sleep
     )
+
+
+class PlannedSearches:
+    """One search client's draw on its token's budget, the same for every forge's index.
+
+    A pack without a clone calls ``plan`` once with what it would like and gets what the
+    shared budget has free now (``need=0``: never a sleep); each request is then ``spend``-ed
+    from that plan, and ``finish`` gives the unspent part back. A request past the plan (a
+    caller that planned nothing) is a plain ``acquire``, which may wait, and the wait is added
+    to ``waited_s`` so the phase reports it."""
+
+    def __init__(self, budget: SearchBudget) -> None:
+        self.budget = budget
+        self._plan: Reservation | None = None
+        self.waited_s = 0.0
+        """Seconds slept for the budget (planning and past-plan requests)."""
+
+    def plan(self, want: int, need: int = 1) -> int:
+        """Reserve up to ``want`` searches and return how many may be sent without waiting;
+        waits only while fewer than ``need`` are free."""
+        self.finish()
+        self._plan = self.budget.reserve(want, need)
+        self.waited_s += self._plan.waited_s
+        return self._plan.granted
+
+    def finish(self) -> None:
+        """Give the unspent part of the plan back to the other runs."""
+        if self._plan is not None:
+            self._plan.release()
+            self._plan = None
+
+    def spend(self) -> None:
+        """Count one request sent now: from the plan, else through the (waiting) budget."""
+        if self._plan is not None:
+            before = self._plan.waited_s
+            self._plan.spend()
+            self.waited_s += self._plan.waited_s - before
+        else:
+            self.waited_s += self.budget.acquire()

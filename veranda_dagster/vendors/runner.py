@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from veranda_dagster.domain.clone.active_environment import active_environment
+from veranda_dagster.domain.clone.borrowed_objects import store_binds
 from veranda_dagster.domain.core.errors import VerandaError
 from veranda_dagster.domain.core.spend_meter import current_meter
 from veranda_dagster.sandbox import Prepared, Sandbox
@@ -121,6 +122,7 @@ class SubprocessRunner:
                 active = active_environment(cwd)
                 if active is not None:  # the repository's tools, as its commands get them
                     inner_env, binds = active.apply(inner_env), {**binds, **active.binds}
+                binds = {**store_binds(cwd), **binds}  # the clone's borrowed objects, read-only
                 prepared = sandbox.prepare(
                     inner_argv, cwd, inner_env, network="none", writable=writable,
                     hidden=shown.hidden, ro_binds={**shown.ro_binds, **binds}, launcher=launcher,

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from veranda_dagster.domain.clone.borrowed_objects import store_binds
 from veranda_dagster.domain.core.errors import ConfigError, InputError, VerandaError
 from veranda_dagster.sandbox import Sandbox
 
@@ -130,13 +131,15 @@ def sandboxed_git_env(
 
 def _sandboxed(repo_dir: str | Path, args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """argv and env of ``git args`` run in the sandbox with ``repo_dir`` as its writable cwd
-    (``.git`` included: this is the product's own git), no network."""
+    (``.git`` included: this is the product's own git), no network, and the repository's
+    shared store, when the clone borrows from it, read-only at its own path."""
     prepared = Sandbox().prepare(
         git_argv(*args),
         repo_dir,
         sandboxed_git_env(repo_dir),
         network="none",
         protect_git=False,
+        ro_binds=store_binds(repo_dir),
     )
     return prepared.argv, prepared.env
 

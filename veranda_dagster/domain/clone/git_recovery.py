@@ -15,14 +15,12 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+from veranda_dagster.domain.clone.clone_layout import PARTIAL_CLONE_MARK
 from veranda_dagster.domain.clone.git_command import run_git
 from veranda_dagster.domain.core.errors import InputError
 
 LOCK_GLOBS = ("*.lock", "refs/**/*.lock", "logs/**/*.lock")
 """Where git takes its lock files (index, HEAD, config, packed-refs, shallow, each ref)."""
-
-PARTIAL_CLONE_MARK = ".partial-"
-"""A clone is made in ``.<name>.partial-<pid>`` beside its place and renamed in when whole."""
 
 
 WHOLE_CLONE_CHECK_TIMEOUT_S = 60.0

@@ -11,7 +11,9 @@ each of them ``harden_git_dir``:
   any link, FIFO or device inside ``.git`` (git writes ``FETCH_HEAD`` and reflogs through a
   link), walking at most ``MAX_GIT_DIR_ENTRIES`` entries;
 * removes ``objects/info/alternates``, ``objects/info/http-alternates``, ``commondir`` and
-  ``config.worktree``;
+  ``config.worktree``, then writes the alternates file afresh when the product recorded that
+  the clone borrows its repository's shared store (``borrowed_objects``): that store's
+  ``objects`` folder and nothing else, whatever the file said before;
 * writes ``.git/config`` from scratch, from what the product knows (core settings and
   ``origin``), never parsing or keeping the old one;
 
@@ -27,6 +29,7 @@ import stat
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from veranda_dagster.domain.clone.borrowed_objects import alternates_line, borrowed_store
 from veranda_dagster.domain.clone.git_command import (
     GIT_PINNED_ENV,
     SAFE_GIT_CONFIG,
@@ -137,13 +140,21 @@ def harden_git_dir(repo: Path, clone_url: str) -> None:
     _refuse_odd_entries(git_dir)
     for rel in REMOVED_FROM_GIT_DIR:
         (git_dir / rel).unlink(missing_ok=True)
-    text = fresh_config(clone_url)
-    staged = git_dir / "config.veranda-new"
+    store = borrowed_store(repo)
+    if store is not None:
+        _write_new(git_dir / "objects" / "info" / "alternates", alternates_line(store))
+    _write_new(git_dir / "config", fresh_config(clone_url))
+
+
+def _write_new(path: Path, text: str) -> None:
+    """``path`` replaced by ``text``, staged beside it: never written through a link."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staged = path.with_name(path.name + ".veranda-new")
     staged.unlink(missing_ok=True)
     fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)
-    os.replace(staged, git_dir / "config")  # replaces a link itself, never writes through one
+    os.replace(staged, path)
 
 
 def transport_env(cwd: Path) -> dict[str, str]:
@@ -168,9 +179,4 @@ def harden_bare_store(store: Path) -> None:
     _refuse_odd_entries(store)
     for rel in REMOVED_FROM_GIT_DIR:
         (store / rel).unlink(missing_ok=True)
-    staged = store / "config.veranda-new"
-    staged.unlink(missing_ok=True)
-    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(fresh_bare_config())
-    os.replace(staged, store / "config")
+    _write_new(store / "config", fresh_bare_config())

@@ -1,20 +1,24 @@
-"""One object store per repository, shared by its tickets' clones: a new clone costs seconds.
+"""One object store per repository, shared by its tickets' clones: a new clone costs seconds
+and only the bytes its ticket adds.
 
 Every ticket used to make a full-history clone of its repository over the network (376 MB and
-minutes for a sympy-sized one). Now the worker keeps one bare store per repository under
-``<workspaces>/_objects/``, fetched from the forge before each new clone (only what changed
-since the last ticket), and a ticket's clone is copied from that store on the local disk,
-after which the clone's ``origin`` is the forge again (``harden_git_dir`` rewrites its config)
-and ``Workspace.ensure`` fetches from the forge as before. The store is on disk, so it
-survives a worker restart; a store that is not whole (a killed first clone) is made again.
+minutes for a sympy-sized one), then a full local copy of a shared store. Now the worker keeps
+one bare store per repository under ``<workspaces>/_objects/``, fetched from the forge before
+each new clone (only what changed since the last ticket), and a ticket's clone is made from it
+with ``git clone --shared``: the clone's ``objects/info/alternates`` names the store's objects,
+so the clone holds its checkout, its index and the objects its ticket adds, nothing else.
+After that the clone's ``origin`` is the forge again (``harden_git_dir`` rewrites its config
+and, from the product's record ``borrowed_objects``, its alternates) and ``Workspace.ensure``
+fetches from the forge as before; push reads the store's objects through the same alternates.
 
-Why a copy (``--no-hardlinks``) and not ``objects/info/alternates``: the product's own git
-runs in the sandbox (``git_command.run_git``), which sees the clone and nothing else of the
-workspaces, so an alternate store would be invisible to every sandboxed command that reads
-objects; and ``git_transport`` deliberately deletes alternates files, which sandboxed code
-could point at another ticket's objects. Hard links would share the pack files' inodes with
-code that may write ``.git``. The copy keeps each clone self-contained; disk is bounded by
-eviction (``workspace_eviction``), not by sharing.
+Sandboxed commands see the store because every sandbox started in a clone binds it
+read-only at its own path (``borrowed_objects.store_binds``): the objects every ticket of the
+repository reads can be written by no repository code, agent or product git in the sandbox.
+The store is on disk, so it survives a worker restart; a store that is not whole (a killed
+first clone) is made again. Objects are never removed from a store (no gc or prune runs on it:
+``transport_config`` turns automatic gc off), so a clone never loses an object it borrows;
+the whole store is removed by the sweep only when no clone's record names it
+(``remove_unborrowed``, under the store's lock).
 
 The store is touched only by the product's transport git, outside the sandbox, with the
 product's own config (``harden_bare_store``) and under a lock per store, so two tickets of one
@@ -34,16 +38,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from veranda_dagster.domain.clone.borrowed_objects import borrowers
 from veranda_dagster.domain.clone.git_command import GitError, git_askpass, token_allowed
 from veranda_dagster.domain.clone.git_transport import (
     harden_bare_store,
     transport_config,
     transport_env,
 )
-
-OBJECTS_DIR = "_objects"
-"""The stores' folder under the workspaces root (not a ticket key: keys start with a letter
-or digit, never ``_``)."""
 
 STORE_GIT_TIMEOUT_S = 600.0
 """A first full clone of a large repository into the store; anything slower is a hung network."""
@@ -95,6 +96,18 @@ class ObjectCache:
                 os.rename(partial, store)
         return store
 
+    def remove_unborrowed(self, store: Path) -> bool:
+        """Remove ``store`` unless a clone's record names it, deciding under the store's lock
+        (a clone records its borrow before it refreshes the store, so one starting now is
+        seen); returns whether it was removed."""
+        if store.parent != self.root or not store.name.endswith(".git"):
+            raise ObjectStoreError(f"{store} is not one of this cache's stores")
+        with _locked(store.with_suffix(".lock")):
+            if store.name in borrowers(self.root.parent):
+                return False
+            shutil.rmtree(store, ignore_errors=True)
+            return True
+
     def stores(self) -> list[Path]:
         if not self.root.is_dir():
             return []
@@ -102,9 +115,10 @@ class ObjectCache:
 
 
 def clone_from_store(store: Path, destination: Path, timeout: float) -> None:
-    """``git clone --no-checkout --no-hardlinks store destination``: a local copy, no network,
-    no credential; the caller rewrites ``destination``'s config to the forge's."""
-    args = ["clone", "--quiet", "--no-checkout", "--no-hardlinks", str(store), str(destination)]
+    """``git clone --no-checkout --shared store destination``: refs only, objects borrowed
+    through alternates, no network, no credential; the caller rewrites ``destination``'s config
+    to the forge's and its alternates from the product's record."""
+    args = ["clone", "--quiet", "--no-checkout", "--shared", str(store), str(destination)]
     proc = subprocess.run(
         ["git", *transport_config(str(store)), *args],
         cwd=destination.parent,

@@ -1,5 +1,5 @@
-"""The texts of a clone's files at one commit, read once with ``git cat-file --batch`` and
-searched in memory.
+"""The texts of a clone's files at one commit, read with ``git cat-file --batch``: held in
+memory and searched there when they are few, streamed one file at a time when they are many.
 
 Why not a ``git grep`` per search: at a pinned revision git inflates every blob again on each
 call (a quarter to a full second on a 5,000-file tree), and one call with many case-insensitive
@@ -7,9 +7,20 @@ fixed strings is slower still; one batch read costs about half a second, after w
 fixed-string search over the lowercased texts costs tens of milliseconds. The same texts feed
 the full-text ranking and the windows, so no file is read twice.
 
-Bounded: files over ``MAX_REPO_FILE_BYTES`` and binaries (a NUL byte in the first 8,000 bytes,
-git's own rule) are left out, and past ``MAX_CORPUS_BYTES`` in all nothing is loaded (``None``),
-so a monorepo is reported as too large to index instead of filling memory.
+Bounded twice:
+
+* ``MAX_HELD_TEXT_BYTES``: the text a pack may *hold* (the texts and their lowercased copy, as
+  ``TextCorpus``). Holding a sympy-sized tree took the pack from 68 to 153 MiB. Past this cap
+  nothing is held: ``list_texts`` says which files there are and ``stream_texts`` yields them
+  one at a time (the full-text index keeps only each file's identifier counts), searches run
+  as ``git grep`` over the clone, and a window reads its one file. The answers are the same
+  (the same files, lines and ranking); only the time differs.
+* ``MAX_CORPUS_BYTES``: past this, even streaming is not done (``load_texts`` returns
+  ``None``): a monorepo is searched with ``git grep`` and the full-text ranking is reported
+  unavailable.
+
+Files over ``MAX_REPO_FILE_BYTES`` and binaries (a NUL byte in the first 8,000 bytes, git's
+own rule) are left out on every path.
 """
 
 from __future__ import annotations
@@ -18,11 +29,16 @@ import contextlib
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from pathlib import Path
 
 from veranda_dagster.domain.clone.git_command import popen_git, run_git
-from veranda_dagster.domain.core.bounds import MAX_CORPUS_BYTES, MAX_REPO_FILE_BYTES
+from veranda_dagster.domain.core.bounds import (
+    MAX_CORPUS_BYTES,
+    MAX_HELD_TEXT_BYTES,
+    MAX_REPO_FILE_BYTES,
+)
 from veranda_dagster.domain.core.errors import InputError
 
 BINARY_PROBE_BYTES = 8_000
@@ -30,10 +46,22 @@ BINARY_PROBE_BYTES = 8_000
 CAT_FILE_TIMEOUT_S = 120.0
 
 
-def load_texts(repo_dir: Path, sha: str, want: Callable[[str], bool]) -> dict[str, str] | None:
-    """The decoded text of every tracked file at ``sha`` that ``want`` accepts (no links, no
-    submodules, no binaries, none over ``MAX_REPO_FILE_BYTES``), read with one ``git cat-file
-    --batch``; ``None`` when together they exceed ``MAX_CORPUS_BYTES``."""
+@dataclass(frozen=True)
+class TextListing:
+    """The files whose texts a pack may read at one commit: ``(blob, path)`` in path order,
+    and their total size."""
+
+    files: list[tuple[str, str]]
+    total_bytes: int
+
+    @property
+    def paths(self) -> frozenset[str]:
+        return frozenset(path for _, path in self.files)
+
+
+def list_texts(repo_dir: Path, sha: str, want: Callable[[str], bool]) -> TextListing | None:
+    """Every tracked file at ``sha`` that ``want`` accepts (no links, no submodules, none over
+    ``MAX_REPO_FILE_BYTES``), without reading one; ``None`` past ``MAX_CORPUS_BYTES``."""
     listing = _run(repo_dir, ["ls-tree", "-r", "-l", "-z", sha]).decode(errors="replace")
     wanted: list[tuple[str, str]] = []
     total = 0
@@ -48,16 +76,37 @@ def load_texts(repo_dir: Path, sha: str, want: Callable[[str], bool]) -> dict[st
         if total > MAX_CORPUS_BYTES:
             return None
         wanted.append((fields[2], path))
-    if not wanted:
-        return {}
-    feed = "".join(f"{blob}\n" for blob, _ in wanted).encode()
-    texts: dict[str, str] = {}
+    return TextListing(wanted, total)
+
+
+def fits_in_memory(listing: TextListing) -> bool:
+    """Whether the pack may hold these texts (``MAX_HELD_TEXT_BYTES``) or must stream them."""
+    return listing.total_bytes <= MAX_HELD_TEXT_BYTES
+
+
+def stream_texts(
+    repo_dir: Path, files: list[tuple[str, str]]
+) -> Generator[tuple[str, str], None, None]:
+    """``(path, text)`` of each of ``files`` that is text (no NUL in its first 8,000 bytes),
+    in order, one at a time from one ``git cat-file --batch``: at most one file's text is
+    alive here at once."""
+    if not files:
+        return
+    feed = "".join(f"{blob}\n" for blob, _ in files).encode()
     with _BatchReader(repo_dir, feed) as reader:
-        for blob, path in wanted:
+        for blob, path in files:
             data = reader.next_blob(blob)
             if data is not None and b"\0" not in data[:BINARY_PROBE_BYTES]:
-                texts[path] = data.decode("utf-8", errors="replace")
-    return texts
+                yield path, data.decode("utf-8", errors="replace")
+
+
+def load_texts(repo_dir: Path, sha: str, want: Callable[[str], bool]) -> dict[str, str] | None:
+    """The decoded text of every file ``list_texts`` names, held; ``None`` past
+    ``MAX_CORPUS_BYTES``."""
+    listing = list_texts(repo_dir, sha, want)
+    if listing is None:
+        return None
+    return dict(stream_texts(repo_dir, listing.files))
 
 
 class _BatchReader:

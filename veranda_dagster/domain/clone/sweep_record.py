@@ -24,7 +24,8 @@ class SweepRecord(BaseModel):
     bound_bytes: int = 0
     over_bound: bool = False
     evictions: dict[str, int] = Field(default_factory=dict)
-    """Clones removed so far, by reason (``closed``, ``age``, ``size``)."""
+    """Clones removed so far, by reason (``closed``, ``age``, ``size``), and shared stores no
+    clone borrowed from (``store``)."""
     at: float = 0.0
 
 
@@ -42,6 +43,8 @@ def write_sweep_record(root: str | Path, plan: SweepPlan, bound: int, now: float
     counts = dict(before.evictions)
     for eviction in plan.evict:
         counts[eviction.reason] = counts.get(eviction.reason, 0) + 1
+    if plan.evict_stores:
+        counts["store"] = counts.get("store", 0) + len(plan.evict_stores)
     record = SweepRecord(
         total_bytes=plan.total_bytes,
         bound_bytes=bound,

@@ -24,6 +24,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from veranda_dagster.domain.clone.borrowed_objects import forget_borrow, record_borrow
 from veranda_dagster.domain.clone.git_command import (
     GitError,
     git_askpass,
@@ -100,7 +101,7 @@ class Workspace:
         self.recovered: list[str] = []
         """What the last ``ensure`` recovered (stale locks, a half-made clone)."""
         self.objects = objects
-        """The repository's shared object store a new clone is copied from (``object_cache``);
+        """The repository's shared object store a new clone borrows from (``object_cache``);
         ``None``: clone from the forge directly."""
         self._default_branch = ""
         """The forge's default branch as ``ensure`` asked the forge, not as the clone's
@@ -197,17 +198,22 @@ class Workspace:
         """Clone beside the final place and rename in when whole, so a kill mid-clone never
         leaves something that looks like a clone. The clone transfers objects only (from the
         repository's shared store when there is one); the checkout, which reads the
-        repository's attributes, runs in the sandbox."""
+        repository's attributes, runs in the sandbox (which shows the borrowed store
+        read-only)."""
         self.root.mkdir(parents=True, exist_ok=True)
         partial = partial_clone_dir(self.path)
         shutil.rmtree(partial, ignore_errors=True)
-        if self.objects is not None:  # the repository's store, fetched fresh, copied locally
+        if self.objects is not None:  # the repository's store, fetched fresh, borrowed from
+            # recorded first: a sweep deciding under the store's lock sees this borrower
+            record_borrow(self.path, self.objects.store_for(self.clone_url))
             store = self.objects.refresh(self.clone_url, self._token, self.git_username)
             clone_from_store(store, partial, GIT_TIMEOUT_S)
         else:
+            forget_borrow(self.path)
             source = self.clone_url
             self.git("clone", "--quiet", "--no-checkout", source, str(partial), cwd=self.root)
-        harden_git_dir(partial, self.clone_url)  # origin is the forge, whatever it came from
+        # origin is the forge, whatever it came from; alternates name the recorded store only
+        harden_git_dir(partial, self.clone_url)
         self.git("checkout", "--quiet", "--force", cwd=partial)
         os.rename(partial, self.path)
 

@@ -9,7 +9,11 @@ copy. So a sweep plans, in order:
 2. every other clone whose pull request was merged or closed (``closed``);
 3. every other clone unused for longer than ``max_age_s``;
 4. then, while the total (clones plus shared stores) is over ``max_bytes``, the remaining
-   clones oldest-finished first (least recently used).
+   clones oldest-finished first (least recently used);
+5. then, while still over, the shared stores no remaining clone borrows from, least recently
+   refreshed first. A store a clone borrows from is never planned: that clone reads its
+   objects there (``borrowed_objects``). The removal itself decides again under the store's
+   lock (``ObjectCache.remove_unborrowed``), so a clone starting meanwhile keeps its store.
 
 When only protected clones are left and the total is still over, the plan says so
 (``over_bound``) rather than touching them.
@@ -23,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from veranda_dagster.domain.clone.borrowed_objects import forget_borrow
 from veranda_dagster.domain.clone.workspace_use import USED_DIR, Inventory
 from veranda_dagster.domain.core.bounds import WORKSPACE_EVICTION_GRACE_S
 from veranda_dagster.domain.core.ticket_key import ticket_dir
@@ -37,6 +42,13 @@ class Eviction:
     reason: EvictionReason
 
 
+@dataclass(frozen=True)
+class StoreEviction:
+    name: str
+    """The store's folder under ``_objects``."""
+    bytes: int
+
+
 @dataclass
 class SweepPlan:
     evict: list[Eviction] = field(default_factory=list)
@@ -45,6 +57,7 @@ class SweepPlan:
     over_bound: bool = False
     """Still over ``max_bytes`` with nothing evictable left (every remaining clone's run is in
     progress or was just used)."""
+    evict_stores: list[StoreEviction] = field(default_factory=list)
 
 
 def plan_sweep(
@@ -78,6 +91,13 @@ def plan_sweep(
         if clone.ticket_id not in chosen:
             plan.evict.append(Eviction(clone.ticket_id, clone.bytes, "size"))
             total -= clone.bytes
+    kept = {c.ticket_id for c in found.clones} - {e.ticket_id for e in plan.evict}
+    for store in sorted(found.stores, key=lambda s: (s.last_used, s.name)):
+        if total <= max_bytes:
+            break
+        if not store.borrowers & kept:
+            plan.evict_stores.append(StoreEviction(store.name, store.bytes))
+            total -= store.bytes
     plan.total_bytes = total
     plan.over_bound = total > max_bytes
     return plan
@@ -86,5 +106,7 @@ def plan_sweep(
 def remove_workspace(root: str | Path, ticket_id: str) -> None:
     """The ticket's clone and its use stamp; the path comes from the key grammar, so a
     hostile key cannot name anything outside ``root``."""
-    shutil.rmtree(ticket_dir(root, ticket_id), ignore_errors=True)
+    clone = ticket_dir(root, ticket_id)
+    shutil.rmtree(clone, ignore_errors=True)
+    forget_borrow(clone)  # after the clone: a store is never left without a live borrower's record
     (Path(root) / USED_DIR / ticket_id).unlink(missing_ok=True)

@@ -4,15 +4,18 @@ Eviction needs a clone's last use from something the repository cannot forge: th
 own mtimes are the repository's and the agent's to set. So ``Workspace.ensure`` (the start of
 every phase that uses a clone) touches ``<root>/_used/<ticket key>``, a file only the product
 writes, and ``inventory`` reads it beside each clone's size on disk (allocated blocks, links
-not followed, at most ``MAX_WORKSPACE_SCAN_ENTRIES`` entries walked in all).
+not followed, at most ``MAX_WORKSPACE_SCAN_ENTRIES`` entries walked in all). The shared
+stores under ``_objects`` are listed apart, each with the clones that borrow from it.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from veranda_dagster.domain.clone.borrowed_objects import borrowers
+from veranda_dagster.domain.clone.clone_layout import OBJECTS_DIR
 from veranda_dagster.domain.core.bounds import MAX_WORKSPACE_SCAN_ENTRIES
 from veranda_dagster.domain.core.ticket_key import is_ticket_key, ticket_dir
 
@@ -45,16 +48,31 @@ class WorkspaceEntry:
 
 
 @dataclass(frozen=True)
+class StoreEntry:
+    """One repository's shared object store (``object_cache``)."""
+
+    name: str
+    bytes: int
+    last_used: float
+    """Epoch seconds of its last refresh (a clone made from it)."""
+    borrowers: frozenset[str] = frozenset()
+    """The ticket clones whose records name it (``borrowed_objects``): it stays while any
+    of them does."""
+
+
+@dataclass(frozen=True)
 class Inventory:
     clones: list[WorkspaceEntry]
     other_bytes: int
-    """Everything else under the root: the shared stores, scratch folders, half-made clones."""
+    """Everything else under the root: scratch folders, half-made clones, records."""
     complete: bool = True
     """``False`` when the walk stopped at ``MAX_WORKSPACE_SCAN_ENTRIES``: totals are a floor."""
+    stores: list[StoreEntry] = field(default_factory=list)
 
     @property
     def total_bytes(self) -> int:
-        return self.other_bytes + sum(c.bytes for c in self.clones)
+        clones = sum(c.bytes for c in self.clones)
+        return self.other_bytes + clones + sum(s.bytes for s in self.stores)
 
 
 class _Walk:
@@ -88,6 +106,7 @@ def inventory(root: str | Path, budget: int = MAX_WORKSPACE_SCAN_ENTRIES) -> Inv
         return Inventory([], 0)
     walk = _Walk(budget)
     clones: list[WorkspaceEntry] = []
+    stores: list[StoreEntry] = []
     other = 0
     for entry in sorted(os.scandir(base), key=lambda e: e.name):
         path = Path(entry.path)
@@ -95,6 +114,33 @@ def inventory(root: str | Path, budget: int = MAX_WORKSPACE_SCAN_ENTRIES) -> Inv
             used = last_used(base, entry.name)
             when = used if used is not None else path.lstat().st_mtime
             clones.append(WorkspaceEntry(entry.name, walk.size(path), when))
+        elif entry.name == OBJECTS_DIR and entry.is_dir(follow_symlinks=False):
+            stores, loose = _stores(path, walk, borrowers(base))
+            other += loose
         else:
             other += walk.size(path)
-    return Inventory(clones, other, complete=walk.left > 0)
+    return Inventory(clones, other, complete=walk.left > 0, stores=stores)
+
+
+def _stores(folder: Path, walk: _Walk, named: dict[str, set[str]]) -> tuple[list[StoreEntry], int]:
+    """Each whole store under ``folder`` with its size, last refresh and borrowers; and the
+    bytes of everything else there (lock files, a half-made store)."""
+    stores: list[StoreEntry] = []
+    walk.left -= 1
+    loose = folder.lstat().st_blocks * 512  # the folder itself
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        path = Path(entry.path)
+        if entry.name.endswith(".git") and entry.is_dir(follow_symlinks=False):
+            when = max(_mtime(path), _mtime(path / "FETCH_HEAD"))
+            owners = frozenset(named.get(entry.name, ()))
+            stores.append(StoreEntry(entry.name, walk.size(path), when, owners))
+        else:
+            loose += walk.size(path)
+    return stores, loose
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.lstat().st_mtime
+    except OSError:
+        return 0.0

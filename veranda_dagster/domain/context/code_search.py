@@ -9,6 +9,7 @@ benchmarks. Fixed-string grep on purpose: a seed is an identifier, not a pattern
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 from dataclasses import dataclass
@@ -16,7 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from veranda_dagster.domain.clone.git_command import run_git
-from veranda_dagster.domain.clone.repo_corpus import TextCorpus, is_probably_text, load_texts
+from veranda_dagster.domain.clone.repo_corpus import (
+    TextCorpus,
+    TextListing,
+    fits_in_memory,
+    is_probably_text,
+    list_texts,
+    stream_texts,
+)
 from veranda_dagster.domain.core.bounds import (
     MAX_HITS_PER_FILE,
     MAX_HITS_PER_SEARCH,
@@ -152,6 +160,8 @@ class LocalGitGrep:
         self._paths: list[str] | None = None
         self._links: set[str] = set()
         self._corpus: TextCorpus | Literal[False] | None = None
+        self._listing: TextListing | None = None
+        self._readable: frozenset[str] | None = None
         self._index: FullTextIndex | None = None
         self.calls: list[str] = []
         """Every seed searched, in order: what a test or benchmark counts."""
@@ -260,13 +270,25 @@ class LocalGitGrep:
         return extra
 
     def corpus(self) -> TextCorpus | None:
-        """The tree's text files held in memory, read on first use; ``None`` past
-        ``MAX_CORPUS_BYTES``."""
+        """The tree's text files held in memory, read on first use; ``None`` when they are
+        streamed instead (past ``MAX_HELD_TEXT_BYTES``) or too many to read at all (past
+        ``MAX_CORPUS_BYTES``): see ``text_mode``."""
         if self._corpus is None:
             self.paths()
-            texts = load_texts(self.repo_dir, self.sha, is_probably_text)
-            self._corpus = False if texts is None else TextCorpus(texts)
+            self._listing = list_texts(self.repo_dir, self.sha, is_probably_text)
+            if self._listing is None or not fits_in_memory(self._listing):
+                self._corpus = False
+            else:
+                self._corpus = TextCorpus(dict(stream_texts(self.repo_dir, self._listing.files)))
         return self._corpus if isinstance(self._corpus, TextCorpus) else None
+
+    @property
+    def text_mode(self) -> Literal["held", "streamed", "unread"]:
+        """How the tree's texts are read: held in memory, streamed one file at a time (the same
+        answers in bounded memory), or not read at all (past ``MAX_CORPUS_BYTES``)."""
+        if self.corpus() is not None:
+            return "held"
+        return "streamed" if self._listing is not None else "unread"
 
     def _line(self, path: str, line: int) -> str:
         lines = self.file_text(path) or []
@@ -313,9 +335,19 @@ class LocalGitGrep:
             if len(parts) != 3 or not parts[0].startswith(prefix) or not parts[1].isdigit():
                 continue
             path = parts[0][len(prefix) :]
-            if path not in self._links:
+            if path not in self._links and self._is_readable(path):
                 hits.append(Hit(path, int(parts[1]), parts[2]))
         return hits
+
+    def _is_readable(self, path: str) -> bool:
+        """Whether ``path`` is one of the texts the in-memory search would have held (the
+        streamed path's ``git grep`` must not find more: no file over
+        ``MAX_REPO_FILE_BYTES``, none with a binary suffix); any path when nothing was listed."""
+        if self._listing is None:
+            return True
+        if self._readable is None:
+            self._readable = self._listing.paths
+        return path in self._readable
 
     def full_text_rank(self, query: str) -> list[tuple[str, float]] | None:
         """The source files of the tree's main language ranked by BM25 against ``query``
@@ -328,14 +360,21 @@ class LocalGitGrep:
 
         if self._index is None:
             corpus = self.corpus()
-            if corpus is None:
-                return None
             main_language = dominant_language(self.paths())
-            self._index = FullTextIndex(
-                (path, text)
-                for path, text in sorted(corpus.texts.items())
-                if language_of(path) == main_language and path_factor(path) == 1.0
-            )
+
+            def indexed(path: str) -> bool:
+                return language_of(path) == main_language and path_factor(path) == 1.0
+
+            if corpus is not None:
+                self._index = FullTextIndex(
+                    (path, text) for path, text in sorted(corpus.texts.items()) if indexed(path)
+                )
+            elif self._listing is not None:  # too many to hold: one file at a time
+                files = sorted((f for f in self._listing.files if indexed(f[1])), key=_by_path)
+                with contextlib.closing(stream_texts(self.repo_dir, files)) as documents:
+                    self._index = FullTextIndex(documents)
+            else:
+                return None
         return self._index.rank(query_terms(query))
 
     def term_weights(self) -> dict[str, float]:
@@ -358,3 +397,7 @@ class LocalGitGrep:
 
     def read_window(self, path: str, line: int) -> Window:
         return window_in(self.file_text(path), line, f"{path} does not exist at {self.sha[:12]}")
+
+
+def _by_path(file: tuple[str, str]) -> str:
+    return file[1]

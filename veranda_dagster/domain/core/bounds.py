@@ -142,9 +142,15 @@ MAX_WINDOWS_PER_FILE: Final = 4
 """Windows one file may contribute to the pack, so one busy file cannot crowd out the rest."""
 
 MAX_CORPUS_BYTES: Final = 120_000_000
-"""Text bytes of a clone held in memory for in-memory search and the full-text ranking: a
-5,000-file project is about 80 MB; past this a monorepo is searched with ``git grep`` and the
-full-text ranking is reported unavailable, so memory stays well under half a gigabyte."""
+"""Text bytes of a clone the full-text ranking reads (held when under ``MAX_HELD_TEXT_BYTES``,
+streamed otherwise): a 5,000-file project is about 80 MB; past this a monorepo is searched
+with ``git grep`` and the full-text ranking is reported unavailable."""
+
+MAX_HELD_TEXT_BYTES: Final = 32_000_000
+"""Text bytes of a clone a pack holds in memory (its texts, and their lowercased copy for
+search, about twice this in all). Past it the pack streams the texts one file at a time for
+the full-text ranking and searches with ``git grep``: the same answers, memory bounded by the
+largest file and the index's identifier counts instead of by the tree (``repo_corpus``)."""
 
 MAX_FULL_TEXT_FILES: Final = 20_000
 """Source files one full-text index may hold; a larger tree is not indexed (reported)."""

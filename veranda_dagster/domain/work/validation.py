@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from veranda_dagster.domain.clone.active_environment import active_environment
+from veranda_dagster.domain.clone.borrowed_objects import store_binds
 from veranda_dagster.domain.core.bounds import OUTPUT_TAIL_BYTES, VALIDATION_TIMEOUT_S
 from veranda_dagster.domain.core.models import CommandResult, RepoFacts
 from veranda_dagster.sandbox import Sandbox
@@ -85,10 +86,10 @@ def run_command(
     code never reaches the host's network, its loopback services or its abstract sockets);
     kill its whole process group (and so the sandbox with everything in it) at ``timeout_s``."""
     started = time.monotonic()
-    env, binds = scrubbed_env(), {}
+    env, binds = scrubbed_env(), store_binds(cwd)  # the clone's borrowed objects, read-only
     active = active_environment(cwd)
     if active is not None:  # the repository's own tools, from its setup step
-        env, binds = active.apply(env), active.binds
+        env, binds = active.apply(env), {**binds, **active.binds}
     prepared = Sandbox().prepare(["/bin/sh", "-c", cmd], cwd, env, network="none", ro_binds=binds)
     proc = subprocess.Popen(
         prepared.argv,

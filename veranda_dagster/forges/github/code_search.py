@@ -30,7 +30,7 @@ from veranda_dagster.forges.github.limits import (
     GITHUB_SEARCH_PER_PAGE,
 )
 from veranda_dagster.http.client import HttpSeams, HttpService, HttpStatusError
-from veranda_dagster.storage.search_budget import Reservation, SearchBudget, own_budget
+from veranda_dagster.storage.search_budget import PlannedSearches, SearchBudget, own_budget
 
 TEXT_MATCH = "application/vnd.github.text-match+json"
 API_VERSION = "2022-11-28"
@@ -66,9 +66,7 @@ class GitHubCodeSearch(HttpService):
         self.budget = budget or own_budget(
             base_url, token, per_minute, clock=self._clock, sleep=self._sleep
         )
-        self._plan: Reservation | None = None
-        self.waited_s = 0.0
-        """Seconds this client slept for the budget (planning and past-plan requests)."""
+        self._planned = PlannedSearches(self.budget)
         self._contents = contents
         self._sha = sha
         self._texts: dict[str, list[str] | None] = {}
@@ -96,27 +94,19 @@ class GitHubCodeSearch(HttpService):
     def term_weights(self) -> dict[str, float]:
         return self._local.term_weights() if self._local is not None else {}
 
+    @property
+    def waited_s(self) -> float:
+        """Seconds this client slept for the budget (planning and past-plan requests)."""
+        return self._planned.waited_s
+
     def plan(self, want: int, need: int = 1) -> int:
         """Reserve up to ``want`` searches from the token's budget and return how many the
         caller may send without waiting; waits only while fewer than ``need`` are free."""
-        self.finish()
-        self._plan = self.budget.reserve(want, need)
-        self.waited_s += self._plan.waited_s
-        return self._plan.granted
+        return self._planned.plan(want, need)
 
     def finish(self) -> None:
         """Give the unspent part of the plan back to the other runs."""
-        if self._plan is not None:
-            self._plan.release()
-            self._plan = None
-
-    def _spend(self) -> None:
-        if self._plan is not None:
-            before = self._plan.waited_s
-            self._plan.spend()
-            self.waited_s += self._plan.waited_s - before
-        else:
-            self.waited_s += self.budget.acquire()
+        self._planned.finish()
 
     @property
     def sha(self) -> str:
@@ -145,7 +135,7 @@ class GitHubCodeSearch(HttpService):
         """One budgeted search; each item's lines located in the file's text."""
         self.calls.append(seed)
         q = self.query(seed)
-        self._spend()
+        self._planned.spend()
         data = self.json(
             "GET",
             "/search/code",

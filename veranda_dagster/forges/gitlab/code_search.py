@@ -4,10 +4,13 @@ Each result is a snippet, not a line: ``{"path", "filename", "data", "startline"
 where ``data`` is a few lines starting at ``startline`` (docs.gitlab.com/api/search, "Scope:
 blobs"). The hit line is where the seed occurs inside the snippet; a snippet that does not
 contain it (fuzzy or path matches) is read back from the file. Search is rate limited per user
-(30 requests a minute by default for authenticated search), so a sliding window waits *before*
-the request that would be refused; a 429 that still comes waits ``Retry-After`` in
-``HttpService``. Search runs on the commit the pack cites (``ref=<sha>``), and file texts come
-from the raw-file endpoint at that commit or from a local clone when one is attached.
+(30 requests a minute by default for authenticated search), counted in the token's shared
+``SearchBudget`` and planned like GitHub's (``PlannedSearches``): a pack without a clone asks
+``plan`` for what is free now and searches within it, never sleeping; only a request past a
+plan waits *before* it is sent; a 429 that still comes waits ``Retry-After`` in
+``HttpService``. With a clone the pack never uses this index (``search_choice``).
+Search runs on the commit the pack cites (``ref=<sha>``), and file texts come from the
+raw-file endpoint at that commit or from a local clone when one is attached.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.core.models import Window
 from veranda_dagster.forges.gitlab.base import API, GitLabApi, GitLabNotFoundError, project_ref
 from veranda_dagster.http.client import HttpSeams
-from veranda_dagster.storage.search_budget import SearchBudget, own_budget
+from veranda_dagster.storage.search_budget import PlannedSearches, SearchBudget, own_budget
 
 SEARCH_PER_PAGE = 20
 
@@ -51,14 +54,15 @@ class GitLabCodeSearch(GitLabApi):
         self.project = project
         self._ref = project_ref(project)
         # The same rolling-window budget as GitHub's search: the blob search limit is per
-        # user, so every client holding the token spends one budget.
-        self.limiter = budget or own_budget(
+        # user, so every client holding the token spends one budget, planned the same way.
+        self.budget = budget or own_budget(
             base_url,
             token,
             per_minute,
             clock=seams.get("clock", time.monotonic),
             sleep=self._sleep,
         )
+        self._planned = PlannedSearches(self.budget)
         self._sha = sha
         self._local: LocalGitGrep | None = None
         self._texts: dict[str, list[str] | None] = {}
@@ -69,6 +73,21 @@ class GitLabCodeSearch(GitLabApi):
         self._local = LocalGitGrep(repo_dir, sha)
         self._sha = sha
         self._texts.clear()
+
+    @property
+    def waited_s(self) -> float:
+        """Seconds this client slept for the budget (planning and past-plan requests)."""
+        return self._planned.waited_s
+
+    def plan(self, want: int, need: int = 1) -> int:
+        """Reserve up to ``want`` searches from the token's budget and return how many the
+        caller may send without waiting; waits only while fewer than ``need`` are free (a pack
+        plans with ``need=0``: what is free now, never a sleep)."""
+        return self._planned.plan(want, need)
+
+    def finish(self) -> None:
+        """Give the unspent part of the plan back to the other runs."""
+        self._planned.finish()
 
     @property
     def sha(self) -> str:
@@ -89,7 +108,7 @@ class GitLabCodeSearch(GitLabApi):
 
     def search(self, seed: str) -> list[Hit]:
         self.calls.append(seed)
-        self.limiter.acquire()
+        self._planned.spend()
         results = self.json(
             "GET",
             f"{API}/projects/{self._ref}/search",
