@@ -92,7 +92,8 @@ def promote_imported(
     calls, and the ticket's words rarely name it. Only files the ticket already gave evidence
     for move (the imports of a long module are many), never a package ``__init__`` (it
     re-exports, the fix goes to the module behind it), and only the first file's imports: the
-    imports of the second guess promote noise as often as a fix. Costs no search; needs the
+    imports of the second guess promote noise as often as a fix. A package ``__init__`` ranked
+    first promotes none of its imports (it imports every module it re-exports). Costs no search; needs the
     backend's file listing and texts (a clone), and does nothing without them. A file is only
     read for definitions when the promotion could lift it into the ``max_files``."""
     paths = getattr(search, "paths", None)
@@ -104,7 +105,9 @@ def promote_imported(
     if not lines:
         return ranked
     index = PathIndex(tree)
-    imports = imported_paths(ranked[0].path, lines, index)
+    # a package's __init__ imports its every module to re-export them: no sign of the fix
+    package_init = ranked[0].path.endswith("/__init__.py")
+    imports = [] if package_init else imported_paths(ranked[0].path, lines, index)
     imported = set(imports)
     called = package_calls(ranked[0].path, lines, index)
     last = ranked[min(len(ranked), max(1, max_files)) - 1].score
