@@ -36,7 +36,11 @@ from pydantic import BaseModel, Field
 
 from veranda_dagster.domain.context.code_search import CodeSearch, Hit, looks_like_path
 from veranda_dagster.domain.context.module_docstring import module_docstring_end
-from veranda_dagster.domain.context.pack_promotion import keep_full_text_share, promote_imported
+from veranda_dagster.domain.context.pack_promotion import (
+    keep_full_text_share,
+    named_callee_first,
+    promote_imported,
+)
 from veranda_dagster.domain.context.pack_signals import (
     FULL_TEXT_WEIGHT,
     MESSAGE_WEIGHT,
@@ -182,6 +186,16 @@ def used_seeds(results: list[SearchResult], max_seeds: int = MAX_SEEDS) -> list[
     return [r.seed for r in results if r.seed is not None and r.hits][:max_seeds]
 
 
+def seed_names(results: list[SearchResult]) -> set[str]:
+    """The last identifier of every searched seed that hit (``client.get_user`` -> ``get_user``):
+    the names the ticket gives, as a definition would spell them."""
+    names: set[str] = set()
+    for r in results:
+        if r.seed is not None and r.hits and (found := _SINGLE_IDENT.findall(r.seed)):
+            names.add(found[-1])
+    return names
+
+
 def _idf(files: int) -> float:
     """Rarer is stronger: 1.0 for one file, about 0.22 for 35."""
     return 1.0 / (1.0 + math.log(max(1, files)))
@@ -319,6 +333,7 @@ def build_pack(
     file_text = getattr(search, "file_text", None)
     ranked = rank_files(results, signals, file_text if callable(file_text) else None)
     ranked = promote_imported(ranked, search, max_files)
+    ranked = named_callee_first(ranked, search, seed_names(results), max_files)
     chosen = keep_full_text_share(ranked, signals.full_text, max_files)
     weights = {
         t: w
