@@ -92,9 +92,11 @@ def promote_imported(
     calls, and the ticket's words rarely name it. Only files the ticket already gave evidence
     for move (the imports of a long module are many), never a package ``__init__`` (it
     re-exports, the fix goes to the module behind it), and only the first file's imports: the
-    imports of the second guess promote noise as often as a fix. Costs no search; needs the
-    backend's file listing and texts (a clone), and does nothing without them. A file is only
-    read for definitions when the promotion could lift it into the ``max_files``."""
+    imports of the second guess promote noise as often as a fix. A package ``__init__`` ranked
+    first promotes none of its imports (it imports every module it re-exports). Costs no
+    search; needs the backend's file listing and texts (a clone), and does nothing without
+    them. A file is only read for definitions when the promotion could lift it into the
+    ``max_files``."""
     paths = getattr(search, "paths", None)
     file_text = getattr(search, "file_text", None)
     if not ranked or not (callable(paths) and callable(file_text)):
@@ -104,7 +106,9 @@ def promote_imported(
     if not lines:
         return ranked
     index = PathIndex(tree)
-    imports = imported_paths(ranked[0].path, lines, index)
+    # a package's __init__ imports its every module to re-export them: no sign of the fix
+    package_init = ranked[0].path.endswith("/__init__.py")
+    imports = [] if package_init else imported_paths(ranked[0].path, lines, index)
     imported = set(imports)
     called = package_calls(ranked[0].path, lines, index)
     last = ranked[min(len(ranked), max(1, max_files)) - 1].score
@@ -127,6 +131,51 @@ def promote_imported(
             if text and defines(text, called):
                 ev.score *= ALIAS_CALL_PROMOTION
     return ranked[:1] + sorted(ranked[1:], key=lambda e: (-e.score, e.path))
+
+
+def named_callee_first(
+    ranked: list[FileEvidence],
+    search: CodeSearch,
+    seed_names: set[str],
+    max_files: int = MAX_PACK_FILES,
+) -> list[FileEvidence]:
+    """``ranked`` with a file moved first when the best file's named function (the one around
+    its strongest line, ``named_function_calls``) calls a name the ticket also names, and that
+    file, among the first ``max_files``, defines it (a definition hit of that seed).
+
+    Why: a ticket naming both a function and a helper it calls describes the failure from the
+    outside in, like a traceback; the fix goes to the callee as the deepest frame is where a
+    traceback's fix goes, while the caller's file collects more of the ticket's words. Names
+    compared case-sensitively; a caller's own file keeps its place when it also defines the
+    callee. An exception class it raises (``_RAISED``) is not a callee that holds a fix."""
+    file_text = getattr(search, "file_text", None)
+    if len(ranked) < 2 or not seed_names or not callable(file_text):
+        return ranked
+    lines = file_text(ranked[0].path) or []
+    named = named_function_calls(ranked[0], lines) & seed_names
+    called = {name for name in named if not _RAISED.search(name)}
+    if not called or defines_any(lines, called):
+        return ranked
+    for index, ev in enumerate(ranked[1:max_files], 1):
+        text = file_text(ev.path) or []
+        if any(_defined_at(text, line, called) for line in ev.strong):
+            return [ev, *ranked[:index], *ranked[index + 1 :]]
+    return ranked
+
+
+_RAISED = re.compile(r"(?:Error|Exception|Warning)$")
+"""An exception class the named function raises: its file holds no logic to fix."""
+_DEF_NAME = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)")
+
+
+def _defined_at(lines: list[str], line: int, names: set[str]) -> bool:
+    m = _DEF_NAME.match(lines[line - 1]) if 0 < line <= len(lines) else None
+    return m is not None and m.group(1) in names
+
+
+def defines_any(lines: list[str], names: set[str]) -> bool:
+    """Whether ``lines`` define (``def``/``class``, any depth) one of ``names``."""
+    return any((m := _DEF_NAME.match(text)) and m.group(1) in names for text in lines)
 
 
 def keep_full_text_share(

@@ -21,6 +21,11 @@ DATA_FACTOR = 0.3
 GENERATED_FACTOR = 0.2
 """Database migrations, protobuf stubs, UI stories, snapshots: written by a tool, their words
 echo the models they were generated from, and a fix goes to the source, not to them."""
+TOOLING_FACTOR = 0.4
+"""The project's own tooling at the top of the tree (release, CI, issue-template and
+benchmark scripts, ``setup.py``, ``noxfile.py``): it names the package and its versions in
+every other line, so an interpreter banner or a version string ranks it first, but a bug report
+about the library's behaviour is fixed in the library."""
 OTHER_LANGUAGE_FACTOR = 0.6
 """A source file in another language than the tree's main one (``source_language.py``)."""
 
@@ -37,6 +42,11 @@ _GENERATED_PATH = re.compile(
     r"(^|/)(migrations|_migrations|alembic)/|_pb2(_grpc)?\.pyi?$|\.stories\.\w+$"
     r"|(^|/)__snapshots__/|\.snap$|\.generated\.\w+$"
 )
+_TOOLING_PATH = re.compile(
+    r"^(scripts?|devscripts|dev|tools|hacking|packaging|extra|ci|\.ci|benchmarks?|bench"
+    r"|asv_bench)/|^(setup|noxfile|tasks|fabfile|release|make)\.py$"
+)
+"""Top-level folders and files only: ``qiskit/circuit/tools/`` is library code."""
 _DATA_PATH = re.compile(
     r"\.(toml|ya?ml|json|ini|cfg|in|lock|svg|png|jpe?g|gif|ico|csv|xml|html?|css|txt)$"
     r"|(^|/)(\.github|\.gitlab|\.circleci)/",
@@ -62,6 +72,13 @@ def path_factor(path: str) -> float:
     if _DATA_PATH.search(path):
         return DATA_FACTOR
     return 1.0
+
+
+def tooling_factor(path: str) -> float:
+    """``TOOLING_FACTOR`` for the project's own tooling at the top of the tree, 1.0 otherwise.
+    Apart from ``path_factor`` because the full-text index keeps these files: they are source
+    in the tree's language, and its term rarities are measured over them too."""
+    return TOOLING_FACTOR if _TOOLING_PATH.search(path) else 1.0
 
 
 def language_factor(path: str, main_language: str | None) -> float:

@@ -29,12 +29,18 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
 from veranda_dagster.domain.context.code_search import CodeSearch, Hit, looks_like_path
-from veranda_dagster.domain.context.pack_promotion import keep_full_text_share, promote_imported
+from veranda_dagster.domain.context.module_docstring import module_docstring_end
+from veranda_dagster.domain.context.pack_promotion import (
+    keep_full_text_share,
+    named_callee_first,
+    promote_imported,
+)
 from veranda_dagster.domain.context.pack_signals import (
     FULL_TEXT_WEIGHT,
     MESSAGE_WEIGHT,
@@ -47,7 +53,12 @@ from veranda_dagster.domain.context.pack_windows import (
     spend_budget,
     utf8_len,
 )
-from veranda_dagster.domain.context.path_kinds import language_factor, path_factor
+from veranda_dagster.domain.context.path_kinds import (
+    DOCS_FACTOR,
+    language_factor,
+    path_factor,
+    tooling_factor,
+)
 from veranda_dagster.domain.context.seeds import MIN_SEED_LEN, PROSE_WORDS, relaxed_variant
 from veranda_dagster.domain.core.bounds import (
     MAX_PACK_BYTES,
@@ -175,21 +186,55 @@ def used_seeds(results: list[SearchResult], max_seeds: int = MAX_SEEDS) -> list[
     return [r.seed for r in results if r.seed is not None and r.hits][:max_seeds]
 
 
+def seed_names(results: list[SearchResult]) -> set[str]:
+    """The last identifier of every searched seed that hit (``client.get_user`` -> ``get_user``):
+    the names the ticket gives, as a definition would spell them."""
+    names: set[str] = set()
+    for r in results:
+        if r.seed is not None and r.hits and (found := _SINGLE_IDENT.findall(r.seed)):
+            names.add(found[-1])
+    return names
+
+
 def _idf(files: int) -> float:
     """Rarer is stronger: 1.0 for one file, about 0.22 for 35."""
     return 1.0 / (1.0 + math.log(max(1, files)))
 
 
+FileLines = Callable[[str], list[str] | None]
+
+
+class DocstringLines:
+    """Whether a hit line is in its Python file's module docstring, each file read once."""
+
+    def __init__(self, file_text: FileLines | None) -> None:
+        self.file_text = file_text
+        self.ends: dict[str, int] = {}
+
+    def __call__(self, path: str, line: int) -> bool:
+        if self.file_text is None or not path.endswith((".py", ".pyi")):
+            return False
+        if path not in self.ends:
+            self.ends[path] = module_docstring_end(self.file_text(path) or [])
+        return 0 < line <= self.ends[path]
+
+
 def rank_files(
-    results: list[SearchResult], signals: TicketEvidence | None = None
+    results: list[SearchResult],
+    signals: TicketEvidence | None = None,
+    file_text: FileLines | None = None,
 ) -> list[FileEvidence]:
     """Files by score, best first; ties broken by path so the same inputs give the same pack.
 
     A seed in most of the tree's source files (``noise_seeds``) weighs ``NOISE_FACTOR`` of its
     share. A path hit's rarity is counted among the path hits alone: ``rich.panel`` names one file
-    (``rich/panel.py``) even though 35 files import it, and the importers must not dilute it."""
+    (``rich/panel.py``) even though 35 files import it, and the importers must not dilute it.
+    With the backend's ``file_text``, a hit in a Python module's docstring is documentation
+    (``DOCS_FACTOR``, never a definition): a package ``__init__`` whose docstring lists every
+    class it exports must not outrank the modules defining them."""
     evidence: dict[str, FileEvidence] = {}
     noise = noise_seeds(results, signals.term_weights) if signals is not None else set()
+    in_docstring = DocstringLines(file_text)
     for result in results:
         if not result.hits:
             continue
@@ -207,6 +252,8 @@ def rank_files(
             strong = result.strong
             if hit.kind == "path":
                 value = path_weight * PATH_MATCH_BONUS
+            elif in_docstring(hit.path, hit.line):
+                value, strong = weight * DOCS_FACTOR, False
             elif pattern is not None and pattern.search(hit.text):
                 value, strong = weight * (1.0 + DEFINITION_BONUS), True
             else:
@@ -226,7 +273,7 @@ def rank_files(
         _add_signals(evidence, signals)
         main_language = signals.main_language
     for ev in evidence.values():
-        factor = path_factor(ev.path)
+        factor = path_factor(ev.path) * tooling_factor(ev.path)
         ev.score *= min(factor, language_factor(ev.path, main_language))
     return sorted(evidence.values(), key=lambda e: (-e.score, e.path))
 
@@ -283,7 +330,10 @@ def build_pack(
         SearchResult(message, 0, hits, MESSAGE_WEIGHT, strong=True)
         for message, hits in signals.messages
     ]
-    ranked = promote_imported(rank_files(results, signals), search, max_files)
+    file_text = getattr(search, "file_text", None)
+    ranked = rank_files(results, signals, file_text if callable(file_text) else None)
+    ranked = promote_imported(ranked, search, max_files)
+    ranked = named_callee_first(ranked, search, seed_names(results), max_files)
     chosen = keep_full_text_share(ranked, signals.full_text, max_files)
     weights = {
         t: w
