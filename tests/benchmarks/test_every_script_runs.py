@@ -104,6 +104,7 @@ def test_floor_spread_and_table() -> None:
         k: cell
         for k in (
             "wall_s",
+            "created_to_end_s",
             "run_wall_s",
             "before_start_s",
             "daemon_start_cpu_s",
@@ -115,6 +116,7 @@ def test_floor_spread_and_table() -> None:
     }
     table = orchestration.render({"1": {"floor": floor_cell, "product": product}})
     assert "| 1 | 1.0 (1.0-1.0) |" in table and "request→end / floor: 1.00x" in table
+    assert "run created→end (no poll wait) / floor: 1.00x" in table
 
 
 BURN = """
