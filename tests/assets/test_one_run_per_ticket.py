@@ -9,7 +9,7 @@ import pytest
 from dagster._core.instance.ref import InstanceRef
 
 from tests.assets.fakes import read_calls, resources
-from veranda_dagster.assets import PHASE_ASSETS
+from veranda_dagster.assets import PHASE_ASSETS, _shell
 from veranda_dagster.assets._shell import PARTITION_TAG, older_run_in_progress
 from veranda_dagster.partitions import TICKET_TAG
 
@@ -79,3 +79,52 @@ def test_a_manual_launch_beside_a_running_ticket_stops_before_any_call(instance,
         resources=resources(str(calls), str(values)),
     )
     assert again.success and read_calls(calls)["ticket"] == 1
+
+
+def test_a_run_asks_about_twins_at_its_first_phase_only(instance, tmp_path, monkeypatch):
+    """The twin check costs runs queries; a run that found no older twin cannot meet one later
+    (a later run is younger and yields itself), so its other phases do not ask again."""
+    calls, values = tmp_path / "calls", tmp_path / "values"
+    calls.mkdir()
+    asked: list[str] = []
+    real = _shell.older_run_in_progress
+
+    def counting(inst, run_id: str, key: str) -> str | None:
+        asked.append(run_id)
+        return real(inst, run_id, key)
+
+    monkeypatch.setattr(_shell, "older_run_in_progress", counting)
+    result = dg.materialize(
+        PHASE_ASSETS,
+        partition_key=KEY,
+        instance=instance,
+        resources=resources(str(calls), str(values)),
+        tags={TICKET_TAG: KEY},
+    )
+    assert result.success
+    assert sum(read_calls(calls).values()) == len(PHASE_ASSETS) > 1
+    assert asked == [result.run_id]
+
+    # a second run of the ticket while the first is (again) in progress: it still yields
+    instance.add_run(
+        dg.DagsterRun(
+            job_name="ticket_run", run_id="o" * 36, status=RUN.STARTED, tags={TICKET_TAG: KEY}
+        )
+    )
+    twin = dg.materialize(
+        PHASE_ASSETS[:1],
+        partition_key=KEY,
+        instance=instance,
+        resources=resources(str(calls), str(values)),
+        tags={TICKET_TAG: KEY},
+        raise_on_error=False,
+    )
+    assert not twin.success and asked[-1] == twin.run_id
+
+
+def test_the_cleared_runs_memory_keeps_only_the_newest():
+    bound = _shell.CLEARED_RUNS_REMEMBERED
+    ids = [f"run-{i}" for i in range(bound + 3)]
+    for run_id in ids:
+        _shell._remember_cleared(run_id)
+    assert list(_shell._cleared_runs) == ids[-bound:]

@@ -104,6 +104,7 @@ def test_floor_spread_and_table() -> None:
         k: cell
         for k in (
             "wall_s",
+            "created_to_end_s",
             "run_wall_s",
             "before_start_s",
             "daemon_start_cpu_s",
@@ -115,6 +116,7 @@ def test_floor_spread_and_table() -> None:
     }
     table = orchestration.render({"1": {"floor": floor_cell, "product": product}})
     assert "| 1 | 1.0 (1.0-1.0) |" in table and "request→end / floor: 1.00x" in table
+    assert "run created→end (no poll wait) / floor: 1.00x" in table
 
 
 BURN = """
@@ -265,3 +267,17 @@ def test_sensor_tick_times_the_product_sensors_on_a_small_instance(tmp_path: Pat
     cell = json.loads(out.read_text())["15"]
     for tick in ("intake_ms", "pr_feedback_cold_ms", "pr_feedback_warm_ms", "sweep_prs_ms"):
         assert 0 < cell[tick]["min"] <= cell[tick]["median"] <= cell[tick]["max"]
+
+
+def test_run_execution_counts_a_runs_orchestration_by_cause() -> None:
+    run_execution = load_script("run_execution")
+    result = run_execution.measure(2)
+    per_run = result["per_run"]
+    assert per_run["cpu_s"]["median"] > 0 and result["import_dagster_cpu_s"] >= 0
+    assert per_run["events"]["median"] == sum(result["events_by_type"].values()) > 0
+    assert result["events_by_type"]["STEP_SUCCESS"] == 13  # nine phases and four checks
+    assert per_run["dynamic_partition_lookups"]["median"] > 0
+    assert per_run["twin_checks"]["median"] == 1  # asked at the run's first phase only
+    assert "twin_checks: 1.000" in run_execution.render(result)
+    with pytest.raises(ValueError, match="--runs"):
+        run_execution.measure(run_execution.MAX_RUNS + 1)

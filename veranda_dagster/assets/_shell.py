@@ -17,6 +17,7 @@ import inspect
 import math
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -133,19 +134,45 @@ def tag_with_ticket(instance: dg.DagsterInstance, run: dg.DagsterRun, key: str) 
         instance.add_run_tags(run.run_id, {TICKET_TAG: key})
 
 
+CLEARED_RUNS_REMEMBERED = 64
+"""Runs this process remembers as cleared by the twin check (the oldest forgotten first): a
+run worker holds one run, the in-process executor runs all of its steps, so this only needs
+to outlast one run; a forgotten run is simply asked about again."""
+
+_cleared_runs: OrderedDict[str, None] = OrderedDict()
+_cleared_lock = threading.Lock()
+
+
 def refuse_a_twin(context: dg.AssetExecutionContext) -> None:
     """Every phase asks first, so a run that starts mid-graph (re-executed from failure) is
-    held to the same rule as one that starts at ``ticket``: before any model call."""
+    held to the same rule as one that starts at ``ticket``: before any model call.
+
+    The answer is asked once per run and process (up to four runs queries per phase were about
+    a tenth of a run's execution CPU, docs/benchmarks.md): once a run has found no older twin
+    in progress, none can appear later. A run created afterwards is younger (its creation time
+    comes later), so it is the one that yields, at its own first phase; an older run that has
+    finished never returns to in progress (a retry or a re-execution is a new, younger run)."""
     if not context.has_partition_key:
         return
     run_id = _run_id(context)
     if not run_id:
         return  # invoked directly (a unit test): not a run, so it has no twin
+    with _cleared_lock:
+        if run_id in _cleared_runs:
+            return
     tag_with_ticket(context.instance, context.run, context.partition_key)
     copy_run_title(context.instance, context.run, context.partition_key)
     other = older_run_in_progress(context.instance, run_id, context.partition_key)
     if other is not None:
         raise TicketRunInProgressError(context.partition_key, other, run_id)
+    _remember_cleared(run_id)
+
+
+def _remember_cleared(run_id: str) -> None:
+    with _cleared_lock:
+        _cleared_runs[run_id] = None
+        while len(_cleared_runs) > CLEARED_RUNS_REMEMBERED:
+            _cleared_runs.popitem(last=False)
 
 
 def _run_id(context: dg.AssetExecutionContext) -> str:
