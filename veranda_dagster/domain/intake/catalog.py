@@ -77,8 +77,13 @@ class RepoVocabulary(Strict):
     symbols: list[str] = Field(default_factory=list)
     """Public top-level names of its package (``AsyncClient``, ``make_region``): the most
     numerous kind, so last when ``MAX_VOCABULARY_TERMS`` runs out."""
+    ships: list[str] = Field(default_factory=list)
+    """Tools it ships, wraps or bundles (its runtime dependencies, what its Dockerfiles install,
+    the PyPI projects its README links): never a name it is known by, so not among ``terms()``;
+    detection reads it to doubt a title that names one of them (``auditwheel`` in manylinux's
+    images). Bounded by ``MAX_SHIPPED_TOOLS``."""
 
-    @field_validator(*VOCABULARY_KINDS)
+    @field_validator(*VOCABULARY_KINDS, "ships")
     @classmethod
     def _bounded_terms(cls, values: list[str]) -> list[str]:
         if len(values) > MAX_VOCABULARY_TERMS_PER_KIND:
@@ -93,7 +98,7 @@ class RepoVocabulary(Strict):
         return [(kind, term) for kind in VOCABULARY_KINDS for term in getattr(self, kind)]
 
     def is_empty(self) -> bool:
-        return not self.terms()
+        return not self.terms() and not self.ships
 
 
 class CatalogRepo(Strict):

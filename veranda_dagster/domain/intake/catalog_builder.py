@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from veranda_dagster.domain.core.bounds import (
     MAX_RENAME_LOOKUPS,
+    MAX_SHIPPED_TOOLS,
     MAX_VOCABULARY_REPOS,
     MAX_VOCABULARY_TERMS,
     MAX_VOCABULARY_TERMS_PER_KIND,
@@ -81,7 +82,8 @@ def merge_vocabulary(kept: RepoVocabulary, read: RepoVocabulary) -> RepoVocabula
         terms = list(dict.fromkeys([*getattr(kept, kind), *getattr(read, kind)]))
         merged[kind] = terms[: min(MAX_VOCABULARY_TERMS_PER_KIND, room)]
         room -= len(merged[kind])
-    return RepoVocabulary(**merged)
+    ships = list(dict.fromkeys([*kept.ships, *read.ships]))[:MAX_SHIPPED_TOOLS]
+    return RepoVocabulary(**merged, ships=ships)
 
 
 def refresh_vocabulary(

@@ -348,6 +348,10 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
             _signal(best.kind),
             score=scores[top],
         )
+    if _strong_kinds(ev, top) == TITLE_ALONE_KINDS and not model:
+        shippers = _shippers(catalog, top)
+        if shippers:
+            return _title_names_a_shipped_tool(ticket, catalog, ev, ranked, shippers, scores)
     if second >= PROCEED_MIN and _strong_kinds(ev, top) == TITLE_ALONE_KINDS and not model:
         reason = (
             "its name in the title is the only strong evidence (no link, label, import, command "
@@ -365,6 +369,65 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
     strong = best.kind in _STRONG and not second
     return _proceed(
         ticket, ev, top, _signal(best.kind), "high" if strong else "medium", scores[top]
+    )
+
+
+def _known_as(repo: CatalogRepo) -> set[str]:
+    """The names a tool is installed or run by: the repository's name, its distributions and
+    its commands, lower-cased."""
+    vocabulary = repo.vocabulary
+    names = [repo.name, *vocabulary.distributions, *vocabulary.commands]
+    return {n.lower() for n in names}
+
+
+def _shippers(catalog: Catalog, top: str) -> list[str]:
+    """The other catalog repositories that ship, wrap or bundle ``top``'s tool
+    (``RepoVocabulary.ships``), in catalog order."""
+    leader = next((r for r in catalog.repositories if r.full_name == top), None)
+    if leader is None:
+        return []
+    names = _known_as(leader)
+    return [
+        r.full_name
+        for r in catalog.repositories
+        if r.full_name != top and names.intersection(r.vocabulary.ships)
+    ]
+
+
+def _title_names_a_shipped_tool(
+    ticket: Ticket,
+    catalog: Catalog,
+    ev: Evidence,
+    ranked: list[str],
+    shippers: list[str],
+    scores: dict[str, float],
+) -> RepoGuess:
+    """A title that names a tool another repository ships or wraps, with nothing else behind
+    it, is contested: the ticket is often the shipper's (``auditwheel`` in manylinux's
+    images). A single shipper with evidence of its own in the ticket gets it; otherwise ask,
+    naming the tool, the other repositories with evidence of their own, and its shippers.
+    (A shipper with as much evidence as half the title's was already asked about as a
+    comparable claim.)"""
+    top = ranked[0]
+    backed = [s for s in shippers if scores.get(s, 0.0) > 0.0]
+    if len(backed) == 1:
+        return _proceed(
+            ticket, ev, backed[0], _signal(_deciding(ev, backed).kind), "medium", scores[backed[0]]
+        )
+    reason = (
+        f"its title names {top}, a tool {', '.join(shippers[: MAX_REPO_CANDIDATES - 1])} "
+        "ships or wraps, and nothing else in the ticket points at either"
+    )
+    best = _deciding(ev, [top])
+    others = [r for r in ranked[1:] if scores[r] >= PROCEED_MIN]
+    return _ask(
+        ticket,
+        catalog,
+        ev,
+        [top, *others, *shippers],
+        reason,
+        _signal(best.kind),
+        score=scores[top],
     )
 
 

@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import yaml
 
 from veranda_dagster.domain.core.bounds import (
+    MAX_SHIPPED_TOOLS,
     MAX_VOCABULARY_FILE_BYTES,
     MAX_VOCABULARY_FILE_READS,
     MAX_VOCABULARY_TERMS,
@@ -124,6 +125,17 @@ class _Terms:
 
     def __init__(self) -> None:
         self.by_kind: dict[str, list[str]] = {kind: [] for kind in VOCABULARY_KINDS}
+        self.shipped: list[str] = []
+
+    def ship(self, values: Iterable[str]) -> None:
+        """Record tools it ships or wraps, lower-cased, each once; twice ``MAX_SHIPPED_TOOLS``
+        are collected, so its own names (dropped at the end) cannot crowd out real ones."""
+        for value in values:
+            tool = value.strip().lower()
+            if len(self.shipped) >= 2 * MAX_SHIPPED_TOOLS:
+                return
+            if VOCABULARY_TERM.match(tool) and tool not in self.shipped:
+                self.shipped.append(tool)
 
     def add(self, kind: str, values: Iterable[Any]) -> None:
         bucket = self.by_kind[kind]
@@ -139,7 +151,45 @@ class _Terms:
             take = min(MAX_VOCABULARY_TERMS_PER_KIND, room)
             kept[kind] = self.by_kind[kind][:take]
             room -= len(kept[kind])
-        return RepoVocabulary(**kept)
+        own = {t.lower() for kind in ("distributions", "commands") for t in kept[kind]}
+        ships = [t for t in self.shipped if t not in own][:MAX_SHIPPED_TOOLS]
+        return RepoVocabulary(**kept, ships=ships)
+
+
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]{0,99})")
+_PYPI_LINK = re.compile(
+    r"pypi\.(?:python\.)?org/(?:p|project|pypi)/([A-Za-z0-9][A-Za-z0-9._-]{0,99})"
+)
+_INSTALL = re.compile(
+    r"\b(?:pip3?|pipx|uv pip|apt-get|apt|apk|yum|dnf)\s+(?:-\S+\s+)*(?:install|add)\b"
+    r"([^\n&;|]{0,2000})"
+)
+
+
+def _requirement_names(lines: Iterable[Any]) -> list[str]:
+    """``aiohappyeyeballs>=2.5`` -> ``aiohappyeyeballs``; comments and options are skipped."""
+    found = (
+        _REQUIREMENT.match(str(line))
+        for line in lines
+        if not str(line).lstrip().startswith(("#", "-"))
+    )
+    return [m.group(1) for m in found if m]
+
+
+_FILE_FLAGS = frozenset({"-r", "-c", "-e", "--requirement", "--constraint", "--editable"})
+
+
+def _installed(dockerfile: str) -> list[str]:
+    """What a Dockerfile's ``pip install`` / ``apt-get install`` lines install (line
+    continuations joined); flags, paths, variables and ``-r`` files are skipped."""
+    joined = dockerfile.replace("\\\n", " ")
+    names: list[str] = []
+    for block in _INSTALL.findall(joined):
+        words = block.split()
+        for before, word in zip(["", *words], words, strict=False):
+            if before not in _FILE_FLAGS and not word.startswith(("-", ".", "/", "$", "'", '"')):
+                names.append(word)
+    return _requirement_names(names)
 
 
 def _import_name(distribution: str) -> str:
@@ -162,6 +212,9 @@ def _pyproject(text: str, terms: _Terms) -> list[str]:
     poetry = _table(tool, "poetry")
     names = [n for n in (project.get("name"), poetry.get("name")) if isinstance(n, str)]
     terms.add("distributions", names)
+    requires = project.get("dependencies")
+    terms.ship(_requirement_names(requires if isinstance(requires, list) else []))
+    terms.ship(k for k in _table(poetry, "dependencies") if k.lower() != "python")
     for table in (project.get("scripts"), project.get("gui-scripts"), poetry.get("scripts")):
         if isinstance(table, dict):
             terms.add("commands", table)
@@ -188,6 +241,8 @@ def _setup_cfg(text: str, terms: _Terms) -> list[str]:
     except configparser.Error:
         return []
     name = parser.get("metadata", "name", fallback="").strip()
+    requires = parser.get("options", "install_requires", fallback="")
+    terms.ship(_requirement_names(requires.splitlines()))
     scripts = parser.get("options.entry_points", "console_scripts", fallback="")
     terms.add("commands", [line.split("=")[0] for line in scripts.splitlines() if "=" in line])
     for group in (
@@ -382,4 +437,31 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
     # charts last: a `charts/` folder of a charting library would otherwise spend the reads its
     # package needs; a Helm charts repository has no package to read first
     terms.add("charts", _charts(read, folders, root))
+    # what it ships last of all: the names it is known by come first in the read budget
+    _shipped(read, full_name, root, folders, terms)
     return terms.vocabulary(), notes
+
+
+DOCKERFILES = ("Dockerfile", "docker/Dockerfile")
+"""Where a repository keeps the image it builds: what those install, its images ship."""
+READMES = ("README.md", "README.rst")
+TOOL_WRAPPED_BY_PREFIX = {PROVIDER_PREFIX: "terraform"}
+"""A repository named ``terraform-provider-aws`` wraps ``terraform`` by the tool's own naming
+rule, snapshot or not."""
+
+
+def _shipped(
+    read: _Budget, full_name: str, root: list[str], folders: list[str], terms: _Terms
+) -> None:
+    """Tools it ships or wraps, beside the dependencies its manifests declared: what its
+    Dockerfiles install and the PyPI projects its README links (manylinux lists ``auditwheel``
+    so)."""
+    name = full_name.rsplit("/", 1)[-1].lower()
+    terms.ship(tool for prefix, tool in TOOL_WRAPPED_BY_PREFIX.items() if name.startswith(prefix))
+    for path in DOCKERFILES:
+        if path.split("/")[0] in (root if "/" not in path else folders):
+            terms.ship(_installed(read.read(path) or ""))
+    for path in READMES:
+        if path in root:
+            terms.ship(_PYPI_LINK.findall(read.read(path) or ""))
+            break
