@@ -11,8 +11,6 @@ import pytest
 from veranda_dagster.cli import main
 from veranda_dagster.cli.preflight import frontend_missing
 from veranda_dagster.domain.core.mcp_config import BROWSER_ENV, PLAYWRIGHT_MCP_BIN_ENV
-from veranda_dagster.sandbox import SANDBOX_ENV
-from veranda_dagster.sandbox.bwrap import BWRAP_ENV
 from veranda_dagster.sim.backends import find_binary
 
 
@@ -60,16 +58,3 @@ def test_a_missing_agent_cli_is_refused_in_one_line(tmp_path, capsys, monkeypatc
     err = refused(["demo", "--agent", "kimi", "--workdir", str(tmp_path / "d")], capsys)
     assert "agent 'kimi'" in err and "is not installed" in err
     assert not (tmp_path / "d").exists()
-
-
-@pytest.mark.parametrize("command", ["demo", "dev"])
-def test_no_bubblewrap_is_refused_in_one_line(command, tmp_path, capsys, monkeypatch) -> None:
-    """The sandbox is every mode's first requirement: ``veranda demo`` and ``veranda dev`` on
-    a machine whose bubblewrap is missing stop before any fake, folder or state file."""
-    monkeypatch.setenv(BWRAP_ENV, str(tmp_path / "no-bwrap"))
-    monkeypatch.setenv(SANDBOX_ENV, "bwrap")
-    monkeypatch.setenv("VERANDA_DEV_STATE_DIR", str(tmp_path / "states"))
-    workdir = tmp_path / "work"
-    err = refused([command, "--agent", "sim", "--workdir", str(workdir)], capsys)
-    assert "no working sandbox here (bubblewrap (bwrap) is not installed" in err
-    assert not workdir.exists() and not (tmp_path / "states").exists()
