@@ -39,7 +39,7 @@ from veranda_dagster.storage import ValueStore, VerandaIOManager
 
 def value_store() -> ValueStore:
     return ValueStore(
-        backend=setting("VERANDA_VALUE_STORE", "filesystem"),
+        store_kind=setting("VERANDA_VALUE_STORE", "filesystem"),
         base_dir=setting("VERANDA_VALUES_DIR"),
         postgres_url=dg.EnvVar("VERANDA_POSTGRES_URL")
         if os.environ.get("VERANDA_POSTGRES_URL")

@@ -120,7 +120,7 @@ def test_secrets_bind_as_env_vars_not_values(monkeypatch):
     assert isinstance(token, dg.EnvVar) and token == "GITHUB_TOKEN"
     assert outside.tickets.linear.api_key is None  # unset: a working default, not a load error
     store = definitions.value_store()
-    assert store.backend == "postgres" and isinstance(store.postgres_url, dg.EnvVar)
+    assert store.store_kind == "postgres" and isinstance(store.postgres_url, dg.EnvVar)
 
 
 def _outside() -> definitions.OutsideResources:

@@ -3,7 +3,7 @@
 A model phase is not a git push: a model turn costs money and minutes, so model phases retry
 once with a long backoff, while API-only phases (fetching a ticket, building the context pack,
 opening a pull request) retry a few times quickly. Which *errors* retry is decided by type in
-``_shell``: only an error whose ``retryable`` is true (``TransientError``, a ``BackendError``
+``_shell``: only an error whose ``retryable`` is true (``TransientError``, a ``VendorError``
 for an upstream or unreachable vendor) or an unexpected exception reaches the ``RetryPolicy``;
 input and config errors fail the step at once with ``dg.Failure(allow_retries=False)``.
 

@@ -224,7 +224,7 @@ class ScriptedModelServer(FakeHttpServer):
             return round(sum(b.usd for b in self.billed if role in (None, b.role)), 6)
 
     def _bill(self, role: str, wire: Wire, model: str, answer: StepAnswer) -> None:
-        from veranda_dagster.vendors.cost import turn_usd  # the adapters import much
+        from veranda_dagster.vendors.cost import turn_usd  # the vendors import much
 
         usage = Usage(input=answer.input_tokens, output=answer.output_tokens)
         usd = turn_usd(model, usage) or 0.0

@@ -93,7 +93,7 @@ def promote_imported(
     for move (the imports of a long module are many), never a package ``__init__`` (it
     re-exports, the fix goes to the module behind it), and only the first file's imports: the
     imports of the second guess promote noise as often as a fix. Costs no search; needs the
-    backend's file listing and texts (a clone), and does nothing without them. A file is only
+    search index's file listing and texts (a clone), and does nothing without them. A file is only
     read for definitions when the promotion could lift it into the ``max_files``."""
     paths = getattr(search, "paths", None)
     file_text = getattr(search, "file_text", None)

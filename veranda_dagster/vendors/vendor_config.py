@@ -1,8 +1,8 @@
-"""One vendor family's settings in the backends config: which auth modes, binary, variable
+"""One vendor's settings in the vendors config: which auth modes, binary, variable
 names, base URL, home template and time bound.
 
-Kept apart from ``config.BackendsConfig``, which checks a whole config against the vendor
-registry: every adapter is built from a ``FamilyConfig``, and the registry knows the adapters.
+Kept apart from ``config.VendorsConfig``, which checks a whole config against the vendor
+registry: every vendor is built from a ``VendorConfig``, and the registry knows the vendors.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class FamilyConfig(BaseModel):
+class VendorConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    family: str
+    vendor: str
     modes: list[str] | None = None
-    """Auth modes to try, in order; None = the adapter's own default order."""
+    """Auth modes to try, in order; None = the vendor's own default order."""
     binary: str | None = None
     """Path or name of the CLI; None = the vendor's usual binary on PATH."""
     env: dict[str, str] = Field(default_factory=dict)
@@ -28,7 +28,7 @@ class FamilyConfig(BaseModel):
     passthrough_env: list[str] = Field(default_factory=list)
     """Extra variable names passed to the CLI unchanged when set."""
     base_url: str | None = None
-    """Override of the vendor API base URL (the adapter knows which variable carries it)."""
+    """Override of the vendor API base URL (the vendor knows which variable carries it)."""
     home: str | None = None
     """This CLI's home template (settings, a login session), if any: never written by a CLI;
     each turn runs with a private copy of it (``vendors.home``), so no ticket's agent can leave
