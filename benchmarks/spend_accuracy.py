@@ -36,16 +36,16 @@ from typing import Any
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.domain.core.budget import BudgetedAgent, BudgetExceededError
 from veranda_dagster.sandbox import SANDBOX_ENV
+from veranda_dagster.sim.model_server import ScriptedModelServer
+from veranda_dagster.sim.sample_org import BILLING, SampleOrg, create_sample_org
 from veranda_dagster.sim.sim_vendors import (
     agent_binary,
     model_credentials,
-    sim_vendors_config,
     sim_environ,
+    sim_vendors_config,
 )
-from veranda_dagster.sim.model_server import ScriptedModelServer
-from veranda_dagster.sim.sample_org import BILLING, SampleOrg, create_sample_org
-from veranda_dagster.storage.value_stores import FilesystemValues
 from veranda_dagster.storage.ledger import StoreLedger
+from veranda_dagster.storage.value_stores import FilesystemValues
 from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.health import HealthCache
 from veranda_dagster.vendors.port import VendorError

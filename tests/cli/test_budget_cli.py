@@ -11,8 +11,8 @@ from veranda_dagster.cli import main as veranda
 from veranda_dagster.domain.core.budget import BUDGET_ENV, SpendEntry
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.storage import ValueStore
-from veranda_dagster.storage.value_stores import FilesystemValues
 from veranda_dagster.storage.ledger import StoreLedger
+from veranda_dagster.storage.value_stores import FilesystemValues
 
 
 @pytest.fixture()

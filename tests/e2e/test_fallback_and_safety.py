@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import step_failures
-from veranda_dagster.sim.sim_vendors import SIM_KEYS
 from veranda_dagster.sim.driver import SensorDriver, run_tags, run_ticket_process
 from veranda_dagster.sim.sample_org import BILLING, INJECTION_TICKET_BODY, INJECTION_TICKET_TITLE
+from veranda_dagster.sim.sim_vendors import SIM_KEYS
 from veranda_dagster.sim.summary import asset_metadata_text, run_summary
 from veranda_dagster.sim.world import SimWorld
 

@@ -32,9 +32,9 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import offline
-from veranda_dagster.sim.sim_vendors import browser_env
 from veranda_dagster.sim.sample_storefront import CART_FIXED_LINE, STOREFRONT
 from veranda_dagster.sim.scripted_frontend import NOT_SEEN, RED_TEST
+from veranda_dagster.sim.sim_vendors import browser_env
 from veranda_dagster.sim.summary import ASSETS
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_cli, pytest.mark.real_cli_slow]

@@ -22,7 +22,6 @@ import pytest
 
 from tests.e2e import offline
 from tests.e2e.conftest import linear_ticket_run, step_failures
-from veranda_dagster.sim.sim_vendors import REAL_AGENTS
 from veranda_dagster.sim.sample_org import (
     BILLING,
     INVOICE_FIXED_LINE,
@@ -30,6 +29,7 @@ from veranda_dagster.sim.sample_org import (
     SAMPLE_TICKET_TITLE,
 )
 from veranda_dagster.sim.scripted_agent import RED_TEST
+from veranda_dagster.sim.sim_vendors import REAL_AGENTS
 from veranda_dagster.sim.summary import ASSETS, run_summary
 from veranda_dagster.sim.world import SimWorld
 

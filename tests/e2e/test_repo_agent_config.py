@@ -27,13 +27,13 @@ from tests.support.vendor_api import VendorApiServer
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.domain.core.mcp_config import McpServer
 from veranda_dagster.sandbox import SANDBOX_ENV
-from veranda_dagster.vendors.plugins import claude
 from veranda_dagster.vendors.config import VendorsConfig
-from veranda_dagster.vendors.vendor_config import VendorConfig
 from veranda_dagster.vendors.health import HealthCache
 from veranda_dagster.vendors.isolation import TurnIsolation
+from veranda_dagster.vendors.plugins import claude
 from veranda_dagster.vendors.resolver import build_agent
 from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 pytestmark = pytest.mark.real_cli
 

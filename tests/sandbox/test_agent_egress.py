@@ -31,9 +31,9 @@ from tests.support.real_claude import pinned_claude
 from veranda_dagster.sandbox.egress import PLACEHOLDER_PREFIX
 from veranda_dagster.sim.model_server import ScriptedModelServer
 from veranda_dagster.vendors.plugins.claude import ClaudeVendor
-from veranda_dagster.vendors.vendor_config import VendorConfig
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV, CredentialFileLogin, SubprocessRunner
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 CLAUDE = pinned_claude()
 REAL_KEY = "sk-ant-api03-REAL-egress-test-key-9b1e7c"

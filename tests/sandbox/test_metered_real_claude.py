@@ -20,8 +20,8 @@ from tests.support.real_claude import pinned_claude
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.domain.core.budget import BudgetedAgent, BudgetExceededError
 from veranda_dagster.sim.model_server import ScriptedModelServer
-from veranda_dagster.storage.value_stores import FilesystemValues
 from veranda_dagster.storage.ledger import StoreLedger
+from veranda_dagster.storage.value_stores import FilesystemValues
 from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.health import HealthCache
 from veranda_dagster.vendors.resolver import ResolvingAgent, build_agent

@@ -24,7 +24,7 @@ def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty .veranda/ as the only place CLIs are found (nothing on PATH either)."""
     folder = tmp_path / ".veranda" / "bin"
     folder.mkdir(parents=True)
-    monkeypatch.setattr(vendors, "tool_dirs", lambda: [folder])
+    monkeypatch.setattr(sim_vendors, "tool_dirs", lambda: [folder])
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     for agent in REAL_AGENTS:
         monkeypatch.delenv(sim_vendors.BINARY_ENV.format(agent.upper()), raising=False)

@@ -15,7 +15,6 @@ from typing import Any
 import httpx
 import pytest
 
-from veranda_dagster.sim.sim_vendors import SIM_KEYS, model_credentials
 from veranda_dagster.sim.model_server import MAX_SCRIPTED_STEPS, ScriptedModelServer
 from veranda_dagster.sim.renderers import VOCABULARIES, render_actions, vocabulary_for
 from veranda_dagster.sim.scripted_agent import (
@@ -25,6 +24,7 @@ from veranda_dagster.sim.scripted_agent import (
     TEST_COMMAND,
     script_reply,
 )
+from veranda_dagster.sim.sim_vendors import SIM_KEYS, model_credentials
 
 OFFERED = json.loads(
     (Path(__file__).resolve().parents[1] / "fixtures/sim/offered_tools.json").read_text()

@@ -13,19 +13,19 @@ from veranda_dagster.domain.core.models import ContextPack, RepoFacts, RepoGuess
 from veranda_dagster.domain.intake.repo_confirmation import confirm_prompt
 from veranda_dagster.domain.work import prompts
 from veranda_dagster.sim.agent_cli import apply_tool
+from veranda_dagster.sim.model_server import ScriptedModelServer
+from veranda_dagster.sim.sample_org import BILLING, INVOICE_FIXED_LINE, SampleOrg
+from veranda_dagster.sim.scripted_agent import ROLE_ASSET, detect_role
 from veranda_dagster.sim.sim_vendors import (
     SIM_KEYS,
     agent_binary,
     model_credentials,
-    sim_vendors_config,
     sim_environ,
+    sim_vendors_config,
 )
-from veranda_dagster.sim.model_server import ScriptedModelServer
-from veranda_dagster.sim.sample_org import BILLING, INVOICE_FIXED_LINE, SampleOrg
-from veranda_dagster.sim.scripted_agent import ROLE_ASSET, detect_role
-from veranda_dagster.vendors.plugins._base import PROBE_PROMPT
 from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.health import HealthCache
+from veranda_dagster.vendors.plugins._base import PROBE_PROMPT
 from veranda_dagster.vendors.port import VendorError
 from veranda_dagster.vendors.resolver import build_agent
 

@@ -20,13 +20,13 @@ from veranda_dagster.domain.core.mcp_config import McpServer
 from veranda_dagster.sandbox import SANDBOX_ENV
 from veranda_dagster.vendors import home as home_mod
 from veranda_dagster.vendors import registry
+from veranda_dagster.vendors.home import HomeTemplateTooLargeError, private_home
 from veranda_dagster.vendors.plugins._base import CliVendor
 from veranda_dagster.vendors.plugins.claude import ClaudeVendor
 from veranda_dagster.vendors.plugins.gemini import GeminiVendor
-from veranda_dagster.vendors.vendor_config import VendorConfig
-from veranda_dagster.vendors.home import HomeTemplateTooLargeError, private_home
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.runner import SubprocessRunner
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vendors"
 REPO_SECRET = "REPO-PLANTED-HOOK-7f3a"
@@ -97,8 +97,8 @@ def run_lister(vendor: CliVendor, clone: Path, turn: Turn, paths: list[str]) -> 
 
 @pytest.mark.parametrize("vendor", registry.vendors())
 def test_each_familys_declared_paths_are_hidden_and_untouched(vendor: str, tmp_path) -> None:
-    vendor = vendor_for(vendor)
-    declared = list(vendor.repo_agent_config)
+    cli = vendor_for(vendor)
+    declared = list(cli.repo_agent_config)
     assert declared, f"{vendor} declares no project configuration"
     clone = tmp_path / "clone"
     clone.mkdir()
@@ -107,7 +107,7 @@ def test_each_familys_declared_paths_are_hidden_and_untouched(vendor: str, tmp_p
     (clone / "AGENTS.md").write_text("instructions stay visible\n")
     before = tree(clone)
     turn = Turn(prompt="p", workdir=str(clone))
-    seen = run_lister(vendor, clone, turn, [*declared, "AGENTS.md"])
+    seen = run_lister(cli, clone, turn, [*declared, "AGENTS.md"])
     assert REPO_SECRET not in seen  # nothing the repository wrote there reaches the CLI
     assert "WRITABLE" not in seen.replace("WRITABLE AGENTS.md", "")  # nor can be rewritten
     for rel in declared:
@@ -121,21 +121,21 @@ def test_each_familys_declared_paths_are_hidden_and_untouched(vendor: str, tmp_p
     [(f, m) for f in registry.vendors() for m in registry.get(f).modes],
 )
 def test_the_product_mcp_config_is_the_only_one_and_leaves_nothing(vendor, mode, tmp_path):
-    vendor = vendor_for(vendor, mode)
+    cli = vendor_for(vendor, mode)
     clone = tmp_path / "clone"
     clone.mkdir()
-    for rel in vendor.repo_agent_config:
+    for rel in cli.repo_agent_config:
         plant(clone, rel)
     before = tree(clone)
     turn = Turn(prompt="p", workdir=str(clone), mcp_servers=[SERVER])
-    shown = vendor.product_config(turn)
-    if vendor.mcp_by_flag():
+    shown = cli.product_config(turn)
+    if cli.mcp_by_flag():
         assert shown == {}
-        assert "--product-marker-91c2" in " ".join(vendor.build_argv(turn))
-        assert "--strict-mcp-config" in vendor.build_argv(turn)
+        assert "--product-marker-91c2" in " ".join(cli.build_argv(turn))
+        assert "--strict-mcp-config" in cli.build_argv(turn)
         return
     (rel,) = shown
-    seen = run_lister(vendor, clone, turn, [rel])
+    seen = run_lister(cli, clone, turn, [rel])
     assert "--product-marker-91c2" in seen and REPO_SECRET not in seen
     assert f"WRITABLE {rel}" not in seen
     assert tree(clone) == before  # no product file, no mount point left behind

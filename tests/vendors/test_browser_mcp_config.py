@@ -43,10 +43,10 @@ def declared_formats() -> dict[str, str]:
     out = {}
     for vendor in registry.vendors():
         for mode in registry.get(vendor).modes:
-            vendor = registry.get(vendor).factory(
+            cli = registry.get(vendor).factory(
                 mode, VendorConfig(vendor=vendor), ScriptedRunner([]), FakeLogin(), ALL_KEYS
             )
-            out[f"{vendor}/{mode}"] = vendor.capabilities.mcp_format
+            out[f"{vendor}/{mode}"] = cli.capabilities.mcp_format
     return out
 
 

@@ -11,13 +11,13 @@ import pytest
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.vendors import registry
 from veranda_dagster.vendors.config import VendorsConfig
-from veranda_dagster.vendors.vendor_config import VendorConfig
 from veranda_dagster.vendors.resolver import build_agent
 from veranda_dagster.vendors.runner import (
     CredentialFileLogin,
     RealCliBlockedError,
     SubprocessRunner,
 )
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 
 def test_default_config_lists_every_registered_vendor_in_rank_order():

@@ -18,9 +18,9 @@ from veranda_dagster.sandbox.egress import refused
 from veranda_dagster.sandbox.proxied import through_proxy
 from veranda_dagster.vendors import health, registry
 from veranda_dagster.vendors.command import EGRESS_REFUSED
-from veranda_dagster.vendors.vendor_config import VendorConfig
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.runner import SubprocessRunner
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 REFUSED = {
     ("claude", "bedrock"): "SigV4",
@@ -36,13 +36,16 @@ REFUSED = {
 """Modes whose credential cannot go through the proxy: refused, fail closed, while sandboxed."""
 
 SECRETS = {
-    value for cls in registry.vendor_classes() for name in cls.secret_env if (value := ALL_KEYS.get(name))
+    value
+    for cls in registry.vendor_classes()
+    for name in cls.secret_env
+    if (value := ALL_KEYS.get(name))
 } | {ALL_KEYS["AWS_SECRET_ACCESS_KEY"], ALL_KEYS["AZURE_OPENAI_API_KEY"]}
 
 MODES = [(cls.vendor, mode) for cls in registry.vendor_classes() for mode in cls.modes]
 
 
-def vendor(vendor: str, mode: str, environ: dict[str, str] = ALL_KEYS, **cfg: Any):
+def build_vendor(vendor: str, mode: str, environ: dict[str, str] = ALL_KEYS, **cfg: Any):
     return registry.get(vendor).factory(
         mode, VendorConfig(vendor=vendor, **cfg), ScriptedRunner(), FakeLogin(), environ
     )
@@ -51,17 +54,17 @@ def vendor(vendor: str, mode: str, environ: dict[str, str] = ALL_KEYS, **cfg: An
 @pytest.mark.parametrize(("vendor", "mode"), MODES)
 @pytest.mark.parametrize("base_url", [None, "http://127.0.0.1:9/v1"])
 def test_each_mode_is_proxied_without_a_key_inside_or_refused(vendor, mode, base_url):
-    vendor = vendor(vendor, mode, base_url=base_url)
-    with tempfile.TemporaryDirectory() as workdir, vendor.turn_home():
+    cli = build_vendor(vendor, mode, base_url=base_url)
+    with tempfile.TemporaryDirectory() as workdir, cli.turn_home():
         turn = Turn(prompt="Role: probe\nhi", workdir=workdir, model=None)
-        argv, env = vendor.build_argv(turn), vendor.env_for(turn)
-    egress = vendor.egress(env)
+        argv, env = cli.build_argv(turn), cli.env_for(turn)
+    egress = cli.egress(env)
     if (vendor, mode) in REFUSED:
         assert egress.refused and REFUSED[vendor, mode] in egress.refused
         assert f"{vendor}/{mode}" in egress.refused
         return
     assert egress.refused is None, egress.refused
-    assert egress.base_url == (base_url or vendor.upstream_base_url())
+    assert egress.base_url == (base_url or cli.upstream_base_url())
     assert base_url or egress.base_url.startswith("https://")
     with through_proxy(egress, argv, env) as command:
         inside = [*command.argv, *command.env.values(), *command.launcher]
@@ -71,10 +74,10 @@ def test_each_mode_is_proxied_without_a_key_inside_or_refused(vendor, mode, base
 
 
 def test_claude_login_is_proxied_with_a_setup_token_and_refused_with_a_session_file():
-    token = vendor("claude", "login").egress(vendor("claude", "login").env())
+    token = build_vendor("claude", "login").egress(build_vendor("claude", "login").env())
     assert token.refused is None and set(token.keys) == {"CLAUDE_CODE_OAUTH_TOKEN"}
     no_token = {k: v for k, v in ALL_KEYS.items() if k != "CLAUDE_CODE_OAUTH_TOKEN"}
-    session = vendor("claude", "login", no_token)
+    session = build_vendor("claude", "login", no_token)
     assert "login session is a file" in (session.egress(session.env()).refused or "")
 
 

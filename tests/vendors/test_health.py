@@ -18,9 +18,9 @@ from tests.vendors.conftest import (
 from veranda_dagster.domain.core.bounds import HEALTH_RECHECK_S
 from veranda_dagster.vendors import health, registry
 from veranda_dagster.vendors.command import RunOutput
-from veranda_dagster.vendors.vendor_config import VendorConfig
 from veranda_dagster.vendors.health import HealthCache, classify
 from veranda_dagster.vendors.port import HealthVerdict, Turn
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 ROWS = failure_rows()
 VERDICTS = {"ok", "quota", "auth", "turn_failed", "upstream", "unreachable", "timeout"}
@@ -28,7 +28,7 @@ AVAILABILITY = VERDICTS - {"timeout"}
 """What every vendor's rows must show; ``timeout`` only where the CLI prints while working."""
 
 
-def vendor(vendor: str, mode: str | None, runner: ScriptedRunner | None = None):
+def build_vendor(vendor: str, mode: str | None, runner: ScriptedRunner | None = None):
     info = registry.get(vendor)
     mode = mode or next(m for m in info.modes if m != "opencode")
     return info.factory(
@@ -48,7 +48,7 @@ def test_matrix_covers_every_vendor_and_every_verdict():
 
 @pytest.mark.parametrize("row", ROWS, ids=[f"{r['vendor']}-{r['case']}" for r in ROWS])
 def test_recorded_failure_classifies(row, tmp_path):
-    a = vendor(row["vendor"], row.get("mode"))
+    a = build_vendor(row["vendor"], row.get("mode"))
     verdict, _ = a.outcome(row_output(row), Turn(prompt="p", workdir=str(tmp_path)))
     assert verdict.verdict == row["verdict"], verdict
 
@@ -67,7 +67,7 @@ def test_recorded_failure_keeps_its_pinned_rule_under_every_vendor(row, tmp_path
     """Through its own vendor, and raw under each vendor: a vendor rule decides only its own
     vendor's runs, and in the same order against the shared rules as before."""
     pin = PINS[f"{row['vendor']}-{row['case']}"]
-    verdict, _ = vendor(row["vendor"], row.get("mode")).outcome(
+    verdict, _ = build_vendor(row["vendor"], row.get("mode")).outcome(
         row_output(row), Turn(prompt="p", workdir=str(tmp_path))
     )
     assert f"{verdict.verdict}/{verdict.rule or 'none'}" == pin["own"]
@@ -83,7 +83,7 @@ def test_recorded_failure_keeps_its_pinned_rule_under_every_vendor(row, tmp_path
 )
 def test_probe_reports_the_same_verdict_through_the_runner(row):
     runner = ScriptedRunner([row_output(row)])
-    verdict = vendor(row["vendor"], row.get("mode"), runner).probe()
+    verdict = build_vendor(row["vendor"], row.get("mode"), runner).probe()
     assert verdict.verdict == row["verdict"]
     assert len(runner.calls) == 1 and runner.calls[0].timeout == 60.0
 
@@ -91,7 +91,7 @@ def test_probe_reports_the_same_verdict_through_the_runner(row):
 def test_a_healthy_answer_that_mentions_quota_is_still_ok(tmp_path):
     stdout = fixture_text("claude_stream_ok.jsonl").replace("PONG-SIM", "quota 401 ECONNREFUSED")
     out = RunOutput(exit_code=0, stdout=stdout)
-    verdict, summary = vendor("claude", "api_key").outcome(out, Turn(prompt="p", workdir="."))
+    verdict, summary = build_vendor("claude", "api_key").outcome(out, Turn(prompt="p", workdir="."))
     assert verdict.verdict == "ok" and summary.text == "quota 401 ECONNREFUSED"
 
 

@@ -17,11 +17,11 @@ from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.domain.core.models import Usage
 from veranda_dagster.vendors import cost, registry
 from veranda_dagster.vendors.config import VendorsConfig
-from veranda_dagster.vendors.vendor_config import VendorConfig
 from veranda_dagster.vendors.health import HealthCache
-from veranda_dagster.vendors.port import VendorError, Turn
+from veranda_dagster.vendors.port import Turn, VendorError
 from veranda_dagster.vendors.resolver import build_agent
 from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 CLAUDE_CODE_VERSION = registry.get("claude").factory.installs[0].version
 REPO = Path(__file__).resolve().parents[2]

@@ -16,10 +16,10 @@ from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.vendors import registry, tiers
 from veranda_dagster.vendors.command import RunOutput
 from veranda_dagster.vendors.config import VendorsConfig
-from veranda_dagster.vendors.vendor_config import VendorConfig
 from veranda_dagster.vendors.health import HealthCache
-from veranda_dagster.vendors.port import Vendor, NoHealthyVendorError
+from veranda_dagster.vendors.port import NoHealthyVendorError, Vendor
 from veranda_dagster.vendors.resolver import REASON_LABELS, ResolutionEvent, ResolvingAgent
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 VENDORS = registry.vendors()
 VENDOR_MODES = [(f, m) for f in VENDORS for m in registry.get(f).modes]
@@ -164,10 +164,10 @@ def test_every_mode_down_moves_vendor_and_drops_pin(vendor, verdict, pinned, tmp
 @pytest.mark.parametrize("vendor", [f for f in VENDORS if "login" in registry.get(f).modes])
 def test_revoked_login_session_is_auth_without_spawning(vendor, tmp_path):
     runner = ScriptedRunner([output(vendor, "login", "ok")])
-    vendor = make(vendor, "login", runner, FakeLogin(ok=False))
+    cli = make(vendor, "login", runner, FakeLogin(ok=False))
     env = {k: v for k, v in ALL_KEYS.items() if k != "CLAUDE_CODE_OAUTH_TOKEN"}
-    vendor.environ = env  # the claude login mode also accepts a setup-token; revoke it too
-    verdict = vendor.probe()
+    cli.environ = env  # the claude login mode also accepts a setup-token; revoke it too
+    verdict = cli.probe()
     assert verdict.verdict == "auth" and "expired" in verdict.detail
     assert runner.calls == []
 

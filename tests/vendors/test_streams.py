@@ -7,6 +7,7 @@ import pytest
 
 from tests.vendors.conftest import FakeLogin, ScriptedRunner, fixture_text
 from veranda_dagster.domain.core.models import Usage
+from veranda_dagster.vendors.command import RunOutput
 from veranda_dagster.vendors.plugins.claude import parse_claude_stream
 from veranda_dagster.vendors.plugins.codex import parse_codex_stream
 from veranda_dagster.vendors.plugins.cursor import parse_cursor_stream
@@ -14,9 +15,8 @@ from veranda_dagster.vendors.plugins.gemini import parse_gemini_stream
 from veranda_dagster.vendors.plugins.glm import parse_opencode_stream
 from veranda_dagster.vendors.plugins.grok import parse_grok_stream
 from veranda_dagster.vendors.plugins.kimi import KimiVendor, parse_kimi_stream, parse_kimi_wire
-from veranda_dagster.vendors.command import RunOutput
-from veranda_dagster.vendors.vendor_config import VendorConfig
 from veranda_dagster.vendors.port import StreamParseError, Turn
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 PARSERS = {
     "claude": parse_claude_stream,

@@ -9,8 +9,8 @@ from tests.vendors.conftest import fixture_text
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import ModelCall, Usage
 from veranda_dagster.vendors import cost, registry, tiers
-from veranda_dagster.vendors.plugins.claude import parse_claude_stream
 from veranda_dagster.vendors.negotiate import negotiate
+from veranda_dagster.vendors.plugins.claude import parse_claude_stream
 from veranda_dagster.vendors.port import Capabilities
 
 

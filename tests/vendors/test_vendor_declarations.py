@@ -125,14 +125,14 @@ def test_the_no_real_cli_guard_blocks_what_a_new_vendor_declares(monkeypatch) ->
 
 @pytest.mark.parametrize("vendor", VENDORS)
 def test_the_central_tables_are_the_vendors_own_declarations(vendor: str) -> None:
-    vendor = registry.get(vendor).factory
-    assert tiers.TIERS[vendor] == vendor.tiers
-    assert tiers.MODEL_PREFIXES[vendor] == vendor.model_prefixes
-    for mode, table in vendor.mode_tiers.items():
+    plugin = registry.get(vendor).factory
+    assert tiers.TIERS[vendor] == plugin.tiers
+    assert tiers.MODEL_PREFIXES[vendor] == plugin.model_prefixes
+    for mode, table in plugin.mode_tiers.items():
         assert tiers.MODE_TIERS[(vendor, mode)] == table
-    for model, rate in vendor.rates.items():
+    for model, rate in plugin.rates.items():
         assert cost.RATES[model] is rate
-    assert {vendor.default_binary, *vendor.also_spawns} <= runner.vendor_binaries()
+    assert {plugin.default_binary, *plugin.also_spawns} <= runner.vendor_binaries()
 
 
 def test_no_central_table_holds_a_vendor_no_vendor_declares() -> None:

@@ -11,11 +11,11 @@ import pytest
 from tests.vendors.conftest import ALL_KEYS, FakeLogin, ScriptedRunner, fixture_text
 from veranda_dagster.domain.core.bounds import MAX_CLI_ARGV_BYTES
 from veranda_dagster.vendors import registry
-from veranda_dagster.vendors.plugins.glm import ZAI_CODING_URL
 from veranda_dagster.vendors.command import RunOutput
-from veranda_dagster.vendors.vendor_config import VendorConfig
-from veranda_dagster.vendors.port import Vendor, VendorError, Turn
+from veranda_dagster.vendors.plugins.glm import ZAI_CODING_URL
+from veranda_dagster.vendors.port import Turn, Vendor, VendorError
 from veranda_dagster.vendors.prompt_channel import argv_bytes
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 VENDOR_MODES = [(f, m) for f in registry.vendors() for m in registry.get(f).modes]
 OK_FIXTURE = {

@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from veranda_dagster.domain.core.errors import InputError
-from veranda_dagster.sim.sim_vendors import AGENTS, AgentNotInstalledError, default_agent
 from veranda_dagster.sim.choices import FORGES, TICKET_SOURCES
+from veranda_dagster.sim.sim_vendors import AGENTS, AgentNotInstalledError, default_agent
 
 DEMO_TIMEOUT_S = 110.0
 """The demo's own budget (the issue asks for under two minutes on two cores)."""
@@ -248,7 +248,7 @@ def _print_summary(
     _say(out, f"\nrun {run_id} for {summary.ticket} finished in {elapsed:.0f} s\n")
     _say(
         out,
-        f"{'asset':<14} {'status':<13} {'outcome':<18} {'secs':>6}  {'backend':<15} "
+        f"{'asset':<14} {'status':<13} {'outcome':<18} {'secs':>6}  {'vendor':<15} "
         f"{'calls':>5} {'tokens in/out':>14} {'USD':>8}",
     )
     for a in summary.assets.values():

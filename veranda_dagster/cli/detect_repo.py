@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 
@@ -54,10 +53,11 @@ def load_ticket(path: str, what: str = "ticket") -> Ticket:
 def _with_model(guess: RepoGuess, ticket: Ticket, catalog: Catalog) -> RepoGuess:
     """Run the confirmation pass if a vendor is available; never fail the command over it."""
     try:
+        from veranda_dagster.settings import setting
         from veranda_dagster.vendors.config import VendorsConfig
         from veranda_dagster.vendors.resolver import build_agent
 
-        agent = build_agent(VendorsConfig.load(os.environ.get("VERANDA_VENDORS_FILE")))
+        agent = build_agent(VendorsConfig.load(setting("VERANDA_VENDORS_FILE") or None))
     except Exception as exc:  # any failure to build an agent degrades to the deterministic guess
         print(f"detect-repo: no model pass ({type(exc).__name__}: {exc})", file=sys.stderr)
         return guess

@@ -109,9 +109,9 @@ def observe_record(metrics: PhaseMetrics, record: PhaseRecord) -> None:
     counts one resolution with its totals; the in-process path counts each call.
     """
     metrics.phase_duration.labels(phase=record.phase).observe(record.num("duration_s"))
-    vendor = record.text("backend")
-    if vendor != "none" and "/" in vendor:
-        vendor, mode = vendor.split("/", 1)
+    vendor_mode = record.text("backend")  # the stored metadata key keeps its public name
+    if vendor_mode != "none" and "/" in vendor_mode:
+        vendor, mode = vendor_mode.split("/", 1)
         cached = 0
         metrics.record_call(
             vendor,

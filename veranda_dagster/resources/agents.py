@@ -24,13 +24,13 @@ from veranda_dagster.domain.core.spend_meter import SpendCap
 from veranda_dagster.resources.orgs import orgs_from_env
 from veranda_dagster.settings import env_number, setting
 from veranda_dagster.storage import ValueStore
-from veranda_dagster.storage.value_stores import default_values_dir
 from veranda_dagster.storage.ledger import StoreLedger
 from veranda_dagster.storage.search_budget import (
     BudgetState,
     FileBudgetState,
     PostgresBudgetState,
 )
+from veranda_dagster.storage.value_stores import default_values_dir
 from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.resolver import build_agent
 
@@ -40,7 +40,7 @@ class AgentsResource(Resource):
 
     store: ValueStore
     """Where the spend ledger (and the forge's code-search budget) is kept: the value store's
-    own vendor, so a resumed run in another pod reads the same ledger."""
+    own storage, so a resumed run in another pod reads the same ledger."""
     vendors_file: str = ""
     """JSON/YAML ``VendorsConfig``; empty = every vendor in default order."""
     ticket_budget_usd: float = TICKET_BUDGET_USD

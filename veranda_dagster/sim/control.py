@@ -18,8 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from veranda_dagster.sim.sim_vendors import SIM_KEYS
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
+from veranda_dagster.sim.sim_vendors import SIM_KEYS
 from veranda_dagster.sim.world import LINEAR_LABEL, SimWorld
 
 FAULTS = ("model-5xx", "revoke-key", "ci-red")

@@ -36,14 +36,6 @@ from veranda_dagster.concurrency import POOL_DEFAULT_LIMIT
 from veranda_dagster.forges.registry import forge_provider
 from veranda_dagster.instance_config import shipped_instance
 from veranda_dagster.sandbox.policy import READONLY_ENV
-from veranda_dagster.sim.sim_vendors import (
-    SIM_KEYS,
-    agent_vendors_config,
-    browser_env,
-    cli_install_roots,
-    model_credentials,
-    require_binary,
-)
 from veranda_dagster.sim.choices import FORGES, SENSORS, TICKET_SOURCES
 from veranda_dagster.sim.fake_ci import CiMode, FakeCI
 from veranda_dagster.sim.github_fake import GitHubFake
@@ -54,6 +46,14 @@ from veranda_dagster.sim.linear_fake import BOT_USER_ID as LINEAR_BOT
 from veranda_dagster.sim.linear_fake import LinearFake
 from veranda_dagster.sim.model_server import ScriptedModelServer
 from veranda_dagster.sim.sample_org import SampleOrg, create_sample_org
+from veranda_dagster.sim.sim_vendors import (
+    SIM_KEYS,
+    agent_vendors_config,
+    browser_env,
+    cli_install_roots,
+    model_credentials,
+    require_binary,
+)
 from veranda_dagster.sim.slack_fake import BOT_USER_ID as SLACK_BOT
 from veranda_dagster.sim.slack_fake import SlackFake
 from veranda_dagster.sim.two_orgs import add_data_org

@@ -22,6 +22,8 @@ from veranda_dagster.domain.core.errors import (
     StoredValueError,
     VerandaError,
 )
+from veranda_dagster.storage.ledger import StoreLedger
+from veranda_dagster.storage.types import value_type
 from veranda_dagster.storage.value_stores import (
     TABLE,
     FilesystemValues,
@@ -30,8 +32,6 @@ from veranda_dagster.storage.value_stores import (
     default_values_dir,
     parse_json,
 )
-from veranda_dagster.storage.ledger import StoreLedger
-from veranda_dagster.storage.types import value_type
 
 VENDORS = ("filesystem", "postgres")
 
@@ -97,7 +97,7 @@ class ValueStore(Resource):
             ) from None
 
     def ledger(self) -> StoreLedger:
-        """The per-ticket spend ledger, on this store's store."""
+        """The per-ticket spend ledger, on this store's kind of storage."""
         return StoreLedger(self.values())
 
     def load_or_none(self, asset: str, partition: str) -> BaseModel | None:

@@ -334,9 +334,7 @@ class PostgresValues:
 
     def __init__(self, url: str) -> None:
         if not url:
-            raise ConfigError(
-                "value store kind 'postgres' needs a URL: set VERANDA_POSTGRES_URL"
-            )
+            raise ConfigError("value store kind 'postgres' needs a URL: set VERANDA_POSTGRES_URL")
         self.url = url
 
     def _run(self, sql: str, args: tuple[Any, ...], fetch: str = "") -> Any:

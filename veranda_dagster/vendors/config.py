@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from veranda_dagster.domain.core.bounds import MAX_CONFIG_FILE_BYTES
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.input_files import load_document, validate_document
 from veranda_dagster.vendors import registry
-from veranda_dagster.vendors.vendor_config import VendorConfig
+from veranda_dagster.vendors.vendor_config import VendorConfig, former_key
 
 CONFIG_ENV = "VERANDA_VENDORS_CONFIG"
+FORMER_CONFIG_ENV = "VERANDA_BACKENDS_CONFIG"  # rename31: keep
+"""The name before the vendor rename (issue 31): still read when ``CONFIG_ENV`` is unset."""
 
 
 def _default_vendors() -> list[VendorConfig]:
@@ -31,6 +34,11 @@ class VendorsConfig(BaseModel):
     vendors: list[VendorConfig] = Field(default_factory=_default_vendors)
     """Fallback order: first is preferred."""
     probe_timeout_s: float = 60.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _former_key(cls, data: Any) -> Any:
+        return former_key(data, "vendors", "families")  # rename31: keep
 
     @field_validator("vendors")
     @classmethod
@@ -60,7 +68,7 @@ class VendorsConfig(BaseModel):
     def load(cls, path: str | Path | None = None) -> VendorsConfig:
         """Load JSON or YAML from ``path`` (or ``$VERANDA_VENDORS_CONFIG``); default if neither."""
         if path is None:
-            path = os.environ.get(CONFIG_ENV) or None
+            path = os.environ.get(CONFIG_ENV) or os.environ.get(FORMER_CONFIG_ENV) or None
         if path is None:
             return cls()
         p = Path(path)

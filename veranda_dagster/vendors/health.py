@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from veranda_dagster.domain.core.bounds import HEALTH_RECHECK_S
 from veranda_dagster.vendors.command import EGRESS_REFUSED, RunOutput
-from veranda_dagster.vendors.port import Vendor, HealthVerdict, Verdict
+from veranda_dagster.vendors.port import HealthVerdict, Vendor, Verdict
 
 
 @dataclass(frozen=True)

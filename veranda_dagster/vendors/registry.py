@@ -153,7 +153,7 @@ def secret_env() -> dict[str, tuple[str, ...]]:
 
 
 def health_rules(vendor: str) -> tuple[Rule, ...]:
-    """What decides a run of ``vendor``: the shared rules and that vendor's vendor's own (only
-    the shared ones for a vendor no vendor declares)."""
+    """What decides a run of ``vendor``: the shared rules and that vendor's own (only
+    the shared ones for a name no vendor declares)."""
     known = vendor in VENDORS
     return ordered_rules(VENDORS[vendor].factory.health_rules if known else ())

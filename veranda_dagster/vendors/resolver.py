@@ -29,10 +29,10 @@ from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.health import PROCESS_HEALTH, HealthCache
 from veranda_dagster.vendors.negotiate import negotiate
 from veranda_dagster.vendors.port import (
-    Vendor,
-    VendorError,
     HealthVerdict,
     NoHealthyVendorError,
+    Vendor,
+    VendorError,
     Verdict,
 )
 from veranda_dagster.vendors.runner import CredentialFileLogin, SubprocessRunner

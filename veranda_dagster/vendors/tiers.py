@@ -21,7 +21,9 @@ TIERS: dict[str, Mapping[Tier, str]] = {a.vendor: a.tiers for a in registry.vend
 """vendor -> tier -> model id, derived from each vendor's ``tiers`` declaration."""
 
 MODE_TIERS: dict[tuple[str, str], Mapping[Tier, str]] = {
-    (a.vendor, mode): table for a in registry.vendor_classes() for mode, table in a.mode_tiers.items()
+    (a.vendor, mode): table
+    for a in registry.vendor_classes()
+    for mode, table in a.mode_tiers.items()
 }
 """A mode whose CLI names models differently (each vendor's ``mode_tiers``)."""
 

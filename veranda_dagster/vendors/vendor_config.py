@@ -8,10 +8,21 @@ registry: every vendor is built from a ``VendorConfig``, and the registry knows 
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def former_key(data: Any, key: str, former: str) -> Any:
+    """``data`` with a key written under its name before the vendor rename (issue 31) moved to
+    ``key``: files written for earlier releases still load, and naming both is refused."""
+    if isinstance(data, dict) and former in data:
+        if key in data:
+            raise ValueError(f"{key!r} and its former name {former!r} are both set: keep {key!r}")
+        data = {key if k == former else k: v for k, v in data.items()}
+    return data
 
 
 class VendorConfig(BaseModel):
@@ -35,6 +46,11 @@ class VendorConfig(BaseModel):
     anything there for the next."""
     timeout_s: float | None = None
     """Wall-clock cap per turn; None = the request's own timeout."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _former_key(cls, data: Any) -> Any:
+        return former_key(data, "vendor", "family")  # rename31: keep
 
     @field_validator("env")
     @classmethod

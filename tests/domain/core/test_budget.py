@@ -1,5 +1,5 @@
 """The dollar cap per ticket, through the real seams: a real phase on a real repository behind a
-``BudgetedAgent``, the spend ledger on the real value-store vendors, and the agent every
+``BudgetedAgent``, the spend ledger on the real value stores, and the agent every
 phase asset builds from the agents resource."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from veranda_dagster.domain.core.budget import BudgetedAgent, BudgetExceededErro
 from veranda_dagster.domain.work.red_tests import write_red_tests
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.storage import ValueStore
-from veranda_dagster.storage.value_stores import FilesystemValues
 from veranda_dagster.storage.ledger import StoreLedger
+from veranda_dagster.storage.value_stores import FilesystemValues
 
 NEW = "tests/test_slugify.py"
 TURN_USD = 0.01  # what ScriptedAgent bills per turn

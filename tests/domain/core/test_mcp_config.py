@@ -24,9 +24,9 @@ from veranda_dagster.domain.core.mcp_config import (
 from veranda_dagster.vendors.plugins.codex import CodexVendor
 from veranda_dagster.vendors.plugins.cursor import CursorVendor
 from veranda_dagster.vendors.plugins.kimi import KimiVendor
-from veranda_dagster.vendors.vendor_config import VendorConfig
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.runner import SubprocessRunner
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 SERVER = McpServer(name="obs", command="veranda", args=["mcp-observability"], env={"A": "1"})
 
@@ -151,9 +151,7 @@ def test_the_config_shown_to_a_cli_holds_only_the_products_servers(tmp_path):
     assert toml == {
         "mcp_servers": {"playwright": {"command": "playwright-mcp", "args": PLAYWRIGHT_MCP.args}}
     }
-    cursor = CursorVendor(
-        "api_key", VendorConfig(vendor="cursor"), SubprocessRunner(), FakeLogin()
-    )
+    cursor = CursorVendor("api_key", VendorConfig(vendor="cursor"), SubprocessRunner(), FakeLogin())
     ((rel, text),) = cursor.product_config(turn).items()
     assert rel == ".cursor/mcp.json" and list(json.loads(text)["mcpServers"]) == ["playwright"]
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before

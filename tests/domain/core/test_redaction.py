@@ -61,13 +61,13 @@ def test_every_token_shape_masks_its_sample_whole(shape):
     assert shape.sample[: len(shape.sample) // 2] not in scrub(shape.sample, environ={})
 
 
-def test_each_vendor_vendor_brings_its_own_table_and_the_registry_collects_it():
+def test_each_vendor_brings_its_own_table_and_the_registry_collects_it():
     vendors = registry.vendors()
     assert {"claude", "codex", "gemini", "kimi", "grok", "glm", "cursor"} <= set(vendors)
     collected = {s.name for s in registry.token_patterns()}
     for vendor in vendors:
-        vendor = registry.get(vendor).factory
-        names = {s.name for s in vendor.token_patterns}
+        plugin = registry.get(vendor).factory
+        names = {s.name for s in plugin.token_patterns}
         assert names, f"{vendor} has no token_patterns table"
         assert names <= collected
     services = provider_token_shapes() + GENERIC_TOKENS

@@ -132,8 +132,8 @@ smudge filters, keyword expansion, re-encoding): the work tree then is not the c
 class LocalGitGrep:
     """Search a clone at one revision with ``git grep -n -F`` (tracked files, no binaries).
 
-    Case-insensitive like a forge's hosted index, so both search indexes find ``workspace.ensure`` for the
-    seed ``Workspace.ensure``.
+    Case-insensitive like a forge's hosted index, so both search indexes find
+    ``workspace.ensure`` for the seed ``Workspace.ensure``.
 
     Where ``git grep`` (the path for a tree too large to hold in memory) reads from: the work
     tree when it *is* the pinned commit (HEAD at the sha,

@@ -12,8 +12,8 @@ Four signals join the seed searches, each where its evidence is strongest:
   prose names the topic in words no seed carries. Its score is normalised by the best file's,
   so it adds at most ``FULL_TEXT_WEIGHT`` and ranks files no seed reached.
 
-A search index that cannot provide a signal (a forge's hosted code index before a clone exists: no file
-listing to resolve frames against, no texts to index) is named in ``unavailable``.
+A search index that cannot provide a signal (a forge's hosted code index before a clone exists:
+no file listing to resolve frames against, no texts to index) is named in ``unavailable``.
 """
 
 from __future__ import annotations

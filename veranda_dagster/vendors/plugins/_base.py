@@ -28,18 +28,17 @@ from veranda_dagster.domain.core.models import Effort, Tier
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import Egress, KeyCarrier, refused
 from veranda_dagster.vendors import health
-from veranda_dagster.vendors.plugins._streams import StreamSummary
 from veranda_dagster.vendors.command import CommandRunner, LoginStep, RunOutput
-from veranda_dagster.vendors.vendor_config import VendorConfig
 from veranda_dagster.vendors.home import private_home
 from veranda_dagster.vendors.isolation import TurnIsolation
+from veranda_dagster.vendors.plugins._streams import StreamSummary
 from veranda_dagster.vendors.port import (
-    VendorError,
     Capabilities,
     HealthVerdict,
     StreamParseError,
     Turn,
     TurnResult,
+    VendorError,
 )
 from veranda_dagster.vendors.prompt_channel import (
     PromptChannel,
@@ -48,6 +47,7 @@ from veranda_dagster.vendors.prompt_channel import (
     stage_prompt_file,
 )
 from veranda_dagster.vendors.rates import Rate
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "TERM", "SHELL", "TZ")
 """Passed to every CLI; nothing else leaks from our environment unless a mode names it."""

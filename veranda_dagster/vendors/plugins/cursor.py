@@ -14,9 +14,9 @@ from typing import ClassVar
 
 from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.domain.core.redaction import TokenShape
+from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.plugins._base import CliVendor, ModeSpec
 from veranda_dagster.vendors.plugins._streams import StreamSummary, UsageKeys, text_blocks
-from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate
 from veranda_dagster.vendors.registry import VendorInfo

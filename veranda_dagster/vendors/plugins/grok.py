@@ -21,9 +21,9 @@ from veranda_dagster.domain.core.bounds import MAX_CLI_ARGV_BYTES
 from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, KeyCarrier
+from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.plugins._base import SAME_EFFORT, CliVendor, Install, ModeSpec
 from veranda_dagster.vendors.plugins._streams import StreamSummary, UsageKeys, model_names
-from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import VendorInfo

@@ -20,9 +20,9 @@ from typing import ClassVar
 from veranda_dagster.domain.core.models import Tier, Usage
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, X_API_KEY, KeyCarrier
+from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.plugins._base import SAME_EFFORT, CliVendor, Install, ModeSpec
 from veranda_dagster.vendors.plugins._streams import StreamSummary, UsageKeys
-from veranda_dagster.vendors.health import error_rule
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
 from veranda_dagster.vendors.registry import VendorInfo
