@@ -22,8 +22,8 @@ from veranda_dagster.sim.scripted_agent import (
     RED_TEST,
     ROLE_ASSET,
     TEST_COMMAND,
-    script_reply,
 )
+from veranda_dagster.sim.scripted_seats import script_reply
 from veranda_dagster.sim.sim_vendors import SIM_KEYS, model_credentials
 
 OFFERED = json.loads(

@@ -37,8 +37,9 @@ from veranda_dagster.sim import wire_anthropic, wire_gemini, wire_openai
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
 from veranda_dagster.sim.model_listing import model_listing
 from veranda_dagster.sim.renderers import ToolCall, render_actions
-from veranda_dagster.sim.scripted_agent import detect_role, script_reply
+from veranda_dagster.sim.scripted_agent import detect_role
 from veranda_dagster.sim.scripted_frontend import fill
+from veranda_dagster.sim.scripted_seats import script_reply
 from veranda_dagster.sim.wire import CHARS_PER_TOKEN, Conversation, StepAnswer, from_schema
 
 MAX_BLOCK_S = 300.0

@@ -304,19 +304,9 @@ def intrude(prompt: str) -> ScriptedReply:
     return ScriptedReply("Ran the command.", [RunCommand(match.group(1))])
 
 
-def script_reply(role: str, prompt: str, round_no: int, system: str = "") -> ScriptedReply:
-    """The reply for the ``round_no``-th turn (1-based) this server has seen for ``role``."""
-    reply = obey_exfiltration(_scripted(role, prompt, round_no), role, prompt)
-    return obey_injection(reply, role, prompt, system)
-
-
-def _scripted(role: str, prompt: str, round_no: int) -> ScriptedReply:
-    from veranda_dagster.sim import scripted_frontend  # it builds on this module's actions
-
-    if scripted_frontend.is_storefront(prompt):
-        frontend = scripted_frontend.storefront_reply(role, prompt, round_no)
-        if frontend is not None:
-            return frontend
+def billing_reply(role: str, prompt: str, round_no: int) -> ScriptedReply:
+    """The sample billing service's seats (and the seats every sample shares); the storefront's
+    own are in ``scripted_frontend``, and ``scripted_seats.script_reply`` picks between them."""
     if role == "repo_confirmer":
         return confirm_repo(prompt)
     if role == "intruder":

@@ -203,7 +203,9 @@ class SimWorld:
 
     def _product_env(self, vendors: Path) -> dict[str, str]:
         env = {**self._base_env(vendors), **self._choice_env()}
-        return env | add_data_org(self) if self.two_orgs else env
+        if not self.two_orgs:
+            return env
+        return env | add_data_org(self.root, self.org, self.github.base_url, self.gitlab.base_url)
 
     def _choice_env(self) -> dict[str, str]:
         """The forge row and the ticket sources the product is configured with."""
