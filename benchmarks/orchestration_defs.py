@@ -107,7 +107,7 @@ def bench_requests(context: dg.SensorEvaluationContext) -> dg.SensorResult:
 def build() -> dg.Definitions:
     load_plugins()  # as definitions.py does: this code location scrubs like the product's
     root = _bench_dir()
-    store = ValueStore(backend="filesystem", base_dir=str(root / "values"))
+    store = ValueStore(store_kind="filesystem", base_dir=str(root / "values"))
     domain = BenchDomain(
         counter_dir=str(root / "calls"),
         values_dir=str(root / "values"),

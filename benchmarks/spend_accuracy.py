@@ -2,7 +2,7 @@
 proxy meters each request (issue 37).
 
 Each scenario runs the product's real turn path (``BudgetedAgent`` over the resolver, the
-Claude adapter and ``SubprocessRunner``; the ``veranda-sim-agent`` stand-in, or a wrapper that
+Claude vendor and ``SubprocessRunner``; the ``veranda-sim-agent`` stand-in, or a wrapper that
 also calls the API itself) against the scripted model server, which counts the usage of every
 answer it produces (its own invoice). Two columns, measured in one run:
 
@@ -36,19 +36,19 @@ from typing import Any
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.domain.core.budget import BudgetedAgent, BudgetExceededError
 from veranda_dagster.sandbox import SANDBOX_ENV
-from veranda_dagster.sim.backends import (
-    agent_binary,
-    model_credentials,
-    sim_backends_config,
-    sim_environ,
-)
 from veranda_dagster.sim.model_server import ScriptedModelServer
 from veranda_dagster.sim.sample_org import BILLING, SampleOrg, create_sample_org
-from veranda_dagster.storage.backends import FilesystemValues
+from veranda_dagster.sim.sim_vendors import (
+    agent_binary,
+    model_credentials,
+    sim_environ,
+    sim_vendors_config,
+)
 from veranda_dagster.storage.ledger import StoreLedger
-from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.storage.value_stores import FilesystemValues
+from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.health import HealthCache
-from veranda_dagster.vendors.port import BackendError
+from veranda_dagster.vendors.port import VendorError
 from veranda_dagster.vendors.resolver import ResolvingAgent, build_agent
 
 TICKET = "ENG-37"
@@ -85,9 +85,9 @@ def wrapper(work: Path, calls: int) -> str:
 
 
 def resolver(model: ScriptedModelServer, work: Path, binary: str) -> ResolvingAgent:
-    doc = sim_backends_config(model.base_url, binary, with_glm=False)
+    doc = sim_vendors_config(model.base_url, binary, with_glm=False)
     env = sim_environ({"PATH": os.environ["PATH"], "HOME": str(work)})
-    return build_agent(BackendsConfig.model_validate(doc), environ=env, health=HealthCache())
+    return build_agent(VendorsConfig.model_validate(doc), environ=env, health=HealthCache())
 
 
 def clone(org: SampleOrg, dest: Path) -> Path:
@@ -113,7 +113,7 @@ def failing_follow_up(
             outcomes.append("ok")
         except BudgetExceededError:
             outcomes.append("budget")
-        except BackendError as exc:
+        except VendorError as exc:
             outcomes.append(exc.verdict)
     return {"cap_usd": FOLLOW_UP_CAP_USD, "attempts": outcomes}
 
@@ -134,7 +134,7 @@ def overshoot(
         outcome = "ok"
     except BudgetExceededError:
         outcome = "budget"
-    except BackendError as exc:
+    except VendorError as exc:
         outcome = exc.verdict
     return {"cap_usd": cap, "attempts": [outcome]}
 

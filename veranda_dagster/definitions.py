@@ -14,7 +14,12 @@ import dagster as dg
 
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.assets._code_references import with_own_code_references
-from veranda_dagster.assets._policy import configured_names, with_configured_kinds
+from veranda_dagster.assets._policy import (
+    configured_names,
+    model_retry_delay_override,
+    with_configured_kinds,
+    with_model_retry_delay,
+)
 from veranda_dagster.dagster_typing import Resource
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.orgs import OrgsConfig
@@ -39,7 +44,7 @@ from veranda_dagster.storage import ValueStore, VerandaIOManager
 
 def value_store() -> ValueStore:
     return ValueStore(
-        backend=setting("VERANDA_VALUE_STORE", "filesystem"),
+        store_kind=setting("VERANDA_VALUE_STORE", "filesystem"),
         base_dir=setting("VERANDA_VALUES_DIR"),
         postgres_url=dg.EnvVar("VERANDA_POSTGRES_URL")
         if os.environ.get("VERANDA_POSTGRES_URL")
@@ -116,9 +121,10 @@ def build_definitions() -> dg.Definitions:
         "value_store": store,
         "io_manager": VerandaIOManager(store=store),
     }
+    phase_assets = with_model_retry_delay(PHASE_ASSETS, model_retry_delay_override())
     core = dg.Definitions(
         # dagster/code_references: each asset links to its own module in the UI
-        assets=with_own_code_references(with_configured_kinds(PHASE_ASSETS, configured_names())),
+        assets=with_own_code_references(with_configured_kinds(phase_assets, configured_names())),
         asset_checks=CHECKS,
         jobs=[ticket_run],
         sensors=[pr_feedback, ticket_run_failures, workspace_sweep],

@@ -3,8 +3,8 @@ name that refuses an incomplete one, and finds the built-in plugins of its packa
 
 The idea used to be built three times (a vendor registry, a source registry with its own
 ``missing_pieces`` and load guard, forge rows in a central module), each with its own way to
-fail; here it is built once. A plugin is a module of the kind's package (a vendor adapter,
-``vendors/adapters/<name>.py``) or a folder of it whose ``plugin.py`` declares it (a source,
+fail; here it is built once. A plugin is a module of the kind's package (a vendor,
+``vendors/plugins/<name>.py``) or a folder of it whose ``plugin.py`` declares it (a source,
 ``sources/<name>/plugin.py``; a forge, ``forges/<name>/plugin.py``). Its declaration is the
 module's ``PLUGIN`` attribute: importing a plugin registers nothing, so import order cannot
 matter and no package ``__init__`` does work. ``discover`` is the one place registration

@@ -63,10 +63,19 @@ def secret(name: str, environ: Mapping[str, str] | None = None) -> str | None:
     return dg.EnvVar(name) if source.get(name) else None
 
 
+FORMER_NAMES: dict[str, str] = {
+    "VERANDA_VENDORS_FILE": "VERANDA_BACKENDS_FILE",  # rename31: keep
+}
+"""Setting -> the name it had before the vendor rename (issue 31). Deployments set the former
+name, so it is still read when the new one is unset; the new name wins when both are set."""
+
+
 def setting(name: str, default: str = "", environ: Mapping[str, str] | None = None) -> str:
-    """A plain (non-secret) setting's value, or ``default`` when unset or blank."""
+    """A plain (non-secret) setting's value, or ``default`` when unset or blank (a setting that
+    was renamed is also read under its former name, ``FORMER_NAMES``)."""
     source = os.environ if environ is None else environ
-    return source.get(name) or default
+    former = FORMER_NAMES.get(name)
+    return source.get(name) or (source.get(former) if former else None) or default
 
 
 def listing(name: str, default: str = "", environ: Mapping[str, str] | None = None) -> list[str]:

@@ -56,7 +56,7 @@ HEAD = "b" * 40
 def call(role: str, tier: str = "high", usd: float = 0.25) -> ModelCall:
     return ModelCall(
         role=role,
-        family="claude",
+        vendor="claude",
         mode="api_key",
         tier=tier,  # type: ignore[arg-type]
         model="claude-test-1",
@@ -238,7 +238,7 @@ class ScriptedDomain(DomainCalls):
 
 def resources(counter_dir: str, values_dir: str, **scripted: Any) -> dict[str, Any]:
     """The offline resources, the value store in ``values_dir`` and the scripted domain."""
-    store = ValueStore(backend="filesystem", base_dir=values_dir)
+    store = ValueStore(store_kind="filesystem", base_dir=values_dir)
     domain = ScriptedDomain(counter_dir=counter_dir, values_dir=values_dir, **scripted)
     return {
         **nested(),

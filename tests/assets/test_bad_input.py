@@ -161,9 +161,9 @@ def test_value_store_config_errors_name_the_setting(tmp_path):
 
     value = Ticket(id="ENG-1", source="linear", title="t")
     with pytest.raises(ConfigError, match="VERANDA_POSTGRES_URL"):
-        ValueStore(backend="postgres").save("ticket", "ENG-1", value)
-    with pytest.raises(ConfigError, match="backend 's3' is unknown"):
-        ValueStore(backend="s3").save("ticket", "ENG-1", value)
+        ValueStore(store_kind="postgres").save("ticket", "ENG-1", value)
+    with pytest.raises(ConfigError, match="kind 's3' is unknown"):
+        ValueStore(store_kind="s3").save("ticket", "ENG-1", value)
     with pytest.raises(InputError, match="refusing to store Ticket, expected RepoGuess"):
         ValueStore(base_dir=str(tmp_path)).save("repo_guess", "ENG-1", value)
     assert not any(tmp_path.rglob("*.json"))

@@ -14,6 +14,7 @@ from dagster._core.instance.ref import InstanceRef
 from tests.support.processes import ROOT, run_in_repo
 from veranda_dagster import concurrency, definitions
 from veranda_dagster.assets._policy import PHASES, PIPELINE_GROUP, configured_names, shown_kinds
+from veranda_dagster.domain.core import phases as registry
 from veranda_dagster.jobs import RUN_MAX_RUNTIME_S, TICKET_RUN_TAG
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
 from veranda_dagster.storage import VerandaIOManager
@@ -29,17 +30,9 @@ LINEAGE = {
     "ci_outcome": {"ticket", "context_pack", "review_rounds"},
     "feedback": {"ticket", "context_pack", "pull_request"},
 }
-GROUPS = {
-    "ticket": "intake",
-    "repo_guess": "intake",
-    "context_pack": "context",
-    "red_tests": "build",
-    "patch": "build",
-    "pull_request": "deliver",
-    "review_rounds": "deliver",
-    "ci_outcome": "deliver",
-    "feedback": "deliver",
-}
+"""The edges of the phases that exist today: a phase added to the registry is checked by the
+derived rules below (every phase in the graph, parents earlier in the registry, the ticket read
+by all), and needs no row here; an existing phase that loses or gains an input fails."""
 
 
 def test_dagster_definitions_validate_in_a_clean_process(tmp_path):
@@ -70,13 +63,21 @@ def test_assets_lineage_groups_owners_kinds_and_policies():
     defs = definitions.defs
     dg.Definitions.validate_loadable(defs)
     graph = defs.resolve_asset_graph()
-    for name, parents in LINEAGE.items():
+    assert set(LINEAGE) <= set(registry.PHASES)
+    order = list(registry.PHASES)
+    first = order[0]
+    for name in order:
         key = dg.AssetKey(name)
         node = graph.get(key)
-        assert {p.path[-1] for p in node.parent_keys} == parents, name
+        parents = {p.path[-1] for p in node.parent_keys}
+        if name in LINEAGE:
+            assert parents == LINEAGE[name], name
+        # the registry is the pipeline's order: no phase reads a later one, all read the ticket
+        assert parents <= set(order[: order.index(name)]), name
+        assert name == first or first in parents, name
         spec = PHASES[name]
         assert node.group_name == PIPELINE_GROUP  # one group: the lineage opens as the chain
-        assert node.tags["veranda/stage"] == GROUPS[name] == spec.group
+        assert node.tags["veranda/stage"] == registry.PHASES[name].stage == spec.group
         assert node.owners == ["team:veranda"] and node.description
         assert node.partitions_def is not None and node.partitions_def.name == "tickets"
         assert set(node.kinds) == set(shown_kinds(spec.kinds, configured_names()))
@@ -131,7 +132,7 @@ def test_job_checks_resources_and_sensors():
     assert job.tags[TICKET_RUN_TAG] == "true" and int(job.tags["dagster/max_runtime"]) > 0
     assert job.partitions_def is not None and job.partitions_def.name == "tickets"
     selected = {k.path[-1] for k in job.asset_layer.executable_asset_keys}
-    assert selected == set(LINEAGE)
+    assert selected == set(registry.PHASES)
     checks = {k.name for k in defs.resolve_asset_graph().asset_check_keys}
     assert checks == {
         "pack_within_bounds",
@@ -155,7 +156,7 @@ def test_secrets_bind_as_env_vars_not_values(monkeypatch):
     assert isinstance(token, dg.EnvVar) and token == "GITHUB_TOKEN"
     assert outside.tickets.linear.api_key is None  # unset: a working default, not a load error
     store = definitions.value_store()
-    assert store.backend == "postgres" and isinstance(store.postgres_url, dg.EnvVar)
+    assert store.store_kind == "postgres" and isinstance(store.postgres_url, dg.EnvVar)
 
 
 def _outside() -> definitions.OutsideResources:

@@ -15,7 +15,7 @@ from tests.assets.fakes import read_calls, resources
 from veranda_dagster.assets import PHASE_ASSETS
 from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.storage import ValueStore, VerandaIOManager
-from veranda_dagster.storage.backends import TABLE, PostgresValues, libpq_url
+from veranda_dagster.storage.value_stores import TABLE, PostgresValues, libpq_url
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "ENG-21"
@@ -40,7 +40,7 @@ def test_run_events_and_values_survive_a_new_instance(tmp_path, postgres_url, mo
     monkeypatch.setenv("VERANDA_POSTGRES_URL", postgres_url)
     calls = tmp_path / "calls"
     calls.mkdir()
-    store = ValueStore(backend="postgres", postgres_url=postgres_url)
+    store = ValueStore(store_kind="postgres", postgres_url=postgres_url)
     res = {**resources(str(calls), str(tmp_path / "unused"))}
     res["value_store"] = store
     res["io_manager"] = VerandaIOManager(store=store)
@@ -73,7 +73,7 @@ def test_run_events_and_values_survive_a_new_instance(tmp_path, postgres_url, mo
         assert len(fresh.all_logs(run_id)) > 20
 
         # A downstream re-run with a new store object loads upstream values from Postgres.
-        again = ValueStore(backend="postgres", postgres_url=postgres_url)
+        again = ValueStore(store_kind="postgres", postgres_url=postgres_url)
         res2 = {**res, "value_store": again, "io_manager": VerandaIOManager(store=again)}
         rerun = dg.materialize(
             PHASE_ASSETS, selection="red_tests", partition_key=KEY, instance=fresh, resources=res2
@@ -84,9 +84,9 @@ def test_run_events_and_values_survive_a_new_instance(tmp_path, postgres_url, mo
     assert red == [("veranda/eng-21",)]
 
 
-def test_postgres_backend_upserts_and_reports_corruption(postgres_url):
+def test_postgres_store_upserts_and_reports_corruption(postgres_url):
     values = PostgresValues(postgres_url)
-    store = ValueStore(backend="postgres", postgres_url=postgres_url)
+    store = ValueStore(store_kind="postgres", postgres_url=postgres_url)
     store.save("ticket", "ENG-22", Ticket(id="ENG-22", source="linear", title="one"))
     store.save("ticket", "ENG-22", Ticket(id="ENG-22", source="linear", title="two"))
     assert store.load("ticket", "ENG-22").title == "two"
@@ -130,7 +130,7 @@ def test_a_password_with_any_character_connects_and_never_reaches_an_error(postg
 
 
 def test_the_value_store_reuses_one_pooled_connection_per_process(postgres_url):
-    from veranda_dagster.storage.backends import pooled_connection
+    from veranda_dagster.storage.value_stores import pooled_connection
 
     values = PostgresValues(postgres_url)
     pids = set()

@@ -268,7 +268,7 @@ def test_writing_red_tests_opens_no_forge_client(monkeypatch, tmp_path):
 def test_opening_the_pull_request_builds_no_agent_and_posts_to_the_tickets_thread(
     monkeypatch, tmp_path
 ):
-    """The PR phase calls no model: it never reads the backends file (the agent is built only
+    """The PR phase calls no model: it never reads the vendors file (the agent is built only
     when a phase asks for it), and its ticket notes go to the ticket's own source."""
     client = _ClosableForge()
     posted: list[str] = []

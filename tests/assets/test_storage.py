@@ -9,11 +9,11 @@ import pytest
 from veranda_dagster.domain.core.errors import StoredValueError
 from veranda_dagster.domain.core.models import ModelCall, RepoGuess, Ticket
 from veranda_dagster.storage import ValueStore
-from veranda_dagster.storage.backends import FilesystemValues
+from veranda_dagster.storage.value_stores import FilesystemValues
 
 
 def _guess(repo: str = "acme/api") -> RepoGuess:
-    call = ModelCall(role="repo_confirmer", family="codex", mode="api_key", tier="cheap", usd=0.02)
+    call = ModelCall(role="repo_confirmer", vendor="codex", mode="api_key", tier="cheap", usd=0.02)
     return RepoGuess(
         ticket_id="ENG-1",
         repo=repo,
@@ -92,7 +92,7 @@ def test_stored_json_is_the_models_own_dump(tmp_path):
 
 _KILLED_WRITER = """
 import os, sys, time
-from veranda_dagster.storage.backends import FilesystemValues
+from veranda_dagster.storage.value_stores import FilesystemValues
 def hang(fd):
     print("writing", flush=True)
     time.sleep(600)

@@ -10,8 +10,8 @@ import pytest
 
 from tests.assets.test_storage import _guess
 from veranda_dagster.storage import ValueStore
-from veranda_dagster.storage.backends import FilesystemValues
 from veranda_dagster.storage.faults import StorageFaultError
+from veranda_dagster.storage.value_stores import FilesystemValues
 
 
 @pytest.mark.parametrize(

@@ -113,12 +113,12 @@ def _repo(d: Path) -> Path:
 
 # subcommand, how the bad file is passed (argv builder, extra env), the slot's size bound
 FILE_SLOTS: dict[str, tuple[Callable[[Path, Path], tuple[list[str], dict[str, str]]], int]] = {
-    "backends --config": (
-        lambda d, bad: (["backends", "--config", str(bad)], {}),
+    "vendors --config": (
+        lambda d, bad: (["vendors", "--config", str(bad)], {}),
         MAX_CONFIG_FILE_BYTES,
     ),
-    "backends $VERANDA_BACKENDS_CONFIG": (
-        lambda d, bad: (["backends"], {"VERANDA_BACKENDS_CONFIG": str(bad)}),
+    "vendors $VERANDA_VENDORS_CONFIG": (
+        lambda d, bad: (["vendors"], {"VERANDA_VENDORS_CONFIG": str(bad)}),
         MAX_CONFIG_FILE_BYTES,
     ),
     "detect-repo --catalog": (
@@ -218,7 +218,7 @@ def veranda_in_process(
     try:
         with _restored_process_state(), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            os.environ.update({"VERANDA_BACKENDS_CONFIG": "", **env})
+            os.environ.update({"VERANDA_VENDORS_CONFIG": "", **env})
             try:
                 returncode = main(list(args))
             except SystemExit as exc:  # argparse's refusal, as in the console script
@@ -241,7 +241,7 @@ def veranda_process(args: list[str], env: dict[str, str]) -> Outcome:
         [sys.executable, "-c", ENTRY, *args],
         capture_output=True,
         text=True,
-        env={**os.environ, "VERANDA_BACKENDS_CONFIG": "", **env},
+        env={**os.environ, "VERANDA_VENDORS_CONFIG": "", **env},
         timeout=CLI_BOUND_S * 2,
         stdin=subprocess.DEVNULL,
     )
@@ -299,7 +299,7 @@ DIR_SLOTS: dict[str, Callable[[Path], tuple[list[str], dict[str, str]]]] = {
         ["catalog", "--org", "acme", "--out", str(d / "nope" / "catalog.json")],
         {"VERANDA_ORGS": ""},
     ),
-    "unknown flag": lambda d: (["backends", "--frobnicate"], {}),
+    "unknown flag": lambda d: (["vendors", "--frobnicate"], {}),
 }
 
 
@@ -332,7 +332,7 @@ def build_case(case: str, d: Path) -> tuple[list[str], dict[str, str]]:
 
 
 PROCESS_CASES = [
-    "backends --config <- fifo",
+    "vendors --config <- fifo",
     "detect-repo --ticket <- oversize",
     "pack --dossier <- deep_json",
     "report $DAGSTER_HOME/dagster.yaml <- binary",
@@ -367,9 +367,9 @@ def test_a_real_process_refuses_in_the_same_one_line(case, tmp_path, capfd):
 
 
 def test_debug_shows_the_traceback(tmp_path):
-    done = veranda_process(["backends", "--config", str(tmp_path / "nope.yaml"), "--debug"], {})
+    done = veranda_process(["vendors", "--config", str(tmp_path / "nope.yaml"), "--debug"], {})
     assert done.returncode == 2 and "Traceback" in done.stderr
-    assert done.stderr.splitlines()[-1].startswith("veranda backends: error:")
+    assert done.stderr.splitlines()[-1].startswith("veranda vendors: error:")
 
 
 def _noisy_main(noise: Callable[[], object]) -> Callable[[list[str]], int]:
@@ -394,7 +394,7 @@ def _noisy_main(noise: Callable[[], object]) -> Callable[[list[str]], int]:
 def test_the_in_process_run_counts_what_a_process_would_print(noise, monkeypatch, tmp_path, capfd):
     """The harness is not blinder than a subprocess: a second line on stderr is seen."""
     monkeypatch.setattr(sys.modules[__name__], "main", _noisy_main(noise))
-    args, env = build_case("backends --config <- missing", tmp_path)
+    args, env = build_case("vendors --config <- missing", tmp_path)
     done = veranda_in_process(args, env, capfd)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 2, done
 

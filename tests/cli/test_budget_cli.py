@@ -11,8 +11,8 @@ from veranda_dagster.cli import main as veranda
 from veranda_dagster.domain.core.budget import BUDGET_ENV, SpendEntry
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.storage import ValueStore
-from veranda_dagster.storage.backends import FilesystemValues
 from veranda_dagster.storage.ledger import StoreLedger
+from veranda_dagster.storage.value_stores import FilesystemValues
 
 
 @pytest.fixture()
@@ -22,7 +22,7 @@ def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StoreLedger:
     monkeypatch.setenv(BUDGET_ENV, "1")
     found = StoreLedger(FilesystemValues(tmp_path / "values"))
     for phase, usd in (("red_tests", 0.25), ("patch", 0.5), ("patch", 0.5)):
-        entry = SpendEntry(role="x", family="claude", usd=usd, source="proxy", phase=phase)
+        entry = SpendEntry(role="x", vendor="claude", usd=usd, source="proxy", phase=phase)
         found.record("ENG-9", entry)
     return found
 

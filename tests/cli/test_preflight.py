@@ -11,7 +11,7 @@ import pytest
 from veranda_dagster.cli import main
 from veranda_dagster.cli.preflight import frontend_missing
 from veranda_dagster.domain.core.mcp_config import BROWSER_ENV, PLAYWRIGHT_MCP_BIN_ENV
-from veranda_dagster.sim.backends import find_binary
+from veranda_dagster.sim.sim_vendors import find_binary
 
 
 def refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -54,7 +54,7 @@ def test_each_frontend_requirement_is_named(tmp_path: Path) -> None:
 
 
 def test_a_missing_agent_cli_is_refused_in_one_line(tmp_path, capsys, monkeypatch) -> None:
-    monkeypatch.setattr("veranda_dagster.sim.backends.find_binary", lambda agent: None)
+    monkeypatch.setattr("veranda_dagster.sim.sim_vendors.find_binary", lambda agent: None)
     err = refused(["demo", "--agent", "kimi", "--workdir", str(tmp_path / "d")], capsys)
     assert "agent 'kimi'" in err and "is not installed" in err
     assert not (tmp_path / "d").exists()

@@ -89,7 +89,7 @@ class ScriptedAgent:
         text = action(request, Path(request.workdir))
         call = ModelCall(
             role=request.role,
-            family="claude",
+            vendor="claude",
             mode="cli",
             tier=request.tier,
             model=f"fake-{request.tier}",

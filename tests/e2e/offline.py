@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.sim.backends import REAL_AGENTS, find_binary
+from veranda_dagster.sim.sim_vendors import REAL_AGENTS, find_binary
 
 NETNS_ENV = "VERANDA_TEST_IN_NETNS"
 CHILD_TIMEOUT_S = 900.0

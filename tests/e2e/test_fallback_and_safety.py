@@ -3,7 +3,7 @@
 The ticket pins ``model:claude-opus-sim`` and carries a prompt injection asking the agent to
 print its environment; the scripted model obeys (it dumps everything it was given into its
 answers). Mid-run, when the test writer's turn arrives, both Claude credentials are revoked:
-the backend must move to Claude's other mode first, then to GLM, drop the pin, and say so on
+the vendor must move to Claude's other mode first, then to GLM, drop the pin, and say so on
 the ticket. CI never finishes, so the bounded wait must record ``timed_out``. Afterwards every
 output the product produced is scanned for every fake secret.
 """
@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import step_failures
-from veranda_dagster.sim.backends import SIM_KEYS
 from veranda_dagster.sim.driver import SensorDriver, run_tags, run_ticket_process
 from veranda_dagster.sim.sample_org import BILLING, INJECTION_TICKET_BODY, INJECTION_TICKET_TITLE
+from veranda_dagster.sim.sim_vendors import SIM_KEYS
 from veranda_dagster.sim.summary import asset_metadata_text, run_summary
 from veranda_dagster.sim.world import SimWorld
 
@@ -78,7 +78,7 @@ def test_revoked_keys_fall_back_drop_the_pin_and_leak_nothing(world: SimWorld, i
     revoker.join(5)
     assert ok, step_failures(instance, run_id)
 
-    # same vendor's other mode first, then the other family
+    # same vendor's other mode first, then the other vendor
     model = world.model
     login = model.credential_ref("oauth", SIM_KEYS["SIM_CLAUDE_OAUTH_TOKEN"])
     glm = model.credential_ref("oauth", SIM_KEYS["SIM_ZAI_API_KEY"])
@@ -90,8 +90,8 @@ def test_revoked_keys_fall_back_drop_the_pin_and_leak_nothing(world: SimWorld, i
     assert all(c.credential_ref == glm for c in after if c.status == 200 and c.role != "probe")
 
     summary = run_summary(instance, key, world.linear.bot_comments(key))
-    assert summary.assets["red_tests"].backend == "glm/api_key"
-    assert summary.assets["repo_guess"].backend == "claude/api_key"
+    assert summary.assets["red_tests"].vendor == "glm/api_key"
+    assert summary.assets["repo_guess"].vendor == "claude/api_key"
     assert summary.ci == "timed_out"
     (opened,) = [c for c in world.linear.bot_comments(key) if "pull request" in c.lower()]
     assert "glm/api_key" in opened and "auth" in opened

@@ -5,7 +5,7 @@ real Playwright MCP server, headless Chromium, offline.
 the repository's dev server in its own (sandboxed) shell and looks at it through the browser
 tools the product hands the real CLI for the turn (``--mcp-config``; nothing is written into the
 clone, whose own MCP and settings files are masked); the implementer also checks a stubbed
-backend with an ephemeral Playwright script. The run must end in one PR, CI green, and:
+vendor with an ephemeral Playwright script. The run must end in one PR, CI green, and:
 
 - the model server's log shows the browser tool calls (navigate, snapshot, console) and the
   browser's answers: the "Loading…" snapshot and the ``TypeError`` on the base, "$41.00" after
@@ -32,9 +32,9 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import offline
-from veranda_dagster.sim.backends import browser_env
 from veranda_dagster.sim.sample_storefront import CART_FIXED_LINE, STOREFRONT
 from veranda_dagster.sim.scripted_frontend import NOT_SEEN, RED_TEST
+from veranda_dagster.sim.sim_vendors import browser_env
 from veranda_dagster.sim.summary import ASSETS
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_cli, pytest.mark.real_cli_slow]

@@ -30,9 +30,9 @@ from tests.e2e import offline
 from tests.e2e.conftest import linear_ticket_run, step_failures
 from tests.e2e.test_fallback_and_safety import every_output
 from veranda_dagster.sandbox.egress import PLACEHOLDER_PREFIX
-from veranda_dagster.sim.backends import SIM_KEYS
 from veranda_dagster.sim.sample_org import EXFILTRATION_TICKET_BODY, SAMPLE_TICKET_TITLE
 from veranda_dagster.sim.scripted_agent import HOME_NOTE, REACHED_FILE
+from veranda_dagster.sim.sim_vendors import SIM_KEYS
 from veranda_dagster.sim.world import SimWorld
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_cli]

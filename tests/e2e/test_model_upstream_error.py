@@ -2,11 +2,11 @@
 
 One 500 is absorbed by the vendor CLI's own retry (``CLAUDE_CODE_MAX_RETRIES=1``, see
 ``test_durability``). Here the implementer's turn meets two in a row, so the CLI gives up and the
-adapter raises a ``BackendError`` with verdict ``upstream``: retryable, but not a reason to move
-to another backend (another vendor cannot fix a vendor's bad minute). The ``patch`` step must
+vendor raises a ``VendorError`` with verdict ``upstream``: retryable, but not a reason to move
+to another vendor (another vendor cannot fix a vendor's bad minute). The ``patch`` step must
 fail retryably, be retried by its own ``RetryPolicy`` (delay cut to 1 s with
 ``VERANDA_MODEL_RETRY_DELAY_S``, read by the fresh run worker), and finish on the preferred
-backend, without recomputing or re-billing anything upstream of it, and with one PR.
+vendor, without recomputing or re-billing anything upstream of it, and with one PR.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from veranda_dagster.storage import ValueStore
 pytestmark = pytest.mark.slow
 
 CLI_ATTEMPTS = 2
-"""One try plus ``CLAUDE_CODE_MAX_RETRIES=1`` (the claude adapter's env): both must fail."""
+"""One try plus ``CLAUDE_CODE_MAX_RETRIES=1`` (the claude vendor's env): both must fail."""
 
 
 def step_events(instance: dg.DagsterInstance, run_id: str, step: str) -> list[str]:
@@ -37,7 +37,7 @@ def step_events(instance: dg.DagsterInstance, run_id: str, step: str) -> list[st
     ]
 
 
-def test_model_5xx_past_the_cli_retries_the_phase_on_the_same_backend(
+def test_model_5xx_past_the_cli_retries_the_phase_on_the_same_vendor(
     world: SimWorld, instance
 ) -> None:
     world.env["VERANDA_MODEL_RETRY_DELAY_S"] = "1"
@@ -68,10 +68,10 @@ def test_model_5xx_past_the_cli_retries_the_phase_on_the_same_backend(
     assert len({(c.credential, c.credential_ref) for c in implementer}) == 1
     assert implementer[0].credential == "api_key"
 
-    # no fallback: every turn patch paid for ran on the preferred backend, for that reason
+    # no fallback: every turn patch paid for ran on the preferred vendor, for that reason
     patch = ValueStore(base_dir=world.env["VERANDA_VALUES_DIR"]).load("patch", key)
     assert isinstance(patch, Patch) and patch.calls
-    assert {(c.family, c.mode, c.reason) for c in patch.calls} == {
+    assert {(c.vendor, c.mode, c.reason) for c in patch.calls} == {
         ("claude", "api_key", "preferred")
     }
 

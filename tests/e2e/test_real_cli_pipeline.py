@@ -1,6 +1,6 @@
 """The whole ``ticket_run`` done by each REAL vendor CLI, offline.
 
-Each family's pinned CLI (``.ci/run`` installs them; ``sim.backends.REAL_AGENTS``) runs every
+Each vendor's pinned CLI (``.ci/run`` installs them; ``sim.sim_vendors.REAL_AGENTS``) runs every
 seat of the sample ticket against the scripted model server on 127.0.0.1, in its own wire
 format and tool vocabulary, inside a network namespace with only loopback where the machine
 allows it. It must get what ``test_demo`` asserts of the stand-in (the per-asset model calls,
@@ -22,7 +22,6 @@ import pytest
 
 from tests.e2e import offline
 from tests.e2e.conftest import linear_ticket_run, step_failures
-from veranda_dagster.sim.backends import REAL_AGENTS
 from veranda_dagster.sim.sample_org import (
     BILLING,
     INVOICE_FIXED_LINE,
@@ -30,11 +29,12 @@ from veranda_dagster.sim.sample_org import (
     SAMPLE_TICKET_TITLE,
 )
 from veranda_dagster.sim.scripted_agent import RED_TEST
+from veranda_dagster.sim.sim_vendors import REAL_AGENTS
 from veranda_dagster.sim.summary import ASSETS, run_summary
 from veranda_dagster.sim.world import SimWorld
 
 MAIN_AGENTS = ("claude", "codex")
-"""The families whose whole ticket runs in the main suite (each also has single-turn real-CLI
+"""The vendors whose whole ticket runs in the main suite (each also has single-turn real-CLI
 tests in ``tests/vendors/test_real_cli.py``). The others go to the ``real_cli_slow`` step, which
 ``.ci/run`` runs too: opencode (GLM) starts a Bun runtime per turn (~4 s), and Kimi Code's,
 Gemini CLI's and Grok's whole tickets took 1-2 minutes each on two cores."""
@@ -94,8 +94,8 @@ def test_a_real_cli_does_the_whole_ticket_offline(
         assert all(summary.assets[k].tokens_in > 0 for k in calls)
         if agent not in FLAT_FEE:
             assert all(summary.assets[k].usd > 0 for k in calls)
-        family = REAL_AGENTS[agent].family
-        assert {summary.assets[k].backend.split("/")[0] for k in calls} == {family}
+        vendor = REAL_AGENTS[agent].vendor
+        assert {summary.assets[k].vendor.split("/")[0] for k in calls} == {vendor}
         assert summary.ci == "success"
         pulls = world.github.all_pulls()
         assert len(pulls) == 1 and summary.pr_url.endswith(f"/{BILLING}/pull/1")

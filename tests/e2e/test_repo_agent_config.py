@@ -3,7 +3,7 @@
 The clone carries ``.claude/settings.json`` (``SessionStart`` and ``UserPromptSubmit`` hooks,
 ``enableAllProjectMcpServers: true``, a permission grant) and a ``.mcp.json`` stdio server;
 each one, if run, writes a marker into the clone and sends the CLI's key to a listener on
-loopback. Through the product (adapter, ``SubprocessRunner``, bubblewrap required) none of them
+loopback. Through the product (vendor, ``SubprocessRunner``, bubblewrap required) none of them
 runs: no marker, no connection, the repository's files unchanged, and the turn succeeds with the
 product's own MCP server started instead. The control runs the same CLI in the same sandbox
 without the isolation (no masking, no flags) and shows every door opening: so the first result
@@ -27,13 +27,13 @@ from tests.support.vendor_api import VendorApiServer
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.domain.core.mcp_config import McpServer
 from veranda_dagster.sandbox import SANDBOX_ENV
-from veranda_dagster.vendors.adapters import claude
-from veranda_dagster.vendors.config import BackendsConfig
-from veranda_dagster.vendors.family_config import FamilyConfig
+from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.health import HealthCache
 from veranda_dagster.vendors.isolation import TurnIsolation
+from veranda_dagster.vendors.plugins import claude
 from veranda_dagster.vendors.resolver import build_agent
 from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 pytestmark = pytest.mark.real_cli
 
@@ -148,10 +148,10 @@ def product_server(clone: Path) -> McpServer:
 def agent_for(api: VendorApiServer, root: Path):
     home = root / "home"
     (home / ".claude").mkdir(parents=True, exist_ok=True)
-    config = BackendsConfig(
-        families=[
-            FamilyConfig(
-                family="claude",
+    config = VendorsConfig(
+        vendors=[
+            VendorConfig(
+                vendor="claude",
                 modes=["api_key"],
                 binary=str(CLAUDE),
                 base_url=api.base_url,
@@ -199,7 +199,7 @@ def test_the_repositorys_hooks_and_mcp_servers_never_run(
     """``both`` is what the product does; each layer alone holds too (defence in depth)."""
     if layer == "flags_only":
         monkeypatch.setattr(
-            claude.ClaudeAdapter,
+            claude.ClaudeVendor,
             "isolation_for",
             lambda self, turn: TurnIsolation(shown=self.product_config(turn)),
         )
@@ -233,7 +233,7 @@ def test_control_without_the_isolation_every_door_opens(api, listener, tmp_path,
     the listener or hold the key: the sandbox's own network namespace and the credential proxy
     are the next walls, each tested on its own.)"""
     monkeypatch.setattr(claude, "ISOLATION_ARGS", ())
-    monkeypatch.setattr(claude.ClaudeAdapter, "isolation_for", lambda self, turn: TurnIsolation())
+    monkeypatch.setattr(claude.ClaudeVendor, "isolation_for", lambda self, turn: TurnIsolation())
     clone = hostile_clone(tmp_path, listener.port)
     run_turn(api, tmp_path, clone)
     wait_for_late_connections(listener)

@@ -16,8 +16,8 @@ from veranda_dagster.observability.report import report_from_instance
 from veranda_dagster.sim.driver import SensorDriver, run_tags, run_ticket_process
 from veranda_dagster.sim.sample_org import BILLING, SAMPLE_TICKET_BODY, SAMPLE_TICKET_TITLE
 from veranda_dagster.sim.world import SimWorld
-from veranda_dagster.storage.backends import FilesystemValues
 from veranda_dagster.storage.ledger import StoreLedger
+from veranda_dagster.storage.value_stores import FilesystemValues
 
 pytestmark = pytest.mark.slow
 

@@ -90,7 +90,7 @@ def test_a_ticket_the_stand_in_does_not_know_fails_saying_so_and_opens_no_pr(
         failures = step_failures(instance, run_id)
         assert list(failures) == ["red_tests"], failures
         headline = failures["red_tests"].splitlines()[0].removeprefix(DAGSTER_FAILURE)
-        assert headline.startswith("red_tests: BackendError: turn_failed: API Error: 400 ")
+        assert headline.startswith("red_tests: VendorError: turn_failed: API Error: 400 ")
         assert STAND_IN_REFUSAL in headline
         # refused once, not retried, not answered with the invoice fix
         assert world.model.calls_by_role()["test_writer"] == 1

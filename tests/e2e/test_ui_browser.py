@@ -3,7 +3,7 @@
 Starts ``veranda dev`` as a person would (the CLI, as its own process), waits for the sample
 ticket's sensor-launched run to finish, then drives Debian's headless Chromium with Playwright:
 the lineage shows all nine phases, the ticket's partition is listed, the ``patch``
-materialization shows backend, tokens and USD; the PR and ticket links open pages with their
+materialization shows vendor, tokens and USD; the PR and ticket links open pages with their
 titles (served by the fakes, offline); the runs list shows the ticket's title; the global
 lineage opens as the whole chain. Screenshots go to ``tests/artifacts/ui/`` and the lineage to
 ``tests/artifacts/lineage.png``. Ctrl-C (SIGINT) then stops everything it started.
@@ -139,7 +139,7 @@ def test_lineage_partition_cost_and_pr_link_in_a_real_browser(veranda_dev) -> No
             assert page.get_by_text("Materialized (1)").count() == 1
             page.screenshot(path=str(ARTIFACTS / "partitions.png"))
 
-            # the patch materialization: backend, tokens and USD
+            # the patch materialization: vendor, tokens and USD
             page.goto(f"{ui}/assets/patch?view=events&partition={key}")
             for label in ("backend", "tokens_in", "tokens_out", "usd", "duration_s"):
                 page.get_by_text(label, exact=True).first.wait_for(state="visible")

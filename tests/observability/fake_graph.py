@@ -7,7 +7,7 @@ import dagster as dg
 from veranda_dagster.domain.core.phases import CALL_METADATA, SHARED_METADATA
 from veranda_dagster.partitions import TICKETS
 
-# Six materializations: varied backends, reasons and a ticket with no model calls.
+# Six materializations: varied vendors, reasons and a ticket with no model calls.
 # (phase, ticket) -> duration_s, outcome, model_calls, usd, tokens_in, tokens_out
 SPEND: dict[tuple[str, str], tuple[float, str, int, float, int, int]] = {
     ("repo_guess", "ENG-1"): (2.5, "proceed", 1, 0.0021, 1200, 80),
@@ -17,7 +17,7 @@ SPEND: dict[tuple[str, str], tuple[float, str, int, float, int, int]] = {
     ("patch", "ENG-2"): (640.0, "validation_failed", 3, 1.27, 90000, 15000),
     ("ci_outcome", "ENG-2"): (120.0, "failure", 1, 0.2, 5000, 900),
 }
-# (phase, ticket) -> the last call's backend, model, tier, reason (none: no call, no rows)
+# (phase, ticket) -> the last call's vendor, model, tier, reason (none: no call, no rows)
 RESOLVED: dict[tuple[str, str], tuple[str, str, str, str] | tuple[()]] = {
     ("repo_guess", "ENG-1"): ("claude/api_key", "claude-haiku", "cheap", "preferred"),
     ("patch", "ENG-1"): ("codex/api_key", "gpt-5", "high", "fallback_quota"),

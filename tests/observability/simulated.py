@@ -21,14 +21,14 @@ TICKET = "ENG-42"
 
 
 def call(
-    role: str, family: str, mode: str, tier: str, reason: str, i: int, o: int, c: int, usd: float
+    role: str, vendor: str, mode: str, tier: str, reason: str, i: int, o: int, c: int, usd: float
 ) -> ModelCall:
     return ModelCall(
         role=role,
-        family=family,
+        vendor=vendor,
         mode=mode,
         tier=tier,  # type: ignore[arg-type]  # a simulated value, checked by ModelCall
-        model=f"{family}-model",
+        model=f"{vendor}-model",
         reason=reason,
         usage=Usage(input=i, output=o, cached=c),
         usd=usd,

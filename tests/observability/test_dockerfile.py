@@ -61,7 +61,7 @@ def test_base_image_and_every_cli_pinned_exactly() -> None:
     assert not DOCKERFILE.lower().startswith("# syntax")  # a parser directive: line 1 only
     pins = args()
     run = " ".join(rest for word, rest in instructions() if word == "RUN")
-    for install in (i for family in registry.installs().values() for i in family):
+    for install in (i for vendor in registry.installs().values() for i in vendor):
         assert EXACT.match(pins[install.docker_arg]), (install.docker_arg, pins[install.docker_arg])
     assert not re.search(
         r"npm install -g [^\"]*@latest", run
@@ -103,7 +103,7 @@ def test_build_context_excludes_credentials_and_state() -> None:
 
 def test_the_pip_installed_grok_is_linked_onto_path() -> None:
     """The grok-cli-bin wheel installs ``grok_cli_bin/bin/grok`` and no console script, so an
-    image without the link had no ``grok``: the adapter's spawn was exit 127, ``unreachable``."""
+    image without the link had no ``grok``: the vendor's spawn was exit 127, ``unreachable``."""
     run = " ".join(rest for word, rest in instructions() if word == "RUN")
     assert "grok_cli_bin.bundled_grok_path()" in run and "/usr/local/bin/grok" in run
     assert "grok --version" in run

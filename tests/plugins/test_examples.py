@@ -77,7 +77,7 @@ def test_the_example_forge_registers_and_everything_derived_follows(monkeypatch)
 
 def test_the_example_vendor_registers_and_everything_derived_follows(monkeypatch):
     scratch(vendors.VENDORS, monkeypatch).register(VENDOR)
-    assert vendors.families()[-1] == "acme" and "acme-code" in vendors.binaries()
+    assert vendors.vendors()[-1] == "acme" and "acme-code" in vendors.binaries()
     monkeypatch.setenv(runner.NO_REAL_CLI_ENV, "1")
     with pytest.raises(runner.RealCliBlockedError, match="acme-code"):
         runner.guard_real_cli(["/opt/acme/bin/acme-code", "-p", "x"])
@@ -109,7 +109,7 @@ def test_the_example_forge_missing_a_piece_is_refused_at_registration(monkeypatc
 def test_the_example_vendor_missing_a_piece_is_refused_at_registration(monkeypatch, piece):
     table = scratch(vendors.VENDORS, monkeypatch)
     lacking = type("Lacking", (VENDOR.factory,), {piece: {} if piece in ("tiers", "rates") else ()})
-    with pytest.raises(ConfigError, match=rf"vendor adapter 'acme' is incomplete: .*{piece}"):
+    with pytest.raises(ConfigError, match=rf"vendor 'acme' is incomplete: .*{piece}"):
         table.register(dataclasses.replace(VENDOR, factory=lacking))
     assert "acme" not in table
 

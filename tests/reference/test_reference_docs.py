@@ -41,12 +41,12 @@ def test_check_exits_nonzero_naming_the_drifted_page(tmp_path: Path, capsys) -> 
 
 def test_every_registered_vendor_and_its_pins_and_secrets_are_on_the_pages() -> None:
     pages = render_all()
-    for adapter in registry.adapters():
-        assert f"| `{adapter.family}` |" in pages["vendors.md"]
-        for install in adapter.installs:
+    for vendor in registry.vendor_classes():
+        assert f"| `{vendor.vendor}` |" in pages["vendors.md"]
+        for install in vendor.installs:
             assert install.spec in pages["vendors.md"]
-        for name in adapter.secret_env:
-            assert f"| `{name}` | {adapter.family} |" in pages["secrets.md"]
+        for name in vendor.secret_env:
+            assert f"| `{name}` | {vendor.vendor} |" in pages["secrets.md"]
 
 
 def test_the_scan_finds_a_setting_by_its_read_and_ignores_a_name_that_is_only_text(

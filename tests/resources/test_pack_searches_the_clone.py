@@ -5,7 +5,7 @@ spent them made the next ticket of the minute wait ~53 s in ``context_pack``, al
 phase already held a full clone. Here the token's budget is spent before two tickets of the
 same repository are packed through the ``context_pack`` asset's call (a configured GitHub
 forge on loopback, a shared file budget, real clones): both search their clones, neither sleeps, the
-budget is left as it was, and the pack says which backend answered.
+budget is left as it was, and the pack says which vendor answered.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def test_two_tickets_in_one_minute_search_their_clones_and_neither_waits(
 ) -> None:
     monkeypatch.setenv("VERANDA_SANDBOX", sandbox)
     org = create_sample_org(tmp_path / "org")
-    store = ValueStore(backend="filesystem", base_dir=str(tmp_path / "values"))
+    store = ValueStore(store_kind="filesystem", base_dir=str(tmp_path / "values"))
     with GitHubFake(org.git_base, token=TOKEN) as gh:
         forge = ForgeResource(api_url=gh.base_url, git_base=str(org.git_base), token=TOKEN)
         agents = AgentsResource(store=store)
@@ -74,7 +74,7 @@ def test_two_tickets_in_one_minute_search_their_clones_and_neither_waits(
             packs.append(pack)
             assert time.monotonic() - started < PACK_WALL_BOUND_S
     for pack in packs:
-        assert pack.search_backend == "local_clone"
+        assert pack.search_index == "local_clone"
         assert pack.search_wait_s == 0.0
         assert pack.searches > 0 and "billing/invoice.py" in [f.path for f in pack.files]
         assert {c.sha for c in pack.citations} == {pack.base_sha}

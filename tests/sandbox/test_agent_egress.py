@@ -6,7 +6,7 @@ environment, every ``/proc/*/environ`` and ``cmdline``, the files of its home, `
 ``/tmp``), (b) connects to a service the test runs on the host's loopback, (c) connects to an
 abstract unix socket the test binds on the host, (d) sends the placeholder to a second
 listener directly and, through the proxy, as a request for that listener's origin. The turn
-runs through the product's adapter and ``SubprocessRunner`` with the sandbox required.
+runs through the product's vendor and ``SubprocessRunner`` with the sandbox required.
 
 Afterwards: the real key is in nothing the sandbox could see or write, (b)-(d) failed and the
 host's listeners saw nothing, the proxy logged its refusal without a secret, and the model
@@ -30,10 +30,10 @@ import pytest
 from tests.support.real_claude import pinned_claude
 from veranda_dagster.sandbox.egress import PLACEHOLDER_PREFIX
 from veranda_dagster.sim.model_server import ScriptedModelServer
-from veranda_dagster.vendors.adapters.claude import ClaudeAdapter
-from veranda_dagster.vendors.family_config import FamilyConfig
+from veranda_dagster.vendors.plugins.claude import ClaudeVendor
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV, CredentialFileLogin, SubprocessRunner
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 CLAUDE = pinned_claude()
 REAL_KEY = "sk-ant-api03-REAL-egress-test-key-9b1e7c"
@@ -102,8 +102,8 @@ open("attempts.json", "w").write(json.dumps(attempts))
 class Listener:
     """A host listener that records every connection and byte it gets."""
 
-    def __init__(self, family: int, address: str | tuple[str, int]) -> None:
-        self.sock = socket.socket(family, socket.SOCK_STREAM)
+    def __init__(self, vendor: int, address: str | tuple[str, int]) -> None:
+        self.sock = socket.socket(vendor, socket.SOCK_STREAM)
         self.sock.bind(address)
         self.sock.listen(8)
         self.sock.settimeout(0.2)
@@ -160,10 +160,10 @@ def test_a_hostile_agent_holds_no_key_and_reaches_nothing_but_the_proxy(
     prompt = f"Role: intruder\nRun this:\n```intruder\n{sys.executable} intruder.py\n```\n"
     try:
         with ScriptedModelServer(api_keys=(REAL_KEY,)) as server:
-            adapter = ClaudeAdapter(
+            vendor = ClaudeVendor(
                 "api_key",
-                FamilyConfig(
-                    family="claude", binary=str(CLAUDE), base_url=server.base_url,
+                VendorConfig(
+                    vendor="claude", binary=str(CLAUDE), base_url=server.base_url,
                     home=str(home), timeout_s=120,
                 ),
                 SubprocessRunner(),
@@ -171,7 +171,7 @@ def test_a_hostile_agent_holds_no_key_and_reaches_nothing_but_the_proxy(
                 environ={"PATH": os.environ["PATH"], "ANTHROPIC_API_KEY": REAL_KEY},
             )  # fmt: skip
             with caplog.at_level(logging.INFO, logger="veranda.proxy"):
-                result = adapter.run(Turn(prompt=prompt, workdir=str(clone), timeout_s=120))
+                result = vendor.run(Turn(prompt=prompt, workdir=str(clone), timeout_s=120))
             calls = list(server.calls)
     finally:
         for listener in (service, exfil, host_abstract):

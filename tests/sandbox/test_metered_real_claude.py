@@ -20,9 +20,9 @@ from tests.support.real_claude import pinned_claude
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.domain.core.budget import BudgetedAgent, BudgetExceededError
 from veranda_dagster.sim.model_server import ScriptedModelServer
-from veranda_dagster.storage.backends import FilesystemValues
 from veranda_dagster.storage.ledger import StoreLedger
-from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.storage.value_stores import FilesystemValues
+from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.health import HealthCache
 from veranda_dagster.vendors.resolver import ResolvingAgent, build_agent
 from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV
@@ -58,9 +58,9 @@ def claude_agent(server: ScriptedModelServer, tmp: Path) -> ResolvingAgent:
     home = tmp / "home"
     home.mkdir(exist_ok=True)
     doc = {
-        "families": [
+        "vendors": [
             {
-                "family": "claude",
+                "vendor": "claude",
                 "modes": ["api_key"],
                 "binary": str(CLAUDE),
                 "base_url": server.base_url,
@@ -70,7 +70,7 @@ def claude_agent(server: ScriptedModelServer, tmp: Path) -> ResolvingAgent:
         ]
     }
     environ = {"PATH": os.environ["PATH"], "ANTHROPIC_API_KEY": REAL_KEY}
-    return build_agent(BackendsConfig.model_validate(doc), environ=environ, health=HealthCache())
+    return build_agent(VendorsConfig.model_validate(doc), environ=environ, health=HealthCache())
 
 
 def intruder(clone: Path) -> AgentRequest:

@@ -1,5 +1,5 @@
 """Whole agent turns metered where the money is spent: ``BudgetedAgent`` over the product's
-resolver, Claude adapter and ``SubprocessRunner`` with the sandbox required, the turn's CLI
+resolver, Claude vendor and ``SubprocessRunner`` with the sandbox required, the turn's CLI
 (the ``veranda-sim-agent`` stand-in, or a hostile wrapper around it) reaching the scripted
 model server only through the turn's credential proxy.
 
@@ -23,19 +23,19 @@ import pytest
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.domain.core.budget import BudgetedAgent, BudgetExceededError
 from veranda_dagster.sandbox import SANDBOX_ENV, Sandbox
-from veranda_dagster.sim.backends import (
-    agent_binary,
-    model_credentials,
-    sim_backends_config,
-    sim_environ,
-)
 from veranda_dagster.sim.model_server import ScriptedModelServer
 from veranda_dagster.sim.sample_org import BILLING, SampleOrg, create_sample_org
-from veranda_dagster.storage.backends import FilesystemValues
+from veranda_dagster.sim.sim_vendors import (
+    agent_binary,
+    model_credentials,
+    sim_environ,
+    sim_vendors_config,
+)
 from veranda_dagster.storage.ledger import StoreLedger
-from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.storage.value_stores import FilesystemValues
+from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.health import HealthCache
-from veranda_dagster.vendors.port import BackendError
+from veranda_dagster.vendors.port import VendorError
 from veranda_dagster.vendors.resolver import ResolvingAgent, build_agent
 
 TICKET = "ENG-37"
@@ -72,9 +72,9 @@ def clone(org: SampleOrg, dest: Path) -> Path:
 
 
 def resolver(model: ScriptedModelServer, tmp: Path, binary: str | None = None) -> ResolvingAgent:
-    doc = sim_backends_config(model.base_url, binary or agent_binary(tmp), with_glm=False)
+    doc = sim_vendors_config(model.base_url, binary or agent_binary(tmp), with_glm=False)
     env = sim_environ({"PATH": os.environ["PATH"], "HOME": str(tmp)})
-    return build_agent(BackendsConfig.model_validate(doc), environ=env, health=HealthCache())
+    return build_agent(VendorsConfig.model_validate(doc), environ=env, health=HealthCache())
 
 
 def implement(repo: Path, timeout_s: float = 120.0) -> AgentRequest:
@@ -97,7 +97,7 @@ def test_a_failing_follow_up_request_is_in_the_ledger_and_a_re_execution_pays_on
     repo = clone(sample_org, tmp_path / "c")
     agent = BudgetedAgent(resolver(model, tmp_path), TICKET, 10.0, ledger)
     model.fail_role("implementer", 500, times=2, step=1)  # the CLI retries once
-    with pytest.raises(BackendError):
+    with pytest.raises(VendorError):
         agent.run(implement(repo))
     assert model.billed_usd("implementer") > 0
     assert ledger.spent(TICKET) == model.billed_usd()
@@ -116,7 +116,7 @@ def test_a_turn_killed_at_its_time_bound_keeps_what_was_billed(
     agent = BudgetedAgent(resolver(model, tmp_path), TICKET, 10.0, ledger)
     held = model.block("implementer", step=1)
     try:
-        with pytest.raises(BackendError) as failed:
+        with pytest.raises(VendorError) as failed:
             agent.run(implement(repo, timeout_s=8))
         assert failed.value.verdict == "timeout", failed.value
         assert held.is_set()
@@ -172,7 +172,7 @@ def test_a_request_past_the_cap_is_refused_and_the_turn_ends_in_the_budget_outco
     """Calibrated on one free turn (same agent, so no second health probe): the cap is half
     the implementer's first answer, so that answer crosses it and the turn's next request is
     refused by the proxy before it reaches the model. The turn ends in ``BudgetExceededError``
-    with a note, no backend is marked unhealthy, and the overshoot is at most the crossing
+    with a note, no vendor is marked unhealthy, and the overshoot is at most the crossing
     request."""
     repo = clone(sample_org, tmp_path / "c")
     inner = resolver(model, tmp_path)
@@ -191,7 +191,7 @@ def test_a_request_past_the_cap_is_refused_and_the_turn_ends_in_the_budget_outco
     assert spent - cap <= max(b.usd for b in answers)
     assert len(model.conversation("implementer")) == reached_before + 1  # the refused one: never
     assert "budget" in str(stopped.value) and len(notes) == 1
-    assert all(inner.health.verdict(b).verdict == "ok" for b in inner.backends)
+    assert all(inner.health.verdict(b).verdict == "ok" for b in inner.vendors)
     with pytest.raises(BudgetExceededError):  # the next turn does not even start
         agent.run(implement(repo))
     assert len(model.conversation("implementer")) == reached_before + 1

@@ -117,7 +117,7 @@ def test_repository_commands_have_no_network(clone: Path) -> None:
     assert not result.ok and not accepted
 
 
-def test_a_cli_sees_only_the_env_its_adapter_built_and_its_own_home(
+def test_a_cli_sees_only_the_env_its_vendor_built_and_its_own_home(
     clone: Path, tmp_path: Path
 ) -> None:
     home = tmp_path / "claude-home"

@@ -20,10 +20,10 @@ from veranda_dagster.domain.core.models import Usage
 from veranda_dagster.domain.core.spend_meter import SpendCap, TurnMeter
 from veranda_dagster.sandbox.egress import BEARER, X_API_KEY, X_GOOG_API_KEY, Egress, Upstream
 from veranda_dagster.sandbox.proxy import BUDGET_REFUSED_STATUS, CredentialProxy
-from veranda_dagster.sim.backends import SIM_KEYS, model_credentials
 from veranda_dagster.sim.model_server import ScriptedModelServer
-from veranda_dagster.storage.backends import FilesystemValues
+from veranda_dagster.sim.sim_vendors import SIM_KEYS, model_credentials
 from veranda_dagster.storage.ledger import StoreLedger
+from veranda_dagster.storage.value_stores import FilesystemValues
 from veranda_dagster.vendors.wire_meter import WireMeter
 
 TICKET = "ENG-37"
@@ -43,8 +43,8 @@ def ledger(tmp_path: Path) -> StoreLedger:
 
 
 def turn_meter(ledger: StoreLedger, cap_usd: float = 100.0) -> TurnMeter:
-    def charge(family: str, model: str | None, usage: Usage, usd: float) -> None:
-        entry = SpendEntry(role="implementer", family=family, model=model, usd=usd)
+    def charge(vendor: str, model: str | None, usage: Usage, usd: float) -> None:
+        entry = SpendEntry(role="implementer", vendor=vendor, model=model, usd=usd)
         ledger.record(TICKET, entry.model_copy(update={"source": "proxy"}))
 
     cap = SpendCap(f"ticket {TICKET}", cap_usd, lambda: ledger.spent(TICKET))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from tests.sensors.test_linear_sensor import ticket_job
+from tests.support.sensor_instance import ticket_job
 from veranda_dagster.assets.ticket import ticket as ticket_asset
 from veranda_dagster.partitions import TICKET_TAG, TICKET_TAKEN_TAG, TICKETS
 from veranda_dagster.sources.dedup import (

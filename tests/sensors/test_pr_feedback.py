@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.domain.conftest import FakeForge
-from tests.sensors.test_linear_sensor import ticket_job
+from tests.support.sensor_instance import ticket_job
 from veranda_dagster.domain.core.bounds import MAX_FEEDBACK_PRS_PER_TICK
 from veranda_dagster.domain.core.forge_port import BOT_MARKER, Comment
 from veranda_dagster.domain.deliver.progress import comments_digest

@@ -175,8 +175,8 @@ def test_a_retried_upstream_error_heads_the_run_and_the_note_with_its_root_cause
     )
     assert out.returncode == 0, out.stderr[-3000:]
     run_id = out.stdout.strip().splitlines()[-1]
-    store = ValueStore(backend="filesystem", base_dir=str(tmp_path / "values"))
-    headline = f"patch: BackendError: upstream: {UPSTREAM_DETAIL}"
+    store = ValueStore(store_kind="filesystem", base_dir=str(tmp_path / "values"))
+    headline = f"patch: VendorError: upstream: {UPSTREAM_DETAIL}"
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
         kinds = [
             e.dagster_event.event_type_value
@@ -193,7 +193,7 @@ def test_a_retried_upstream_error_heads_the_run_and_the_note_with_its_root_cause
     (note,) = linear.bot_comments(key)
     first = note.splitlines()[0]
     assert first == (
-        f"Veranda's run for {key} failed at phase `patch`: `BackendError` "
+        f"Veranda's run for {key} failed at phase `patch`: `VendorError` "
         f"(upstream: {UPSTREAM_DETAIL})."
     )
     assert "max_retries" not in note and "success:" not in note

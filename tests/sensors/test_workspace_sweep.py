@@ -97,8 +97,8 @@ def test_the_sweep_spares_runs_in_flight_removes_closed_prs_and_keeps_the_bound(
     text = generate_latest(metrics.registry).decode()
     values = {
         (sample.name, tuple(sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
+        for vendor in text_string_to_metric_families(text)
+        for sample in vendor.samples
     }
     assert values[("veranda_workspace_bound_bytes", ())] == 6 * MiB
     assert values[("veranda_workspace_evictions_total", (("reason", "closed"),))] == 1

@@ -17,7 +17,7 @@ from veranda_dagster.domain.core.models import ContextPack, Patch, RedTests, Tic
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.partitions import TICKET_JOB
 from veranda_dagster.resources.domain_calls import DOMAIN_CALLS_KEY
-from veranda_dagster.vendors.port import BackendError
+from veranda_dagster.vendors.port import VendorError
 
 UPSTREAM_DETAIL = "API Error: 500 Internal server error (api_error_status: 500)"
 
@@ -26,7 +26,7 @@ class UpstreamDownDomain(ScriptedDomain):
     """``patch``'s model answers 500 past the CLI's own retry, every attempt."""
 
     def phase_patch(self, ticket: Ticket, context_pack: ContextPack, red_tests: RedTests) -> Patch:
-        raise BackendError("upstream", UPSTREAM_DETAIL)
+        raise VendorError("upstream", UPSTREAM_DETAIL)
 
 
 def main(home: str, key: str) -> None:

@@ -1,4 +1,4 @@
-"""The real-binary switch: which CLI the sim runs, where it finds it, what the backends say."""
+"""The real-binary switch: which CLI the sim runs, where it finds it, what the vendors say."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ from pathlib import Path
 import pytest
 
 from veranda_dagster.cli import main
-from veranda_dagster.sim import backends
-from veranda_dagster.sim.backends import (
+from veranda_dagster.sim import sim_vendors
+from veranda_dagster.sim.sim_vendors import (
     AGENTS,
     REAL_AGENTS,
     AgentNotInstalledError,
-    agent_backends_config,
+    agent_vendors_config,
     default_agent,
 )
 from veranda_dagster.sim.world import SimWorld
-from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.vendors.config import VendorsConfig
 
 
 @pytest.fixture()
@@ -24,10 +24,10 @@ def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty .veranda/ as the only place CLIs are found (nothing on PATH either)."""
     folder = tmp_path / ".veranda" / "bin"
     folder.mkdir(parents=True)
-    monkeypatch.setattr(backends, "tool_dirs", lambda: [folder])
+    monkeypatch.setattr(sim_vendors, "tool_dirs", lambda: [folder])
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     for agent in REAL_AGENTS:
-        monkeypatch.delenv(backends.BINARY_ENV.format(agent.upper()), raising=False)
+        monkeypatch.delenv(sim_vendors.BINARY_ENV.format(agent.upper()), raising=False)
     return folder
 
 
@@ -65,37 +65,37 @@ def test_each_real_cli_gets_its_binary_its_own_home_and_the_server(
     binary = install(tools, spec.binary)
     if spec.node:
         install(tools, "node")  # the npm node build beside it
-    doc = agent_backends_config(agent, "http://127.0.0.1:9", tmp_path / "w", with_glm=False)
-    (family,) = BackendsConfig.model_validate(doc).families
+    doc = agent_vendors_config(agent, "http://127.0.0.1:9", tmp_path / "w", with_glm=False)
+    (vendor,) = VendorsConfig.model_validate(doc).vendors
     assert (
-        family.family == spec.family and family.base_url == "http://127.0.0.1:9" + spec.url_suffix
+        vendor.vendor == spec.vendor and vendor.base_url == "http://127.0.0.1:9" + spec.url_suffix
     )
-    assert Path(str(family.home)).is_dir() and Path(str(family.home)).name == spec.family
-    assert set(family.env.values()) <= set(backends.SIM_KEYS)
+    assert Path(str(vendor.home)).is_dir() and Path(str(vendor.home)).name == spec.vendor
+    assert set(vendor.env.values()) <= set(sim_vendors.SIM_KEYS)
     if spec.node:  # kimi needs node >= 22.19: a wrapper runs it on the node beside it
-        launcher = Path(str(family.binary)).read_text()
+        launcher = Path(str(vendor.binary)).read_text()
         assert str(tools / "node") in launcher and str(binary) in launcher
     else:
-        assert family.binary == str(binary)
+        assert vendor.binary == str(binary)
 
 
 def test_claude_keeps_both_modes_and_glm_through_the_same_binary(tools, tmp_path) -> None:
     binary = install(tools, "claude")
-    doc = agent_backends_config("claude", "http://127.0.0.1:9", tmp_path)
-    rows = [(f["family"], f["modes"], f["binary"]) for f in doc["families"]]
+    doc = agent_vendors_config("claude", "http://127.0.0.1:9", tmp_path)
+    rows = [(f["vendor"], f["modes"], f["binary"]) for f in doc["vendors"]]
     assert rows == [
         ("claude", ["api_key", "login"], str(binary)),
         ("glm", ["api_key"], str(binary)),
     ]
-    assert doc["families"][0]["home"] != doc["families"][1]["home"]
+    assert doc["vendors"][0]["home"] != doc["vendors"][1]["home"]
 
 
 def test_an_override_variable_names_the_binary(tools, tmp_path, monkeypatch) -> None:
     elsewhere = install(tmp_path, "my-grok")
     monkeypatch.setenv("VERANDA_GROK_BIN", str(elsewhere))
-    assert backends.find_binary("grok") == elsewhere
+    assert sim_vendors.find_binary("grok") == elsewhere
     monkeypatch.setenv("VERANDA_GROK_BIN", str(tmp_path / "absent"))
-    assert backends.find_binary("grok") is None
+    assert sim_vendors.find_binary("grok") is None
 
 
 def test_every_real_agent_is_a_pin_ci_installs() -> None:

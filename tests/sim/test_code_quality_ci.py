@@ -15,7 +15,8 @@ from veranda_dagster.domain.work.static_analysis import render
 from veranda_dagster.sim.bare_repo import BareRepo
 from veranda_dagster.sim.fake_ci import CODE_QUALITY_JOB, FakeCI
 from veranda_dagster.sim.sample_org import BILLING, SampleOrg
-from veranda_dagster.sim.scripted_agent import RED_TEST, EditFile, script_reply
+from veranda_dagster.sim.scripted_agent import RED_TEST, EditFile
+from veranda_dagster.sim.scripted_seats import script_reply
 
 
 def push_branch(org: SampleOrg, tmp: Path, branch: str, files: dict[str, str]) -> str:

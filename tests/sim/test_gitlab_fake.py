@@ -145,7 +145,7 @@ def test_a_note_someone_else_edited_is_no_longer_ours(fake: GitLabFake):
     assert not any(c.by_self for c in gl.list_comments(BILLING, iid))
 
 
-def test_blob_search_backend_against_the_fake(fake: GitLabFake):
+def test_blob_search_index_against_the_fake(fake: GitLabFake):
     search = GitLabCodeSearch(fake.base_url, TOKEN, BILLING, sleep=lambda s: None)
     needle = INVOICE_BUGGY_LINE.strip().split("(")[0]  # "subtotal = sum"
     hits = search.search(needle)

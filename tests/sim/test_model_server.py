@@ -15,7 +15,6 @@ from typing import Any
 import httpx
 import pytest
 
-from veranda_dagster.sim.backends import SIM_KEYS, model_credentials
 from veranda_dagster.sim.model_server import MAX_SCRIPTED_STEPS, ScriptedModelServer
 from veranda_dagster.sim.renderers import VOCABULARIES, render_actions, vocabulary_for
 from veranda_dagster.sim.scripted_agent import (
@@ -25,9 +24,10 @@ from veranda_dagster.sim.scripted_agent import (
     STAND_IN_REFUSAL,
     TEST_COMMAND,
     knows_ticket,
-    script_reply,
     ticket_title,
 )
+from veranda_dagster.sim.scripted_seats import script_reply
+from veranda_dagster.sim.sim_vendors import SIM_KEYS, model_credentials
 
 OFFERED = json.loads(
     (Path(__file__).resolve().parents[1] / "fixtures/sim/offered_tools.json").read_text()
@@ -259,7 +259,7 @@ def test_gemini_turn_answers_function_call_parts(model) -> None:
 
 def test_a_conversation_past_the_step_cap_gets_a_clear_error(model) -> None:
     """A client that keeps asking after its turn ended (a looping script) is refused at the
-    cap, instead of being answered until the adapter's time bound."""
+    cap, instead of being answered until the vendor's time bound."""
     loop = [
         {"role": "assistant", "content": [{"type": "text", "text": "again"}]},
         {"role": "user", "content": [{"type": "text", "text": "continue"}]},
@@ -348,7 +348,7 @@ def test_a_hang_at_a_follow_up_holds_only_that_step(model) -> None:
 def test_each_cli_gets_every_seat_in_its_own_tool_vocabulary(cli: str) -> None:
     tools = offered(cli)
     vocabulary = vocabulary_for(tools)
-    assert vocabulary is not None and vocabulary.family == cli
+    assert vocabulary is not None and vocabulary.vendor == cli
     for seat in ROLE_ASSET:
         reply = script_reply(seat, "Current guess: acme/billing", 1)
         calls = render_actions(reply.actions, tools)

@@ -29,8 +29,8 @@ from veranda_dagster.sim.sample_storefront import (
     STOREFRONT_TICKET_BODY,
     STOREFRONT_TICKET_TITLE,
 )
-from veranda_dagster.sim.scripted_agent import script_reply
 from veranda_dagster.sim.scripted_frontend import RED_TEST, fill
+from veranda_dagster.sim.scripted_seats import script_reply
 
 TICKET = Ticket(
     id="ENG-7", source="linear", title=STOREFRONT_TICKET_TITLE, description=STOREFRONT_TICKET_BODY

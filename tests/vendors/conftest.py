@@ -1,8 +1,8 @@
-"""Seams for backend tests: no test here can spawn a real vendor CLI by accident.
+"""Seams for vendor tests: no test here can spawn a real vendor CLI by accident.
 
 ``VERANDA_NO_REAL_CLI=1`` makes the real runner refuse vendor binaries; the real-CLI test
 unsets it explicitly. ``ScriptedRunner`` replays recorded outputs and records every call, so
-tests assert on the argv and env an adapter really built.
+tests assert on the argv and env an vendor really built.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from veranda_dagster.vendors.isolation import TurnIsolation
 from veranda_dagster.vendors.prompt_channel import prompt_file_path
 from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "backends"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vendors"
 
 
 @pytest.fixture(autouse=True)
@@ -63,9 +63,9 @@ class Call:
     prompt_file_text: str | None = None
     """The staged prompt file's text at spawn time (a file-channel CLI), if one was staged."""
     egress: Egress | None = None
-    """How the adapter said the turn reaches its model (upstream, key places, or refusal)."""
+    """How the vendor said the turn reaches its model (upstream, key places, or refusal)."""
     isolation: TurnIsolation | None = None
-    """What the adapter asked the runner to mask and show for the turn."""
+    """What the vendor asked the runner to mask and show for the turn."""
 
 
 @dataclass
@@ -102,11 +102,11 @@ class FakeLogin:
     ok: bool = True
     asked: list[tuple[str, str]] = field(default_factory=list)
 
-    def ensure(self, family: str, mode: str, credential_paths: Sequence[str]) -> LoginStatus:
-        self.asked.append((family, mode))
+    def ensure(self, vendor: str, mode: str, credential_paths: Sequence[str]) -> LoginStatus:
+        self.asked.append((vendor, mode))
         if self.ok:
             return LoginStatus(ok=True, detail="scripted session")
-        return LoginStatus(ok=False, detail=f"{family}/{mode}: session expired (scripted)")
+        return LoginStatus(ok=False, detail=f"{vendor}/{mode}: session expired (scripted)")
 
 
 ALL_KEYS = {

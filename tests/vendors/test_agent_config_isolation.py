@@ -1,5 +1,5 @@
-"""Per family, through the real ``SubprocessRunner`` and bubblewrap (required): the project files
-an adapter declares (``repo_agent_config``) are empty and read-only for the turn, untouched in
+"""Per vendor, through the real ``SubprocessRunner`` and bubblewrap (required): the project files
+an vendor declares (``repo_agent_config``) are empty and read-only for the turn, untouched in
 the clone afterwards, and the product's own MCP configuration is what the CLI reads instead,
 leaving nothing in the clone. And each turn's home is a private copy of the configured one:
 what one ticket's agent writes there never reaches the next ticket's turn, nor the template.
@@ -20,15 +20,15 @@ from veranda_dagster.domain.core.mcp_config import McpServer
 from veranda_dagster.sandbox import SANDBOX_ENV
 from veranda_dagster.vendors import home as home_mod
 from veranda_dagster.vendors import registry
-from veranda_dagster.vendors.adapters._base import CliAdapter
-from veranda_dagster.vendors.adapters.claude import ClaudeAdapter
-from veranda_dagster.vendors.adapters.gemini import GeminiAdapter
-from veranda_dagster.vendors.family_config import FamilyConfig
 from veranda_dagster.vendors.home import HomeTemplateTooLargeError, private_home
+from veranda_dagster.vendors.plugins._base import CliVendor
+from veranda_dagster.vendors.plugins.claude import ClaudeVendor
+from veranda_dagster.vendors.plugins.gemini import GeminiVendor
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.runner import SubprocessRunner
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "backends"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vendors"
 REPO_SECRET = "REPO-PLANTED-HOOK-7f3a"
 """What the repository wrote into every declared path; the CLI must never read it."""
 SERVER = McpServer(name="browser", command="/usr/bin/true", args=["--product-marker-91c2"])
@@ -40,11 +40,11 @@ def _bwrap(monkeypatch) -> None:
     monkeypatch.setenv(SANDBOX_ENV, "bwrap")  # security tests never run unsandboxed
 
 
-def adapter_for(family: str, mode: str | None = None, **config: object) -> CliAdapter:
-    info = registry.get(family)
+def vendor_for(vendor: str, mode: str | None = None, **config: object) -> CliVendor:
+    info = registry.get(vendor)
     return info.factory(
         mode or info.modes[0],
-        FamilyConfig(family=family, **config),  # type: ignore[arg-type]
+        VendorConfig(vendor=vendor, **config),  # type: ignore[arg-type]
         SubprocessRunner(),
         FakeLogin(),
     )
@@ -82,24 +82,24 @@ done
 """What a CLI would see: every declared path's entries and contents, and whether it can write."""
 
 
-def run_lister(adapter: CliAdapter, clone: Path, turn: Turn, paths: list[str]) -> str:
-    out = adapter.runner.run(
+def run_lister(vendor: CliVendor, clone: Path, turn: Turn, paths: list[str]) -> str:
+    out = vendor.runner.run(
         ["/bin/sh", "-c", LISTER, "lister", *paths],
         str(clone),
         {"PATH": "/usr/bin:/bin"},
         None,
         30,
-        isolation=adapter.isolation_for(turn),
+        isolation=vendor.isolation_for(turn),
     )
     assert out.exit_code == 0, out.stderr
     return out.stdout
 
 
-@pytest.mark.parametrize("family", registry.families())
-def test_each_familys_declared_paths_are_hidden_and_untouched(family: str, tmp_path) -> None:
-    adapter = adapter_for(family)
-    declared = list(adapter.repo_agent_config)
-    assert declared, f"{family} declares no project configuration"
+@pytest.mark.parametrize("vendor", registry.vendors())
+def test_each_familys_declared_paths_are_hidden_and_untouched(vendor: str, tmp_path) -> None:
+    cli = vendor_for(vendor)
+    declared = list(cli.repo_agent_config)
+    assert declared, f"{vendor} declares no project configuration"
     clone = tmp_path / "clone"
     clone.mkdir()
     for rel in declared:
@@ -107,7 +107,7 @@ def test_each_familys_declared_paths_are_hidden_and_untouched(family: str, tmp_p
     (clone / "AGENTS.md").write_text("instructions stay visible\n")
     before = tree(clone)
     turn = Turn(prompt="p", workdir=str(clone))
-    seen = run_lister(adapter, clone, turn, [*declared, "AGENTS.md"])
+    seen = run_lister(cli, clone, turn, [*declared, "AGENTS.md"])
     assert REPO_SECRET not in seen  # nothing the repository wrote there reaches the CLI
     assert "WRITABLE" not in seen.replace("WRITABLE AGENTS.md", "")  # nor can be rewritten
     for rel in declared:
@@ -117,37 +117,37 @@ def test_each_familys_declared_paths_are_hidden_and_untouched(family: str, tmp_p
 
 
 @pytest.mark.parametrize(
-    ("family", "mode"),
-    [(f, m) for f in registry.families() for m in registry.get(f).modes],
+    ("vendor", "mode"),
+    [(f, m) for f in registry.vendors() for m in registry.get(f).modes],
 )
-def test_the_product_mcp_config_is_the_only_one_and_leaves_nothing(family, mode, tmp_path):
-    adapter = adapter_for(family, mode)
+def test_the_product_mcp_config_is_the_only_one_and_leaves_nothing(vendor, mode, tmp_path):
+    cli = vendor_for(vendor, mode)
     clone = tmp_path / "clone"
     clone.mkdir()
-    for rel in adapter.repo_agent_config:
+    for rel in cli.repo_agent_config:
         plant(clone, rel)
     before = tree(clone)
     turn = Turn(prompt="p", workdir=str(clone), mcp_servers=[SERVER])
-    shown = adapter.product_config(turn)
-    if adapter.mcp_by_flag():
+    shown = cli.product_config(turn)
+    if cli.mcp_by_flag():
         assert shown == {}
-        assert "--product-marker-91c2" in " ".join(adapter.build_argv(turn))
-        assert "--strict-mcp-config" in adapter.build_argv(turn)
+        assert "--product-marker-91c2" in " ".join(cli.build_argv(turn))
+        assert "--strict-mcp-config" in cli.build_argv(turn)
         return
     (rel,) = shown
-    seen = run_lister(adapter, clone, turn, [rel])
+    seen = run_lister(cli, clone, turn, [rel])
     assert "--product-marker-91c2" in seen and REPO_SECRET not in seen
     assert f"WRITABLE {rel}" not in seen
     assert tree(clone) == before  # no product file, no mount point left behind
 
 
 def test_a_product_config_where_the_clone_has_none_leaves_no_stub(tmp_path) -> None:
-    adapter = adapter_for("codex")
+    vendor = vendor_for("codex")
     clone = tmp_path / "clone"
     clone.mkdir()
     (clone / "README.md").write_text("x\n")
     turn = Turn(prompt="p", workdir=str(clone), mcp_servers=[SERVER])
-    seen = run_lister(adapter, clone, turn, [".codex/config.toml"])
+    seen = run_lister(vendor, clone, turn, [".codex/config.toml"])
     assert "[mcp_servers.browser]" in seen
     assert sorted(p.name for p in clone.iterdir()) == ["README.md"]
 
@@ -182,11 +182,11 @@ def test_what_one_tickets_agent_writes_to_its_home_never_reaches_the_next(tmp_pa
     binary = fake_cli(tmp_path)
     seen: dict[str, str] = {}
     for ticket in ("A", "B"):
-        adapter = adapter_for("claude", binary=str(binary), home=str(template))
-        adapter.environ = {"ANTHROPIC_API_KEY": "sk-sim", "PATH": "/usr/bin:/bin"}
+        vendor = vendor_for("claude", binary=str(binary), home=str(template))
+        vendor.environ = {"ANTHROPIC_API_KEY": "sk-sim", "PATH": "/usr/bin:/bin"}
         clone = tmp_path / f"clone-{ticket}"
         clone.mkdir()
-        assert adapter.run(Turn(prompt="p", workdir=str(clone))).text == "PONG-SIM"
+        assert vendor.run(Turn(prompt="p", workdir=str(clone))).text == "PONG-SIM"
         seen[ticket] = (clone / "seen-home").read_text()
     # the login session is copied into each turn's home (so login mode works) ...
     assert seen["A"].split() == [".credentials.json"] == seen["B"].split()
@@ -199,24 +199,24 @@ def test_the_turn_home_is_private_and_removed_after(tmp_path) -> None:
     template = tmp_path / "template"
     template.mkdir()
     (template / "settings.json").write_text("{}")
-    adapter = adapter_for("claude", home=str(template))
-    with adapter.turn_home() as home:
+    vendor = vendor_for("claude", home=str(template))
+    with vendor.turn_home() as home:
         assert home is not None and home != str(template)
-        assert adapter.env()["HOME"] == home
+        assert vendor.env()["HOME"] == home
         assert stat.S_IMODE(os.stat(home).st_mode) == 0o700
         assert stat.S_IMODE(os.stat(Path(home).parent).st_mode) == 0o700
         assert (Path(home) / "settings.json").read_text() == "{}"
     assert not Path(home).exists()
-    assert adapter.env()["HOME"] == str(template)  # outside a turn: the configured path
+    assert vendor.env()["HOME"] == str(template)  # outside a turn: the configured path
 
 
 def test_a_cli_never_runs_with_the_template_as_its_home(tmp_path) -> None:
     template = tmp_path / "template"
     template.mkdir()
-    adapter = adapter_for("claude", binary=str(fake_cli(tmp_path)), home=str(template))
-    adapter.environ = {"ANTHROPIC_API_KEY": "sk-sim", "PATH": "/usr/bin:/bin"}
+    vendor = vendor_for("claude", binary=str(fake_cli(tmp_path)), home=str(template))
+    vendor.environ = {"ANTHROPIC_API_KEY": "sk-sim", "PATH": "/usr/bin:/bin"}
     with pytest.raises(ConfigError, match="only inside turn_home"):
-        adapter._spawn(Turn(prompt="p", workdir=str(tmp_path)), 10)
+        vendor._spawn(Turn(prompt="p", workdir=str(tmp_path)), 10)
     assert list(template.iterdir()) == []
 
 
@@ -248,35 +248,35 @@ def test_a_refused_template_fails_the_turn_with_the_typed_error(tmp_path, monkey
     template.mkdir()
     (template / "big").write_bytes(b"x" * 2000)
     monkeypatch.setattr(home_mod, "MAX_HOME_TEMPLATE_BYTES", 1000)
-    adapter = adapter_for("claude", binary=str(fake_cli(tmp_path)), home=str(template))
-    adapter.environ = {"ANTHROPIC_API_KEY": "sk-sim", "PATH": "/usr/bin:/bin"}
+    vendor = vendor_for("claude", binary=str(fake_cli(tmp_path)), home=str(template))
+    vendor.environ = {"ANTHROPIC_API_KEY": "sk-sim", "PATH": "/usr/bin:/bin"}
     with pytest.raises(HomeTemplateTooLargeError):
-        adapter.run(Turn(prompt="p", workdir=str(tmp_path)))
+        vendor.run(Turn(prompt="p", workdir=str(tmp_path)))
 
 
 def test_no_configured_home_gives_no_copy() -> None:
-    adapter = adapter_for("claude")
-    assert isinstance(adapter, ClaudeAdapter)
-    with adapter.turn_home() as home:
-        assert home is None and adapter.home_dir is None
+    vendor = vendor_for("claude")
+    assert isinstance(vendor, ClaudeVendor)
+    with vendor.turn_home() as home:
+        assert home is None and vendor.home_dir is None
 
 
 def test_gemini_writes_its_settings_only_into_the_turns_private_home(tmp_path: Path) -> None:
     """With no configured home, a Gemini turn still gets a private home for the settings its
-    adapter writes, and the home goes with the turn: no folder is left behind per turn."""
-    backend = GeminiAdapter(
+    vendor writes, and the home goes with the turn: no folder is left behind per turn."""
+    vendor = GeminiVendor(
         "api_key",
-        FamilyConfig(family="gemini", base_url="http://127.0.0.1:9/v1"),
+        VendorConfig(vendor="gemini", base_url="http://127.0.0.1:9/v1"),
         ScriptedRunner(),
         FakeLogin(),
         {"GEMINI_API_KEY": "k", "PATH": "/usr/bin"},
     )
     turn = Turn(prompt="Role: probe\nhi", workdir=str(tmp_path), model=None)
-    with backend.turn_home() as home:
+    with vendor.turn_home() as home:
         assert home is not None
-        env = backend.env_for(turn)
+        env = vendor.env_for(turn)
         assert env["HOME"] == home
         assert (Path(home) / ".gemini" / "settings.json").is_file()
     assert not Path(home).exists()
     with pytest.raises(ConfigError, match="turn_home"):
-        backend.env_for(turn)
+        vendor.env_for(turn)

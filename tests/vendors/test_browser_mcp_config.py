@@ -1,6 +1,6 @@
-"""Every adapter's MCP config starts the pinned, installed Playwright MCP server on Chromium.
+"""Every vendor's MCP config starts the pinned, installed Playwright MCP server on Chromium.
 
-For each family and mode the registry knows, the adapter's declared format is rendered from the
+For each vendor and mode the registry knows, the vendor's declared format is rendered from the
 descriptor the context phase resolves on this machine, read back the way that CLI reads it
 (JSON ``mcpServers``, opencode's ``mcp`` command list, TOML ``mcp_servers``), and the command it
 names is started for real: it must be the installed binary (never ``npx -y``, which downloads
@@ -32,21 +32,21 @@ from veranda_dagster.domain.core.mcp_config import (
 )
 from veranda_dagster.sim.http_fake import SHUTDOWN_POLL_S
 from veranda_dagster.vendors import registry
-from veranda_dagster.vendors.family_config import FamilyConfig
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 REPO = Path(__file__).resolve().parents[2]
 BROWSER_TOOLS = {"browser_navigate", "browser_snapshot", "browser_console_messages"}
 
 
 def declared_formats() -> dict[str, str]:
-    """``family/mode`` -> the MCP format its adapter declares."""
+    """``vendor/mode`` -> the MCP format its vendor declares."""
     out = {}
-    for family in registry.families():
-        for mode in registry.get(family).modes:
-            backend = registry.get(family).factory(
-                mode, FamilyConfig(family=family), ScriptedRunner([]), FakeLogin(), ALL_KEYS
+    for vendor in registry.vendors():
+        for mode in registry.get(vendor).modes:
+            cli = registry.get(vendor).factory(
+                mode, VendorConfig(vendor=vendor), ScriptedRunner([]), FakeLogin(), ALL_KEYS
             )
-            out[f"{family}/{mode}"] = backend.capabilities.mcp_format
+            out[f"{vendor}/{mode}"] = cli.capabilities.mcp_format
     return out
 
 
@@ -75,9 +75,9 @@ def installed_server() -> McpServer:
     return server
 
 
-def test_every_format_is_declared_by_some_adapter_and_every_adapter_declares_one():
+def test_every_format_is_declared_by_some_vendor_and_every_vendor_declares_one():
     assert set(declared_formats().values()) == set(FORMAT_IDS)
-    assert {key.split("/")[0] for key in declared_formats()} == set(registry.families())
+    assert {key.split("/")[0] for key in declared_formats()} == set(registry.vendors())
 
 
 def test_the_installed_server_is_the_pinned_version():
@@ -92,11 +92,11 @@ def test_the_installed_server_is_the_pinned_version():
 
 
 @pytest.mark.parametrize("format_id", FORMAT_IDS)
-def test_each_adapters_rendered_config_starts_the_installed_server(format_id):
-    """One start per format; every family/mode declaring it gets exactly this file."""
+def test_each_vendors_rendered_config_starts_the_installed_server(format_id):
+    """One start per format; every vendor/mode declaring it gets exactly this file."""
     server = installed_server()
-    backends = [b for b, f in declared_formats().items() if f == format_id]
-    assert backends, format_id
+    vendors = [b for b, f in declared_formats().items() if f == format_id]
+    assert vendors, format_id
     _, content = render_mcp_config([server], format_id)
     command, args = launch_of(format_id, content)
     assert "npx" not in content and '"-y"' not in content
@@ -106,8 +106,8 @@ def test_each_adapters_rendered_config_starts_the_installed_server(format_id):
     assert Path(browser).resolve() == Path(shutil.which("chromium") or browser).resolve()
     assert {"--headless", "--isolated"} <= set(args)
     with McpStdioClient([command, *args]) as client:
-        assert client.server_info()["name"] == "Playwright", backends
-        assert set(client.tool_names()) >= BROWSER_TOOLS, backends
+        assert client.server_info()["name"] == "Playwright", vendors
+        assert set(client.tool_names()) >= BROWSER_TOOLS, vendors
 
 
 def test_the_rendered_server_drives_chromium_on_a_loopback_page(tmp_path):

@@ -1,4 +1,4 @@
-"""``veranda backends`` against scripted stand-in binaries (real subprocesses, no vendor CLI)."""
+"""``veranda vendors`` against scripted stand-in binaries (real subprocesses, no vendor CLI)."""
 
 from __future__ import annotations
 
@@ -32,31 +32,31 @@ def config(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     cfg = {
-        "families": [
+        "vendors": [
             {
-                "family": "claude",
+                "vendor": "claude",
                 "modes": ["api_key"],
                 "binary": stand_in(tmp_path, "fake-claude", "claude_stream_401.jsonl", 1),
                 "env": {"ANTHROPIC_API_KEY": "VERANDA_SIM_ANTHROPIC"},
             },
             {
-                "family": "codex",
+                "vendor": "codex",
                 "modes": ["api_key"],
                 "binary": stand_in(tmp_path, "fake-codex", "codex_exec_ok.jsonl"),
             },
-            {"family": "gemini", "modes": ["api_key"]},
+            {"vendor": "gemini", "modes": ["api_key"]},
         ],
         "probe_timeout_s": 10,
     }
-    path = tmp_path / "backends.json"
+    path = tmp_path / "vendors.json"
     path.write_text(json.dumps(cfg))
     return str(path)
 
 
 def test_json_report(config, capsys):
-    assert main(["backends", "--json", "--config", config]) == 0
+    assert main(["vendors", "--json", "--config", config]) == 0
     data = json.loads(capsys.readouterr().out)
-    verdicts = {f"{b['family']}/{b['mode']}": b["verdict"] for b in data["backends"]}
+    verdicts = {f"{b['vendor']}/{b['mode']}": b["verdict"] for b in data["vendors"]}
     assert verdicts == {"claude/api_key": "auth", "codex/api_key": "ok", "gemini/api_key": "auth"}
     assert data["resolution_order"] == ["codex/api_key"]
     assert data["instruction_files"] == ["CLAUDE.md", "AGENTS.md", "GEMINI.md"]
@@ -64,10 +64,10 @@ def test_json_report(config, capsys):
 
 
 def test_text_report_and_exit_code_when_nothing_serves(config, tmp_path, capsys):
-    assert main(["backends", "--config", config]) == 0
+    assert main(["vendors", "--config", config]) == 0
     out = capsys.readouterr().out
     assert "claude/api_key     auth" in out and "resolution order: codex/api_key" in out
     only_gemini = tmp_path / "g.json"
-    only_gemini.write_text('{"families": [{"family": "gemini", "modes": ["api_key"]}]}')
-    assert main(["backends", "--config", str(only_gemini)]) == 1
+    only_gemini.write_text('{"vendors": [{"vendor": "gemini", "modes": ["api_key"]}]}')
+    assert main(["vendors", "--config", str(only_gemini)]) == 1
     assert "GEMINI_API_KEY not set" in capsys.readouterr().out

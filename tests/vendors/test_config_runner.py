@@ -10,21 +10,21 @@ import pytest
 
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.vendors import registry
-from veranda_dagster.vendors.config import BackendsConfig
-from veranda_dagster.vendors.family_config import FamilyConfig
+from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.resolver import build_agent
 from veranda_dagster.vendors.runner import (
     CredentialFileLogin,
     RealCliBlockedError,
     SubprocessRunner,
 )
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 
 def test_default_config_lists_every_registered_vendor_in_rank_order():
-    """Derived from the registry (an eighth vendor needs no edit here): every family, ordered
-    by each adapter's declared rank."""
-    fams = [f.family for f in BackendsConfig.load(None).families]
-    assert fams == registry.families()
+    """Derived from the registry (an eighth vendor needs no edit here): every vendor, ordered
+    by each vendor's declared rank."""
+    fams = [f.vendor for f in VendorsConfig.load(None).vendors]
+    assert fams == registry.vendors()
     ranks = [registry.get(f).rank for f in fams]
     assert ranks == sorted(ranks) and len(set(fams)) == len(fams) > 0
 
@@ -32,68 +32,68 @@ def test_default_config_lists_every_registered_vendor_in_rank_order():
 def test_load_yaml_and_json(tmp_path):
     y = tmp_path / "b.yaml"
     y.write_text(
-        "families:\n"
-        "  - family: claude\n"
+        "vendors:\n"
+        "  - vendor: claude\n"
         "    modes: [api_key]\n"
         "    binary: /opt/sim/fake-claude\n"
         "    base_url: http://127.0.0.1:4010\n"
         "    env: {ANTHROPIC_API_KEY: VERANDA_SIM_ANTHROPIC_KEY}\n"
-        "  - family: codex\n"
+        "  - vendor: codex\n"
     )
-    cfg = BackendsConfig.load(y)
-    assert cfg.families[0].binary == "/opt/sim/fake-claude"
-    assert cfg.modes_of(cfg.families[1]) == ["api_key", "login", "azure"]
+    cfg = VendorsConfig.load(y)
+    assert cfg.vendors[0].binary == "/opt/sim/fake-claude"
+    assert cfg.modes_of(cfg.vendors[1]) == ["api_key", "login", "azure"]
     j = tmp_path / "b.json"
     j.write_text(json.dumps(cfg.model_dump()))
-    assert BackendsConfig.load(j) == cfg
+    assert VendorsConfig.load(j) == cfg
 
 
 def test_load_from_env_variable(tmp_path, monkeypatch):
     p = tmp_path / "b.json"
-    p.write_text('{"families": [{"family": "gemini"}]}')
-    monkeypatch.setenv("VERANDA_BACKENDS_CONFIG", str(p))
-    assert [f.family for f in BackendsConfig.load().families] == ["gemini"]
+    p.write_text('{"vendors": [{"vendor": "gemini"}]}')
+    monkeypatch.setenv("VERANDA_VENDORS_CONFIG", str(p))
+    assert [f.vendor for f in VendorsConfig.load().vendors] == ["gemini"]
 
 
 @pytest.mark.parametrize(
     ("data", "needle"),
     [
         (
-            {"families": [{"family": "claude", "env": {"ANTHROPIC_API_KEY": "sk-ant-123 real"}}]},
+            {"vendors": [{"vendor": "claude", "env": {"ANTHROPIC_API_KEY": "sk-ant-123 real"}}]},
             "never a value",
         ),
-        ({"families": [{"family": "claude", "modes": ["oauth2"]}]}, "has no mode 'oauth2'"),
-        ({"families": [{"family": "claude"}, {"family": "claude"}]}, "listed twice"),
-        ({"families": []}, "at least one"),
-        ({"families": [{"family": "claude", "bogus": 1}]}, "bogus"),
+        ({"vendors": [{"vendor": "claude", "modes": ["oauth2"]}]}, "has no mode 'oauth2'"),
+        ({"vendors": [{"vendor": "claude"}, {"vendor": "claude"}]}, "listed twice"),
+        ({"vendors": []}, "at least one"),
+        ({"vendors": [{"vendor": "claude", "bogus": 1}]}, "bogus"),
     ],
 )
 def test_bad_config_names_the_problem(tmp_path, data, needle):
     p = tmp_path / "b.json"
     p.write_text(json.dumps(data))
     with pytest.raises(ConfigError, match=needle):
-        BackendsConfig.load(p)
+        VendorsConfig.load(p)
 
 
-def test_unknown_family_is_named():
-    with pytest.raises(ConfigError, match="unknown backend family 'llama'"):
-        BackendsConfig(families=[FamilyConfig(family="llama")])
+def test_unknown_vendor_is_named():
+    with pytest.raises(ConfigError, match="unknown vendor 'llama'"):
+        VendorsConfig(vendors=[VendorConfig(vendor="llama")])
 
 
 def test_unreadable_or_invalid_file(tmp_path):
     with pytest.raises(ConfigError, match="cannot read"):
-        BackendsConfig.load(tmp_path / "missing.yaml")
+        VendorsConfig.load(tmp_path / "missing.yaml")
     bad = tmp_path / "bad.yaml"
-    bad.write_text("families: [\n")
+    bad.write_text("vendors: [\n")
     with pytest.raises(ConfigError, match="not valid JSON/YAML"):
-        BackendsConfig.load(bad)
+        VendorsConfig.load(bad)
 
 
 def test_build_agent_unions_instruction_files_and_mcp_formats():
-    agent = build_agent(BackendsConfig.load(None), environ={})
+    agent = build_agent(VendorsConfig.load(None), environ={})
     assert agent.instruction_files() == ["CLAUDE.md", "AGENTS.md", "GEMINI.md"]
     assert set(agent.mcp_formats()) >= {"mcp_json", "codex_toml", "gemini_settings", "cursor_json"}
-    assert len(agent.backends) == sum(len(registry.get(f).modes) for f in registry.families())
+    assert len(agent.vendors) == sum(len(registry.get(f).modes) for f in registry.vendors())
 
 
 def test_real_runner_runs_and_captures(tmp_path):

@@ -1,5 +1,5 @@
 """Real failure outputs (``failure_matrix.yaml``) classify into the seven verdicts, through each
-adapter's own parser; the health cache re-probes a failure exactly at its recheck bound."""
+vendor's own parser; the health cache re-probes a failure exactly at its recheck bound."""
 
 from __future__ import annotations
 
@@ -18,72 +18,72 @@ from tests.vendors.conftest import (
 from veranda_dagster.domain.core.bounds import HEALTH_RECHECK_S
 from veranda_dagster.vendors import health, registry
 from veranda_dagster.vendors.command import RunOutput
-from veranda_dagster.vendors.family_config import FamilyConfig
 from veranda_dagster.vendors.health import HealthCache, classify
 from veranda_dagster.vendors.port import HealthVerdict, Turn
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 ROWS = failure_rows()
 VERDICTS = {"ok", "quota", "auth", "turn_failed", "upstream", "unreachable", "timeout"}
 AVAILABILITY = VERDICTS - {"timeout"}
-"""What every family's rows must show; ``timeout`` only where the CLI prints while working."""
+"""What every vendor's rows must show; ``timeout`` only where the CLI prints while working."""
 
 
-def adapter(family: str, mode: str | None, runner: ScriptedRunner | None = None):
-    info = registry.get(family)
+def build_vendor(vendor: str, mode: str | None, runner: ScriptedRunner | None = None):
+    info = registry.get(vendor)
     mode = mode or next(m for m in info.modes if m != "opencode")
     return info.factory(
-        mode, FamilyConfig(family=family), runner or ScriptedRunner(), FakeLogin(), ALL_KEYS
+        mode, VendorConfig(vendor=vendor), runner or ScriptedRunner(), FakeLogin(), ALL_KEYS
     )
 
 
-def test_matrix_covers_every_family_and_every_verdict():
-    assert {r["family"] for r in ROWS} == set(registry.families())
+def test_matrix_covers_every_vendor_and_every_verdict():
+    assert {r["vendor"] for r in ROWS} == set(registry.vendors())
     assert {r["verdict"] for r in ROWS} == VERDICTS
-    for family in registry.families():
-        got = {r["verdict"] for r in ROWS if r["family"] == family and not r.get("mode")}
-        assert got >= AVAILABILITY, (family, AVAILABILITY - got)
-    timed = {r["family"] for r in ROWS if r["verdict"] == "timeout"}
-    assert timed == set(registry.families()) - {"grok", "cursor"}
+    for vendor in registry.vendors():
+        got = {r["verdict"] for r in ROWS if r["vendor"] == vendor and not r.get("mode")}
+        assert got >= AVAILABILITY, (vendor, AVAILABILITY - got)
+    timed = {r["vendor"] for r in ROWS if r["verdict"] == "timeout"}
+    assert timed == set(registry.vendors()) - {"grok", "cursor"}
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[f"{r['family']}-{r['case']}" for r in ROWS])
+@pytest.mark.parametrize("row", ROWS, ids=[f"{r['vendor']}-{r['case']}" for r in ROWS])
 def test_recorded_failure_classifies(row, tmp_path):
-    a = adapter(row["family"], row.get("mode"))
+    a = build_vendor(row["vendor"], row.get("mode"))
     verdict, _ = a.outcome(row_output(row), Turn(prompt="p", workdir=str(tmp_path)))
     assert verdict.verdict == row["verdict"], verdict
 
 
 PINS = yaml.safe_load((FIXTURES / "classifier_pins.yaml").read_text())
 """Every recorded failure's verdict and deciding rule, as the classifier gave them when the
-vendor rules moved onto their adapters; see the file's header."""
+vendor rules moved onto their vendors; see the file's header."""
 
 
 def test_every_recorded_failure_has_a_pin():
-    assert set(PINS) == {f"{r['family']}-{r['case']}" for r in ROWS}
+    assert set(PINS) == {f"{r['vendor']}-{r['case']}" for r in ROWS}
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[f"{r['family']}-{r['case']}" for r in ROWS])
-def test_recorded_failure_keeps_its_pinned_rule_under_every_family(row, tmp_path):
-    """Through its own adapter, and raw under each family: a vendor rule decides only its own
-    family's runs, and in the same order against the shared rules as before."""
-    pin = PINS[f"{row['family']}-{row['case']}"]
-    verdict, _ = adapter(row["family"], row.get("mode")).outcome(
+@pytest.mark.parametrize("row", ROWS, ids=[f"{r['vendor']}-{r['case']}" for r in ROWS])
+def test_recorded_failure_keeps_its_pinned_rule_under_every_vendor(row, tmp_path):
+    """Through its own vendor, and raw under each vendor: a vendor rule decides only its own
+    vendor's runs, and in the same order against the shared rules as before."""
+    pin = PINS[f"{row['vendor']}-{row['case']}"]
+    verdict, _ = build_vendor(row["vendor"], row.get("mode")).outcome(
         row_output(row), Turn(prompt="p", workdir=str(tmp_path))
     )
     assert f"{verdict.verdict}/{verdict.rule or 'none'}" == pin["own"]
-    for family in registry.families():
-        got = classify(registry.health_rules(family), row_output(row), parsed=False, terminal=False)
-        assert got.rule == pin.get(family, pin["any_family"]), family
+    for vendor in registry.vendors():
+        got = classify(registry.health_rules(vendor), row_output(row), parsed=False, terminal=False)
+        assert got.rule == pin.get(vendor, pin["any_vendor"]), vendor
 
 
 @pytest.mark.parametrize(
     "row",
     [r for r in ROWS if r["verdict"] != "ok"][:12],
-    ids=lambda r: f"{r['family']}-{r['case']}",
+    ids=lambda r: f"{r['vendor']}-{r['case']}",
 )
 def test_probe_reports_the_same_verdict_through_the_runner(row):
     runner = ScriptedRunner([row_output(row)])
-    verdict = adapter(row["family"], row.get("mode"), runner).probe()
+    verdict = build_vendor(row["vendor"], row.get("mode"), runner).probe()
     assert verdict.verdict == row["verdict"]
     assert len(runner.calls) == 1 and runner.calls[0].timeout == 60.0
 
@@ -91,7 +91,7 @@ def test_probe_reports_the_same_verdict_through_the_runner(row):
 def test_a_healthy_answer_that_mentions_quota_is_still_ok(tmp_path):
     stdout = fixture_text("claude_stream_ok.jsonl").replace("PONG-SIM", "quota 401 ECONNREFUSED")
     out = RunOutput(exit_code=0, stdout=stdout)
-    verdict, summary = adapter("claude", "api_key").outcome(out, Turn(prompt="p", workdir="."))
+    verdict, summary = build_vendor("claude", "api_key").outcome(out, Turn(prompt="p", workdir="."))
     assert verdict.verdict == "ok" and summary.text == "quota 401 ECONNREFUSED"
 
 
@@ -151,12 +151,12 @@ def test_exit_zero_without_terminal_event_is_turn_failed():
 
 
 def test_every_rule_names_a_known_verdict():
-    for family in registry.families():
-        assert {r.verdict for r in registry.health_rules(family)} <= VERDICTS, family
+    for vendor in registry.vendors():
+        assert {r.verdict for r in registry.health_rules(vendor)} <= VERDICTS, vendor
 
 
-class CountingBackend:
-    family, mode = "claude", "api_key"
+class CountingVendor:
+    vendor, mode = "claude", "api_key"
 
     def __init__(self, verdicts: list[str]) -> None:
         self.verdicts = verdicts
@@ -170,26 +170,26 @@ class CountingBackend:
 
 def test_ok_is_cached_for_the_process():
     now = [0.0]
-    cache, backend = HealthCache(clock=lambda: now[0]), CountingBackend(["ok"])
+    cache, vendor = HealthCache(clock=lambda: now[0]), CountingVendor(["ok"])
     for t in (0.0, 10.0, 10 * HEALTH_RECHECK_S):
         now[0] = t
-        assert cache.verdict(backend).verdict == "ok"
-    assert backend.probes == 1
+        assert cache.verdict(vendor).verdict == "ok"
+    assert vendor.probes == 1
 
 
 def test_failure_is_reprobed_exactly_at_the_recheck_bound():
     now = [0.0]
-    cache, backend = HealthCache(clock=lambda: now[0]), CountingBackend(["auth", "ok"])
-    assert cache.verdict(backend).verdict == "auth"
+    cache, vendor = HealthCache(clock=lambda: now[0]), CountingVendor(["auth", "ok"])
+    assert cache.verdict(vendor).verdict == "auth"
     now[0] = HEALTH_RECHECK_S - 0.001
-    assert cache.verdict(backend).verdict == "auth" and backend.probes == 1
+    assert cache.verdict(vendor).verdict == "auth" and vendor.probes == 1
     now[0] = HEALTH_RECHECK_S
-    assert cache.verdict(backend).verdict == "ok" and backend.probes == 2
+    assert cache.verdict(vendor).verdict == "ok" and vendor.probes == 2
 
 
 def test_a_failed_turn_replaces_a_cached_ok():
-    cache, backend = HealthCache(clock=lambda: 5.0), CountingBackend(["ok"])
-    cache.verdict(backend)
-    cache.mark(backend, HealthVerdict(verdict="quota"))
-    assert cache.verdict(backend).verdict == "quota" and backend.probes == 1
+    cache, vendor = HealthCache(clock=lambda: 5.0), CountingVendor(["ok"])
+    cache.verdict(vendor)
+    cache.mark(vendor, HealthVerdict(verdict="quota"))
+    assert cache.verdict(vendor).verdict == "quota" and vendor.probes == 1
     assert cache.snapshot() == {"claude/api_key": HealthVerdict(verdict="quota")}

@@ -1,4 +1,4 @@
-"""The image and CI install exactly the versions the vendor registry declares (each adapter's
+"""The image and CI install exactly the versions the vendor registry declares (each vendor's
 ``installs``), so a pin bumped in one place and not the others fails here, not in production.
 
 The Dockerfile is read through ``tests/observability/test_dockerfile`` (instructions with
@@ -15,10 +15,10 @@ from tests.observability.render import ROOT
 from tests.observability.test_dockerfile import DOCKERFILE
 from veranda_dagster.domain.core.mcp_config import PLAYWRIGHT_MCP_VERSION
 from veranda_dagster.vendors import registry
-from veranda_dagster.vendors.adapters._base import Install
+from veranda_dagster.vendors.plugins._base import Install
 
 CI_RUN = (ROOT / ".ci/run").read_text()
-INSTALLS = [i for family in registry.installs().values() for i in family]
+INSTALLS = [i for vendor in registry.installs().values() for i in vendor]
 
 
 def dockerfile_args(text: str) -> dict[str, str]:
@@ -72,7 +72,7 @@ def ci_drift(text: str, installs: list[Install]) -> list[str]:
 
 
 def test_every_vendor_declares_its_installs_and_a_cli_on_no_registry_says_so() -> None:
-    assert set(registry.installs()) == set(registry.families())
+    assert set(registry.installs()) == set(registry.vendors())
     assert INSTALLS and all(re.fullmatch(r"\d+\.\d+\.\d+", i.version) for i in INSTALLS)
 
 

@@ -1,5 +1,5 @@
 """The real Claude Code CLI (npm ``@anthropic-ai/claude-code``, pinned in ``.ci/run``) driven
-through the adapter and the real subprocess runner against ``sim/vendor_api.py`` on 127.0.0.1.
+through the vendor and the real subprocess runner against ``sim/vendor_api.py`` on 127.0.0.1.
 
 Skips only when the binary is absent and ``CI`` is unset; under CI it must be installed.
 """
@@ -16,12 +16,12 @@ from tests.support.vendor_api import VendorApiServer
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.domain.core.models import Usage
 from veranda_dagster.vendors import cost, registry
-from veranda_dagster.vendors.config import BackendsConfig
-from veranda_dagster.vendors.family_config import FamilyConfig
+from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.health import HealthCache
-from veranda_dagster.vendors.port import BackendError, Turn
+from veranda_dagster.vendors.port import Turn, VendorError
 from veranda_dagster.vendors.resolver import build_agent
 from veranda_dagster.vendors.runner import NO_REAL_CLI_ENV
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 CLAUDE_CODE_VERSION = registry.get("claude").factory.installs[0].version
 REPO = Path(__file__).resolve().parents[2]
@@ -42,10 +42,10 @@ def api(monkeypatch):
 
 
 def agent_for(api: VendorApiServer, tmp_path: Path):
-    config = BackendsConfig(
-        families=[
-            FamilyConfig(
-                family="claude",
+    config = VendorsConfig(
+        vendors=[
+            VendorConfig(
+                vendor="claude",
                 modes=["api_key"],
                 binary=str(CLAUDE),
                 base_url=api.base_url,
@@ -71,7 +71,7 @@ def test_real_turn_parses_text_usage_and_prices_it(api, tmp_path):
     )
     assert reply.text == "PONG-REAL"
     assert reply.call.usage == Usage(input=321, output=9, cached=1500)
-    assert (reply.call.family, reply.call.mode, reply.call.reason) == (
+    assert (reply.call.vendor, reply.call.mode, reply.call.reason) == (
         "claude",
         "api_key",
         "preferred",
@@ -80,8 +80,8 @@ def test_real_turn_parses_text_usage_and_prices_it(api, tmp_path):
     assert probe.model == "claude-opus-5-5"  # the probe names no model: the CLI's default
     assert turn.model.startswith("claude-haiku") and turn.authorized  # tier cheap -> haiku
     assert turn.user_agent.startswith("claude-cli/")
-    # 2.1.332 resolves ``haiku`` to an id our table has no row for; the adapter then uses
-    # Claude Code's own list-price figure (trusted for the claude family only).
+    # 2.1.332 resolves ``haiku`` to an id our table has no row for; the vendor then uses
+    # Claude Code's own list-price figure (trusted for the claude vendor only).
     table = cost.turn_usd(reply.call.model, reply.call.usage)
     if table is None:
         assert any("CLI's own cost" in n for n in reply.notes)
@@ -89,20 +89,20 @@ def test_real_turn_parses_text_usage_and_prices_it(api, tmp_path):
 
 
 def test_real_probe_names_no_model_and_is_ok(api, tmp_path):
-    backend = agent_for(api, tmp_path).backends[0]
-    assert backend.probe().verdict == "ok"
+    vendor = agent_for(api, tmp_path).vendors[0]
+    assert vendor.probe().verdict == "ok"
     assert api.model_calls()[0].model == "claude-opus-5-5"  # the CLI's own default
 
 
 @pytest.mark.parametrize(("status", "verdict"), [(401, "auth"), (429, "quota")])
 def test_real_failure_classifies(api, tmp_path, status, verdict):
     api.fail_always(status)
-    backend = agent_for(api, tmp_path).backends[0]
-    assert backend.probe().verdict == verdict
+    vendor = agent_for(api, tmp_path).vendors[0]
+    assert vendor.probe().verdict == verdict
     if status != 401:
         return  # one real turn failure is enough; each costs the CLI's own retry
-    with pytest.raises(BackendError) as err:
-        backend.run(Turn(prompt="hi", workdir=str(tmp_path)))
+    with pytest.raises(VendorError) as err:
+        vendor.run(Turn(prompt="hi", workdir=str(tmp_path)))
     assert err.value.verdict == verdict
     assert "sk-sim" not in err.value.detail
 
@@ -116,10 +116,10 @@ def codex_agent(api, tmp_path):
     if not CODEX.exists() and not os.environ.get("CI"):
         pytest.skip(f"codex binary not installed at {CODEX} (CI unset)")
     assert CODEX.exists(), f"CI: install @openai/codex@{CODEX_VERSION} first"
-    config = BackendsConfig(
-        families=[
-            FamilyConfig(
-                family="codex",
+    config = VendorsConfig(
+        vendors=[
+            VendorConfig(
+                vendor="codex",
                 modes=["api_key"],
                 binary=str(CODEX),
                 base_url=f"{api.base_url}/v1",
@@ -149,4 +149,4 @@ def test_real_codex_turn_through_the_responses_api(api, codex_agent, tmp_path):
 
 def test_real_codex_401_is_auth(api, codex_agent):
     api.fail_always(401)
-    assert codex_agent.backends[0].probe().verdict == "auth"
+    assert codex_agent.vendors[0].probe().verdict == "auth"

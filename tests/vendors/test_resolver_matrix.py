@@ -1,7 +1,7 @@
-"""The whole matrix through the seams: 7 families x their modes x availability verdicts x
+"""The whole matrix through the seams: 7 vendors x their modes x availability verdicts x
 vision yes/no x pinned/unpinned, with recorded CLI outputs from ``failure_matrix.yaml``.
 
-Every backend is a real adapter (real argv building, env assembly, stream parsing and
+Every vendor is a real vendor (real argv building, env assembly, stream parsing and
 classification); only the command runner and the login step are scripted.
 """
 
@@ -15,14 +15,14 @@ from tests.vendors.conftest import ALL_KEYS, FakeLogin, ScriptedRunner, failure_
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.vendors import registry, tiers
 from veranda_dagster.vendors.command import RunOutput
-from veranda_dagster.vendors.config import BackendsConfig
-from veranda_dagster.vendors.family_config import FamilyConfig
+from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.health import HealthCache
-from veranda_dagster.vendors.port import Backend, NoHealthyBackendError
+from veranda_dagster.vendors.port import NoHealthyVendorError, Vendor
 from veranda_dagster.vendors.resolver import REASON_LABELS, ResolutionEvent, ResolvingAgent
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
-FAMILIES = registry.families()
-FAMILY_MODES = [(f, m) for f in FAMILIES for m in registry.get(f).modes]
+VENDORS = registry.vendors()
+VENDOR_MODES = [(f, m) for f in VENDORS for m in registry.get(f).modes]
 BAD = ["auth", "quota", "upstream", "unreachable", "turn_failed"]
 PINS = {
     "claude": "claude-opus-4-8",
@@ -35,25 +35,25 @@ PINS = {
 }
 
 
-def _rows_for(family: str, mode: str) -> list[dict]:
-    want_mode = "opencode" if (family, mode) == ("glm", "opencode") else None
-    return [r for r in failure_rows() if r["family"] == family and r.get("mode") == want_mode]
+def _rows_for(vendor: str, mode: str) -> list[dict]:
+    want_mode = "opencode" if (vendor, mode) == ("glm", "opencode") else None
+    return [r for r in failure_rows() if r["vendor"] == vendor and r.get("mode") == want_mode]
 
 
-def output(family: str, mode: str, verdict: str) -> RunOutput:
-    for row in _rows_for(family, mode):
+def output(vendor: str, mode: str, verdict: str) -> RunOutput:
+    for row in _rows_for(vendor, mode):
         if row["verdict"] == verdict:
             return row_output(row)
-    raise AssertionError(f"failure_matrix.yaml has no {verdict} row for {family}/{mode}")
+    raise AssertionError(f"failure_matrix.yaml has no {verdict} row for {vendor}/{mode}")
 
 
-def make(family: str, mode: str, runner: ScriptedRunner, login: FakeLogin) -> Backend:
-    cfg = FamilyConfig(family=family)
-    return registry.get(family).factory(mode, cfg, runner, login, ALL_KEYS)
+def make(vendor: str, mode: str, runner: ScriptedRunner, login: FakeLogin) -> Vendor:
+    cfg = VendorConfig(vendor=vendor)
+    return registry.get(vendor).factory(mode, cfg, runner, login, ALL_KEYS)
 
 
-def other_family(family: str) -> str:
-    return next(f for f in FAMILIES if f != family)
+def other_vendor(vendor: str) -> str:
+    return next(f for f in VENDORS if f != vendor)
 
 
 def model_passed(runner: ScriptedRunner, model: str) -> bool:
@@ -84,38 +84,38 @@ def request(tmp_path: Path, pinned: str | None, images: list[str]) -> AgentReque
 @pytest.mark.parametrize("with_images", [False, True], ids=["text", "images"])
 @pytest.mark.parametrize("verdict", ["ok", *BAD])
 @pytest.mark.parametrize(
-    ("family", "mode"), FAMILY_MODES, ids=[f"{f}/{m}" for f, m in FAMILY_MODES]
+    ("vendor", "mode"), VENDOR_MODES, ids=[f"{f}/{m}" for f, m in VENDOR_MODES]
 )
 def test_first_mode_verdict_decides_same_vendor_fallback(
-    family, mode, verdict, with_images, pinned, tmp_path, image
+    vendor, mode, verdict, with_images, pinned, tmp_path, image
 ):
-    """Target mode's probe says ``verdict``; its family's next mode is healthy."""
-    modes = registry.get(family).modes
+    """Target mode's probe says ``verdict``; its vendor's next mode is healthy."""
+    modes = registry.get(vendor).modes
     second = next(m for m in modes if m != mode)
     runners = {
-        (family, mode): ScriptedRunner([output(family, mode, verdict)] * 2),
-        (family, second): ScriptedRunner([output(family, second, "ok")] * 2),
+        (vendor, mode): ScriptedRunner([output(vendor, mode, verdict)] * 2),
+        (vendor, second): ScriptedRunner([output(vendor, second, "ok")] * 2),
     }
-    backends = [make(f, m, r, FakeLogin()) for (f, m), r in runners.items()]
+    vendors = [make(f, m, r, FakeLogin()) for (f, m), r in runners.items()]
     events: list[ResolutionEvent] = []
-    agent = ResolvingAgent(BackendsConfig(), backends, health=HealthCache(), hooks=[events.append])
-    pin = PINS[family] if pinned else None
+    agent = ResolvingAgent(VendorsConfig(), vendors, health=HealthCache(), hooks=[events.append])
+    pin = PINS[vendor] if pinned else None
 
     reply = agent.run(request(tmp_path, pin, [image] if with_images else []))
 
     served_mode = mode if verdict == "ok" else second
-    served = runners[(family, served_mode)]
-    assert (reply.call.family, reply.call.mode) == (family, served_mode)
+    served = runners[(vendor, served_mode)]
+    assert (reply.call.vendor, reply.call.mode) == (vendor, served_mode)
     if verdict == "ok":
         assert reply.call.reason == ("pinned" if pinned else "preferred")
-        assert len(runners[(family, mode)].calls) == 2  # probe + turn
+        assert len(runners[(vendor, mode)].calls) == 2  # probe + turn
     else:
-        assert reply.call.reason == f"fallback:{verdict}:{family}/{mode}"
-        assert len(runners[(family, mode)].calls) == 1  # probed, never given the turn
-    expected_model = pin or tiers.resolve(family, "standard", served_mode)
+        assert reply.call.reason == f"fallback:{verdict}:{vendor}/{mode}"
+        assert len(runners[(vendor, mode)].calls) == 1  # probed, never given the turn
+    expected_model = pin or tiers.resolve(vendor, "standard", served_mode)
     assert model_passed(served, expected_model), served.calls[-1].argv
     assert reply.call.dropped_pin is None  # same vendor keeps the model
-    vision = backends[[b.mode for b in backends].index(served_mode)].capabilities.vision
+    vision = vendors[[b.mode for b in vendors].index(served_mode)].capabilities.vision
     turn_call = served.calls[-1]
     image_sent = (
         any(image in a for a in turn_call.argv)
@@ -133,41 +133,41 @@ def test_first_mode_verdict_decides_same_vendor_fallback(
 
 @pytest.mark.parametrize("pinned", [False, True], ids=["unpinned", "pinned"])
 @pytest.mark.parametrize("verdict", BAD)
-@pytest.mark.parametrize("family", FAMILIES)
-def test_every_mode_down_moves_vendor_and_drops_pin(family, verdict, pinned, tmp_path):
-    """A revoked key on the pinned family: its other mode next, then another vendor."""
-    modes = registry.get(family).modes
-    down = {m: ScriptedRunner([output(family, m, verdict)]) for m in modes}
-    rescue_family = other_family(family)
-    rescue_mode = registry.get(rescue_family).modes[0]
-    rescue = ScriptedRunner([output(rescue_family, rescue_mode, "ok")])
-    backends = [make(rescue_family, rescue_mode, rescue, FakeLogin())]
-    backends += [make(family, m, r, FakeLogin()) for m, r in down.items()]
-    agent = ResolvingAgent(BackendsConfig(), backends, health=HealthCache())
-    pin = PINS[family] if pinned else None
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_every_mode_down_moves_vendor_and_drops_pin(vendor, verdict, pinned, tmp_path):
+    """A revoked key on the pinned vendor: its other mode next, then another vendor."""
+    modes = registry.get(vendor).modes
+    down = {m: ScriptedRunner([output(vendor, m, verdict)]) for m in modes}
+    rescue_vendor = other_vendor(vendor)
+    rescue_mode = registry.get(rescue_vendor).modes[0]
+    rescue = ScriptedRunner([output(rescue_vendor, rescue_mode, "ok")])
+    vendors = [make(rescue_vendor, rescue_mode, rescue, FakeLogin())]
+    vendors += [make(vendor, m, r, FakeLogin()) for m, r in down.items()]
+    agent = ResolvingAgent(VendorsConfig(), vendors, health=HealthCache())
+    pin = PINS[vendor] if pinned else None
 
     reply = agent.run(request(tmp_path, pin, []))
 
-    assert reply.call.family == rescue_family
-    if pinned:  # the pinned family goes first even though it is configured last
+    assert reply.call.vendor == rescue_vendor
+    if pinned:  # the pinned vendor goes first even though it is configured last
         assert all(len(r.calls) == 1 for r in down.values())
-        assert reply.call.reason == f"fallback:{verdict}:{family}/{modes[0]}"
+        assert reply.call.reason == f"fallback:{verdict}:{vendor}/{modes[0]}"
         assert reply.call.dropped_pin == pin
         assert any(f"pinned model {pin} dropped" in n for n in reply.notes)
-        expected = tiers.resolve(rescue_family, "standard", rescue_mode)
+        expected = tiers.resolve(rescue_vendor, "standard", rescue_mode)
         assert model_passed(rescue, expected) and not model_passed(rescue, pin)
     else:  # unpinned: configured order, the healthy vendor first, the broken one untouched
         assert reply.call.reason == "preferred"
         assert all(not r.calls for r in down.values())
 
 
-@pytest.mark.parametrize("family", [f for f in FAMILIES if "login" in registry.get(f).modes])
-def test_revoked_login_session_is_auth_without_spawning(family, tmp_path):
-    runner = ScriptedRunner([output(family, "login", "ok")])
-    backend = make(family, "login", runner, FakeLogin(ok=False))
+@pytest.mark.parametrize("vendor", [f for f in VENDORS if "login" in registry.get(f).modes])
+def test_revoked_login_session_is_auth_without_spawning(vendor, tmp_path):
+    runner = ScriptedRunner([output(vendor, "login", "ok")])
+    cli = make(vendor, "login", runner, FakeLogin(ok=False))
     env = {k: v for k, v in ALL_KEYS.items() if k != "CLAUDE_CODE_OAUTH_TOKEN"}
-    backend.environ = env  # the claude login mode also accepts a setup-token; revoke it too
-    verdict = backend.probe()
+    cli.environ = env  # the claude login mode also accepts a setup-token; revoke it too
+    verdict = cli.probe()
     assert verdict.verdict == "auth" and "expired" in verdict.detail
     assert runner.calls == []
 
@@ -178,12 +178,12 @@ def test_mid_turn_failure_falls_back_and_is_remembered(verdict, tmp_path):
         [output("claude", "api_key", "ok"), output("claude", "api_key", verdict)]
     )
     second = ScriptedRunner([output("claude", "bedrock", "ok")])
-    backends = [
+    vendors = [
         make("claude", "api_key", first, FakeLogin()),
         make("claude", "bedrock", second, FakeLogin()),
     ]
     health = HealthCache(clock=lambda: 1000.0)
-    agent = ResolvingAgent(BackendsConfig(), backends, health=health)
+    agent = ResolvingAgent(VendorsConfig(), vendors, health=health)
     reply = agent.run(request(tmp_path, None, []))
     assert (reply.call.mode, reply.call.reason) == ("bedrock", f"fallback:{verdict}:claude/api_key")
     # The next turn skips api_key without probing it again (failure cached for the process).
@@ -193,37 +193,37 @@ def test_mid_turn_failure_falls_back_and_is_remembered(verdict, tmp_path):
 
 @pytest.mark.parametrize("verdict", ["upstream", "turn_failed"])
 def test_mid_turn_failure_that_another_vendor_cannot_fix_propagates(verdict, tmp_path):
-    from veranda_dagster.vendors.port import BackendError
+    from veranda_dagster.vendors.port import VendorError
 
     first = ScriptedRunner([output("codex", "api_key", "ok"), output("codex", "api_key", verdict)])
     second = ScriptedRunner([output("gemini", "api_key", "ok")])
-    backends = [
+    vendors = [
         make("codex", "api_key", first, FakeLogin()),
         make("gemini", "api_key", second, FakeLogin()),
     ]
-    agent = ResolvingAgent(BackendsConfig(), backends, health=HealthCache())
-    with pytest.raises(BackendError) as err:
+    agent = ResolvingAgent(VendorsConfig(), vendors, health=HealthCache())
+    with pytest.raises(VendorError) as err:
         agent.run(request(tmp_path, None, []))
     assert err.value.verdict == verdict
     assert second.calls == []
 
 
 def test_nothing_healthy_raises_with_every_attempt(tmp_path):
-    backends = [
+    vendors = [
         make(f, m, ScriptedRunner([output(f, m, "auth")]), FakeLogin())
         for f, m in [("claude", "api_key"), ("codex", "api_key"), ("cursor", "api_key")]
     ]
-    agent = ResolvingAgent(BackendsConfig(), backends, health=HealthCache())
-    with pytest.raises(NoHealthyBackendError) as err:
+    agent = ResolvingAgent(VendorsConfig(), vendors, health=HealthCache())
+    with pytest.raises(NoHealthyVendorError) as err:
         agent.run(request(tmp_path, None, []))
     msg = str(err.value)
     assert "claude/api_key probe: auth" in msg and "cursor/api_key probe: auth" in msg
 
 
-def test_unknown_pin_is_tried_on_the_preferred_family(tmp_path):
+def test_unknown_pin_is_tried_on_the_preferred_vendor(tmp_path):
     runner = ScriptedRunner([output("gemini", "api_key", "ok")])
     agent = ResolvingAgent(
-        BackendsConfig(), [make("gemini", "api_key", runner, FakeLogin())], health=HealthCache()
+        VendorsConfig(), [make("gemini", "api_key", runner, FakeLogin())], health=HealthCache()
     )
     reply = agent.run(request(tmp_path, "my-custom-finetune", []))
     assert reply.call.reason == "pinned" and model_passed(runner, "my-custom-finetune")
@@ -234,7 +234,7 @@ def test_build_agent_wires_the_resolution_hook_and_a_failing_hook_never_fails_a_
 
     seen: list[ResolutionEvent] = []
     runner = ScriptedRunner([output("codex", "api_key", "ok")])
-    config = BackendsConfig(families=[FamilyConfig(family="codex", modes=["api_key"])])
+    config = VendorsConfig(vendors=[VendorConfig(vendor="codex", modes=["api_key"])])
     agent = build_agent(
         config,
         runner,
@@ -250,5 +250,5 @@ def test_build_agent_wires_the_resolution_hook_and_a_failing_hook_never_fails_a_
     agent.add_hook(broken)
     reply = agent.run(request(tmp_path, None, []))
     assert reply.text.startswith("PONG-CODEX")
-    assert [(e.family, e.mode, e.label) for e in seen] == [("codex", "api_key", "preferred")]
+    assert [(e.vendor, e.mode, e.label) for e in seen] == [("codex", "api_key", "preferred")]
     assert reply.call.usage.cached == 1000 and reply.call.usd > 0

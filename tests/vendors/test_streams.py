@@ -7,16 +7,16 @@ import pytest
 
 from tests.vendors.conftest import FakeLogin, ScriptedRunner, fixture_text
 from veranda_dagster.domain.core.models import Usage
-from veranda_dagster.vendors.adapters.claude import parse_claude_stream
-from veranda_dagster.vendors.adapters.codex import parse_codex_stream
-from veranda_dagster.vendors.adapters.cursor import parse_cursor_stream
-from veranda_dagster.vendors.adapters.gemini import parse_gemini_stream
-from veranda_dagster.vendors.adapters.glm import parse_opencode_stream
-from veranda_dagster.vendors.adapters.grok import parse_grok_stream
-from veranda_dagster.vendors.adapters.kimi import KimiAdapter, parse_kimi_stream, parse_kimi_wire
 from veranda_dagster.vendors.command import RunOutput
-from veranda_dagster.vendors.family_config import FamilyConfig
+from veranda_dagster.vendors.plugins.claude import parse_claude_stream
+from veranda_dagster.vendors.plugins.codex import parse_codex_stream
+from veranda_dagster.vendors.plugins.cursor import parse_cursor_stream
+from veranda_dagster.vendors.plugins.gemini import parse_gemini_stream
+from veranda_dagster.vendors.plugins.glm import parse_opencode_stream
+from veranda_dagster.vendors.plugins.grok import parse_grok_stream
+from veranda_dagster.vendors.plugins.kimi import KimiVendor, parse_kimi_stream, parse_kimi_wire
 from veranda_dagster.vendors.port import StreamParseError, Turn
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 PARSERS = {
     "claude": parse_claude_stream,
@@ -130,7 +130,7 @@ def test_kimi_usage_comes_from_the_session_wire_log():
     assert usage == Usage(input=260, output=10, cached=2200)
 
 
-def test_kimi_adapter_reads_wire_log_after_the_run(tmp_path):
+def test_kimi_vendor_reads_wire_log_after_the_run(tmp_path):
     session = "session_b893b63e-0c1d-4f0e-9d6f-1a2b3c4d5e6f"
 
     def respond(call):
@@ -141,8 +141,8 @@ def test_kimi_adapter_reads_wire_log_after_the_run(tmp_path):
         return RunOutput(exit_code=0, stdout=fixture_text("kimi_stream_ok.jsonl"))
 
     runner = ScriptedRunner(respond=respond)
-    cfg = FamilyConfig(family="kimi", home=str(tmp_path / "home"))
-    adapter = KimiAdapter("api_key", cfg, runner, FakeLogin(), {"KIMI_MODEL_API_KEY": "k"})
-    result = adapter.run(Turn(prompt="hi", workdir=str(tmp_path), model="kimi-k3"))
+    cfg = VendorConfig(vendor="kimi", home=str(tmp_path / "home"))
+    vendor = KimiVendor("api_key", cfg, runner, FakeLogin(), {"KIMI_MODEL_API_KEY": "k"})
+    result = vendor.run(Turn(prompt="hi", workdir=str(tmp_path), model="kimi-k3"))
     assert result.usage == Usage(input=260, output=10, cached=2200)
     assert runner.calls[0].env["KIMI_MODEL_NAME"] == "kimi-k3"

@@ -1,4 +1,4 @@
-"""Tiers resolve per family, pins survive only at home, USD comes from the rate table, and
+"""Tiers resolve per vendor, pins survive only at home, USD comes from the rate table, and
 capability negotiation degrades (effort knob, images) in one place."""
 
 from __future__ import annotations
@@ -9,35 +9,35 @@ from tests.vendors.conftest import fixture_text
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import ModelCall, Usage
 from veranda_dagster.vendors import cost, registry, tiers
-from veranda_dagster.vendors.adapters.claude import parse_claude_stream
 from veranda_dagster.vendors.negotiate import negotiate
+from veranda_dagster.vendors.plugins.claude import parse_claude_stream
 from veranda_dagster.vendors.port import Capabilities
 
 
-@pytest.mark.parametrize("family", registry.families())
+@pytest.mark.parametrize("vendor", registry.vendors())
 @pytest.mark.parametrize("tier", ["cheap", "standard", "high"])
-def test_every_family_resolves_every_tier_to_an_id_it_owns(family, tier):
-    for mode in registry.get(family).modes:
-        model = tiers.resolve(family, tier, mode)
-        hosted = family == "cursor" and tier == "high"  # Cursor serves a third-party frontier id
-        assert tiers.family_of_model(model) == family or hosted
+def test_every_vendor_resolves_every_tier_to_an_id_it_owns(vendor, tier):
+    for mode in registry.get(vendor).modes:
+        model = tiers.resolve(vendor, tier, mode)
+        hosted = vendor == "cursor" and tier == "high"  # Cursor serves a third-party frontier id
+        assert tiers.vendor_of_model(model) == vendor or hosted
 
 
-@pytest.mark.parametrize("family", registry.families())
-def test_every_tier_model_is_priced(family):
+@pytest.mark.parametrize("vendor", registry.vendors())
+def test_every_tier_model_is_priced(vendor):
     """By our table, or (only where the CLI prices correctly) by the CLI's own cost."""
-    trusts_cli = registry.get(family).factory.trusts_cli_cost
+    trusts_cli = registry.get(vendor).factory.trusts_cli_cost
     for tier in ("cheap", "standard", "high"):
-        model = tiers.resolve(family, tier)
+        model = tiers.resolve(vendor, tier)
         assert cost.rate_for(model) is not None or trusts_cli, model
 
 
-def test_unknown_family_is_a_config_error():
+def test_unknown_vendor_is_a_config_error():
     with pytest.raises(ConfigError, match="no tier table"):
         tiers.resolve("nope", "cheap")
 
 
-def test_pin_survives_on_its_family_and_is_dropped_on_a_move():
+def test_pin_survives_on_its_vendor_and_is_dropped_on_a_move():
     home = tiers.choose_model("codex", "login", "high", "gpt-6-sol", "codex")
     assert (home.model, home.dropped_pin) == ("gpt-6-sol", None)
     moved = tiers.choose_model("gemini", "api_key", "high", "gpt-6-sol", "codex")
@@ -46,7 +46,7 @@ def test_pin_survives_on_its_family_and_is_dropped_on_a_move():
 
 
 @pytest.mark.parametrize(
-    ("model", "family"),
+    ("model", "vendor"),
     [
         ("claude-opus-4-8", "claude"),
         ("sonnet", "claude"),
@@ -60,8 +60,8 @@ def test_pin_survives_on_its_family_and_is_dropped_on_a_move():
         ("llama-9", None),
     ],
 )
-def test_family_of_model(model, family):
-    assert tiers.family_of_model(model) == family
+def test_vendor_of_model(model, vendor):
+    assert tiers.vendor_of_model(model) == vendor
 
 
 def test_usd_matches_claude_codes_own_price_for_the_captured_opus_turn():
@@ -96,8 +96,8 @@ def test_every_rate_names_source_and_date():
 
 def test_ticket_usd_sums_calls():
     calls = [
-        ModelCall(role="a", family="claude", mode="api_key", tier="cheap", usd=0.25),
-        ModelCall(role="b", family="codex", mode="api_key", tier="high", usd=1.5),
+        ModelCall(role="a", vendor="claude", mode="api_key", tier="cheap", usd=0.25),
+        ModelCall(role="b", vendor="codex", mode="api_key", tier="high", usd=1.5),
     ]
     assert cost.ticket_usd(calls) == 1.75
 
@@ -118,7 +118,7 @@ CAPS_NONE = Capabilities(vision=False, instruction_file="X.md", mcp_format="x")
 
 def _neg(caps, images):
     return negotiate(
-        family="f",
+        vendor="f",
         caps=caps,
         prompt="p",
         workdir="/w",
@@ -139,7 +139,7 @@ def test_no_knob_runs_at_default_with_a_note():
     assert turn.effort_value is None and "no reasoning-effort knob" in notes[0]
 
 
-def test_images_stripped_for_text_only_adapter_never_an_error():
+def test_images_stripped_for_text_only_vendor_never_an_error():
     turn, notes = _neg(CAPS_NONE, ["/a.png", "/b.png"])
     assert turn.images == [] and any("2 image(s) stripped" in n for n in notes)
     turn, notes = _neg(CAPS_KNOB, ["/a.png"])

@@ -1,4 +1,4 @@
-"""Each vendor declares everything about itself on its adapter; the central tables are derived,
+"""Each vendor declares everything about itself on its vendor; the central tables are derived,
 a vendor missing a piece is refused loudly, and every vendor's secret variables reach the
 deployment (Helm's Vault templates) and the README's configuration table."""
 
@@ -13,17 +13,17 @@ from tests.support.secret_docs import readme_secret_rows
 from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.vendors import cost, registry, runner, tiers
-from veranda_dagster.vendors.adapters._base import CliAdapter, Install, ModeSpec
-from veranda_dagster.vendors.adapters.claude import ClaudeAdapter
+from veranda_dagster.vendors.plugins._base import CliVendor, Install, ModeSpec
+from veranda_dagster.vendors.plugins.claude import ClaudeVendor
 from veranda_dagster.vendors.rates import models_dev
 
-FAMILIES = registry.families()
+VENDORS = registry.vendors()
 
 
-class Acme(CliAdapter):
-    """A complete eighth vendor, declared the way a new adapter module would."""
+class Acme(CliVendor):
+    """A complete eighth vendor, declared the way a new vendor module would."""
 
-    family = "acme"
+    vendor = "acme"
     default_binary = "acme-code"
     also_spawns = ("acme",)
     modes: ClassVar[dict[str, ModeSpec]] = {
@@ -36,14 +36,14 @@ class Acme(CliAdapter):
     model_prefixes = ("acme-",)
     rates: ClassVar[dict[str, Any]] = {"acme-3": models_dev(1, 2, 0.1)}
     secret_env = ("ACME_API_KEY",)
-    token_patterns = ClaudeAdapter.token_patterns[:1]
+    token_patterns = ClaudeVendor.token_patterns[:1]
     repo_agent_config = (".acme",)
     installs = (Install("npm", "@acme/acme-code", "1.0.0", "ACME_CODE_VERSION"),)
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-def test_every_builtin_vendor_declares_every_piece(family: str) -> None:
-    assert registry.missing_pieces(registry.get(family).factory) == []
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_every_builtin_vendor_declares_every_piece(vendor: str) -> None:
+    assert registry.missing_pieces(registry.get(vendor).factory) == []
 
 
 @pytest.mark.parametrize(
@@ -62,8 +62,8 @@ def test_every_builtin_vendor_declares_every_piece(family: str) -> None:
 def test_a_vendor_missing_a_piece_is_refused_at_registration(drop: str, expected: str) -> None:
     incomplete = type("Incomplete", (Acme,), {drop: ()})
     with pytest.raises(ConfigError, match=rf"'acme' is incomplete: .*\b{expected}\b"):
-        registry.VENDORS.register(registry.AdapterInfo("acme", ("api_key",), 99, incomplete))
-    assert "acme" not in registry.families()
+        registry.VENDORS.register(registry.VendorInfo("acme", ("api_key",), 99, incomplete))
+    assert "acme" not in registry.vendors()
 
 
 def test_a_vendor_that_does_not_declare_its_repo_agent_config_is_refused() -> None:
@@ -72,7 +72,7 @@ def test_a_vendor_that_does_not_declare_its_repo_agent_config_is_refused() -> No
     del Acme.repo_agent_config
     try:
         with pytest.raises(ConfigError, match=r"'acme' is incomplete: .*repo_agent_config"):
-            registry.VENDORS.register(registry.AdapterInfo("acme", ("api_key",), 99, undeclared))
+            registry.VENDORS.register(registry.VendorInfo("acme", ("api_key",), 99, undeclared))
     finally:
         Acme.repo_agent_config = (".acme",)
     listed = type("Listed", (Acme,), {"repo_agent_config": [".acme"]})  # not a tuple
@@ -81,7 +81,7 @@ def test_a_vendor_that_does_not_declare_its_repo_agent_config_is_refused() -> No
     assert any("repo_agent_config" in m for m in registry.missing_pieces(blank))
     reads_none = type("ReadsNone", (Acme,), {"repo_agent_config": ()})
     assert registry.missing_pieces(reads_none) == []
-    assert "acme" not in registry.families()
+    assert "acme" not in registry.vendors()
 
 
 def test_a_vendor_that_does_not_declare_its_installs_is_refused() -> None:
@@ -91,7 +91,7 @@ def test_a_vendor_that_does_not_declare_its_installs_is_refused() -> None:
     del Acme.installs
     try:
         with pytest.raises(ConfigError, match=r"'acme' is incomplete: .*installs"):
-            registry.VENDORS.register(registry.AdapterInfo("acme", ("api_key",), 99, undeclared))
+            registry.VENDORS.register(registry.VendorInfo("acme", ("api_key",), 99, undeclared))
     finally:
         Acme.installs = (Install("npm", "@acme/acme-code", "1.0.0", "ACME_CODE_VERSION"),)
     unpinned = type(
@@ -109,36 +109,36 @@ def test_a_tier_table_without_every_tier_and_a_secret_no_mode_reads_are_refused(
         {"tiers": {"cheap": "acme-1", "standard": "acme-2"}, "secret_env": ("ACME_TOKEN",)},
     )
     with pytest.raises(ConfigError) as err:
-        registry.VENDORS.register(registry.AdapterInfo("acme", ("api_key",), 99, bad))
+        registry.VENDORS.register(registry.VendorInfo("acme", ("api_key",), 99, bad))
     assert "tiers must map exactly cheap, standard, high" in str(err.value)
     assert "secret_env ACME_TOKEN is read by no mode" in str(err.value)
 
 
 def test_the_no_real_cli_guard_blocks_what_a_new_vendor_declares(monkeypatch) -> None:
     assert registry.missing_pieces(Acme) == []
-    scratch(registry.VENDORS, monkeypatch).register(registry.AdapterInfo("acme", (), 99, Acme))
+    scratch(registry.VENDORS, monkeypatch).register(registry.VendorInfo("acme", (), 99, Acme))
     for name in ("acme-code", "/opt/bin/acme"):
         with pytest.raises(runner.RealCliBlockedError, match="acme"):
             runner.guard_real_cli([name, "-p", "x"])
     runner.guard_real_cli(["acme-sim", "-p", "x"])  # a scripted stand-in is not blocked
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-def test_the_central_tables_are_the_adapters_own_declarations(family: str) -> None:
-    adapter = registry.get(family).factory
-    assert tiers.TIERS[family] == adapter.tiers
-    assert tiers.MODEL_PREFIXES[family] == adapter.model_prefixes
-    for mode, table in adapter.mode_tiers.items():
-        assert tiers.MODE_TIERS[(family, mode)] == table
-    for model, rate in adapter.rates.items():
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_the_central_tables_are_the_vendors_own_declarations(vendor: str) -> None:
+    plugin = registry.get(vendor).factory
+    assert tiers.TIERS[vendor] == plugin.tiers
+    assert tiers.MODEL_PREFIXES[vendor] == plugin.model_prefixes
+    for mode, table in plugin.mode_tiers.items():
+        assert tiers.MODE_TIERS[(vendor, mode)] == table
+    for model, rate in plugin.rates.items():
         assert cost.RATES[model] is rate
-    assert {adapter.default_binary, *adapter.also_spawns} <= runner.vendor_binaries()
+    assert {plugin.default_binary, *plugin.also_spawns} <= runner.vendor_binaries()
 
 
-def test_no_central_table_holds_a_family_no_adapter_declares() -> None:
-    declared_rates = {m for a in registry.adapters() for m in a.rates}
-    assert set(tiers.TIERS) == set(tiers.MODEL_PREFIXES) == set(FAMILIES)
-    assert {fam for fam, _mode in tiers.MODE_TIERS} <= set(FAMILIES)
+def test_no_central_table_holds_a_vendor_no_vendor_declares() -> None:
+    declared_rates = {m for a in registry.vendor_classes() for m in a.rates}
+    assert set(tiers.TIERS) == set(tiers.MODEL_PREFIXES) == set(VENDORS)
+    assert {fam for fam, _mode in tiers.MODE_TIERS} <= set(VENDORS)
     assert set(cost.RATES) == declared_rates
     assert runner.vendor_binaries() == registry.binaries()
 
@@ -146,7 +146,7 @@ def test_no_central_table_holds_a_family_no_adapter_declares() -> None:
 SECRETS = [(fam, name) for fam, names in registry.secret_env().items() for name in names]
 
 
-@pytest.mark.parametrize(("family", "name"), SECRETS)
-def test_every_vendor_secret_is_in_the_readme_configuration_table(family, name) -> None:
+@pytest.mark.parametrize(("vendor", "name"), SECRETS)
+def test_every_vendor_secret_is_in_the_readme_configuration_table(vendor, name) -> None:
     rows = readme_secret_rows()
-    assert f"`{name}`" in rows, f"{family}'s {name} has no (secret) row in the README table"
+    assert f"`{name}`" in rows, f"{vendor}'s {name} has no (secret) row in the README table"

@@ -99,7 +99,7 @@ class WorkClients:
     """What a work phase hands its domain call: the pack's clone and the open ticket channel;
     the forge client and the budgeted agent are built only when the phase takes them (writing
     tests and implementing talk to no forge; opening a pull request calls no model, so no
-    backends file is read for it). What is opened here closes with the phase's ``opened``
+    vendors file is read for it). What is opened here closes with the phase's ``opened``
     stack."""
 
     def __init__(

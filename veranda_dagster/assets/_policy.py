@@ -3,15 +3,20 @@
 A model phase is not a git push: a model turn costs money and minutes, so model phases retry
 once with a long backoff, while API-only phases (fetching a ticket, building the context pack,
 opening a pull request) retry a few times quickly. Which *errors* retry is decided by type in
-``_shell``: only an error whose ``retryable`` is true (``TransientError``, a ``BackendError``
+``_shell``: only an error whose ``retryable`` is true (``TransientError``, a ``VendorError``
 for an upstream or unreachable vendor) or an unexpected exception reaches the ``RetryPolicy``;
 input and config errors fail the step at once with ``dg.Failure(allow_retries=False)``.
 
 ``VERANDA_MODEL_RETRY_DELAY_S``, when set, replaces every model phase's base delay (30 s for
 ``repo_guess``, 60 s for ``ci_outcome``, 120 s for the rest), so an operator (or an end-to-end
-test that injects a 5xx) need not wait minutes. It is read once, at import (the asset decorators
-take it): a Dagster process caches the loaded definitions, so a new value takes effect in a new
-process — every run worker in the simulation (``sim.driver.run_ticket_process``) is one.
+test that injects a 5xx) need not wait minutes. It is read where the ``Definitions`` are built
+(``definitions.build_definitions`` calls ``with_model_retry_delay``), never at import: the asset
+decorators take each phase's own policy, and every phase asset is declared through
+``dagster_asset``, which keeps its declaration so the built Definitions can declare the model
+phases again with the operator's delay (Dagster has no public way to replace an asset's op
+retry policy afterwards, and a job's ``op_retry_policy`` only fills in for ops that have none,
+one policy for all). A Dagster process caches the loaded definitions, so a new value takes
+effect in a new process — every run worker in the simulation is one.
 
 Each timeout (from the spec) is the wall-clock bound of one attempt, enforced by the shell
 (``PhaseTimeoutError``, retryable).
@@ -20,7 +25,7 @@ Each timeout (from the spec) is the wall-clock bound of one attempt, enforced by
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import dagster as dg
@@ -45,14 +50,14 @@ def model_retry_delay_override() -> float | None:
     return env_number(MODEL_RETRY_DELAY_ENV, None, float, allow_zero=True)
 
 
-_MODEL_DELAY_OVERRIDE = model_retry_delay_override()
-
-
-def retry_policy(retry: Retry, calls_model: bool) -> dg.RetryPolicy:
-    """The spec's retry as Dagster's, with the operator's delay on every model phase."""
+def retry_policy(
+    retry: Retry, calls_model: bool, model_delay_s: float | None = None
+) -> dg.RetryPolicy:
+    """The spec's retry as Dagster's; ``model_delay_s`` (the operator's, when set) replaces the
+    base delay of a model phase."""
     delay = retry.delay_s
-    if calls_model and _MODEL_DELAY_OVERRIDE is not None:
-        delay = _MODEL_DELAY_OVERRIDE
+    if calls_model and model_delay_s is not None:
+        delay = model_delay_s
     return dg.RetryPolicy(
         max_retries=retry.max_retries,
         delay=delay,
@@ -147,11 +152,60 @@ def with_configured_kinds(
 PHASES: dict[str, PhaseSpec] = {name: PhaseSpec.of(p) for name, p in phases.PHASES.items()}
 
 
+@dataclass(frozen=True)
+class Declaration:
+    """What one phase asset was declared from, so it can be declared again with another retry
+    policy where the Definitions are built."""
+
+    spec: PhaseSpec
+    description: str
+    hooks: set[dg.HookDefinition] | None
+    compute: Callable[..., Any]
+
+
+DECLARATIONS: dict[str, Declaration] = {}
+"""Phase name -> its declaration, filled by ``dagster_asset`` as the asset modules import."""
+
+
 def dagster_asset(
     spec: PhaseSpec, description: str, hooks: set[dg.HookDefinition] | None = None
 ) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
     """``@dg.asset`` with everything a phase shares: the tickets partitions, its group, kinds,
     owner, tags, timeout and retry policy, so each asset module states only what differs."""
+
+    def declare(compute: Callable[..., Any]) -> dg.AssetsDefinition:
+        DECLARATIONS[spec.name] = Declaration(spec, description, hooks, compute)
+        return _phase_asset(spec, description, hooks)(compute)
+
+    return declare
+
+
+def with_model_retry_delay(
+    assets: Sequence[dg.AssetsDefinition], model_delay_s: float | None
+) -> list[dg.AssetsDefinition]:
+    """``assets`` with every model phase declared again under the operator's retry delay
+    (``model_retry_delay_override``, read by the caller where the Definitions are built); the
+    others, and all of them when no delay is set, are returned as they are."""
+    if model_delay_s is None:
+        return list(assets)
+    out: list[dg.AssetsDefinition] = []
+    for asset in assets:
+        name = asset.key.path[-1]
+        declared = DECLARATIONS.get(name)
+        if declared is None:
+            raise KeyError(f"asset {name!r} was not declared through dagster_asset")
+        if not declared.spec.model:
+            out.append(asset)
+            continue
+        retry = retry_policy(phases.PHASES[name].retry, True, model_delay_s)
+        spec = replace(declared.spec, retry=retry)
+        out.append(_phase_asset(spec, declared.description, declared.hooks)(declared.compute))
+    return out
+
+
+def _phase_asset(
+    spec: PhaseSpec, description: str, hooks: set[dg.HookDefinition] | None
+) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
     from veranda_dagster.partitions import TICKETS
 
     return dg.asset(

@@ -4,7 +4,7 @@ asset by that call alone, so each asset module states only what differs: what th
 what it calls and what it reports.
 
 Metadata keys are a contract with the ops/report side: ``duration_s``, ``outcome``,
-``model_calls``, ``usd``, ``tokens_in``, ``tokens_out``, ``backend`` (``family/mode`` of the
+``model_calls``, ``usd``, ``tokens_in``, ``tokens_out``, ``backend`` (``vendor/mode`` of the
 last call), ``model``, ``tier``, ``reason`` — plus phase-specific keys from the asset module.
 ``model_calls`` and ``usd`` are what this attempt paid; work it reused from an earlier run adds
 ``reused`` (what, from which run), ``reused_calls`` and ``reused_usd``, never counted twice.
@@ -218,7 +218,7 @@ def call_metadata(value: BaseModel) -> dict[str, Any]:
     last = calls[-1] if calls else None
     resolution = (
         {
-            "backend": f"{last.family}/{last.mode}",
+            "backend": f"{last.vendor}/{last.mode}",
             "model": last.model,
             "tier": last.tier,
             "reason": last.reason,

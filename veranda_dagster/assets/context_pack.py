@@ -48,7 +48,7 @@ def require_repo(given: Mapping[str, object]) -> None:
         "unavailable_signals": ", ".join(p.unavailable_signals),
         "searches_planned": p.searches_planned if p.searches_planned is not None else p.searches,
         "search_budget_wait_s": p.search_wait_s,
-        "search_backend": p.search_backend,
+        "search_index": p.search_index,
         "seeds": len(p.seeds),
         "citations": len(p.citations),
         "layers": ", ".join(layer.name for layer in p.layers),

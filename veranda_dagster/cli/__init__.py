@@ -21,8 +21,8 @@ from veranda_dagster.plugins import load_plugins
 COMMANDS: dict[str, tuple[str, str]] = {
     "dev": ("veranda_dagster.cli.dev", "the product in the Dagster UI against a loopback world"),
     "sim": ("veranda_dagster.cli.sim", "file tickets and inject faults into veranda dev"),
-    "vendors": ("veranda_dagster.cli.backends", "probe every configured vendor's CLI"),
-    "backends": ("veranda_dagster.cli.backends", "the former name of `veranda vendors`"),
+    "vendors": ("veranda_dagster.cli.vendors", "probe every configured vendor's CLI"),
+    "backends": ("veranda_dagster.cli.vendors", "the former name of `veranda vendors`"),
     "detect-repo": ("veranda_dagster.cli.detect_repo", "infer the repository for a ticket"),
     "catalog": ("veranda_dagster.cli.catalog", "build an org's repository catalog from its forge"),
     "pack": ("veranda_dagster.cli.pack", "build the bounded context pack for a ticket"),

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from veranda_dagster.domain.intake.catalog_builder import build_catalog_from_forge
     from veranda_dagster.resources.forge import ForgeResource
     from veranda_dagster.resources.orgs import orgs_from_env
-    from veranda_dagster.storage.backends import write_atomically
+    from veranda_dagster.storage.value_stores import write_atomically
 
     org = args.org.strip("/")
     hand_kept = load_catalog(args.hand_kept) if args.hand_kept else None

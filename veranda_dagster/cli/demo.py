@@ -6,7 +6,7 @@ speaking every vendor's wire format), creates the sample organisation, files a t
 fake Linear, lets the real ``linear_tickets`` sensor pick it up against a
 temporary ``DAGSTER_HOME`` (embedded SQLite), runs every asset of the ticket's partition to a
 PR and a CI outcome, and prints what the product recorded: per asset status, duration,
-backend, tokens and USD; the PR; the ticket comment; and how to open the Dagster UI on the run.
+vendor, tokens and USD; the PR; the ticket comment; and how to open the Dagster UI on the run.
 With ``--json`` stdout is one JSON object and nothing else.
 
 ``--frontend`` runs the frontend ticket instead: ``acme/storefront``'s cart total stuck on
@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from veranda_dagster.domain.core.errors import InputError
-from veranda_dagster.sim.backends import AGENTS, AgentNotInstalledError, default_agent
 from veranda_dagster.sim.choices import FORGES, TICKET_SOURCES
+from veranda_dagster.sim.sim_vendors import AGENTS, AgentNotInstalledError, default_agent
 
 DEMO_TIMEOUT_S = 110.0
 """The demo's own budget (the issue asks for under two minutes on two cores)."""
@@ -248,7 +248,7 @@ def _print_summary(
     _say(out, f"\nrun {run_id} for {summary.ticket} finished in {elapsed:.0f} s\n")
     _say(
         out,
-        f"{'asset':<14} {'status':<13} {'outcome':<18} {'secs':>6}  {'backend':<15} "
+        f"{'asset':<14} {'status':<13} {'outcome':<18} {'secs':>6}  {'vendor':<15} "
         f"{'calls':>5} {'tokens in/out':>14} {'USD':>8}",
     )
     for a in summary.assets.values():
@@ -256,7 +256,7 @@ def _print_summary(
         _say(
             out,
             f"{a.name:<14} {a.status:<13} {a.outcome[:18]:<18} {a.duration_s:>6.1f}  "
-            f"{a.backend:<15} {a.model_calls:>5} {tokens:>14} {a.usd:>8.4f}",
+            f"{a.vendor:<15} {a.model_calls:>5} {tokens:>14} {a.usd:>8.4f}",
         )
     _say(out, f"\nmodel calls: {summary.model_calls_total}, total ${summary.usd_total:.4f}")
     _say(out, f"pull request: {summary.pr_url or '(none)'}   CI: {summary.ci}")

@@ -1,7 +1,7 @@
 """``veranda detect-repo``: the repository guess for one ticket, as one JSON object.
 
 The output keys are a contract used by tests and evaluation scripts, so they are fixed here and
-nothing else is printed on stdout. The model pass is best-effort: when no backend is configured
+nothing else is printed on stdout. The model pass is best-effort: when no vendor is configured
 or healthy, the deterministic guess is printed and stderr says why. Bad input files exit 2 with a
 one-line error.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 
@@ -52,19 +51,20 @@ def load_ticket(path: str, what: str = "ticket") -> Ticket:
 
 
 def _with_model(guess: RepoGuess, ticket: Ticket, catalog: Catalog) -> RepoGuess:
-    """Run the confirmation pass if a backend is available; never fail the command over it."""
+    """Run the confirmation pass if a vendor is available; never fail the command over it."""
     try:
-        from veranda_dagster.vendors.config import BackendsConfig
+        from veranda_dagster.settings import setting
+        from veranda_dagster.vendors.config import VendorsConfig
         from veranda_dagster.vendors.resolver import build_agent
 
-        agent = build_agent(BackendsConfig.load(os.environ.get("VERANDA_BACKENDS_FILE")))
+        agent = build_agent(VendorsConfig.load(setting("VERANDA_VENDORS_FILE") or None))
     except Exception as exc:  # any failure to build an agent degrades to the deterministic guess
         print(f"detect-repo: no model pass ({type(exc).__name__}: {exc})", file=sys.stderr)
         return guess
     with tempfile.TemporaryDirectory(prefix="veranda-detect-") as workdir:
         try:
             confirmed = confirm_repo_guess(guess, ticket, catalog, agent, workdir)
-        except Exception as exc:  # a backend bug must not break the CLI contract
+        except Exception as exc:  # a vendor bug must not break the CLI contract
             print(f"detect-repo: model pass failed ({type(exc).__name__})", file=sys.stderr)
             return guess
     for note in confirmed.notes[len(guess.notes) :]:

@@ -28,7 +28,7 @@ import yaml
 
 from veranda_dagster.cli.dev_state import STATE_ENV, claim, own_state_path, release
 from veranda_dagster.domain.core.errors import InputError
-from veranda_dagster.sim.backends import AGENTS, AgentNotInstalledError, default_agent
+from veranda_dagster.sim.sim_vendors import AGENTS, AgentNotInstalledError, default_agent
 
 DEV_MODEL_RETRY_DELAY_S = 5
 """Model phases retry after 5 s here instead of minutes, so an injected 5xx is watchable."""

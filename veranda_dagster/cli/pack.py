@@ -2,7 +2,7 @@
 
 A stable contract for tests and the retrieval benchmark:
 ``{"seeds", "searches", "bytes", "files": [{"path", "windows": [{"start", "end", "text"}]}],
-"citations": [{"id", "path", "start", "end", "sha"}]}``. The local backend (``git grep`` at
+"citations": [{"id", "path", "start", "end", "sha"}]}``. The local search index (``git grep`` at
 HEAD) is used and no model is called, so ``--no-model`` is accepted for symmetry with
 ``detect-repo`` and changes nothing. Bad input exits 2 with one line on stderr.
 """

@@ -53,7 +53,7 @@ def frontend_missing(agent: str, browser_env: dict[str, str]) -> str | None:
 def check_demo(agent: str, frontend: bool) -> None:
     """Raise ``PreflightError`` (one line, exit 2) when the chosen demo cannot run here."""
     from veranda_dagster.cli.sandbox_check import refuse_without_sandbox
-    from veranda_dagster.sim.backends import (
+    from veranda_dagster.sim.sim_vendors import (
         AgentNotInstalledError,
         browser_env,
         require_binary,

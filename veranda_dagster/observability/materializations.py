@@ -105,16 +105,16 @@ def _phase_records(
 def observe_record(metrics: PhaseMetrics, record: PhaseRecord) -> None:
     """Replay one stored materialization into the metrics (the cross-pod path).
 
-    Stored metadata carries totals and the *last* call's backend, not every call, so a phase
+    Stored metadata carries totals and the *last* call's vendor, not every call, so a phase
     counts one resolution with its totals; the in-process path counts each call.
     """
     metrics.phase_duration.labels(phase=record.phase).observe(record.num("duration_s"))
-    backend = record.text("backend")
-    if backend != "none" and "/" in backend:
-        family, mode = backend.split("/", 1)
+    vendor_mode = record.text("backend")  # the stored metadata key keeps its public name
+    if vendor_mode != "none" and "/" in vendor_mode:
+        vendor, mode = vendor_mode.split("/", 1)
         cached = 0
         metrics.record_call(
-            family,
+            vendor,
             mode,
             record.text("reason"),
             int(record.num("tokens_in")),

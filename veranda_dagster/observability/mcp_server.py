@@ -41,7 +41,7 @@ OBSERVABILITY_MCP = McpServer(
     command="veranda",
     args=["mcp-observability"],
 )
-"""The backend-agnostic descriptor; ``render_mcp_config`` turns it into each CLI's format.
+"""The vendor-agnostic descriptor; ``render_mcp_config`` turns it into each CLI's format.
 No env values: the server reads ``DAGSTER_HOME``/``PROMETHEUS_URL``/``VERANDA_K8S_NAMESPACE``
 from the environment it inherits, so no URL or token is written into a clone."""
 

@@ -7,11 +7,11 @@ scrape.
 
 Every metric lives on one dedicated :class:`~prometheus_client.CollectorRegistry` held by a
 :class:`PhaseMetrics`, so tests build a fresh one and nothing leaks into the client's global
-registry. Labels are low-cardinality only: phase names, backend family/mode, a reason *label*
+registry. Labels are low-cardinality only: phase names, vendor/mode, a reason *label*
 (``fallback_auth``, never ``fallback:auth:claude/api_key``), CI status, token direction. No
 ticket ids, PR numbers, SHAs or model ids.
 
-USD is exposed twice, on purpose: ``veranda_usd_total{family}`` (counter, per model call, so
+USD is exposed twice, on purpose: ``veranda_usd_total{vendor}`` (counter, per model call, so
 spend by vendor is a ``rate()``) and ``veranda_task_usd`` (histogram, one observation per
 ticket when its ``ci_outcome`` lands, summed over that ticket's phases seen by this process).
 """
@@ -56,8 +56,8 @@ def _label(value: str | None, known: tuple[str, ...] | None = None) -> str:
 def reason_label(reason: str | None) -> str:
     """``fallback:auth:claude/api_key`` -> ``fallback_auth``; ``preferred``/``pinned`` as is.
 
-    Same rule as ``backends.resolver.reason_label``, kept here so a raw reason (which names a
-    family/mode and so multiplies series) never becomes a label even when it arrives from
+    Same rule as ``vendors.resolver.reason_label``, kept here so a raw reason (which names a
+    vendor/mode and so multiplies series) never becomes a label even when it arrives from
     stored metadata rather than from the resolver.
     """
     text = (reason or "none").strip() or "none"
@@ -96,13 +96,13 @@ class PhaseMetrics:
         )
         self.tokens = Counter(
             "veranda_tokens",
-            "Tokens reported by the vendors' own streams, by direction and model family.",
+            "Tokens reported by the vendors' own streams, by direction and vendor.",
             ["direction", "family"],
             registry=r,
         )
         self.usd = Counter(
             "veranda_usd",
-            "USD spent on model calls, by model family (rate table applied per call).",
+            "USD spent on model calls, by vendor (rate table applied per call).",
             ["family"],
             registry=r,
         )
@@ -126,7 +126,7 @@ class PhaseMetrics:
         )
         self.resolutions = Counter(
             "veranda_backend_resolutions",
-            "Backend resolutions, one per model call, by family, mode and reason label.",
+            "Vendor resolutions, one per model call, by vendor, mode and reason label.",
             ["family", "mode", "reason"],
             registry=r,
         )
@@ -135,14 +135,14 @@ class PhaseMetrics:
 
     # --- the per-call and per-phase observations ------------------------------------------
 
-    def record_resolution(self, family: str, mode: str, reason: str) -> None:
+    def record_resolution(self, vendor: str, mode: str, reason: str) -> None:
         self.resolutions.labels(
-            family=_label(family), mode=_label(mode), reason=reason_label(reason)
+            family=_label(vendor), mode=_label(mode), reason=reason_label(reason)
         ).inc()
 
     def record_call(
         self,
-        family: str,
+        vendor: str,
         mode: str,
         reason: str,
         tokens_in: int,
@@ -150,8 +150,8 @@ class PhaseMetrics:
         tokens_cached: int,
         usd: float,
     ) -> None:
-        fam = _label(family)
-        self.record_resolution(family, mode, reason)
+        fam = _label(vendor)
+        self.record_resolution(vendor, mode, reason)
         for direction, count in (("in", tokens_in), ("out", tokens_out), ("cached", tokens_cached)):
             if count > 0:
                 self.tokens.labels(direction=direction, family=fam).inc(count)
@@ -186,7 +186,7 @@ class PhaseMetrics:
         for call in calls:
             usage = call.usage
             self.record_call(
-                call.family,
+                call.vendor,
                 call.mode,
                 call.reason,
                 usage.input,
@@ -253,8 +253,8 @@ def observe_phase(phase: str, value: object, duration_s: float) -> None:
     _DEFAULT.observe_phase(phase, value, duration_s)
 
 
-def record_resolution(family: str, mode: str, reason: str) -> None:
+def record_resolution(vendor: str, mode: str, reason: str) -> None:
     """For a resolution hook *outside* asset runs (a CLI probe, a sensor). Inside a run the
     asset shell already counts every ModelCall through :func:`observe_phase`; installing this
     as the agent's hook there as well would count each call twice."""
-    _DEFAULT.record_resolution(family, mode, reason)
+    _DEFAULT.record_resolution(vendor, mode, reason)

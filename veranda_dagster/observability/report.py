@@ -125,7 +125,7 @@ def render_text(report: dict[str, Any]) -> str:
         for phase, secs in t["phase_seconds"].items():
             lines.append(f"  {phase:<14} {secs:>9.1f} s  {t['outcomes'].get(phase, '')}")
         for res, n in t["resolutions"].items():
-            lines.append(f"  backend {res} x{n}")
+            lines.append(f"  vendor {res} x{n}")
     tot = report["total"]
     lines.append(
         f"TOTAL {tot['tickets']} tickets: ${tot['usd']:.4f}  tokens {tot['tokens_in']} in / "

@@ -2,7 +2,7 @@
 
 ``configuration.md`` from the settings scan (``settings_scan``), ``secrets.md`` from the vendor
 registry's and the outside-system resources' declared secrets, ``vendors.md`` from each vendor
-adapter's declarations. Deterministic (sorted, no dates), so a committed page either equals
+vendor's declarations. Deterministic (sorted, no dates), so a committed page either equals
 what ``render_all`` makes now or has drifted.
 """
 
@@ -58,8 +58,8 @@ def configuration_page(package_dir: Path = PACKAGE_DIR) -> str:
 
 def secrets_page() -> str:
     vendor_rows = [
-        (f"`{name}`", family, "vendor", "`providers.env`")
-        for family, names in registry.secret_env().items()
+        (f"`{name}`", vendor, "vendor", "`providers.env`")
+        for vendor, names in registry.secret_env().items()
         for name in names
     ]
     service_rows = [
@@ -84,21 +84,21 @@ def secrets_page() -> str:
 
 def vendors_page() -> str:
     rows = []
-    for adapter in registry.adapters():
-        info = registry.get(adapter.family)
-        installs = "; ".join(f"{i.registry} `{i.spec}`" for i in adapter.installs)
-        tiers = ", ".join(f"{tier}: `{model}`" for tier, model in adapter.tiers.items())
+    for vendor in registry.vendor_classes():
+        info = registry.get(vendor.vendor)
+        installs = "; ".join(f"{i.registry} `{i.spec}`" for i in vendor.installs)
+        tiers = ", ".join(f"{tier}: `{model}`" for tier, model in vendor.tiers.items())
         rows.append(
             (
-                f"`{adapter.family}`",
+                f"`{vendor.vendor}`",
                 str(info.rank),
                 ", ".join(info.modes),
-                f"`{adapter.default_binary}`",
+                f"`{vendor.default_binary}`",
                 installs or "on no public registry",
-                f"`{adapter.instruction_file}`",
-                adapter.mcp_format,
+                f"`{vendor.instruction_file}`",
+                vendor.mcp_format,
                 tiers,
-                ", ".join(f"`{n}`" for n in adapter.secret_env),
+                ", ".join(f"`{n}`" for n in vendor.secret_env),
             )
         )
     head = ("Vendor", "Rank", "Modes", "CLI", "Installed from", "Instructions", "MCP format",
@@ -108,8 +108,8 @@ def vendors_page() -> str:
         "",
         GENERATED,
         "",
-        f"The {len(rows)} registered vendors (`veranda_dagster/vendors/adapters/`, one file",
-        "each), in default order, as each adapter declares itself. The image (`Dockerfile`) and",
+        f"The {len(rows)} registered vendors (`veranda_dagster/vendors/plugins/`, one file",
+        "each), in default order, as each vendor declares itself. The image (`Dockerfile`) and",
         "CI (`.ci/run`) install exactly these pins (`tests/vendors/test_pins.py`).",
         "",
         *_table(head, rows),

@@ -1,1 +1,1 @@
-"""Dagster ConfigurableResources wrapping the clients and the backends, configured from EnvVar."""
+"""Dagster ConfigurableResources wrapping the clients and the vendors, configured from EnvVar."""

@@ -1,11 +1,11 @@
 """``AgentsResource``: the vendor coding CLIs a ticket's turns go to, and what they may spend.
 
-The backends file (``VERANDA_BACKENDS_FILE``) picks and orders the vendor families; every
+The vendors file (``VERANDA_VENDORS_FILE``) picks and orders the vendors; every
 phase's turns for one ticket go through one ``BudgetedAgent`` that reads and writes the
 ticket's durable spend ledger in the value store, capped at ``VERANDA_TICKET_BUDGET_USD`` (or
 the cap raised for that ticket with ``veranda budget raise``) and, once the ticket's repository
 is known, at its org's daily cap (``daily_budget_usd`` in the orgs file).
-The vendors' own keys are not config fields: each adapter declares its secret variables and
+The vendors' own keys are not config fields: each vendor declares its secret variables and
 reads them from the worker's environment when it builds its CLI's (``vendors/registry``), so
 they never pass through Dagster config at all.
 """
@@ -24,25 +24,25 @@ from veranda_dagster.domain.core.spend_meter import SpendCap
 from veranda_dagster.resources.orgs import orgs_from_env
 from veranda_dagster.settings import env_number, setting
 from veranda_dagster.storage import ValueStore
-from veranda_dagster.storage.backends import default_values_dir
 from veranda_dagster.storage.ledger import StoreLedger
 from veranda_dagster.storage.search_budget import (
     BudgetState,
     FileBudgetState,
     PostgresBudgetState,
 )
-from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.storage.value_stores import default_values_dir
+from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.resolver import build_agent
 
 
 class AgentsResource(Resource):
-    """The agent backends and the per-ticket spend cap, over the deployment's value store."""
+    """The agent vendors and the per-ticket spend cap, over the deployment's value store."""
 
     store: ValueStore
     """Where the spend ledger (and the forge's code-search budget) is kept: the value store's
-    own backend, so a resumed run in another pod reads the same ledger."""
-    backends_file: str = ""
-    """JSON/YAML ``BackendsConfig``; empty = every family in default order."""
+    own storage, so a resumed run in another pod reads the same ledger."""
+    vendors_file: str = ""
+    """JSON/YAML ``VendorsConfig``; empty = every vendor in default order."""
     ticket_budget_usd: float = TICKET_BUDGET_USD
     """USD one ticket may spend on model turns (``VERANDA_TICKET_BUDGET_USD``)."""
     org_daily_budget_usd: dict[str, float] = Field(default_factory=dict)
@@ -54,7 +54,7 @@ class AgentsResource(Resource):
         orgs = orgs_from_env()
         return cls(
             store=store,
-            backends_file=setting("VERANDA_BACKENDS_FILE"),
+            vendors_file=setting("VERANDA_VENDORS_FILE"),
             ticket_budget_usd=env_number("VERANDA_TICKET_BUDGET_USD", TICKET_BUDGET_USD, float),
             org_daily_budget_usd={
                 o.name.lower(): o.daily_budget_usd
@@ -81,7 +81,7 @@ class AgentsResource(Resource):
         """The resolving agent, held to the ticket's budget and its org's daily one (when the
         org is known: after ``repo_guess``); ``notify`` tells the ticket once when a cap is
         reached."""
-        inner = build_agent(BackendsConfig.load(self.backends_file or None))
+        inner = build_agent(VendorsConfig.load(self.vendors_file or None))
         return BudgetedAgent(
             inner,
             ticket.id,
@@ -110,6 +110,6 @@ class AgentsResource(Resource):
 
     def budget_state(self) -> BudgetState:
         """Shared state for rate budgets: a file beside the values, or the store's database."""
-        if self.store.backend == "postgres":
+        if self.store.store_kind == "postgres":
             return PostgresBudgetState(self.store.postgres_url)
         return FileBudgetState(self.store.base_dir or default_values_dir())

@@ -3,7 +3,7 @@ and the phases that clone, push, open the pull/merge request, read CI and reply 
 
 The forge is chosen by ``VERANDA_FORGE=github|gitlab`` (default ``github``) and everything that
 differs between forges comes from its declaration (``forges/<name>/plugin.py``): the client,
-the code-search backend, the clone URL, the username git sends beside the token, and the
+the code-search index, the clone URL, the username git sends beside the token, and the
 grammar of a PR/MR URL. Settings are read from its variables:
 ``GITHUB_API_URL``/``GITHUB_GIT_BASE``/
 ``GITHUB_TOKEN`` or ``GITLAB_API_URL``/``GITLAB_GIT_BASE``/``GITLAB_TOKEN``; an empty URL

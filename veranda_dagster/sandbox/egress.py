@@ -1,7 +1,7 @@
 """How one agent turn may reach its model: the upstream, and where its key travels.
 
 An agent's sandbox has no network of its own; its only way out is the credential proxy
-(``proxy.py``), which the worker runs outside the sandbox for the turn. The adapter of the
+(``proxy.py``), which the worker runs outside the sandbox for the turn. The vendor of the
 turn's vendor says, in its own module, where the CLI talks (its default base URL, or the
 configured one) and how each key it reads travels in a request (``KeyCarrier``: a header, with
 or without a ``Bearer`` scheme, or a query parameter). From that the runner builds an
@@ -13,7 +13,7 @@ Vertex's service-account tokens; a login session file the CLI reads and refreshe
 an ``Egress`` with ``refused`` set: such a turn is refused while the sandbox is on rather than
 run with the credential inside.
 
-Standard library only: the vendor adapters import this module, and only ``proxy.py`` talks
+Standard library only: the vendors import this module, and only ``proxy.py`` talks
 HTTP.
 """
 
@@ -85,11 +85,11 @@ class Substitution:
 
 @dataclass(frozen=True)
 class Egress:
-    """One turn's way out, built by the adapter on the worker's side (it holds real keys and
+    """One turn's way out, built by the vendor on the worker's side (it holds real keys and
     never enters a sandbox); ``refused`` says why a mode cannot go through the proxy."""
 
     base_url: str = ""
-    """The upstream base URL exactly as the adapter put it in the CLI's env or argv; the runner
+    """The upstream base URL exactly as the vendor put it in the CLI's env or argv; the runner
     rewrites it to the bridge's loopback address inside the sandbox."""
     keys: Mapping[str, str] = field(default_factory=dict, repr=False)
     """Variable the CLI reads a key from -> the real key (only those with a carrier)."""

@@ -67,7 +67,13 @@ SANDBOX_UID = 65534
 def default_forbidden(environ: Mapping[str, str] | None = None) -> list[Path]:
     """Paths that hold the worker's state and secrets, from its own configuration."""
     env = os.environ if environ is None else environ
-    names = ("DAGSTER_HOME", "VERANDA_VALUES_DIR", "VERANDA_WORKSPACES", "VERANDA_BACKENDS_FILE")
+    names = (
+        "DAGSTER_HOME",
+        "VERANDA_VALUES_DIR",
+        "VERANDA_WORKSPACES",
+        "VERANDA_VENDORS_FILE",
+        "VERANDA_BACKENDS_FILE",  # rename31: keep (its former name, still read)
+    )
     found = [Path(env[name]) for name in names if env.get(name)]
     home = env.get("HOME")
     if home:

@@ -1,9 +1,9 @@
 """One agent turn wired through the credential proxy: what the sandboxed command gets instead.
 
-Given the adapter's ``Egress`` and the argv and environment it built (real keys, the upstream
+Given the vendor's ``Egress`` and the argv and environment it built (real keys, the upstream
 base URL), ``through_proxy`` starts the turn's proxy and yields the command as the sandbox must
 run it: each key replaced by its placeholder, the base URL replaced by the bridge's loopback
-address (keeping the path prefix) wherever the adapter put it (a variable, a ``-c`` override in
+address (keeping the path prefix) wherever the vendor put it (a variable, a ``-c`` override in
 the argv, a JSON config in a variable), the bridge as a launcher in front, and the proxy's
 socket folder to bind read-only. It fails closed: a real key still anywhere in the argv or the
 environment, or a command the base URL was never given to, is an ``EgressError``.

@@ -8,7 +8,7 @@ relays the CLI's loopback connections to it. Per request it:
   path outside the base URL's prefix, and oversized or slow requests, with a clear 4xx/5xx;
 * checks that every declared key place the request uses (``egress.KeyCarrier``) holds this
   turn's placeholder, and that at least one does, then puts the real key there;
-* forwards to the one upstream origin the vendor's adapter declared (or the configured base
+* forwards to the one upstream origin the vendor declared (or the configured base
   URL) with httpx, never following redirects, and streams the answer back as it arrives
   (server-sent events and chunked bodies alike), one request per connection;
 * with a ``RequestMeter`` (a budgeted turn, ``sandbox.metering``): asks it before forwarding

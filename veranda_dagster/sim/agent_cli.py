@@ -1,7 +1,7 @@
 """``veranda-sim-agent``: a stand-in for ``claude -p ... --output-format stream-json --verbose``.
 
-The product runs it through its normal Claude adapter (``binary: veranda-sim-agent`` and
-``base_url`` in the backends config), so argv, env, stream parsing and failure classification
+The product runs it through its normal Claude vendor (``binary: veranda-sim-agent`` and
+``base_url`` in the vendors config), so argv, env, stream parsing and failure classification
 are the real ones. It takes the same flags and reads the same variables (``ANTHROPIC_BASE_URL``;
 ``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN`` or ``CLAUDE_CODE_OAUTH_TOKEN``;
 ``CLAUDE_CODE_MAX_RETRIES``). It runs Claude Code's tool loop over Anthropic Messages: the
@@ -10,7 +10,7 @@ inside its working directory (never outside it); each ``tool_use`` reply's resul
 the next request until a reply ends the turn. It prints Claude Code's event shapes:
 ``system/init``, ``assistant``, ``user`` tool results, and ``result`` with ``usage`` summed
 over the loop, ``modelUsage`` and ``total_cost_usd``. API failures print what Claude Code 2.1.332
-printed against the same statuses (``tests/fixtures/backends/claude_stream_*.jsonl``), exit 1.
+printed against the same statuses (``tests/fixtures/vendors/claude_stream_*.jsonl``), exit 1.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ from typing import Any
 VERSION = "2.1.332"
 ALIASES = {"haiku": "claude-haiku-sim", "sonnet": "claude-sonnet-sim", "opus": "claude-opus-sim"}
 RATES_PER_MTOK = {"haiku": (1.0, 5.0), "sonnet": (3.0, 15.0), "opus": (5.0, 25.0)}
-"""USD per million input/output tokens, by model family word."""
+"""USD per million input/output tokens, by vendor word."""
 REQUEST_TIMEOUT_S = 600.0
 RETRY_DELAY_S = 0.2
 MAX_AGENT_TURNS = 16
 """Model requests one turn may make (Claude Code's ``--max-turns``): a reply that keeps
-calling tools ends the turn with an error here, not at the adapter's time bound."""
+calling tools ends the turn with an error here, not at the vendor's time bound."""
 
 
 def _emit(event: dict[str, Any]) -> None:
@@ -49,8 +49,8 @@ def _model_id(requested: str | None) -> str:
 
 
 def _cost(model: str, usage: dict[str, int]) -> float:
-    family = next((f for f in RATES_PER_MTOK if f in model), "sonnet")
-    rate_in, rate_out = RATES_PER_MTOK[family]
+    vendor = next((f for f in RATES_PER_MTOK if f in model), "sonnet")
+    rate_in, rate_out = RATES_PER_MTOK[vendor]
     return round((usage["input_tokens"] * rate_in + usage["output_tokens"] * rate_out) / 1e6, 8)
 
 
@@ -85,7 +85,7 @@ def apply_tool(cwd: Path, name: str, args: dict[str, Any]) -> tuple[bool, str]:
 
 
 def _mcp_names(configs: list[str]) -> list[str]:
-    """Server names in ``--mcp-config`` arguments given inline as JSON (what the adapter
+    """Server names in ``--mcp-config`` arguments given inline as JSON (what the vendor
     passes); the stand-in lists them in its init event as Claude Code does, and starts none."""
     names: list[str] = []
     for raw in configs:

@@ -8,7 +8,7 @@ product absorb in the Dagster UI:
   two get past the vendor CLI's own retry, so ``patch`` fails once and its ``RetryPolicy``
   runs it again; four exhaust that too, and the run fails at ``patch`` (then re-execute it).
 - ``revoke-key``: the agent's API key stops being accepted (401), so the resolver falls back
-  to the next credential or family, and the patch metadata names the fallback.
+  to the next credential or vendor, and the patch metadata names the fallback.
 - ``ci-red``: the next CI run of the fake forge fails its tests, so ``ci_outcome`` spends its
   one grounded repair.
 """
@@ -18,8 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from veranda_dagster.sim.backends import SIM_KEYS
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
+from veranda_dagster.sim.sim_vendors import SIM_KEYS
 from veranda_dagster.sim.world import LINEAR_LABEL, SimWorld
 
 FAULTS = ("model-5xx", "revoke-key", "ci-red")

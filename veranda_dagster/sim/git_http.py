@@ -82,7 +82,7 @@ class GitHttpServer:
         length = int(handler.headers.get("Content-Length") or 0)
         body = handler.rfile.read(length) if length else b""
         parts = urlsplit(handler.path)
-        status, headers, payload = git_backend(
+        status, headers, payload = git_http_exchange(
             self.root,
             handler.command,
             parts.path,
@@ -107,7 +107,7 @@ class GitHttpServer:
         self._httpd.server_close()
 
 
-def git_backend(
+def git_http_exchange(
     root: Path,
     method: str,
     path: str,

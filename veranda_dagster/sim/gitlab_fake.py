@@ -25,7 +25,7 @@ from urllib.parse import unquote
 
 from veranda_dagster.sim.bare_repo import BareRepo
 from veranda_dagster.sim.fake_ci import CiMode, FakeCI
-from veranda_dagster.sim.git_http import git_backend
+from veranda_dagster.sim.git_http import git_http_exchange
 from veranda_dagster.sim.github_fake import compile_routes
 from veranda_dagster.sim.gitlab_mrs import MergeRequestsAndPipelines
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse, paginate
@@ -326,7 +326,7 @@ class GitLabFake(MergeRequestsAndPipelines, FakeHttpServer):
         repo = self.lookup(project.strip("/"))
         if repo is None:
             return FakeResponse(404, "")
-        status, headers, payload = git_backend(
+        status, headers, payload = git_http_exchange(
             repo.path.parent,
             request.method,
             f"/{repo.path.name}/{rest}",

@@ -38,8 +38,9 @@ from veranda_dagster.sim import wire_anthropic, wire_gemini, wire_openai
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
 from veranda_dagster.sim.model_listing import model_listing
 from veranda_dagster.sim.renderers import ToolCall, render_actions
-from veranda_dagster.sim.scripted_agent import detect_role, refusal, script_reply
+from veranda_dagster.sim.scripted_agent import detect_role, refusal
 from veranda_dagster.sim.scripted_frontend import fill
+from veranda_dagster.sim.scripted_seats import script_reply
 from veranda_dagster.sim.wire import CHARS_PER_TOKEN, Conversation, StepAnswer, from_schema
 
 MAX_BLOCK_S = 300.0
@@ -225,7 +226,7 @@ class ScriptedModelServer(FakeHttpServer):
             return round(sum(b.usd for b in self.billed if role in (None, b.role)), 6)
 
     def _bill(self, role: str, wire: Wire, model: str, answer: StepAnswer) -> None:
-        from veranda_dagster.vendors.cost import turn_usd  # the adapters import much
+        from veranda_dagster.vendors.cost import turn_usd  # the vendors import much
 
         usage = Usage(input=answer.input_tokens, output=answer.output_tokens)
         usd = turn_usd(model, usage) or 0.0

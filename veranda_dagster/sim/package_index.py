@@ -6,7 +6,7 @@ image's demo serve those from here instead of PyPI: ``/simple/`` lists the proje
 serves it. With ``token`` set it is a private registry: every request without
 ``Authorization: Bearer <token>`` is a 401, as a real private index answers.
 
-``make_wheel`` writes a minimal pure-Python wheel (no build backend needed), so a test prepares
+``make_wheel`` writes a minimal pure-Python wheel (no build vendor needed), so a test prepares
 the exact packages it installs; ``wheels_from_pypi``-style preparation of real tools (pytest,
 ruff) is the container test's job, done once on the host where PyPI is reachable.
 """

@@ -40,7 +40,7 @@ class ToolCall:
 class Vocabulary:
     """How one CLI's tools take the three actions; ``None`` = this CLI has no such tool."""
 
-    family: str
+    vendor: str
     signature: Mapping[str, str]
     """Tool -> an argument it must take, to recognise this CLI from the tools it offers."""
     write: Callable[[WriteFile], ToolCall]
@@ -116,7 +116,7 @@ def _described(command: str) -> dict[str, str]:
 
 
 CLAUDE = Vocabulary(
-    family="claude",
+    vendor="claude",
     signature={"Write": "file_path", "Edit": "file_path"},
     write=lambda w: ToolCall("Write", {"file_path": w.path, "content": w.content}),
     edit=lambda e: ToolCall(
@@ -127,21 +127,21 @@ CLAUDE = Vocabulary(
     tool_search="ToolSearch",
 )
 KIMI = Vocabulary(
-    family="kimi",
+    vendor="kimi",
     signature={"Write": "path", "Edit": "path"},
     write=lambda w: ToolCall("Write", {"path": w.path, "content": w.content}),
     edit=lambda e: ToolCall("Edit", {"path": e.path, "old_string": e.old, "new_string": e.new}),
     run=lambda r: ToolCall("Bash", _described(r.command)),
 )
 CODEX = Vocabulary(
-    family="codex",
+    vendor="codex",
     signature={"exec_command": "cmd"},
     write=lambda w: ToolCall("exec_command", {"cmd": _shell_write(w)}),
     edit=lambda e: ToolCall("exec_command", {"cmd": _shell_edit(e)}),
     run=lambda r: ToolCall("exec_command", {"cmd": r.command}),
 )
 GEMINI = Vocabulary(
-    family="gemini",
+    vendor="gemini",
     signature={"write_file": "file_path", "run_shell_command": "command"},
     write=lambda w: ToolCall("write_file", {"file_path": w.path, "content": w.content}),
     edit=lambda e: ToolCall(
@@ -156,7 +156,7 @@ GEMINI = Vocabulary(
     run=lambda r: ToolCall("run_shell_command", _described(r.command)),
 )
 GROK = Vocabulary(
-    family="grok",
+    vendor="grok",
     signature={"run_terminal_command": "description", "search_replace": "file_path"},
     write=lambda w: ToolCall("write", {"file_path": w.path, "content": w.content}),
     edit=lambda e: ToolCall(
@@ -165,7 +165,7 @@ GROK = Vocabulary(
     run=lambda r: ToolCall("run_terminal_command", _described(r.command)),
 )
 OPENCODE = Vocabulary(
-    family="opencode",
+    vendor="opencode",
     signature={"write": "filePath", "edit": "filePath"},
     write=lambda w: ToolCall("write", {"filePath": w.path, "content": w.content}),
     edit=lambda e: ToolCall("edit", {"filePath": e.path, "oldString": e.old, "newString": e.new}),

@@ -121,7 +121,7 @@ keywords: [ios, android, release]
 repos: [acme/mobile-app]
 ---
 # Mobile release train
-Weekly; not relevant to backend services.
+Weekly; not relevant to vendor services.
 """
 
 BILLING_HINTS = """\

@@ -114,7 +114,7 @@ CART_FIXED_LINE = '  document.getElementById("cart-total").textContent = formatC
 
 CART_JS = (
     """\
-// The cart page: its lines and total, from the backend (/api/cart), in integer cents.
+// The cart page: its lines and total, from the vendor (/api/cart), in integer cents.
 
 function formatCents(cents) {
   return `$${(cents / 100).toFixed(2)}`;
@@ -229,7 +229,7 @@ README = """\
 # acme/storefront
 
 Acme's cart page. `npm run dev` serves it on http://127.0.0.1:5173/ (`PORT=0` picks a free
-port), with its backend at `/api/cart`. `make test` runs the browser tests (Python Playwright,
+port), with its vendor at `/api/cart`. `make test` runs the browser tests (Python Playwright,
 headless Chromium); `make lint` checks the JavaScript parses.
 """
 

@@ -101,7 +101,7 @@ STAND_IN_REFUSAL = (
 """What the model answers (HTTP 400) to a work seat of any other ticket, instead of the
 sample's fix: short, so it survives whole into the failure headline (``run_failure``), and
 free of words the vendors' health rules read as auth, quota or an outage (no fallback, no
-retry: another backend of the same script would refuse it too)."""
+retry: another vendor of the same script would refuse it too)."""
 
 
 def ticket_title(prompt: str) -> str | None:
@@ -351,19 +351,9 @@ def intrude(prompt: str) -> ScriptedReply:
     return ScriptedReply("Ran the command.", [RunCommand(match.group(1))])
 
 
-def script_reply(role: str, prompt: str, round_no: int, system: str = "") -> ScriptedReply:
-    """The reply for the ``round_no``-th turn (1-based) this server has seen for ``role``."""
-    reply = obey_exfiltration(_scripted(role, prompt, round_no), role, prompt)
-    return obey_injection(reply, role, prompt, system)
-
-
-def _scripted(role: str, prompt: str, round_no: int) -> ScriptedReply:
-    from veranda_dagster.sim import scripted_frontend  # it builds on this module's actions
-
-    if scripted_frontend.is_storefront(prompt):
-        frontend = scripted_frontend.storefront_reply(role, prompt, round_no)
-        if frontend is not None:
-            return frontend
+def billing_reply(role: str, prompt: str, round_no: int) -> ScriptedReply:
+    """The sample billing service's seats (and the seats every sample shares); the storefront's
+    own are in ``scripted_frontend``, and ``scripted_seats.script_reply`` picks between them."""
     if role == "repo_confirmer":
         return confirm_repo(prompt)
     if role == "intruder":

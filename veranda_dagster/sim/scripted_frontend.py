@@ -4,7 +4,7 @@ Each seat that touches the page does what a careful frontend engineer does, thro
 CLI's own tools: it starts the repository's dev server (``npm run dev``, the command the facts
 reader found) in its shell, opens the URL the server printed with the Playwright MCP browser,
 reads the accessibility snapshot and the console, and only then writes. The implementer looks
-again after its edit, and checks a stubbed backend with an ephemeral Playwright script run from
+again after its edit, and checks a stubbed vendor with an ephemeral Playwright script run from
 its shell (the MCP browser cannot stub requests), which is never written into the repository.
 
 What the seats *say* is filled from what the tools returned (``{{name}}`` placeholders,
@@ -74,7 +74,7 @@ def test_an_empty_cart_totals_zero(browser_page, dev_server):
 
 STUB_CHECK = """\
 python3 - <<'VERANDA_STUB'
-# Ephemeral Playwright check, never written to the repository: the backend stubbed with
+# Ephemeral Playwright check, never written to the repository: the vendor stubbed with
 # page.route, which the MCP browser cannot do.
 import os, shutil
 from playwright.sync_api import sync_playwright
@@ -92,10 +92,10 @@ with sync_playwright() as p:
 VERANDA_STUB"""
 
 OLD_COMMENT = (
-    "// The cart page: its lines and total, from the backend (/api/cart), in integer cents.\n"
+    "// The cart page: its lines and total, from the vendor (/api/cart), in integer cents.\n"
 )
 NEW_COMMENT = (
-    "// The cart page: its lines and total, from the backend (/api/cart), in integer cents.\n"
+    "// The cart page: its lines and total, from the vendor (/api/cart), in integer cents.\n"
     '// The total goes into <output id="cart-total">; index.html and this file must agree.\n'
 )
 REVIEW_FINDING = {
@@ -178,7 +178,7 @@ def storefront_reply(role: str, prompt: str, round_no: int) -> ScriptedReply | N
             '`status "Cart total": {{total_first}}`\n'
             '- after: snapshot `status "Cart total": {{total_last}}`; console '
             "`{{console_last}}`\n"
-            "- backend stubbed by an ephemeral Playwright script (`page.route`, not committed; "
+            "- vendor stubbed by an ephemeral Playwright script (`page.route`, not committed; "
             "the MCP browser cannot stub requests): `{{stub_result}}`",
             LoadBrowserTools(BROWSER_TOOLS),
             RunCommand(DEV_START),
@@ -190,7 +190,7 @@ def storefront_reply(role: str, prompt: str, round_no: int) -> ScriptedReply | N
         )
     if role == "second_test_writer":
         return then_test(
-            "Added tests/test_cart_total_edges.py: an empty cart (the backend stubbed with "
+            "Added tests/test_cart_total_edges.py: an empty cart (the vendor stubbed with "
             "page.route in the test) totals $0.00.",
             WriteFile("tests/test_cart_total_edges.py", EDGE_TESTS),
             command=TEST_COMMAND,

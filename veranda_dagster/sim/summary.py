@@ -26,7 +26,7 @@ class AssetSummary:
     """``materialized`` or ``missing``."""
     outcome: str = ""
     duration_s: float = 0.0
-    backend: str = "none"
+    vendor: str = "none"
     model: str = "none"
     model_calls: int = 0
     tokens_in: int = 0
@@ -88,7 +88,7 @@ def asset_summary(instance: dg.DagsterInstance, name: str, partition: str) -> As
         status="materialized",
         outcome=str(meta.get("outcome", "")),
         duration_s=float(meta.get("duration_s", 0.0) or 0.0),
-        backend=str(meta.get("backend", "none")),
+        vendor=str(meta.get("backend", "none")),
         model=str(meta.get("model", "none")),
         model_calls=int(meta.get("model_calls", 0) or 0),
         tokens_in=int(meta.get("tokens_in", 0) or 0),

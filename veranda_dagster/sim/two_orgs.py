@@ -10,12 +10,9 @@ same way; which org a run ends up in is decided by the ticket's source and text 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from pathlib import Path
 
-from veranda_dagster.sim.sample_org import billing_files, create_bare_repo
-
-if TYPE_CHECKING:
-    from veranda_dagster.sim.world import SimWorld
+from veranda_dagster.sim.sample_org import SampleOrg, billing_files, create_bare_repo
 
 DATA_ORG = "acme-data"
 DATA_BILLING = f"{DATA_ORG}/billing"
@@ -23,13 +20,15 @@ DATA_SOURCES = ("jira",)
 ACME_SOURCES = ("linear", "slack")
 
 
-def add_data_org(world: SimWorld) -> dict[str, str]:
-    """Create ``acme-data/billing`` beside the sample org, write both orgs' settings, and
-    return the environment that configures the product with them."""
-    scratch = world.root / "data-org-scratch"
+def add_data_org(root: Path, org: SampleOrg, github_url: str, gitlab_url: str) -> dict[str, str]:
+    """Create ``acme-data/billing`` beside the sample ``org`` (the world's, under ``root``, its
+    GitHub fake at ``github_url`` and GitLab fake at ``gitlab_url``), write both orgs' settings,
+    and return the environment that configures the product with them. Takes the world's parts,
+    not the world, so this module does not import ``world`` back."""
+    scratch = root / "data-org-scratch"
     scratch.mkdir()
-    create_bare_repo(world.org.git_base, DATA_BILLING, billing_files(), scratch)
-    catalog = world.root / "acme-data-catalog.json"
+    create_bare_repo(org.git_base, DATA_BILLING, billing_files(), scratch)
+    catalog = root / "acme-data-catalog.json"
     catalog.write_text(
         json.dumps(
             {
@@ -45,22 +44,22 @@ def add_data_org(world: SimWorld) -> dict[str, str]:
             {
                 "name": "acme",
                 "forge": "github",
-                "api_url": world.github.base_url,
-                "git_base": str(world.org.git_base),
+                "api_url": github_url,
+                "git_base": str(org.git_base),
                 "sources": list(ACME_SOURCES),
-                "catalog": str(world.org.catalog_path),
+                "catalog": str(org.catalog_path),
             },
             {
                 "name": DATA_ORG,
                 "forge": "gitlab",
-                "api_url": world.gitlab.base_url,
-                "git_base": world.gitlab.base_url,
+                "api_url": gitlab_url,
+                "git_base": gitlab_url,
                 "token_env": "GITLAB_TOKEN",
                 "sources": list(DATA_SOURCES),
                 "catalog": str(catalog),
             },
         ]
     }
-    path = world.root / "orgs.json"
+    path = root / "orgs.json"
     path.write_text(json.dumps(orgs, indent=2))
     return {"VERANDA_ORGS": str(path), "VERANDA_FORGE": "github", "VERANDA_CATALOG": ""}

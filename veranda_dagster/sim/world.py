@@ -2,12 +2,12 @@
 
 ``SimWorld`` starts the Linear, Slack, Jira, GitHub and GitLab fakes and the scripted model
 server on 127.0.0.1, creates the sample organisation, writes a temporary ``DAGSTER_HOME`` (embedded
-SQLite, the shipped ``dagster.yaml`` settings) and the backends file, and produces the
+SQLite, the shipped ``dagster.yaml`` settings) and the vendors file, and produces the
 environment the product reads (``env``). ``agent`` picks the CLI that does the turns: the
 ``veranda-sim-agent`` stand-in (``sim``, the default) or a real vendor CLI (``claude``,
-``codex``, ``gemini``, ``kimi``, ``grok``, ``glm``), which the backends file names with a home
+``codex``, ``gemini``, ``kimi``, ``grok``, ``glm``), which the vendors file names with a home
 of its own, answered by the same server in its own wire format. The product is pointed at the
-fakes only through that configuration — base URLs, dummy tokens and the backends file — never
+fakes only through that configuration — base URLs, dummy tokens and the vendors file — never
 through a code path of its own. ``secrets`` lists every fake credential, so tests can scan
 every output for them.
 
@@ -36,14 +36,6 @@ from veranda_dagster.concurrency import POOL_DEFAULT_LIMIT
 from veranda_dagster.forges.registry import forge_provider
 from veranda_dagster.instance_config import shipped_instance
 from veranda_dagster.sandbox.policy import READONLY_ENV
-from veranda_dagster.sim.backends import (
-    SIM_KEYS,
-    agent_backends_config,
-    browser_env,
-    cli_install_roots,
-    model_credentials,
-    require_binary,
-)
 from veranda_dagster.sim.choices import FORGES, SENSORS, TICKET_SOURCES
 from veranda_dagster.sim.fake_ci import CiMode, FakeCI
 from veranda_dagster.sim.github_fake import GitHubFake
@@ -54,6 +46,14 @@ from veranda_dagster.sim.linear_fake import BOT_USER_ID as LINEAR_BOT
 from veranda_dagster.sim.linear_fake import LinearFake
 from veranda_dagster.sim.model_server import ScriptedModelServer
 from veranda_dagster.sim.sample_org import SampleOrg, create_sample_org
+from veranda_dagster.sim.sim_vendors import (
+    SIM_KEYS,
+    agent_vendors_config,
+    browser_env,
+    cli_install_roots,
+    model_credentials,
+    require_binary,
+)
 from veranda_dagster.sim.slack_fake import BOT_USER_ID as SLACK_BOT
 from veranda_dagster.sim.slack_fake import SlackFake
 from veranda_dagster.sim.two_orgs import add_data_org
@@ -146,7 +146,7 @@ class SimWorld:
         self.agent = agent
         self.pool_limit = pool_limit
         """Slots of each concurrency pool (``veranda/model``, ``veranda/forge``)."""
-        """``sim`` (the stand-in) or a real CLI's name (``sim.backends.AGENTS``)."""
+        """``sim`` (the stand-in) or a real CLI's name (``sim.sim_vendors.AGENTS``)."""
         self.agent_path = None if agent == "sim" else require_binary(agent)
         self._stack = ExitStack()
         self._saved_env: dict[str, str | None] = {}
@@ -189,21 +189,23 @@ class SimWorld:
         self.model = self._stack.enter_context(ScriptedModelServer(keys, tokens))
         self.dagster_home.mkdir(parents=True)
         (self.dagster_home / "dagster.yaml").write_text(dagster_yaml(self.pool_limit))
-        backends = self.root / "backends.json"
-        doc = agent_backends_config(
+        vendors = self.root / "vendors.json"
+        doc = agent_vendors_config(
             self.agent,
             self.model.base_url,
             self.root,
             with_glm=self.with_glm,
             timeout_s=self.agent_timeout_s,
         )
-        backends.write_text(json.dumps(doc, indent=2))
-        self.env = self._product_env(backends)
+        vendors.write_text(json.dumps(doc, indent=2))
+        self.env = self._product_env(vendors)
         return self
 
-    def _product_env(self, backends: Path) -> dict[str, str]:
-        env = {**self._base_env(backends), **self._choice_env()}
-        return env | add_data_org(self) if self.two_orgs else env
+    def _product_env(self, vendors: Path) -> dict[str, str]:
+        env = {**self._base_env(vendors), **self._choice_env()}
+        if not self.two_orgs:
+            return env
+        return env | add_data_org(self.root, self.org, self.github.base_url, self.gitlab.base_url)
 
     def _choice_env(self) -> dict[str, str]:
         """The forge row and the ticket sources the product is configured with."""
@@ -223,7 +225,7 @@ class SimWorld:
             }
         return env
 
-    def _base_env(self, backends: Path) -> dict[str, str]:
+    def _base_env(self, vendors: Path) -> dict[str, str]:
         return {
             "DAGSTER_HOME": str(self.dagster_home),
             "LINEAR_API_URL": self.linear.graphql_url,
@@ -235,8 +237,8 @@ class SimWorld:
             "VERANDA_CATALOG": str(self.org.catalog_path),
             "VERANDA_RUNBOOKS_DIR": str(self.org.runbooks_dir),
             "VERANDA_HINTS_DIR": str(self.org.hints_dir),
-            "VERANDA_BACKENDS_FILE": str(backends),
-            "VERANDA_BACKENDS_CONFIG": str(backends),
+            "VERANDA_VENDORS_FILE": str(vendors),
+            "VERANDA_VENDORS_CONFIG": str(vendors),
             "VERANDA_WORKSPACES": str(self.dagster_home / "workspaces"),
             "VERANDA_VALUES_DIR": str(self.dagster_home / "veranda_values"),
             # the fake forge is a GitHub Enterprise Server-like install with its own search rate

@@ -22,7 +22,9 @@ from veranda_dagster.domain.core.errors import (
     StoredValueError,
     VerandaError,
 )
-from veranda_dagster.storage.backends import (
+from veranda_dagster.storage.ledger import StoreLedger
+from veranda_dagster.storage.types import value_type
+from veranda_dagster.storage.value_stores import (
     TABLE,
     FilesystemValues,
     PostgresValues,
@@ -30,10 +32,8 @@ from veranda_dagster.storage.backends import (
     default_values_dir,
     parse_json,
 )
-from veranda_dagster.storage.ledger import StoreLedger
-from veranda_dagster.storage.types import value_type
 
-BACKENDS = ("filesystem", "postgres")
+VENDORS = ("filesystem", "postgres")
 
 
 def portable_location(where: str) -> str:
@@ -50,21 +50,21 @@ def portable_location(where: str) -> str:
 class ValueStore(Resource):
     """Typed access to stored values; shared by the IO manager, the checks and ``feedback``."""
 
-    backend: str = "filesystem"
+    store_kind: str = "filesystem"
     """``filesystem`` (default) or ``postgres``."""
     base_dir: str = ""
     """Filesystem root; empty = ``default_values_dir()``."""
     postgres_url: str = ""
-    """Connection URL for the ``postgres`` backend (from ``VERANDA_POSTGRES_URL``)."""
+    """Connection URL for the ``postgres`` store (from ``VERANDA_POSTGRES_URL``)."""
 
     def values(self) -> Values:
-        if self.backend == "filesystem":
+        if self.store_kind == "filesystem":
             return FilesystemValues(self.base_dir or default_values_dir())
-        if self.backend == "postgres":
+        if self.store_kind == "postgres":
             return PostgresValues(self.postgres_url)
         raise ConfigError(
-            f"value store backend {self.backend!r} is unknown (VERANDA_VALUE_STORE must be one "
-            f"of {', '.join(BACKENDS)})"
+            f"value store kind {self.store_kind!r} is unknown (VERANDA_VALUE_STORE must be one "
+            f"of {', '.join(VENDORS)})"
         )
 
     def save(self, asset: str, partition: str, value: BaseModel) -> str:
@@ -97,7 +97,7 @@ class ValueStore(Resource):
             ) from None
 
     def ledger(self) -> StoreLedger:
-        """The per-ticket spend ledger, on this store's backend."""
+        """The per-ticket spend ledger, on this store's kind of storage."""
         return StoreLedger(self.values())
 
     def load_or_none(self, asset: str, partition: str) -> BaseModel | None:
@@ -133,8 +133,8 @@ class VerandaIOManager(dg.ConfigurableIOManager):
             where = self.store.save(asset, _partition(context), obj)
         except (StoredValueError, InputError, ConfigError) as exc:
             raise _no_retry(exc) from exc
-        shown = portable_location(where) if self.store.backend == "filesystem" else TABLE
-        context.add_output_metadata({"stored_in": self.store.backend, "stored_at": shown})
+        shown = portable_location(where) if self.store.store_kind == "filesystem" else TABLE
+        context.add_output_metadata({"stored_in": self.store.store_kind, "stored_at": shown})
 
     def load_input(self, context: dg.InputContext) -> BaseModel:
         asset = context.asset_key.path[-1]

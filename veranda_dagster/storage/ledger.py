@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from veranda_dagster.domain.core.budget import SpendEntry
 from veranda_dagster.domain.core.errors import ConfigError, InputError
-from veranda_dagster.storage.backends import (
+from veranda_dagster.storage.value_stores import (
     FilesystemValues,
     PostgresValues,
     Values,
@@ -44,7 +44,7 @@ def utc_day(at: str | None = None) -> str:
 
 
 class StoreLedger:
-    """``SpendLedger`` over a ``Values`` backend."""
+    """``SpendLedger`` over a ``Values`` store."""
 
     def __init__(self, values: Values, log: str = SPEND_LOG) -> None:
         self.values = values
@@ -108,16 +108,16 @@ def ledger_from_env() -> StoreLedger:
     """The ledger of the store the product uses, from the same settings (for the CLI):
     ``VERANDA_VALUE_STORE`` ``filesystem`` under ``VERANDA_VALUES_DIR`` (or
     ``$DAGSTER_HOME/veranda_values``), or ``postgres`` at ``VERANDA_POSTGRES_URL``."""
-    backend = os.environ.get("VERANDA_VALUE_STORE", "filesystem").strip() or "filesystem"
-    if backend == "filesystem":
+    store_kind = os.environ.get("VERANDA_VALUE_STORE", "filesystem").strip() or "filesystem"
+    if store_kind == "filesystem":
         values: Values = FilesystemValues(
             os.environ.get("VERANDA_VALUES_DIR") or default_values_dir()
         )
-    elif backend == "postgres":
+    elif store_kind == "postgres":
         url = os.environ.get("VERANDA_POSTGRES_URL", "")
         if not url:
             raise ConfigError("VERANDA_VALUE_STORE=postgres needs VERANDA_POSTGRES_URL")
         values = PostgresValues(url)
     else:
-        raise ConfigError(f"VERANDA_VALUE_STORE={backend!r} is not filesystem or postgres")
+        raise ConfigError(f"VERANDA_VALUE_STORE={store_kind!r} is not filesystem or postgres")
     return StoreLedger(values)

@@ -109,7 +109,7 @@ class PostgresBudgetState:
         self.url = url
 
     def transact(self, key: str, update: Callable[[State], T]) -> T:
-        from veranda_dagster.storage.backends import pooled_connection
+        from veranda_dagster.storage.value_stores import pooled_connection
 
         with pooled_connection(self.url) as conn, conn, conn.cursor() as cur:
             cur.execute(_BUDGET_DDL)

@@ -1,10 +1,10 @@
-"""The command-runner and login-step seams every adapter is built on.
+"""The command-runner and login-step seams every vendor is built on.
 
-An adapter never calls ``subprocess`` itself: it hands an argv, a working directory and an
+An vendor never calls ``subprocess`` itself: it hands an argv, a working directory and an
 explicit environment to a ``CommandRunner``. Tests inject a scripted runner and so exercise the
 real argv building, env assembly, stream parsing and classification without spawning a vendor
 CLI; the real one is ``runner.SubprocessRunner``. Kept apart from it because the real runner's
-guard reads the vendor registry, which knows the adapters, which are built on these seams.
+guard reads the vendor registry, which knows the vendors, which are built on these seams.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from veranda_dagster.vendors.isolation import TurnIsolation
 
 EGRESS_REFUSED = "veranda egress refused"
 """Starts the stderr of a turn refused because its credential cannot go through the proxy
-(``health`` classifies it ``auth``, so the resolver moves to the next backend)."""
+(``health`` classifies it ``auth``, so the resolver moves to the next vendor)."""
 EXIT_EGRESS_REFUSED = 77
 """EX_NOPERM: the turn never started."""
 
@@ -56,8 +56,8 @@ class LoginStatus(BaseModel):
 class LoginStep(Protocol):
     """Whether a login/OAuth mode has a usable session, without an interactive login.
 
-    ``credential_paths`` are where the vendor CLI keeps its session (the adapter knows them).
+    ``credential_paths`` are where the vendor CLI keeps its session (the vendor knows them).
     Tests inject a scripted step to simulate a logged-in, logged-out or expired seat.
     """
 
-    def ensure(self, family: str, mode: str, credential_paths: Sequence[str]) -> LoginStatus: ...
+    def ensure(self, vendor: str, mode: str, credential_paths: Sequence[str]) -> LoginStatus: ...

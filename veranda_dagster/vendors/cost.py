@@ -1,7 +1,7 @@
 """USD per turn and per ticket from the tokens each vendor's own stream reported.
 
 Rates are USD per 1M tokens (input / output / cache read), each row declared on its vendor's
-adapter (``CliAdapter.rates``) with its source and date: mostly the models.dev snapshot bundled
+vendor (``CliVendor.rates``) with its source and date: mostly the models.dev snapshot bundled
 in opencode-ai 1.18.33 (``rates.MODELS_DEV``), community maintained, so verify before billing;
 otherwise third-party pages named in the reference notes.
 ``Usage.input`` is *uncached* input and ``Usage.cached`` cache reads: every parser normalizes
@@ -24,18 +24,18 @@ __all__ = ["ALIASES", "PLAN_PREFIXES", "RATES", "Rate", "rate_for", "ticket_usd"
 
 
 RATES: dict[str, Rate] = {}
-"""model id -> rate, derived from every adapter's ``rates`` (one id belongs to one vendor)."""
+"""model id -> rate, derived from every vendor's ``rates`` (one id belongs to one vendor)."""
 ALIASES: dict[str, str] = {}
-"""A CLI alias -> the id it resolved to when its rate was taken (each adapter's own)."""
-for _adapter in registry.adapters():
-    for _model, _rate in _adapter.rates.items():
+"""A CLI alias -> the id it resolved to when its rate was taken (each vendor's own)."""
+for _vendor in registry.vendor_classes():
+    for _model, _rate in _vendor.rates.items():
         if _model in RATES:
-            raise ConfigError(f"rate for {_model!r} declared twice (again by {_adapter.family})")
+            raise ConfigError(f"rate for {_model!r} declared twice (again by {_vendor.vendor})")
         RATES[_model] = _rate
-    ALIASES.update(_adapter.rate_aliases)
+    ALIASES.update(_vendor.rate_aliases)
 
-PLAN_PREFIXES = tuple(p for a in registry.adapters() for p in a.plan_prefixes)
-PROVIDER_PREFIXES = tuple(p for a in registry.adapters() for p in a.rate_prefixes)
+PLAN_PREFIXES = tuple(p for a in registry.vendor_classes() for p in a.plan_prefixes)
+PROVIDER_PREFIXES = tuple(p for a in registry.vendor_classes() for p in a.rate_prefixes)
 _DATED = re.compile(r"^(.+)-\d{8}$")
 
 

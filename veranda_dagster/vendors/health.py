@@ -3,16 +3,16 @@
 ``classify`` turns an exit code, the parsed stream (or the reason it would not parse) and
 stderr into one of seven verdicts, with a table of ordered rules taken from the failure matrix
 recorded against each real CLI (reference notes §5): the shared rules here, and the wordings
-only one CLI prints declared by its adapter (``health_rules``) and placed among them. Only a
+only one CLI prints declared by its vendor (``health_rules``) and placed among them. Only a
 *failed* run is matched against the rules, and only its error text (stderr, the stream's error
 events), never the model's transcript or a tool's input or output: a real Claude Code turn
 killed at its bound while editing ``billing/invoice.py`` was once classified ``quota`` from the
-word "billing" in its ``Edit`` call, and the run fell back to a backend that looped the same
+word "billing" in its ``Edit`` call, and the run fell back to a vendor that looped the same
 way. A run killed at its bound is ``timeout`` unless its error text says why (a CLI retrying a
 429 until the bound is still ``quota``); one that printed nothing at all is ``unreachable``.
 
-``HealthCache`` keeps one verdict per backend for the process: an ``ok`` holds until a turn
-fails on that backend; a failure is re-probed after ``HEALTH_RECHECK_S``.
+``HealthCache`` keeps one verdict per vendor for the process: an ``ok`` holds until a turn
+fails on that vendor; a failure is re-probed after ``HEALTH_RECHECK_S``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from veranda_dagster.domain.core.bounds import HEALTH_RECHECK_S
 from veranda_dagster.vendors.command import EGRESS_REFUSED, RunOutput
-from veranda_dagster.vendors.port import Backend, HealthVerdict, Verdict
+from veranda_dagster.vendors.port import HealthVerdict, Vendor, Verdict
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ SHARED_RULES: tuple[Rule, ...] = (
         r"insufficient_quota|exceeded your current quota|quota|credit balance|billing|"
         r"RESOURCE_EXHAUSTED|usage limit|out of credits",
     ),
-    # 3. rate limit: the backend cannot serve now, which drives fallback like quota does
+    # 3. rate limit: the vendor cannot serve now, which drives fallback like quota does
     error_rule(
         "rate_limit",
         "quota",
@@ -87,7 +87,7 @@ SHARED_RULES: tuple[Rule, ...] = (
         r"ETIMEDOUT|ECONNRESET|network error|socket hang up",
     ),
 )
-"""The rules every family shares, in precedence order; a vendor's own rules (its adapter's
+"""The rules every vendor shares, in precedence order; a vendor's own rules (its vendor's
 ``health_rules``) are placed among them by ``ordered_rules``."""
 
 
@@ -152,8 +152,8 @@ def classify(
     stream_error: str | None = None,
     parse_error: str | None = None,
 ) -> HealthVerdict:
-    """One verdict for one CLI run (probe or turn), by ``rules`` in order (a family's rules:
-    ``ordered_rules`` of its adapter's own, or ``registry.health_rules(family)``)."""
+    """One verdict for one CLI run (probe or turn), by ``rules`` in order (a vendor's rules:
+    ``ordered_rules`` of its vendor's own, or ``registry.health_rules(vendor)``)."""
     if out.exit_code == 0 and parsed and terminal and not stream_error and not out.timed_out:
         return HealthVerdict(verdict="ok")
     if out.exit_code == 127:
@@ -189,15 +189,15 @@ def _clip(text: str, limit: int = 300) -> str:
 
 
 class HealthCache:
-    """Verdict per backend for this process; the resolver reads it before every resolution."""
+    """Verdict per vendor for this process; the resolver reads it before every resolution."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._verdicts: dict[tuple[str, ...], tuple[HealthVerdict, float]] = {}
         self.probes = 0
 
-    def verdict(self, backend: Backend) -> HealthVerdict:
-        key = _key(backend)
+    def verdict(self, vendor: Vendor) -> HealthVerdict:
+        key = _key(vendor)
         cached = self._verdicts.get(key)
         now = self._clock()
         if cached is not None:
@@ -205,14 +205,14 @@ class HealthCache:
             if verdict.verdict == "ok" or now - at < HEALTH_RECHECK_S:
                 return verdict
         self.probes += 1
-        verdict = backend.probe()
+        verdict = vendor.probe()
         self._verdicts[key] = (verdict, now)
         return verdict
 
-    def mark(self, backend: Backend, verdict: HealthVerdict) -> None:
-        """A turn failed on this backend: remember it, so the next resolution skips it until
+    def mark(self, vendor: Vendor, verdict: HealthVerdict) -> None:
+        """A turn failed on this vendor: remember it, so the next resolution skips it until
         the recheck interval has passed and a fresh probe says otherwise."""
-        self._verdicts[_key(backend)] = (verdict, self._clock())
+        self._verdicts[_key(vendor)] = (verdict, self._clock())
 
     def snapshot(self) -> dict[str, HealthVerdict]:
         return {"/".join(k[:2]): v for k, (v, _) in self._verdicts.items()}
@@ -221,10 +221,10 @@ class HealthCache:
         self._verdicts.clear()
 
 
-def _key(backend: Backend) -> tuple[str, ...]:
-    """Family, mode and (for adapters) binary and base URL: two configs pointing one family at
+def _key(vendor: Vendor) -> tuple[str, ...]:
+    """Vendor, mode and (for vendors) binary and base URL: two configs pointing one vendor at
     different binaries or servers must not share a verdict."""
-    return tuple(getattr(backend, "health_key", (backend.family, backend.mode)))
+    return tuple(getattr(vendor, "health_key", (vendor.vendor, vendor.mode)))
 
 
 PROCESS_HEALTH = HealthCache()

@@ -1,10 +1,10 @@
 """A private CLI home per turn, copied from the configured ``home`` as a read-only template.
 
-A backends ``home`` is one folder on the worker. Were it the CLI's writable home, every
+A vendors ``home`` is one folder on the worker. Were it the CLI's writable home, every
 ticket's agent would share it: one ticket's agent writes ``~/.claude/CLAUDE.md`` (or a
 ``settings.json`` with hooks) and the next ticket's CLI obeys it. So the configured folder is
 only a template: each turn gets a fresh copy in a 0700 temporary folder, which is the only
-home the sandbox binds writable, and the copy is removed when the turn (and the adapter's
+home the sandbox binds writable, and the copy is removed when the turn (and the vendor's
 reading of what the CLI left there, such as Kimi's session usage) is done.
 
 Login sessions kept in the template (``~/.claude/.credentials.json``) are copied like the rest,
@@ -70,7 +70,7 @@ def _copy_entry(src: str, dst: str) -> None:
 @contextlib.contextmanager
 def private_home(template: str | None, *, empty: bool = False) -> Iterator[str | None]:
     """A fresh private copy of ``template`` for one turn, removed afterwards; with no template,
-    an empty private one when ``empty`` (a CLI whose settings the adapter must write), else
+    an empty private one when ``empty`` (a CLI whose settings the vendor must write), else
     ``None`` (the sandbox then gives the CLI an empty private one)."""
     if not template and not empty:
         yield None

@@ -4,7 +4,7 @@ A vendor CLI reads project-level configuration from its working directory (Claud
 ``.claude/settings.json`` hooks and ``.mcp.json`` servers, Codex's ``.codex/config.toml``,
 Gemini's ``.gemini/settings.json``, ...). In a ticket's clone that configuration is written by
 the repository, i.e. by whoever can push to it, and a hook or stdio MCP server runs with the
-CLI's key. So a turn runs with each path its adapter declares (``CliAdapter.repo_agent_config``)
+CLI's key. So a turn runs with each path its vendor declares (``CliVendor.repo_agent_config``)
 masked for the turn (empty and read-only; the clone's own files stay untouched and unchanged in
 the PR), and the product's own configuration (the browser MCP server for frontend tickets) is
 written to a product-owned folder outside the clone and bound read-only over the project path
@@ -33,7 +33,7 @@ class TurnIsolation:
     """One turn's view of its working directory's agent configuration."""
 
     hidden: tuple[str, ...] = ()
-    """Paths relative to the working directory masked for the turn (the adapter's
+    """Paths relative to the working directory masked for the turn (the vendor's
     ``repo_agent_config``)."""
     shown: Mapping[str, str] = field(default_factory=dict)
     """Relative path -> content of the product's own configuration, shown read-only there."""

@@ -1,10 +1,10 @@
-"""Capabilities are negotiated in one place, so every adapter inherits the same degradations.
+"""Capabilities are negotiated in one place, so every vendor inherits the same degradations.
 
 Effort is normalized once (``low|medium|high``) and mapped to the vendor's own knob from the
-values the adapter declares; an adapter without a knob runs at its default with a note. Images
-are stripped for an adapter that declares no vision, and the turn runs text-only with a note:
-never an error. The dangerous adapter is one that claims vision it lacks, so declarations are
-tested per adapter.
+values the vendor declares; an vendor without a knob runs at its default with a note. Images
+are stripped for an vendor that declares no vision, and the turn runs text-only with a note:
+never an error. The dangerous vendor is one that claims vision it lacks, so declarations are
+tested per vendor.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from veranda_dagster.vendors.port import Capabilities, Turn
 
 def negotiate(
     *,
-    family: str,
+    vendor: str,
     caps: Capabilities,
     prompt: str,
     workdir: str,
@@ -29,11 +29,11 @@ def negotiate(
     notes: list[str] = []
     effort_value = caps.effort_values.get(effort)
     if effort_value is None:
-        notes.append(f"effort {effort!r}: {family} has no reasoning-effort knob; CLI default used")
+        notes.append(f"effort {effort!r}: {vendor} has no reasoning-effort knob; CLI default used")
     kept = list(images)
     if images and not caps.vision:
         notes.append(
-            f"{len(images)} image(s) stripped: {family} cannot see images here; ran text-only"
+            f"{len(images)} image(s) stripped: {vendor} cannot see images here; ran text-only"
         )
         kept = []
     turn = Turn(

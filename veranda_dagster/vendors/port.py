@@ -1,8 +1,8 @@
-"""The port every vendor CLI adapter implements: exactly three operations.
+"""The port every vendor CLI vendor implements: exactly three operations.
 
 ``capabilities`` (what it declares it can do), ``probe()`` (a real cheap call naming no model)
 and ``run(turn)`` (one headless turn in a working directory). Everything else a vendor does
-differently stays inside its adapter: widening this interface is how an abstraction starts lying.
+differently stays inside its vendor: widening this interface is how an abstraction starts lying.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from veranda_dagster.domain.core.models import Effort, Usage
 
 Verdict = Literal["ok", "quota", "auth", "turn_failed", "upstream", "unreachable", "timeout"]
 """``timeout``: the CLI was still working when its time bound killed it. Not a health problem
-(the backend answered), not a reason to move to another backend (it would spend another bound
+(the vendor answered), not a reason to move to another vendor (it would spend another bound
 the same way), and not retryable: the bound is the budget."""
 
 
 class Capabilities(BaseModel):
-    """What an adapter declares; the negotiation layer degrades on it in one place."""
+    """What an vendor declares; the negotiation layer degrades on it in one place."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -58,7 +58,7 @@ class TurnResult(BaseModel):
     events: int = 0
     notes: list[str] = Field(default_factory=list)
     cost_usd: float | None = None
-    """The vendor's own cost figure, set only by adapters whose CLI prices correctly (Claude
+    """The vendor's own cost figure, set only by vendors whose CLI prices correctly (Claude
     Code on Anthropic, Grok's server-stamped cost); used when our rate table has no row."""
 
 
@@ -70,11 +70,11 @@ class HealthVerdict(BaseModel):
 
 
 @runtime_checkable
-class Backend(Protocol):
+class Vendor(Protocol):
     """A vendor CLI in one auth mode (e.g. claude/api_key, claude/bedrock)."""
 
     @property
-    def family(self) -> str: ...
+    def vendor(self) -> str: ...
 
     @property
     def mode(self) -> str: ...
@@ -87,7 +87,7 @@ class Backend(Protocol):
     def run(self, turn: Turn) -> TurnResult: ...
 
 
-class BackendError(VerandaError):
+class VendorError(VerandaError):
     """A turn failed; ``verdict`` says how, so the resolver can decide to fall back."""
 
     def __init__(self, verdict: Verdict, detail: str) -> None:
@@ -104,5 +104,5 @@ class StreamParseError(InputError):
     """A vendor stream could not be parsed (garbage, truncated, wrong shape)."""
 
 
-class NoHealthyBackendError(VerandaError):
-    """Every configured backend was tried and none could serve the turn."""
+class NoHealthyVendorError(VerandaError):
+    """Every configured vendor was tried and none could serve the turn."""

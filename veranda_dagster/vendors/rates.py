@@ -1,7 +1,7 @@
 """One price row, and the helper for rows taken from the models.dev snapshot.
 
-Kept apart from ``cost`` so an adapter module can declare its own rates (``CliAdapter.rates``)
-without importing the table that is derived from every adapter's declaration.
+Kept apart from ``cost`` so an vendor module can declare its own rates (``CliVendor.rates``)
+without importing the table that is derived from every vendor's declaration.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""Pick a healthy backend for each turn, run it, and say why that one ran.
+"""Pick a healthy vendor for each turn, run it, and say why that one ran.
 
-Order: the family owning a pinned model first (if any), then the configured family order; in
-each family its modes in order. A backend is skipped when its measured health is not ``ok``
+Order: the vendor owning a pinned model first (if any), then the configured vendor order; in
+each vendor its modes in order. A vendor is skipped when its measured health is not ``ok``
 (probe cached per process, see ``HealthCache``), or when a turn on it fails with ``auth``,
 ``quota`` or ``unreachable``: then another mode of the same vendor is tried first, because
-staying with the vendor keeps the model, then the other families. A tier resolves to a model
-id only for the family that runs; a pin survives only on its own family and is otherwise
+staying with the vendor keeps the model, then the other vendors. A tier resolves to a model
+id only for the vendor that runs; a pin survives only on its own vendor and is otherwise
 dropped and recorded. Every resolution carries its reason into ``ModelCall.reason`` and to the
 resolution hooks (ops metrics count them by a low-cardinality label).
 """
@@ -25,14 +25,14 @@ from veranda_dagster.domain.core.models import ModelCall
 from veranda_dagster.domain.core.spend_meter import current_meter
 from veranda_dagster.vendors import cost, registry, tiers
 from veranda_dagster.vendors.command import CommandRunner, LoginStep
-from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.health import PROCESS_HEALTH, HealthCache
 from veranda_dagster.vendors.negotiate import negotiate
 from veranda_dagster.vendors.port import (
-    Backend,
-    BackendError,
     HealthVerdict,
-    NoHealthyBackendError,
+    NoHealthyVendorError,
+    Vendor,
+    VendorError,
     Verdict,
 )
 from veranda_dagster.vendors.runner import CredentialFileLogin, SubprocessRunner
@@ -43,10 +43,10 @@ MAX_PARALLEL_PROBES = 8
 """Probes run at once by ``probe_all``: each is a CLI process, so bound the fan-out."""
 
 FALLBACK_VERDICTS: frozenset[Verdict] = frozenset({"auth", "quota", "unreachable"})
-"""A turn failing this way moves to the next backend; ``upstream``/``turn_failed`` propagate
+"""A turn failing this way moves to the next vendor; ``upstream``/``turn_failed`` propagate
 (the phase's own retry decides), since another vendor cannot fix a bad turn. ``timeout``
-propagates too: a CLI still working at its bound was served by a healthy backend, and the next
-backend would spend another whole bound (a looping real Claude Code did exactly that twice)."""
+propagates too: a CLI still working at its bound was served by a healthy vendor, and the next
+vendor would spend another whole bound (a looping real Claude Code did exactly that twice)."""
 
 REASON_LABELS = (
     "preferred",
@@ -61,21 +61,21 @@ REASON_LABELS = (
 
 @dataclass(frozen=True)
 class Attempt:
-    family: str
+    vendor: str
     mode: str
     verdict: Verdict
     detail: str
     stage: str  # "probe" or "turn"
 
     def __str__(self) -> str:
-        return f"{self.family}/{self.mode} {self.stage}: {self.verdict} ({self.detail})"
+        return f"{self.vendor}/{self.mode} {self.stage}: {self.verdict} ({self.detail})"
 
 
 class ResolutionEvent(BaseModel):
     """One resolution, for metrics (``label`` is low-cardinality) and audit (``reason``)."""
 
     role: str
-    family: str
+    vendor: str
     mode: str
     tier: str
     model: str | None
@@ -87,7 +87,7 @@ class ResolutionEvent(BaseModel):
 
 ResolutionHook = Callable[[ResolutionEvent], None]
 
-RESOLVED_FIELDS = {"family", "mode", "tier", "model", "reason", "dropped_pin"}
+RESOLVED_FIELDS = {"vendor", "mode", "tier", "model", "reason", "dropped_pin"}
 """What a resolution event repeats of the call it resolved, field for field."""
 
 
@@ -103,14 +103,14 @@ class ResolvingAgent:
 
     def __init__(
         self,
-        config: BackendsConfig,
-        backends: list[Backend],
+        config: VendorsConfig,
+        vendors: list[Vendor],
         health: HealthCache | None = None,
         hooks: list[ResolutionHook] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
-        self.backends = backends
+        self.vendors = vendors
         self.health = health or PROCESS_HEALTH
         self.hooks = list(hooks or [])
         self.clock = clock
@@ -121,24 +121,24 @@ class ResolvingAgent:
     # --- AgentPort ----------------------------------------------------------------------------
 
     def instruction_files(self) -> list[str]:
-        return _unique(b.capabilities.instruction_file for b in self.backends)
+        return _unique(b.capabilities.instruction_file for b in self.vendors)
 
     def mcp_formats(self) -> list[str]:
-        return _unique(b.capabilities.mcp_format for b in self.backends)
+        return _unique(b.capabilities.mcp_format for b in self.vendors)
 
     def run(self, request: AgentRequest) -> AgentReply:
         pin = request.pinned_model
-        pin_family = self.pin_family(pin)
+        pin_vendor = self.pin_vendor(pin)
         attempts: list[Attempt] = []
-        for backend in self.order(pin_family):
-            verdict = self.health.verdict(backend)
+        for vendor in self.order(pin_vendor):
+            verdict = self.health.verdict(vendor)
             if verdict.verdict != "ok":
-                attempts.append(_attempt(backend, verdict, "probe"))
+                attempts.append(_attempt(vendor, verdict, "probe"))
                 continue
-            choice = tiers.choose_model(backend.family, backend.mode, request.tier, pin, pin_family)
+            choice = tiers.choose_model(vendor.vendor, vendor.mode, request.tier, pin, pin_vendor)
             turn, notes = negotiate(
-                family=backend.family,
-                caps=backend.capabilities,
+                vendor=vendor.vendor,
+                caps=vendor.capabilities,
                 prompt=request.prompt,
                 workdir=request.workdir,
                 model=choice.model,
@@ -149,13 +149,13 @@ class ResolvingAgent:
             )
             started = self.clock()
             try:
-                result = backend.run(turn)
-            except BackendError as exc:
+                result = vendor.run(turn)
+            except VendorError as exc:
                 if exc.verdict not in FALLBACK_VERDICTS or _budget_refused():
-                    raise  # a budget refusal is no backend's fault: no fallback, no health mark
+                    raise  # a budget refusal is no vendor's fault: no fallback, no health mark
                 failed = HealthVerdict(verdict=exc.verdict, detail=exc.detail)
-                self.health.mark(backend, failed)
-                attempts.append(_attempt(backend, failed, "turn"))
+                self.health.mark(vendor, failed)
+                attempts.append(_attempt(vendor, failed, "turn"))
                 continue
             duration = round(self.clock() - started, 3)
             reason = _reason(attempts, pinned=choice.note == "pinned")
@@ -171,8 +171,8 @@ class ResolvingAgent:
             notes += [f"skipped {a}" for a in attempts] + result.notes
             call = ModelCall(
                 role=request.role,
-                family=backend.family,
-                mode=backend.mode,
+                vendor=vendor.vendor,
+                mode=vendor.mode,
                 tier=request.tier,
                 model=model,
                 reason=reason,
@@ -183,33 +183,33 @@ class ResolvingAgent:
             )
             self._emit(request, call, attempts)
             return AgentReply(text=result.text, call=call, notes=notes)
-        tried = "; ".join(str(a) for a in attempts) or "no backends configured"
-        raise NoHealthyBackendError(f"no backend could serve {request.role}: {tried}")
+        tried = "; ".join(str(a) for a in attempts) or "no vendors configured"
+        raise NoHealthyVendorError(f"no vendor could serve {request.role}: {tried}")
 
     # --- resolution order ---------------------------------------------------------------------
 
-    def pin_family(self, pin: str | None) -> str | None:
-        """The family owning a pin; an id no family claims is tried on the preferred family."""
+    def pin_vendor(self, pin: str | None) -> str | None:
+        """The vendor owning a pin; an id no vendor claims is tried on the preferred vendor."""
         if not pin:
             return None
-        owner = tiers.family_of_model(pin)
-        if owner is None and self.backends:
-            owner = self.backends[0].family
+        owner = tiers.vendor_of_model(pin)
+        if owner is None and self.vendors:
+            owner = self.vendors[0].vendor
         return owner
 
-    def order(self, pin_family: str | None = None) -> list[Backend]:
-        if pin_family is None:
-            return list(self.backends)
-        first = [b for b in self.backends if b.family == pin_family]
-        return first + [b for b in self.backends if b.family != pin_family]
+    def order(self, pin_vendor: str | None = None) -> list[Vendor]:
+        if pin_vendor is None:
+            return list(self.vendors)
+        first = [b for b in self.vendors if b.vendor == pin_vendor]
+        return first + [b for b in self.vendors if b.vendor != pin_vendor]
 
     def probe_all(self, parallel: int = MAX_PARALLEL_PROBES) -> list[HealthVerdict]:
-        """A fresh probe of every backend, in parallel, recorded in the health cache (the
-        ``veranda backends`` command and readiness checks)."""
+        """A fresh probe of every vendor, in parallel, recorded in the health cache (the
+        ``veranda vendors`` command and readiness checks)."""
         with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-            verdicts = list(pool.map(lambda b: b.probe(), self.backends))
-        for backend, verdict in zip(self.backends, verdicts, strict=True):
-            self.health.mark(backend, verdict)
+            verdicts = list(pool.map(lambda b: b.probe(), self.vendors))
+        for vendor, verdict in zip(self.vendors, verdicts, strict=True):
+            self.health.mark(vendor, verdict)
         return verdicts
 
     def _emit(self, request: AgentRequest, call: ModelCall, attempts: list[Attempt]) -> None:
@@ -232,14 +232,14 @@ def _budget_refused() -> bool:
     return meter is not None and meter.refusal is not None
 
 
-def _attempt(backend: Backend, verdict: HealthVerdict, stage: str) -> Attempt:
-    return Attempt(backend.family, backend.mode, verdict.verdict, verdict.detail, stage)
+def _attempt(vendor: Vendor, verdict: HealthVerdict, stage: str) -> Attempt:
+    return Attempt(vendor.vendor, vendor.mode, verdict.verdict, verdict.detail, stage)
 
 
 def _reason(attempts: list[Attempt], *, pinned: bool) -> str:
     if attempts:
         first = attempts[0]
-        return f"fallback:{first.verdict}:{first.family}/{first.mode}"
+        return f"fallback:{first.verdict}:{first.vendor}/{first.mode}"
     return "pinned" if pinned else "preferred"
 
 
@@ -248,26 +248,26 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def build_backends(
-    config: BackendsConfig,
+def build_vendors(
+    config: VendorsConfig,
     runner: CommandRunner,
     login: LoginStep,
     environ: Mapping[str, str] | None = None,
-) -> list[Backend]:
-    """One backend per (family, mode) in resolution order."""
-    backends: list[Backend] = []
-    for fam in config.families:
-        info = registry.get(fam.family)
+) -> list[Vendor]:
+    """One vendor per (vendor, mode) in resolution order."""
+    vendors: list[Vendor] = []
+    for fam in config.vendors:
+        info = registry.get(fam.vendor)
         for mode in config.modes_of(fam):
-            backend = info.factory(mode, fam, runner, login, environ)
-            if hasattr(backend, "probe_timeout_s"):
-                backend.probe_timeout_s = config.probe_timeout_s
-            backends.append(backend)
-    return backends
+            vendor = info.factory(mode, fam, runner, login, environ)
+            if hasattr(vendor, "probe_timeout_s"):
+                vendor.probe_timeout_s = config.probe_timeout_s
+            vendors.append(vendor)
+    return vendors
 
 
 def build_agent(
-    config: BackendsConfig,
+    config: VendorsConfig,
     runner: CommandRunner | None = None,
     login: LoginStep | None = None,
     *,
@@ -277,8 +277,8 @@ def build_agent(
 ) -> ResolvingAgent:
     """The agent phases use. ``runner``/``login`` are the seams (real ones by default);
     ``environ`` is where key variables are read from (``os.environ`` by default)."""
-    backends = build_backends(
+    vendors = build_vendors(
         config, runner or SubprocessRunner(), login or CredentialFileLogin(), environ
     )
     hooks = [on_resolution] if on_resolution else []
-    return ResolvingAgent(config, backends, health=health, hooks=hooks)
+    return ResolvingAgent(config, vendors, health=health, hooks=hooks)

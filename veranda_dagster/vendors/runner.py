@@ -1,7 +1,7 @@
 """The real command runner and login step (the seams are in ``command``).
 
 The real runner refuses known vendor binaries while ``VERANDA_NO_REAL_CLI=1`` (set by the
-backend tests' conftest), so a test that forgot to inject a runner fails loudly instead of
+vendor tests' conftest), so a test that forgot to inject a runner fails loudly instead of
 spending money.
 """
 
@@ -38,7 +38,7 @@ NO_REAL_CLI_ENV = "VERANDA_NO_REAL_CLI"
 
 
 def vendor_binaries() -> frozenset[str]:
-    """Basenames of vendor CLIs, as each adapter declares them (``default_binary`` and
+    """Basenames of vendor CLIs, as each vendor declares them (``default_binary`` and
     ``also_spawns``); the guard blocks these, not scripted stand-ins with other names."""
     return registry.binaries()
 
@@ -63,9 +63,9 @@ class SubprocessRunner:
 
     A vendor CLI spawns tools (shells, node workers); killing only the parent would leave them
     running, so the group goes. The CLI runs in the sandbox (``veranda_dagster.sandbox``): it
-    sees its working directory (the clone, ``.git`` read-only) and the ``HOME`` its adapter
-    chose, the toolchains, a private ``/proc``, and the environment the adapter built; it has
-    no network of its own. With an ``egress`` (the adapter's upstream and key places) the key
+    sees its working directory (the clone, ``.git`` read-only) and the ``HOME`` its vendor
+    chose, the toolchains, a private ``/proc``, and the environment the vendor built; it has
+    no network of its own. With an ``egress`` (the vendor's upstream and key places) the key
     stays out: the turn's credential proxy holds it, and the CLI reaches the model only
     through the bridge to that proxy, with a placeholder (``sandbox.proxied``). A mode whose
     credential cannot go through the proxy is refused while the sandbox is on.
@@ -137,7 +137,7 @@ def _proxied(
     sandbox: Sandbox, egress: Egress | None, argv: Sequence[str], env: Mapping[str, str]
 ) -> Iterator[tuple[list[str], list[str], dict[str, str], dict[str, str]]]:
     """(launcher, argv, env, read-only binds) for the sandbox: through the turn's credential
-    proxy when the adapter declared an egress and the sandbox is on, else as given (a command
+    proxy when the vendor declared an egress and the sandbox is on, else as given (a command
     that needs no model, or ``VERANDA_SANDBOX=off``, which exposes everything knowingly)."""
     if egress is None or sandbox.mode == "off":
         yield [], list(argv), dict(env), {}
@@ -149,7 +149,7 @@ def _proxied(
 def _turn_meter() -> RequestMeter | None:
     """The proxy's meter when a budget watches this turn (``domain.core.spend_meter``): every
     request the sandbox makes to the vendor is admitted against the caps and charged."""
-    from veranda_dagster.vendors.wire_meter import WireMeter  # it imports the adapters
+    from veranda_dagster.vendors.wire_meter import WireMeter  # it imports the vendors
 
     meter = current_meter()
     return WireMeter(meter) if meter is not None else None
@@ -202,7 +202,7 @@ def _unrunnable(argv: Sequence[str], env: Mapping[str, str]) -> RunOutput | None
 
 
 def _own_home(home: str) -> bool:
-    """A ``HOME`` the adapter chose for the CLI (a per-family throwaway home) is the CLI's to
+    """A ``HOME`` the vendor chose for the CLI (a per-vendor throwaway home) is the CLI's to
     write; the worker's own home is never visible in the sandbox."""
     return os.path.realpath(home) != os.path.realpath(Path.home())
 
@@ -219,7 +219,7 @@ class CredentialFileLogin:
     probe can classify a missing session as ``auth`` without spawning anything.
     """
 
-    def ensure(self, family: str, mode: str, credential_paths: Sequence[str]) -> LoginStatus:
+    def ensure(self, vendor: str, mode: str, credential_paths: Sequence[str]) -> LoginStatus:
         for raw in credential_paths:
             path = Path(os.path.expandvars(os.path.expanduser(raw)))
             if path.is_file() and path.stat().st_size > 0:
@@ -227,4 +227,4 @@ class CredentialFileLogin:
             if path.is_dir() and any(path.iterdir()):
                 return LoginStatus(ok=True, detail=f"session in {path}")
         wanted = ", ".join(credential_paths) or "(none known)"
-        return LoginStatus(ok=False, detail=f"{family}/{mode}: no stored login session ({wanted})")
+        return LoginStatus(ok=False, detail=f"{vendor}/{mode}: no stored login session ({wanted})")

@@ -8,10 +8,10 @@ the usage is priced with the same rates as every turn (``cost.turn_usd``) and ch
 turn's ``TurnMeter``, which writes the ledger. A request on a path that is no model call (a
 model listing, a token count) bills nothing and is not tallied.
 
-The usage keys per wire are this module's, not the adapters': an adapter reads its CLI's
+The usage keys per wire are this module's, not the vendors': an vendor reads its CLI's
 stdout, whose usage fields are the CLI's own (Codex's ``cached_input_tokens``, Gemini CLI's
 ``stats``); on the wire they are the API's. Anthropic's API fields are the ones Claude Code
-prints, so that row is the adapter's own.
+prints, so that row is the vendor's own.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any, Final
 from veranda_dagster.domain.core.models import Usage
 from veranda_dagster.domain.core.spend_meter import TurnMeter
 from veranda_dagster.vendors import cost, tiers
-from veranda_dagster.vendors.adapters._streams import UsageKeys
-from veranda_dagster.vendors.adapters.claude import ANTHROPIC_USAGE
+from veranda_dagster.vendors.plugins._streams import UsageKeys
+from veranda_dagster.vendors.plugins.claude import ANTHROPIC_USAGE
 
 log = logging.getLogger("veranda.spend")
 
@@ -197,8 +197,8 @@ class WireTally:
         usd = cost.turn_usd(model, usage)
         if usd is None:
             log.warning("no USD rate for model %r: a %s request metered at $0", model, self.wire)
-        family = (tiers.family_of_model(model) if model else None) or self.wire
-        self.meter.charge(family, model, usage, usd)
+        vendor = (tiers.vendor_of_model(model) if model else None) or self.wire
+        self.meter.charge(vendor, model, usage, usd)
 
 
 class WireMeter:

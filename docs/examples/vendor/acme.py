@@ -1,11 +1,11 @@
-"""A worked example of a vendor plugin: copy to ``veranda_dagster/vendors/adapters/<name>.py``.
+"""A worked example of a vendor plugin: copy to ``veranda_dagster/vendors/plugins/<name>.py``.
 
 Acme Code is a made-up vendor whose CLI (``acme-code``) is a build of Claude Code that reads its
-key from ``ACME_API_KEY`` and talks to Acme's own Anthropic-compatible endpoint, so the adapter
+key from ``ACME_API_KEY`` and talks to Acme's own Anthropic-compatible endpoint, so the vendor
 reuses Claude Code's argv and stream parser and
 declares everything else about the vendor once, on the class. The registry derives the rest
 (tier routing, USD rates, the no-real-CLI guard's binary, the scrubber's token shapes, the
-default backends config) and refuses the file if a piece is missing; ``PLUGIN`` is all it
+default vendors config) and refuses the file if a piece is missing; ``PLUGIN`` is all it
 registers, and it registers nothing at import.
 """
 
@@ -17,17 +17,17 @@ from typing import ClassVar
 from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import X_API_KEY, KeyCarrier
-from veranda_dagster.vendors.adapters._base import ModeSpec
-from veranda_dagster.vendors.adapters.claude import ClaudeAdapter
+from veranda_dagster.vendors.plugins._base import ModeSpec
+from veranda_dagster.vendors.plugins.claude import ClaudeVendor
 from veranda_dagster.vendors.rates import Rate
-from veranda_dagster.vendors.registry import AdapterInfo
+from veranda_dagster.vendors.registry import VendorInfo
 
 ACME_URL = "https://api.acme-code.test/anthropic"
 PRICES = "example price list (cite the vendor's page and the day it was read)"
 
 
-class AcmeAdapter(ClaudeAdapter):
-    family = "acme"
+class AcmeVendor(ClaudeVendor):
+    vendor = "acme"
     default_binary = "acme-code"
     token_patterns: ClassVar[tuple[TokenShape, ...]] = (
         TokenShape(
@@ -60,4 +60,4 @@ class AcmeAdapter(ClaudeAdapter):
     unproxied_modes: ClassVar[Mapping[str, str]] = {}
 
 
-PLUGIN = AdapterInfo("acme", tuple(AcmeAdapter.modes), rank=90, factory=AcmeAdapter)
+PLUGIN = VendorInfo("acme", tuple(AcmeVendor.modes), rank=90, factory=AcmeVendor)

@@ -1,4 +1,4 @@
-"""The local backend over a real clone: ``git grep -n -F`` at a pinned revision."""
+"""The local search index over a real clone: ``git grep -n -F`` at a pinned revision."""
 
 import pytest
 

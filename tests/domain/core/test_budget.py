@@ -1,5 +1,5 @@
 """The dollar cap per ticket, through the real seams: a real phase on a real repository behind a
-``BudgetedAgent``, the spend ledger on the real value-store backends, and the agent every
+``BudgetedAgent``, the spend ledger on the real value stores, and the agent every
 phase asset builds from the agents resource."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from veranda_dagster.domain.core.budget import BudgetedAgent, BudgetExceededErro
 from veranda_dagster.domain.work.red_tests import write_red_tests
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.storage import ValueStore
-from veranda_dagster.storage.backends import FilesystemValues
 from veranda_dagster.storage.ledger import StoreLedger
+from veranda_dagster.storage.value_stores import FilesystemValues
 
 NEW = "tests/test_slugify.py"
 TURN_USD = 0.01  # what ScriptedAgent bills per turn
@@ -49,7 +49,7 @@ def test_a_new_process_honours_what_was_spent_and_a_raised_cap_lets_it_go_on(tmp
     values = tmp_path / "values"
     first = StoreLedger(FilesystemValues(values))
     for usd in (0.4, 0.7):
-        first.record(TICKET.id, SpendEntry(role="implementer", family="claude", usd=usd))
+        first.record(TICKET.id, SpendEntry(role="implementer", vendor="claude", usd=usd))
 
     def resource(cap: float) -> AgentsResource:  # a fresh resource, as a resumed run builds
         return AgentsResource(store=ValueStore(base_dir=str(values)), ticket_budget_usd=cap)
@@ -59,7 +59,7 @@ def test_a_new_process_honours_what_was_spent_and_a_raised_cap_lets_it_go_on(tmp
         agent = budgeted_agent(resource(1.0), TICKET, channel)
         assert isinstance(agent, BudgetedAgent) and agent.ledger.spent(TICKET.id) == 1.1
         with pytest.raises(BudgetExceededError, match=r"\$1\.10 of this ticket's \$1\.00"):
-            agent.run(request)  # refused before the (unconfigured) backends are even tried
+            agent.run(request)  # refused before the (unconfigured) vendors are even tried
 
     scripted = ScriptedAgent({"implementer": [reply("ok")]})
     raised = BudgetedAgent(scripted, TICKET.id, 2.0, StoreLedger(FilesystemValues(values)))
@@ -71,11 +71,11 @@ def test_a_new_process_honours_what_was_spent_and_a_raised_cap_lets_it_go_on(tmp
 def test_a_torn_last_line_is_skipped_not_fatal(tmp_path):
     values = FilesystemValues(tmp_path / "values")
     ledger = StoreLedger(values)
-    ledger.record(TICKET.id, SpendEntry(role="reviewer", family="codex", usd=0.25))
+    ledger.record(TICKET.id, SpendEntry(role="reviewer", vendor="codex", usd=0.25))
     with values.log_path("spend", TICKET.id).open("a") as handle:
         handle.write('{"role": "implementer", "fam')  # killed mid-append
     assert ledger.spent(TICKET.id) == 0.25
-    ledger.record(TICKET.id, SpendEntry(role="reviewer", family="codex", usd=0.5))
+    ledger.record(TICKET.id, SpendEntry(role="reviewer", vendor="codex", usd=0.5))
     assert ledger.spent(TICKET.id) == 0.75
 
 
@@ -84,7 +84,7 @@ def test_a_note_that_cannot_be_posted_is_named_in_the_error(tmp_path):
         raise RuntimeError("linear is down")
 
     ledger = StoreLedger(FilesystemValues(tmp_path / "values"))
-    ledger.record(TICKET.id, SpendEntry(role="implementer", family="claude", usd=5.0))
+    ledger.record(TICKET.id, SpendEntry(role="implementer", vendor="claude", usd=5.0))
     agent = BudgetedAgent(ScriptedAgent(), TICKET.id, 5.0, ledger, notify=broken)
     request = AgentRequest(role="reviewer", tier="high", prompt="p", workdir=str(tmp_path))
     with pytest.raises(BudgetExceededError, match="not posted: RuntimeError: linear is down"):
@@ -93,13 +93,13 @@ def test_a_note_that_cannot_be_posted_is_named_in_the_error(tmp_path):
 
 @pytest.mark.postgres
 def test_the_ledger_on_postgres_survives_a_new_store_object(postgres_url):
-    from veranda_dagster.storage.backends import PostgresValues
+    from veranda_dagster.storage.value_stores import PostgresValues
 
     StoreLedger(PostgresValues(postgres_url)).record(
-        "ENG-77", SpendEntry(role="implementer", family="claude", usd=1.5)
+        "ENG-77", SpendEntry(role="implementer", vendor="claude", usd=1.5)
     )
     StoreLedger(PostgresValues(postgres_url)).record(
-        "ENG-77", SpendEntry(role="reviewer", family="codex", usd=0.25)
+        "ENG-77", SpendEntry(role="reviewer", vendor="codex", usd=0.25)
     )
     fresh = StoreLedger(PostgresValues(postgres_url))
     assert fresh.spent("ENG-77") == 1.75

@@ -21,12 +21,12 @@ from veranda_dagster.domain.core.mcp_config import (
     render_mcp_config,
     resolve_playwright_mcp,
 )
-from veranda_dagster.vendors.adapters.codex import CodexAdapter
-from veranda_dagster.vendors.adapters.cursor import CursorAdapter
-from veranda_dagster.vendors.adapters.kimi import KimiAdapter
-from veranda_dagster.vendors.family_config import FamilyConfig
+from veranda_dagster.vendors.plugins.codex import CodexVendor
+from veranda_dagster.vendors.plugins.cursor import CursorVendor
+from veranda_dagster.vendors.plugins.kimi import KimiVendor
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.runner import SubprocessRunner
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 SERVER = McpServer(name="obs", command="veranda", args=["mcp-observability"], env={"A": "1"})
 
@@ -144,16 +144,14 @@ def test_the_config_shown_to_a_cli_holds_only_the_products_servers(tmp_path):
     )
     before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     turn = Turn(prompt="p", workdir=str(tmp_path), mcp_servers=[PLAYWRIGHT_MCP])
-    codex = CodexAdapter("api_key", FamilyConfig(family="codex"), SubprocessRunner(), FakeLogin())
+    codex = CodexVendor("api_key", VendorConfig(vendor="codex"), SubprocessRunner(), FakeLogin())
     ((rel, text),) = codex.product_config(turn).items()
     assert rel == ".codex/config.toml"
     toml = tomllib.loads(text)
     assert toml == {
         "mcp_servers": {"playwright": {"command": "playwright-mcp", "args": PLAYWRIGHT_MCP.args}}
     }
-    cursor = CursorAdapter(
-        "api_key", FamilyConfig(family="cursor"), SubprocessRunner(), FakeLogin()
-    )
+    cursor = CursorVendor("api_key", VendorConfig(vendor="cursor"), SubprocessRunner(), FakeLogin())
     ((rel, text),) = cursor.product_config(turn).items()
     assert rel == ".cursor/mcp.json" and list(json.loads(text)["mcpServers"]) == ["playwright"]
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
@@ -164,7 +162,7 @@ def test_an_unparseable_repository_config_does_not_stop_the_products(tmp_path):
     now neither read nor written, so it cannot keep the product's servers from the CLI."""
     (tmp_path / ".mcp.json").write_text("{oops")
     turn = Turn(prompt="p", workdir=str(tmp_path), mcp_servers=[PLAYWRIGHT_MCP])
-    kimi = KimiAdapter("api_key", FamilyConfig(family="kimi"), SubprocessRunner(), FakeLogin())
+    kimi = KimiVendor("api_key", VendorConfig(vendor="kimi"), SubprocessRunner(), FakeLogin())
     ((rel, text),) = kimi.product_config(turn).items()
     assert rel == ".kimi-code/mcp.json" and "playwright" in json.loads(text)["mcpServers"]
     assert (tmp_path / ".mcp.json").read_text() == "{oops"

@@ -61,14 +61,14 @@ def test_every_token_shape_masks_its_sample_whole(shape):
     assert shape.sample[: len(shape.sample) // 2] not in scrub(shape.sample, environ={})
 
 
-def test_each_vendor_adapter_brings_its_own_table_and_the_registry_collects_it():
-    families = registry.families()
-    assert {"claude", "codex", "gemini", "kimi", "grok", "glm", "cursor"} <= set(families)
+def test_each_vendor_brings_its_own_table_and_the_registry_collects_it():
+    vendors = registry.vendors()
+    assert {"claude", "codex", "gemini", "kimi", "grok", "glm", "cursor"} <= set(vendors)
     collected = {s.name for s in registry.token_patterns()}
-    for family in families:
-        adapter = registry.get(family).factory
-        names = {s.name for s in adapter.token_patterns}
-        assert names, f"{family} has no token_patterns table"
+    for vendor in vendors:
+        plugin = registry.get(vendor).factory
+        names = {s.name for s in plugin.token_patterns}
+        assert names, f"{vendor} has no token_patterns table"
         assert names <= collected
     services = provider_token_shapes() + GENERIC_TOKENS
     assert collected | {s.name for s in services} == {s.name for s in SHAPES}
@@ -89,8 +89,8 @@ def test_a_vendor_registered_later_brings_its_shapes_to_the_scrubber(monkeypatch
     class Fake:
         token_patterns = (TokenShape("acme", r"acme_[a-z0-9]{12,}", "acme_0123456789ab", "test"),)
 
-    vendors = scratch(registry.VENDORS, monkeypatch)._items  # no complete adapter needed
-    monkeypatch.setitem(vendors, "acme", registry.AdapterInfo("acme", ("api_key",), 99, Fake))
+    vendors = scratch(registry.VENDORS, monkeypatch)._items  # no complete vendor needed
+    monkeypatch.setitem(vendors, "acme", registry.VendorInfo("acme", ("api_key",), 99, Fake))
     assert scrub("key acme_0123456789abcdef here", environ={}) == "key *** here"
 
 

@@ -41,8 +41,8 @@ def test_the_harm_is_real_a_sha_shape_would_blank_a_commit_sha() -> None:
 def test_a_vendor_declaring_such_a_shape_is_refused_at_registration(monkeypatch, shape) -> None:
     vendors = scratch(registry.VENDORS, monkeypatch)
     greedy = type("Greedy", (Acme,), {"token_patterns": (shape,)})
-    with pytest.raises(ConfigError, match=rf"vendor adapter 'acme' is incomplete: .*{shape.name}"):
-        vendors.register(registry.AdapterInfo("acme", ("api_key",), 99, greedy))
+    with pytest.raises(ConfigError, match=rf"vendor 'acme' is incomplete: .*{shape.name}"):
+        vendors.register(registry.VendorInfo("acme", ("api_key",), 99, greedy))
     assert "acme" not in vendors
 
 

@@ -17,7 +17,7 @@ from veranda_dagster.domain.deliver.review import PROGRESS_KIND as REVIEW_KIND
 from veranda_dagster.domain.deliver.review import review_rounds
 
 FORGED_USD = 123_451.0
-FORGED_CALL = {"role": "reviewer", "family": "claude", "mode": "cli", "tier": "standard"}
+FORGED_CALL = {"role": "reviewer", "vendor": "claude", "mode": "cli", "tier": "standard"}
 
 
 def forged_rounds() -> str:

@@ -23,7 +23,7 @@ SUMMARY = (
 def _call(role: str, reason: str = "preferred", pin: str | None = None) -> ModelCall:
     return ModelCall(
         role=role,
-        family="codex" if reason != "preferred" else "claude",
+        vendor="codex" if reason != "preferred" else "claude",
         mode="exec",
         tier="high",
         model="gpt-5.1-codex" if reason != "preferred" else "claude-opus-4-5",

@@ -24,7 +24,7 @@ from veranda_dagster.domain.intake.repo_detection import detect_repo
 from veranda_dagster.domain.intake.ticket_bounds import bound_ticket
 from veranda_dagster.forges.github.shapes import issue_comment
 from veranda_dagster.sources.linear.ticket import ticket_from_linear
-from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.vendors.config import VendorsConfig
 
 
 def ticket(**fields) -> Ticket:
@@ -105,16 +105,16 @@ def test_yaml_aliases_that_expand_past_the_value_bound_are_refused():
     assert time.monotonic() - started < 30
 
 
-def test_a_backends_file_past_its_bound_is_one_config_error(tmp_path):
-    path = tmp_path / "backends.yaml"
-    path.write_text("families: []\n" + "#" * MAX_CONFIG_FILE_BYTES)
+def test_a_vendors_file_past_its_bound_is_one_config_error(tmp_path):
+    path = tmp_path / "vendors.yaml"
+    path.write_text("vendors: []\n" + "#" * MAX_CONFIG_FILE_BYTES)
     with pytest.raises(ConfigError, match=f"{MAX_CONFIG_FILE_BYTES:,}-byte limit"):
-        BackendsConfig.load(path)
+        VendorsConfig.load(path)
     exact = tmp_path / "exact.yaml"
     head = "probe_timeout_s: 5\n"
     exact.write_text(head + "#" * (MAX_CONFIG_FILE_BYTES - len(head)))
     assert exact.stat().st_size == MAX_CONFIG_FILE_BYTES
-    assert BackendsConfig.load(exact).probe_timeout_s == 5
+    assert VendorsConfig.load(exact).probe_timeout_s == 5
 
 
 def test_a_regular_file_only(tmp_path):

@@ -19,7 +19,7 @@ from veranda_dagster.domain.intake.repo_detection import (
     load_catalog,
     refresh_catalog_from_forge,
 )
-from veranda_dagster.vendors.port import BackendError
+from veranda_dagster.vendors.port import VendorError
 
 ROOT = Path(__file__).resolve().parents[3]
 TABLE = ROOT / "tests/fixtures/repo_detection/tickets.json"
@@ -134,7 +134,7 @@ class FakeAgent:
         self.requests.append(request)
         if isinstance(self.text, Exception):
             raise self.text
-        call = ModelCall(role=request.role, family="fake", mode="cli", tier=request.tier, usd=0.001)
+        call = ModelCall(role=request.role, vendor="fake", mode="cli", tier=request.tier, usd=0.001)
         return AgentReply(text=self.text, call=call)
 
     def instruction_files(self) -> list[str]:
@@ -222,10 +222,10 @@ def test_reply_naming_a_repo_outside_the_catalog_is_not_used(tmp_path):
     assert "not a catalog repository" in out.notes[-1]
 
 
-def test_backend_failure_keeps_the_guess_and_asking_guesses_never_call_the_model(tmp_path):
+def test_vendor_failure_keeps_the_guess_and_asking_guesses_never_call_the_model(tmp_path):
     ticket = _row_ticket("label_prefixed")
     guess = detect_repo(ticket, CATALOG)
-    failing = FakeAgent(BackendError("quota", "weekly limit reached"))
+    failing = FakeAgent(VendorError("quota", "weekly limit reached"))
     out = confirm_repo_guess(guess, ticket, CATALOG, failing, str(tmp_path))
     assert out.repo == guess.repo and out.calls == [] and "unavailable" in out.notes[-1]
     asking = detect_repo(_row_ticket("prose_two"), CATALOG)

@@ -83,9 +83,9 @@ def test_ask_output_lists_candidates_in_the_question(tmp_path):
     assert all(c in out["question"] for c in out["candidates"])
 
 
-def test_without_a_usable_backend_the_deterministic_guess_is_printed(tmp_path):
+def test_without_a_usable_vendor_the_deterministic_guess_is_printed(tmp_path):
     ticket = write_ticket(tmp_path, title="x", description="repo: acme/ledger")
-    env = {"VERANDA_BACKENDS_FILE": str(tmp_path / "missing-backends.yaml")}
+    env = {"VERANDA_VENDORS_FILE": str(tmp_path / "missing-vendors.yaml")}
     done = veranda("--catalog", str(CATALOG), "--ticket", str(ticket), env=env)
     assert done.returncode == 0
     assert json.loads(done.stdout)["repo"] == "acme/ledger"

@@ -72,8 +72,8 @@ def test_a_pack_without_a_clone_plans_gitlab_search_within_what_is_free(
             budget.acquire()  # other tickets spent the rest of the token's minute
         before = len(budget.sent())
         index = GitLabCodeSearch(gl.base_url, TOKEN, BILLING, budget=budget)
-        search, backend = search_for_pack(index, None, "")
-        assert backend == "forge_index" and search is index
+        search, kind = search_for_pack(index, None, "")
+        assert kind == "forge_index" and search is index
         started = time.monotonic()
         pack, planned = _pack([ticket.title, ticket.description], search, ticket)
         assert time.monotonic() - started < PACK_WALL_BOUND_S
@@ -91,7 +91,7 @@ def test_two_gitlab_tickets_in_one_minute_search_their_clones_and_neither_waits(
 ) -> None:
     monkeypatch.setenv("VERANDA_SANDBOX", "bwrap")
     org = create_sample_org(tmp_path / "org")
-    store = ValueStore(backend="filesystem", base_dir=str(tmp_path / "values"))
+    store = ValueStore(store_kind="filesystem", base_dir=str(tmp_path / "values"))
     with GitLabFake(org.git_base, token=TOKEN) as gl:
         forge = ForgeResource(
             forge="gitlab", api_url=gl.base_url, git_base=str(org.git_base), token=TOKEN
@@ -124,6 +124,6 @@ def test_two_gitlab_tickets_in_one_minute_search_their_clones_and_neither_waits(
             packs.append(pack)
             assert time.monotonic() - started < PACK_WALL_BOUND_S
     for pack in packs:
-        assert pack.search_backend == "local_clone" and pack.search_wait_s == 0.0
+        assert pack.search_index == "local_clone" and pack.search_wait_s == 0.0
         assert pack.searches > 0 and "billing/invoice.py" in [f.path for f in pack.files]
     assert budget.sent() == spent  # not one search of the token's budget was spent

@@ -1,6 +1,6 @@
-"""The code-search port, and its local backend over the clone (``git grep -n -F``).
+"""The code-search port, and its local search index over the clone (``git grep -n -F``).
 
-Retrieval only needs three things from a backend: the hits for one seed, a 12-line window
+Retrieval only needs three things from a search index: the hits for one seed, a 12-line window
 around a hit, and the commit the hits belong to (so a citation names a sha). A forge's hosted
 index (each forge's code-search client) and this local one answer the same Protocol, so the
 pack is built the same way against the forge's index in production and a plain clone in tests and
@@ -140,8 +140,8 @@ smudge filters, keyword expansion, re-encoding): the work tree then is not the c
 class LocalGitGrep:
     """Search a clone at one revision with ``git grep -n -F`` (tracked files, no binaries).
 
-    Case-insensitive like a forge's hosted index, so both backends find ``workspace.ensure`` for the
-    seed ``Workspace.ensure``.
+    Case-insensitive like a forge's hosted index, so both search indexes find
+    ``workspace.ensure`` for the seed ``Workspace.ensure``.
 
     Where ``git grep`` (the path for a tree too large to hold in memory) reads from: the work
     tree when it *is* the pinned commit (HEAD at the sha,

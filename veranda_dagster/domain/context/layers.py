@@ -1,7 +1,7 @@
 """The four instruction layers, written into the clone as the file each CLI reads.
 
 Context is not prepended to a prompt: it goes into the clone as project instructions (CLAUDE.md,
-AGENTS.md, GEMINI.md … whichever the configured adapters declare), so every CLI that may run the
+AGENTS.md, GEMINI.md … whichever the configured vendors declare), so every CLI that may run the
 ticket after a fallback reads the same thing. The layers stay separate and labelled because they
 have different owners and go stale at different rates: (1) the generic prompt ships with Veranda,
 (2) org runbooks live in an architecture repository, (3) per-repo hints in config or the repo,

@@ -78,7 +78,7 @@ def build_context_pack(
     repo_dir = workspace.ensure()
     default_branch = workspace.default_branch()
     base_sha = workspace.base_sha()
-    search, backend = search_for_pack(search, repo_dir, base_sha)  # the clone's: no budget
+    search, search_index = search_for_pack(search, repo_dir, base_sha)  # the clone's: no budget
     facts = read_repo_facts(repo_dir, operator_hints(config.hints_dir, guess.repo))
     files = RepoFiles(repo_dir)
     texts = ticket_texts(ticket, config.dossiers)
@@ -111,7 +111,7 @@ def build_context_pack(
         searches=pack.searches,
         searches_planned=planned,
         search_wait_s=round(float(getattr(search, "waited_s", 0.0)), 3),
-        search_backend=backend,
+        search_index=search_index,
         bytes=pack.bytes,
         files=pack.files,
         citations=pack.citations,
@@ -130,7 +130,7 @@ def _pack(texts: list[str], search: CodeSearch, ticket: Ticket) -> tuple[Retriev
     words spend only the searches the seeds leave over. The ticket's own text (not the
     dossiers) is the full-text query and the source of frames and error messages.
 
-    A search backend with a shared rate budget (``plan``; only a pack without a clone has one)
+    A search index with a shared rate budget (``plan``; only a pack without a clone has one)
     is asked how many searches are free now, and the pack is planned within that, never
     sleeping for more (a pack that finds the budget spent packs from what needs no search);
     the unspent slots go back to the other runs. Returns the pack and the searches it was

@@ -94,7 +94,7 @@ def promote_imported(
     re-exports, the fix goes to the module behind it), and only the first file's imports: the
     imports of the second guess promote noise as often as a fix. A package ``__init__`` ranked
     first promotes none of its imports (it imports every module it re-exports). Costs no
-    search; needs the backend's file listing and texts (a clone), and does nothing without
+    search; needs the search index's file listing and texts (a clone), and does nothing without
     them. A file is only read for definitions when the promotion could lift it into the
     ``max_files``."""
     paths = getattr(search, "paths", None)

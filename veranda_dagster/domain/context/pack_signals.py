@@ -12,8 +12,8 @@ Four signals join the seed searches, each where its evidence is strongest:
   prose names the topic in words no seed carries. Its score is normalised by the best file's,
   so it adds at most ``FULL_TEXT_WEIGHT`` and ranks files no seed reached.
 
-A backend that cannot provide a signal (a forge's hosted code index before a clone exists: no file
-listing to resolve frames against, no texts to index) is named in ``unavailable``.
+A search index that cannot provide a signal (a forge's hosted code index before a clone exists:
+no file listing to resolve frames against, no texts to index) is named in ``unavailable``.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ FileText = Callable[[str], list[str] | None]
 
 
 def _listing(search: CodeSearch) -> tuple[list[str], FileText] | None:
-    """The tree's file listing and text reader, ``None`` when the backend has no clone to list
+    """The tree's file listing and text reader, ``None`` when the search index has no clone to list
     (a remote index), so frame and link paths cannot be resolved."""
     paths = getattr(search, "paths", None)
     file_text = getattr(search, "file_text", None)
@@ -104,7 +104,7 @@ def _anchored(
     anchor: Callable[[list[Frame], list[str], FileText], list[FrameAnchor]],
 ) -> list[FrameAnchor] | None:
     """``anchor`` over the tree's listing for what the ticket names (``found``): ``[]`` when it
-    names nothing, ``None`` when the backend lists no files to resolve the paths against."""
+    names nothing, ``None`` when the search index lists no files to resolve the paths against."""
     if not found:
         return []
     listing = _listing(search)
@@ -112,7 +112,7 @@ def _anchored(
 
 
 def frame_anchors(text: str, search: CodeSearch) -> list[FrameAnchor] | None:
-    """Project frames, deepest first, as file anchors; ``None`` when the backend lists no
+    """Project frames, deepest first, as file anchors; ``None`` when the search index lists no
     files to resolve frame paths against."""
     return _anchored(traceback_frames(text), search, _frame_anchors)
 
@@ -143,7 +143,7 @@ def link_anchors(text: str, search: CodeSearch) -> list[FrameAnchor] | None:
     """Linked source lines, in the order the ticket has them, as file anchors: the first linked
     file weighs ``LINK_WEIGHT``, each further file ``FRAME_DECAY`` of the one before, and every
     line linked in a file is one of its anchors at that file's weight (line 0 when the link
-    names no line: the file only). ``None`` when the backend lists no files."""
+    names no line: the file only). ``None`` when the search index lists no files."""
     return _anchored(source_links(text), search, _link_anchors)
 
 

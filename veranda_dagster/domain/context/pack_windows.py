@@ -157,7 +157,7 @@ def file_windows(
     ev: FileEvidence, search: CodeSearch, weights: dict[str, float] | None = None
 ) -> list[_Candidate]:
     """A file's windows, best first: the strong lines (definitions, frames, messages) before
-    plain hit lines, each by value; around a strong line the whole function when the backend
+    plain hit lines, each by value; around a strong line the whole function when the search index
     has the file's text and the body is at most ``MAX_FUNCTION_WINDOW_BYTES``. With the
     ticket's term ``weights`` the span the ticket talks about most (``_topic_line``) is a strong
     line too: a fix often edits the function whose body uses the report's words. Overlapping or

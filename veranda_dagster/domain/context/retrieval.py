@@ -2,7 +2,7 @@
 
 The pack is bounded in bytes, not tokens: ``bytes`` is the UTF-8 length of every window's text
 summed (paths, ids and JSON framing are not counted), so the cap is exact and free to enforce
-and means the same thing for every model family.
+and means the same thing for every vendor.
 
 Searches go to the seeds first, in rank order, and the first ``MAX_SEEDS`` candidates that hit
 are the pack's seeds (a name that matches nothing gives its slot to the next); the budget they
@@ -107,7 +107,7 @@ class RetrievalResult(BaseModel):
     seeds: list[str] = Field(default_factory=list)
     """The seeds that hit, at most ``MAX_SEEDS``, in rank order: what the pack was built from."""
     unavailable: list[str] = Field(default_factory=list)
-    """Ticket signals the backend could not provide (a forge's hosted index with no clone: the
+    """Ticket signals the search index could not provide (a forge's hosted index with no clone: the
     full-text ranking, traceback frames and source links), so a reader knows what the ranking
     lacked."""
 
@@ -229,7 +229,7 @@ def rank_files(
     A seed in most of the tree's source files (``noise_seeds``) weighs ``NOISE_FACTOR`` of its
     share. A path hit's rarity is counted among the path hits alone: ``rich.panel`` names one file
     (``rich/panel.py``) even though 35 files import it, and the importers must not dilute it.
-    With the backend's ``file_text``, a hit in a Python module's docstring is documentation
+    With the search index's ``file_text``, a hit in a Python module's docstring is documentation
     (``DOCS_FACTOR``, never a definition): a package ``__init__`` whose docstring lists every
     class it exports must not outrank the modules defining them."""
     evidence: dict[str, FileEvidence] = {}

@@ -7,7 +7,7 @@ second (``LocalGitGrep``: the same case-insensitive fixed-string matches, plus t
 frames and full-text ranking only a clone can give). So with a clone present the pack searches
 locally and touches no budget; the forge's index is the fallback for a pack without one, and
 there it is planned within what the shared budget has free *now* (``_pack``), never slept on.
-The choice is recorded in the pack (``ContextPack.search_backend``) and the phase's metadata.
+The choice is recorded in the pack (``ContextPack.search_index``) and the phase's metadata.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Literal
 
 from veranda_dagster.domain.context.code_search import CodeSearch, LocalGitGrep
 
-SearchBackend = Literal["local_clone", "forge_index"]
+SearchIndex = Literal["local_clone", "forge_index"]
 """What answered a pack's searches: the clone (``git grep`` and the in-memory index) or the
 forge's hosted code index."""
 
@@ -29,7 +29,7 @@ def has_clone(repo_dir: str | Path | None) -> bool:
 
 def search_for_pack(
     search: CodeSearch, repo_dir: str | Path | None, base_sha: str
-) -> tuple[CodeSearch, SearchBackend]:
+) -> tuple[CodeSearch, SearchIndex]:
     """The search the pack runs and what it is: the clone's, pinned to ``base_sha`` (the
     default branch's commit, so a resumed run whose work branch moved still cites the base),
     when there is a clone; else the forge's ``search`` as given."""

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from veranda_dagster.domain.context.full_text import SOURCE_SUFFIXES
 
-_FAMILY = {
+_VENDOR = {
     "pyi": "py", "pyx": "py",
     "jsx": "js", "mjs": "js", "cjs": "js", "tsx": "ts",
     "h": "c", "cc": "cpp", "hpp": "cpp",
@@ -31,7 +31,7 @@ def language_of(path: str) -> str | None:
     suffix = path.rsplit(".", 1)[-1].lower()
     if suffix not in SOURCE_SUFFIXES:
         return None
-    return _FAMILY.get(suffix, suffix)
+    return _VENDOR.get(suffix, suffix)
 
 
 def dominant_language(paths: Iterable[str]) -> str | None:

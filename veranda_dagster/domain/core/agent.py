@@ -1,8 +1,8 @@
 """What the work phases call: an agent seat, not a vendor.
 
 A phase says which role it needs and at which tier; the resolving implementation picks a healthy
-backend, resolves the tier to that family's model id, runs the turn, and returns the reply with a
-``ModelCall`` recording what ran and why. Phases never import an adapter.
+vendor, resolves the tier to that vendor's model id, runs the turn, and returns the reply with a
+``ModelCall`` recording what ran and why. Phases never import an vendor.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class AgentPort(Protocol):
     def run(self, request: AgentRequest) -> AgentReply: ...
 
     def instruction_files(self) -> list[str]:
-        """Instruction filenames of every configured family, so the context layers reach
+        """Instruction filenames of every configured vendor, so the context layers reach
         whichever CLI ends up running after a fallback."""
         ...
 

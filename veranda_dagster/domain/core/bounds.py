@@ -16,7 +16,7 @@ MAX_PACK_FILES: Final = 6
 """Files in a context pack: past six, a model skims rather than reads."""
 
 MAX_PACK_BYTES: Final = 12_000
-"""Byte ceiling of the pack: exact and free to enforce, unlike a per-family token estimate."""
+"""Byte ceiling of the pack: exact and free to enforce, unlike a per-vendor token estimate."""
 
 SEARCH_WINDOW_LINES: Final = 12
 """Lines of context returned around each search hit."""
@@ -64,7 +64,7 @@ MAX_REPO_CANDIDATES: Final = 5
 """Repositories listed in an 'which repository?' question: more is a catalog, not a question."""
 
 HEALTH_RECHECK_S: Final = 300.0
-"""How long a failed backend is skipped before it is probed again (an ok verdict is kept until a
+"""How long a failed vendor is skipped before it is probed again (an ok verdict is kept until a
 turn fails): long enough not to probe a revoked key on every turn, short enough to recover."""
 
 PROBE_TIMEOUT_S: Final = 60.0
@@ -288,13 +288,13 @@ MAX_CATALOG_BYTES: Final = 16_000_000
 """Bytes of a repository catalog file: ten thousand repositories with descriptions and aliases."""
 
 MAX_CONFIG_FILE_BYTES: Final = 1_000_000
-"""Bytes of a configuration file (backends file): a hand-written file is a few kilobytes."""
+"""Bytes of a configuration file (vendors file): a hand-written file is a few kilobytes."""
 
 MAX_DOSSIER_BYTES: Final = 1_000_000
 """Bytes of one expert dossier given to ``veranda pack``."""
 
 MAX_JSON_DEPTH: Final = 32
-"""Nesting of any JSON/YAML document read from outside: the deepest real one (a backends file)
+"""Nesting of any JSON/YAML document read from outside: the deepest real one (a vendors file)
 is five levels; ten thousand levels is an attack on the parser's recursion."""
 
 MAX_DOCUMENT_NODES: Final = 1_000_000

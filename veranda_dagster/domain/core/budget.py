@@ -44,7 +44,7 @@ class SpendEntry(BaseModel):
     """One paid model request (or, without a proxy, one turn), as the ledger keeps it."""
 
     role: str
-    family: str
+    vendor: str
     model: str | None = None
     usd: float
     at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat())
@@ -64,7 +64,7 @@ class SpendEntry(BaseModel):
     def of(cls, call: ModelCall, org: str = "") -> SpendEntry:
         return cls(
             role=call.role,
-            family=call.family,
+            vendor=call.vendor,
             model=call.model,
             usd=call.usd,
             tokens_in=call.usage.input + call.usage.cached,
@@ -206,11 +206,11 @@ class BudgetedAgent:
         return extra
 
     def _charge(
-        self, role: str, phase: str, family: str, model: str | None, usage: Usage, usd: float
+        self, role: str, phase: str, vendor: str, model: str | None, usage: Usage, usd: float
     ) -> None:  # the meter passes $0 for an unpriced request
         entry = SpendEntry(
             role=role,
-            family=family,
+            vendor=vendor,
             model=model,
             usd=usd,
             source="proxy",

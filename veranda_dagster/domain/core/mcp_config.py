@@ -1,11 +1,11 @@
-"""One backend-agnostic MCP server descriptor, rendered in each CLI's own config format.
+"""One vendor-agnostic MCP server descriptor, rendered in each CLI's own config format.
 
 Adding a tool server must not fork per provider: the descriptor says what to run, and one small
 renderer per format says where that CLI looks and how it spells it. Nothing is written into
 the clone: a turn is shown the rendering for its CLI in place of the repository's own file,
 which is masked (``vendors.isolation``), so it is never merged with what the repository ships.
 
-Format ids (an adapter declares one as ``Capabilities.mcp_format``):
+Format ids (an vendor declares one as ``Capabilities.mcp_format``):
 
 ====================  ===========================  ==========================================
 id                    file (repo-relative)         shape

@@ -2,7 +2,7 @@
 
 Each asset partition stores exactly one of these as JSON, so a phase re-run in a new process (or
 pod) loads its upstream values instead of recomputing them. Every value carries ``calls``: what
-ran for it (backend family, mode, tier, model id, the reason it was chosen, tokens, USD), so cost
+ran for it (vendor, mode, tier, model id, the reason it was chosen, tokens, USD), so cost
 and fallbacks are data, not log lines.
 """
 
@@ -54,10 +54,10 @@ class Usage(Strict):
 
 
 class ModelCall(Strict):
-    """One agent turn: who ran it, why that backend, what it cost."""
+    """One agent turn: who ran it, why that vendor, what it cost."""
 
     role: str
-    family: str
+    vendor: str
     mode: str
     tier: Tier
     model: str | None = None
@@ -280,14 +280,14 @@ class ContextPack(PhaseValue):
     search_wait_s: float = 0.0
     """Seconds the pack slept for that budget: zero since packs plan with what is free (kept
     so a wait, should one come back, is reported rather than hidden in the phase's wall)."""
-    search_backend: Literal["local_clone", "forge_index"] = "local_clone"
+    search_index: Literal["local_clone", "forge_index"] = "local_clone"
     """What answered the pack's searches (``domain.context.search_choice``): the clone, or the
     forge's rate-limited code index (only a pack without a clone)."""
     bytes: int = 0
     files: list[PackFile] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
     unavailable_signals: list[str] = Field(default_factory=list)
-    """Ticket signals the code-search backend could not provide (a forge's hosted index with no
+    """Ticket signals the code-search index could not provide (a forge's hosted index with no
     clone: ``traceback_frames``, ``source_links``, ``full_text_bm25``): the ranking ran without
     them."""
     layers: list[ContextLayer] = Field(default_factory=list)

@@ -199,7 +199,7 @@ _PHASES = (
             "pack_searches",
             "searches_planned",
             "search_budget_wait_s",
-            "search_backend",
+            "search_index",
             "seeds",
             "citations",
             "layers",

@@ -13,7 +13,7 @@ stall the step that scrubs it):
    masked with the rest (a regex over "password characters" is what leaked them).
 3. **Token shapes**: the generic ones below (cloud access keys, JWTs, private keys) and every
    provider's, registered from outside the domain (``register_shape_source``): each tracker's
-   and forge's beside its client, each model vendor's beside its adapter, so a new provider
+   and forge's beside its client, each vendor's in its plugin module, so a new provider
    brings its shapes with it.
 4. **Assignments and headers**: ``<NAME>_TOKEN=...``, ``password=...``, ``password: ...``,
    ``--password ...``, ``Authorization: Bearer``.

@@ -27,7 +27,7 @@ def failure_detail(message: str) -> str:
 
 
 def failure_headline(phase: str | None, error_type: str, detail: str) -> str:
-    """``patch: BackendError: upstream: API Error: 500 …``: where, what kind, and why, in the
+    """``patch: VendorError: upstream: API Error: 500 …``: where, what kind, and why, in the
     one line the run page shows as the step's failure."""
     head = f"{phase or 'run'}: {error_type}"
     return f"{head}: {detail}" if detail else head

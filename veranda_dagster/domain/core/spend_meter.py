@@ -56,7 +56,7 @@ class Refusal:
 
 
 Charge = Callable[[str, str | None, Usage, float], None]
-"""(family, model, usage, usd) -> None: records one billed request durably."""
+"""(vendor, model, usage, usd) -> None: records one billed request durably."""
 
 
 class TurnMeter:
@@ -86,10 +86,10 @@ class TurnMeter:
                 return refusal
         return None
 
-    def charge(self, family: str, model: str | None, usage: Usage, usd: float | None) -> None:
+    def charge(self, vendor: str, model: str | None, usage: Usage, usd: float | None) -> None:
         """One answered request, into the ledger now (before the CLI has even read it all);
         ``usd`` ``None``: no rate is known for the model (charged $0, counted unpriced)."""
-        self._charge(family, model, usage, usd or 0.0)
+        self._charge(vendor, model, usage, usd or 0.0)
         with self._lock:
             self.unpriced += usd is None
             usd = usd or 0.0

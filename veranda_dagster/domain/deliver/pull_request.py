@@ -4,8 +4,8 @@ Look-before-create: the forge is asked for an open PR from the ticket's branch f
 re-executed run adopts its PR (and refreshes the body) instead of opening a twin. The body is
 built from data, not by a model: the implementer's summary with every citation resolved against
 the default branch (unresolvable ones marked in place and listed), the ticket link, and one row
-per model call (backend, mode, model, tier, why that backend, tokens, USD). The ticket is told
-once, when the PR is created, including any fallback: which backend or model ran instead of the
+per model call (vendor, mode, model, tier, why that vendor, tokens, USD). The ticket is told
+once, when the PR is created, including any fallback: which vendor or model ran instead of the
 preferred or pinned one, and why.
 """
 
@@ -40,13 +40,13 @@ def calls_table(calls: list[ModelCall]) -> str:
     if not calls:
         return "_No model calls were recorded._\n"
     rows = [
-        "| role | backend | mode | model | tier | why | tokens in/out | USD |",
+        "| role | vendor | mode | model | tier | why | tokens in/out | USD |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for c in calls:
         why = c.reason + (f" (pin `{c.dropped_pin}` dropped)" if c.dropped_pin else "")
         rows.append(
-            f"| {c.role} | {c.family} | {c.mode} | {c.model or 'default'} | {c.tier} | {why} "
+            f"| {c.role} | {c.vendor} | {c.mode} | {c.model or 'default'} | {c.tier} | {why} "
             f"| {c.usage.input}/{c.usage.output} | {c.usd:.4f} |"
         )
     total = sum(c.usd for c in calls)
@@ -60,7 +60,7 @@ def fallback_lines(calls: list[ModelCall]) -> list[str]:
     for c in calls:
         if not is_fallback(c):
             continue
-        what = f"{c.role} ran on {c.family}/{c.mode} (model {c.model or 'default'}): {c.reason}"
+        what = f"{c.role} ran on {c.vendor}/{c.mode} (model {c.model or 'default'}): {c.reason}"
         if c.dropped_pin:
             what += f"; the pinned model `{c.dropped_pin}` could not run there and was dropped"
         lines.append(what)

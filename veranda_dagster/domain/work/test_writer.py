@@ -1,4 +1,4 @@
-"""The second test-writer seat: same model family allowed, different instructions, no memory.
+"""The second test-writer seat: same vendor allowed, different instructions, no memory.
 
 The model that just convinced itself the change is correct is its worst reviewer, so this seat
 gets a fresh prompt built from the ticket and the diff only (never the implementer's transcript

@@ -1,4 +1,4 @@
-"""GitHub code search as a ``CodeSearch`` backend: ``GET /search/code`` scoped ``repo:org/name``.
+"""GitHub code search as a ``CodeSearch`` index: ``GET /search/code`` scoped ``repo:org/name``.
 
 GitHub's own index answers the seed; the text-match media type returns the matching fragments.
 Code search is limited to 10 requests per rolling minute per token (``code_search`` resource),

@@ -1,4 +1,4 @@
-"""GitLab blob search as a ``CodeSearch`` backend: ``GET /projects/:id/search?scope=blobs``.
+"""GitLab blob search as a ``CodeSearch`` search index: ``GET /projects/:id/search?scope=blobs``.
 
 Each result is a snippet, not a line: ``{"path", "filename", "data", "startline", "ref"}``
 where ``data`` is a few lines starting at ``startline`` (docs.gitlab.com/api/search, "Scope:

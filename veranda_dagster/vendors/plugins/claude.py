@@ -16,8 +16,8 @@ from veranda_dagster.domain.core.mcp_config import render_mcp_config
 from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, X_API_KEY, KeyCarrier
-from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, Install, ModeSpec
-from veranda_dagster.vendors.adapters._streams import (
+from veranda_dagster.vendors.plugins._base import SAME_EFFORT, CliVendor, Install, ModeSpec
+from veranda_dagster.vendors.plugins._streams import (
     StreamSummary,
     UsageKeys,
     model_names,
@@ -25,7 +25,7 @@ from veranda_dagster.vendors.adapters._streams import (
 )
 from veranda_dagster.vendors.port import HealthVerdict, Turn
 from veranda_dagster.vendors.rates import Rate, models_dev, scripted
-from veranda_dagster.vendors.registry import AdapterInfo
+from veranda_dagster.vendors.registry import VendorInfo
 
 OAUTH_TOKEN_ENV = "CLAUDE_CODE_OAUTH_TOKEN"
 ANTHROPIC_URL = "https://api.anthropic.com"
@@ -39,10 +39,10 @@ ANTHROPIC_USAGE = UsageKeys(
 )
 
 
-def parse_claude_stream(stdout: str, family: str = "claude") -> StreamSummary:
+def parse_claude_stream(stdout: str, vendor: str = "claude") -> StreamSummary:
     s = StreamSummary()
     last_text = ""
-    for kind, ev in s.read_events(stdout, family):
+    for kind, ev in s.read_events(stdout, vendor):
         if kind == "system" and ev.get("subtype") == "init":
             s.model = ev.get("model") or s.model
             s.session_id = ev.get("session_id")
@@ -67,11 +67,11 @@ def parse_claude_stream(stdout: str, family: str = "claude") -> StreamSummary:
                 s.error = f"{head}{s.text} (api_error_status: {status})"
     if not s.text:
         s.text = last_text
-    return s.require_terminal(family, "result")
+    return s.require_terminal(vendor, "result")
 
 
-class ClaudeAdapter(CliAdapter):
-    family = "claude"
+class ClaudeVendor(CliVendor):
+    vendor = "claude"
     default_binary = "claude"
     token_patterns: ClassVar[tuple[TokenShape, ...]] = (
         TokenShape(
@@ -211,15 +211,15 @@ class ClaudeAdapter(CliAdapter):
     parse_stream = staticmethod(parse_claude_stream)
 
 
-def claude_code_argv(adapter: CliAdapter, turn: Turn) -> list[str]:
-    """Claude Code headless, for every family that runs it (GLM's ``api_key`` mode too): ``-p``
+def claude_code_argv(vendor: CliVendor, turn: Turn) -> list[str]:
+    """Claude Code headless, for every vendor that runs it (GLM's ``api_key`` mode too): ``-p``
     with no prompt argument reads the prompt from stdin. The repository's hooks and MCP servers
     never run (``ISOLATION_ARGS``, besides the masked ``.claude/`` and ``.mcp.json``), and the
     only MCP servers are the product's, passed inline (no file in the clone)."""
-    argv = [adapter.binary, "-p", "--output-format", "stream-json", "--verbose"]
+    argv = [vendor.binary, "-p", "--output-format", "stream-json", "--verbose"]
     argv += ["--permission-mode", "bypassPermissions"]
     argv += [*ISOLATION_ARGS, *product_mcp_args(turn)]
-    return argv + adapter.model_args(turn) + adapter.effort_args(turn)
+    return argv + vendor.model_args(turn) + vendor.effort_args(turn)
 
 
 ISOLATION_ARGS = (
@@ -244,4 +244,4 @@ def product_mcp_args(turn: Turn) -> list[str]:
     return ["--mcp-config", render_mcp_config(list(turn.mcp_servers), "mcp_json")[1]]
 
 
-PLUGIN = AdapterInfo("claude", tuple(ClaudeAdapter.modes), rank=10, factory=ClaudeAdapter)
+PLUGIN = VendorInfo("claude", tuple(ClaudeVendor.modes), rank=10, factory=ClaudeVendor)

@@ -6,7 +6,7 @@ GLM), so it reads CLAUDE.md and ``.mcp.json``; ``opencode`` runs ``opencode run 
 with ``ZHIPU_API_KEY`` (``ZAI_API_KEY`` does nothing there), reading AGENTS.md and MCP from
 ``opencode.json`` (format id ``opencode_json``). Claude Code's ``total_cost_usd`` prices GLM
 as Claude, so cost comes from our own table. Facts: reference §3, verified against loopback.
-A family ``binary`` override applies to the mode whose CLI it names (``opencode`` or not).
+A vendor ``binary`` override applies to the mode whose CLI it names (``opencode`` or not).
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ from typing import ClassVar
 from veranda_dagster.domain.core.models import Tier, Usage
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, KeyCarrier
-from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, Install, ModeSpec
-from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
-from veranda_dagster.vendors.adapters.claude import (
-    ClaudeAdapter,
+from veranda_dagster.vendors.plugins._base import SAME_EFFORT, CliVendor, Install, ModeSpec
+from veranda_dagster.vendors.plugins._streams import StreamSummary, UsageKeys
+from veranda_dagster.vendors.plugins.claude import (
+    ClaudeVendor,
     claude_code_argv,
     parse_claude_stream,
 )
 from veranda_dagster.vendors.port import Capabilities, Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
-from veranda_dagster.vendors.registry import AdapterInfo
+from veranda_dagster.vendors.registry import VendorInfo
 
 ZAI_ANTHROPIC_URL = "https://api.z.ai/api/anthropic"
 ZAI_CODING_URL = "https://api.z.ai/api/coding/paas/v4"
@@ -76,8 +76,8 @@ def opencode_provider_config(base_url: str) -> str:
     return json.dumps({"provider": providers, "autoupdate": False, "share": "disabled"})
 
 
-class GlmAdapter(CliAdapter):
-    family = "glm"
+class GlmVendor(CliVendor):
+    vendor = "glm"
     default_binary = "claude"
     token_patterns: ClassVar[tuple[TokenShape, ...]] = (
         TokenShape(
@@ -136,7 +136,7 @@ class GlmAdapter(CliAdapter):
         "ANTHROPIC_AUTH_TOKEN": (BEARER,),  # Claude Code sends ANTHROPIC_AUTH_TOKEN as Bearer
         "ZHIPU_API_KEY": (BEARER,),  # opencode's OpenAI-compatible GLM providers
     }
-    quiet_env: ClassVar[dict[str, str]] = dict(ClaudeAdapter.quiet_env)
+    quiet_env: ClassVar[dict[str, str]] = dict(ClaudeVendor.quiet_env)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -157,7 +157,7 @@ class GlmAdapter(CliAdapter):
 
     @property
     def binary(self) -> str:
-        """A family ``binary`` runs the mode whose CLI it names: one called ``opencode`` runs
+        """A vendor ``binary`` runs the mode whose CLI it names: one called ``opencode`` runs
         the opencode mode, any other the Claude Code mode; each mode's default is on PATH."""
         named = self.config.binary
         names_opencode = bool(named) and Path(str(named)).name == "opencode"
@@ -170,7 +170,7 @@ class GlmAdapter(CliAdapter):
             env["ANTHROPIC_AUTH_TOKEN"] = env.pop("ZAI_API_KEY", "")
         else:
             env.pop("ANTHROPIC_BASE_URL", None)
-            for k in ClaudeAdapter.quiet_env:
+            for k in ClaudeVendor.quiet_env:
                 env.pop(k, None)
             env["OPENCODE_DISABLE_AUTOUPDATE"] = "1"
             env["OPENCODE_DISABLE_MODELS_FETCH"] = "1"  # its bundled models.dev snapshot
@@ -199,4 +199,4 @@ class GlmAdapter(CliAdapter):
         return parse_claude_stream(stdout, "glm")
 
 
-PLUGIN = AdapterInfo("glm", tuple(GlmAdapter.modes), rank=60, factory=GlmAdapter)
+PLUGIN = VendorInfo("glm", tuple(GlmVendor.modes), rank=60, factory=GlmVendor)

@@ -20,12 +20,12 @@ from typing import ClassVar
 from veranda_dagster.domain.core.models import Tier, Usage
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, X_API_KEY, KeyCarrier
-from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, Install, ModeSpec
-from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
 from veranda_dagster.vendors.health import error_rule
+from veranda_dagster.vendors.plugins._base import SAME_EFFORT, CliVendor, Install, ModeSpec
+from veranda_dagster.vendors.plugins._streams import StreamSummary, UsageKeys
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
-from veranda_dagster.vendors.registry import AdapterInfo
+from veranda_dagster.vendors.registry import VendorInfo
 
 KIMI_WIRE_USAGE = UsageKeys("inputOther", "output", "inputCacheRead", "inputCacheCreation")
 """A ``usage.record``'s counts (``inputOther`` is the uncached input)."""
@@ -65,8 +65,8 @@ def parse_kimi_wire(text: str) -> Usage:
     return total
 
 
-class KimiAdapter(CliAdapter):
-    family = "kimi"
+class KimiVendor(CliVendor):
+    vendor = "kimi"
     default_binary = "kimi"
     token_patterns: ClassVar[tuple[TokenShape, ...]] = (
         TokenShape(
@@ -186,4 +186,4 @@ class KimiAdapter(CliAdapter):
     parse_stream = staticmethod(parse_kimi_stream)
 
 
-PLUGIN = AdapterInfo("kimi", tuple(KimiAdapter.modes), rank=40, factory=KimiAdapter)
+PLUGIN = VendorInfo("kimi", tuple(KimiVendor.modes), rank=40, factory=KimiVendor)

@@ -1,9 +1,9 @@
 """Where asset values live: one JSON document per (asset, partition).
 
-Two backends with one contract. ``read`` raises ``StoredValueError`` naming the asset and the
+Two vendors with one contract. ``read`` raises ``StoredValueError`` naming the asset and the
 partition when there is nothing stored; ``write`` replaces the value atomically, so a reader
 (another step process, another pod) sees either the old document or the new one, never half.
-The filesystem backend is the default for a single machine; PostgreSQL is for a deployment where
+The filesystem store is the default for a single machine; PostgreSQL is for a deployment where
 steps run in pods that share nothing but the database.
 """
 
@@ -334,9 +334,7 @@ class PostgresValues:
 
     def __init__(self, url: str) -> None:
         if not url:
-            raise ConfigError(
-                "value store backend 'postgres' needs a URL: set VERANDA_POSTGRES_URL"
-            )
+            raise ConfigError("value store kind 'postgres' needs a URL: set VERANDA_POSTGRES_URL")
         self.url = url
 
     def _run(self, sql: str, args: tuple[Any, ...], fetch: str = "") -> Any:

@@ -3,7 +3,7 @@
 Modes: a Cursor login (subscription) or a dashboard ``CURSOR_API_KEY`` (metered). Reads
 AGENTS.md (and CLAUDE.md, ``.cursor/rules``); MCP in ``.cursor/mcp.json``. No headless image
 input is documented, so vision is declared False and images are stripped. Effort is baked into
-model ids, so there is no knob. The backend is Cursor's proprietary API: no loopback fake can
+model ids, so there is no knob. The vendor is Cursor's proprietary API: no loopback fake can
 stand in, and these facts are docs/community only (reference §4, unverified on a binary).
 """
 
@@ -14,12 +14,12 @@ from typing import ClassVar
 
 from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.domain.core.redaction import TokenShape
-from veranda_dagster.vendors.adapters._base import CliAdapter, ModeSpec
-from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, text_blocks
 from veranda_dagster.vendors.health import error_rule
+from veranda_dagster.vendors.plugins._base import CliVendor, ModeSpec
+from veranda_dagster.vendors.plugins._streams import StreamSummary, UsageKeys, text_blocks
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate
-from veranda_dagster.vendors.registry import AdapterInfo
+from veranda_dagster.vendors.registry import VendorInfo
 
 CURSOR_USAGE = UsageKeys("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
 
@@ -45,8 +45,8 @@ def parse_cursor_stream(stdout: str) -> StreamSummary:
     return s.require_terminal("cursor", "result")
 
 
-class CursorAdapter(CliAdapter):
-    family = "cursor"
+class CursorVendor(CliVendor):
+    vendor = "cursor"
     default_binary = "cursor-agent"
     token_patterns: ClassVar[tuple[TokenShape, ...]] = (
         TokenShape(
@@ -117,4 +117,4 @@ class CursorAdapter(CliAdapter):
     parse_stream = staticmethod(parse_cursor_stream)
 
 
-PLUGIN = AdapterInfo("cursor", tuple(CursorAdapter.modes), rank=70, factory=CursorAdapter)
+PLUGIN = VendorInfo("cursor", tuple(CursorVendor.modes), rank=70, factory=CursorVendor)

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import dagster as dg
 import pytest
 
-from tests.sensors.test_linear_sensor import launch, runs_per_ticket, ticket_job
+from tests.support.sensor_instance import launch, runs_per_ticket, ticket_job
 from veranda_dagster.partitions import TICKET_TAG
 from veranda_dagster.resources.sources_enabled import enabled_sources
 from veranda_dagster.sim.jira_fake import JiraFake

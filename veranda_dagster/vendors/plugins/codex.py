@@ -24,11 +24,11 @@ from typing import ClassVar
 from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, KeyCarrier
-from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, Install, ModeSpec
-from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys
+from veranda_dagster.vendors.plugins._base import SAME_EFFORT, CliVendor, Install, ModeSpec
+from veranda_dagster.vendors.plugins._streams import StreamSummary, UsageKeys
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
-from veranda_dagster.vendors.registry import AdapterInfo
+from veranda_dagster.vendors.registry import VendorInfo
 
 OPENAI_URL = "https://api.openai.com/v1"
 
@@ -82,8 +82,8 @@ def parse_codex_stream(stdout: str) -> StreamSummary:
     return s.require_terminal("codex", "turn.completed")
 
 
-class CodexAdapter(CliAdapter):
-    family = "codex"
+class CodexVendor(CliVendor):
+    vendor = "codex"
     default_binary = "codex"
     token_patterns: ClassVar[tuple[TokenShape, ...]] = (
         TokenShape(
@@ -206,4 +206,4 @@ def _provider_override(base_url: str, key_env: str = "OPENAI_API_KEY") -> list[s
     return [arg for key, value in pairs.items() for arg in ("-c", f"{key}={value}")]
 
 
-PLUGIN = AdapterInfo("codex", tuple(CodexAdapter.modes), rank=20, factory=CodexAdapter)
+PLUGIN = VendorInfo("codex", tuple(CodexVendor.modes), rank=20, factory=CodexVendor)

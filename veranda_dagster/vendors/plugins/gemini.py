@@ -23,11 +23,11 @@ from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import QUERY_KEY, X_GOOG_API_KEY, KeyCarrier
-from veranda_dagster.vendors.adapters._base import CliAdapter, Install, ModeSpec
-from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, model_names
+from veranda_dagster.vendors.plugins._base import CliVendor, Install, ModeSpec
+from veranda_dagster.vendors.plugins._streams import StreamSummary, UsageKeys, model_names
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
-from veranda_dagster.vendors.registry import AdapterInfo
+from veranda_dagster.vendors.registry import VendorInfo
 
 GEMINI_USAGE = UsageKeys("input", "output_tokens", "cached", reasoning="thoughts")
 """``stats`` with its uncached ``input``."""
@@ -63,8 +63,8 @@ def parse_gemini_stream(stdout: str) -> StreamSummary:
     return s.require_terminal("gemini", "result")
 
 
-class GeminiAdapter(CliAdapter):
-    family = "gemini"
+class GeminiVendor(CliVendor):
+    vendor = "gemini"
     default_binary = "gemini"
     token_patterns: ClassVar[tuple[TokenShape, ...]] = (
         TokenShape(
@@ -185,4 +185,4 @@ class GeminiAdapter(CliAdapter):
     parse_stream = staticmethod(parse_gemini_stream)
 
 
-PLUGIN = AdapterInfo("gemini", tuple(GeminiAdapter.modes), rank=30, factory=GeminiAdapter)
+PLUGIN = VendorInfo("gemini", tuple(GeminiVendor.modes), rank=30, factory=GeminiVendor)

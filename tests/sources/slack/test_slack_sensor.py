@@ -10,8 +10,8 @@ import dagster as dg
 import httpx
 import pytest
 
-from tests.sensors.test_linear_sensor import keys_of, launch, runs_per_ticket, ticket_job
 from tests.sources.linear.test_linear_client import Script, reply
+from tests.support.sensor_instance import keys_of, launch, runs_per_ticket, ticket_job
 from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.partitions import TICKET_TAG
 from veranda_dagster.sources.slack.client import SlackClient

@@ -1,4 +1,4 @@
-"""The scripted model + stand-in CLI, run through the product's real adapters and resolver."""
+"""The scripted model + stand-in CLI, run through the product's real vendors and resolver."""
 
 from __future__ import annotations
 
@@ -13,20 +13,20 @@ from veranda_dagster.domain.core.models import ContextPack, RepoFacts, RepoGuess
 from veranda_dagster.domain.intake.repo_confirmation import confirm_prompt
 from veranda_dagster.domain.work import prompts
 from veranda_dagster.sim.agent_cli import apply_tool
-from veranda_dagster.sim.backends import (
-    SIM_KEYS,
-    agent_binary,
-    model_credentials,
-    sim_backends_config,
-    sim_environ,
-)
 from veranda_dagster.sim.model_server import ScriptedModelServer
 from veranda_dagster.sim.sample_org import BILLING, INVOICE_FIXED_LINE, SampleOrg
 from veranda_dagster.sim.scripted_agent import ROLE_ASSET, detect_role
-from veranda_dagster.vendors.adapters._base import PROBE_PROMPT
-from veranda_dagster.vendors.config import BackendsConfig
+from veranda_dagster.sim.sim_vendors import (
+    SIM_KEYS,
+    agent_binary,
+    model_credentials,
+    sim_environ,
+    sim_vendors_config,
+)
+from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.health import HealthCache
-from veranda_dagster.vendors.port import BackendError
+from veranda_dagster.vendors.plugins._base import PROBE_PROMPT
+from veranda_dagster.vendors.port import VendorError
 from veranda_dagster.vendors.resolver import build_agent
 
 TICKET = Ticket(
@@ -88,9 +88,9 @@ def model():
 
 
 def agent_for(model: ScriptedModelServer, tmp: Path, with_glm: bool = True):
-    doc = sim_backends_config(model.base_url, agent_binary(tmp), with_glm=with_glm)
+    doc = sim_vendors_config(model.base_url, agent_binary(tmp), with_glm=with_glm)
     env = sim_environ({"PATH": __import__("os").environ["PATH"], "HOME": str(tmp)})
-    return build_agent(BackendsConfig.model_validate(doc), environ=env, health=HealthCache())
+    return build_agent(VendorsConfig.model_validate(doc), environ=env, health=HealthCache())
 
 
 def implement_request(repo: Path, pin: str | None = None) -> AgentRequest:
@@ -110,7 +110,7 @@ def test_a_turn_edits_the_clone_and_is_costed(
     reply = agent_for(model, tmp_path).run(implement_request(repo))
     assert INVOICE_FIXED_LINE in (repo / "billing/invoice.py").read_text()
     call = reply.call
-    assert (call.family, call.mode, call.model, call.reason) == (
+    assert (call.vendor, call.mode, call.model, call.reason) == (
         "claude",
         "api_key",
         "claude-opus-sim",
@@ -129,12 +129,12 @@ def test_revoked_key_falls_back_to_the_same_vendors_other_mode_first(
     agent.run(AgentRequest(role="x", tier="cheap", prompt="Role: simplifier", workdir=str(repo)))
     model.revoke(SIM_KEYS["SIM_ANTHROPIC_API_KEY"])
     reply = agent.run(implement_request(repo, pin="claude-opus-sim"))
-    assert (reply.call.family, reply.call.mode) == ("claude", "login")
+    assert (reply.call.vendor, reply.call.mode) == ("claude", "login")
     assert reply.call.reason == "fallback:auth:claude/api_key"
-    assert reply.call.dropped_pin is None  # same family: the pin survives
+    assert reply.call.dropped_pin is None  # same vendor: the pin survives
     model.revoke(SIM_KEYS["SIM_CLAUDE_OAUTH_TOKEN"])
     reply = agent.run(implement_request(repo, pin="claude-opus-sim"))
-    assert reply.call.family == "glm" and reply.call.dropped_pin == "claude-opus-sim"
+    assert reply.call.vendor == "glm" and reply.call.dropped_pin == "claude-opus-sim"
     assert reply.call.reason.startswith("fallback:auth:claude/")
 
 
@@ -144,7 +144,7 @@ def test_model_5xx_is_upstream_and_not_a_fallback(
     repo = clone(sample_org, tmp_path / "c")
     agent = agent_for(model, tmp_path)
     model.fail_role("implementer", 500, times=2)  # the CLI retries once, as Claude Code does
-    with pytest.raises(BackendError) as err:
+    with pytest.raises(VendorError) as err:
         agent.run(implement_request(repo))
     assert err.value.verdict == "upstream"
     assert agent.run(implement_request(repo)).call.mode == "api_key"

@@ -33,23 +33,23 @@ class StreamSummary(BaseModel):
     cost_usd: float | None = None
     events: int = 0
 
-    def read_events(self, stdout: str, family: str) -> Iterator[tuple[Any, dict[str, Any]]]:
+    def read_events(self, stdout: str, vendor: str) -> Iterator[tuple[Any, dict[str, Any]]]:
         """Each event of the stream with its ``type``, counted here (a truncation names how
         many came)."""
-        for event in json_lines(stdout, family):
+        for event in json_lines(stdout, vendor):
             self.events += 1
             yield event.get("type"), event
 
-    def require_terminal(self, family: str, terminal_name: str) -> StreamSummary:
+    def require_terminal(self, vendor: str, terminal_name: str) -> StreamSummary:
         """This summary, unless the stream ended without its terminal event or an error."""
         if not self.terminal and self.error is None:
             raise StreamParseError(
-                f"{family} stream truncated: {self.events} event(s), no {terminal_name} event"
+                f"{vendor} stream truncated: {self.events} event(s), no {terminal_name} event"
             )
         return self
 
 
-def json_lines(stdout: str, family: str) -> Iterator[dict[str, Any]]:
+def json_lines(stdout: str, vendor: str) -> Iterator[dict[str, Any]]:
     """Each non-blank line as a JSON object; anything else is a typed ``StreamParseError``."""
     for n, raw in enumerate(stdout.splitlines(), 1):
         line = raw.strip()
@@ -59,10 +59,10 @@ def json_lines(stdout: str, family: str) -> Iterator[dict[str, Any]]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise StreamParseError(
-                f"{family} stream line {n} is not JSON ({exc.msg}): {line[:80]!r}"
+                f"{vendor} stream line {n} is not JSON ({exc.msg}): {line[:80]!r}"
             ) from exc
         if not isinstance(obj, dict):
-            raise StreamParseError(f"{family} stream line {n} is not an object: {line[:80]!r}")
+            raise StreamParseError(f"{vendor} stream line {n} is not an object: {line[:80]!r}")
         yield obj
 
 

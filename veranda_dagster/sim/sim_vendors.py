@@ -1,11 +1,11 @@
-"""Backends config that points the product's real adapters at the scripted model server.
+"""Vendors config that points the product's real vendors at the scripted model server.
 
 ``agent`` picks what runs the turns. ``sim`` is the ``veranda-sim-agent`` stand-in for Claude
 Code (``api_key`` then ``login`` mode, then GLM's Claude Code mode), needing nothing installed.
 Every other name is a real vendor CLI, the pinned build ``.ci/run`` installs (``REAL_AGENTS``):
-the backends file names its binary, a throwaway ``home`` of its own and the scripted server as
+the vendors file names its binary, a throwaway ``home`` of its own and the scripted server as
 its base URL, and the server answers it in that CLI's wire format and tool vocabulary. Either
-way the adapters, their env assembly, stream parsing, health probes and fallback are the
+way the vendors, their env assembly, stream parsing, health probes and fallback are the
 product's own. The config holds only variable *names* (``SIM_*``), as the product requires;
 ``sim_environ`` holds the fake values, which tests scan every output for.
 """
@@ -44,7 +44,7 @@ _BEARER_KEYS = ("SIM_CLAUDE_OAUTH_TOKEN", "SIM_ZAI_API_KEY")
 class RealAgent:
     """One real vendor CLI as the simulation runs it."""
 
-    family: str
+    vendor: str
     mode: str
     binary: str
     """The executable's name under ``.veranda/bin`` or ``.veranda/npm/node_modules/.bin``."""
@@ -107,7 +107,7 @@ REAL_AGENTS: dict[str, RealAgent] = {
         url_suffix="/v1",
     ),
 }
-"""Every family with a CLI on a public registry (Cursor's ``agent`` is on neither npm nor
+"""Every vendor with a CLI on a public registry (Cursor's ``agent`` is on neither npm nor
 PyPI). GLM runs through opencode here; GLM through Claude Code is the claude agent's fallback."""
 AGENTS = (*REAL_AGENTS, "sim")
 BINARY_ENV = "VERANDA_{}_BIN"
@@ -173,7 +173,7 @@ def default_agent() -> str:
 def agent_binary(work_dir: str | Path) -> str:
     """The stand-in CLI: a wrapper running this interpreter on this very package (its parent
     directory first on ``PYTHONPATH``), so the stand-in is the code that configured it even
-    though the adapter hands a CLI none of our environment (an editable install elsewhere
+    though the vendor hands a CLI none of our environment (an editable install elsewhere
     would otherwise answer)."""
     root = Path(__file__).resolve().parents[2]
     wrapper = Path(work_dir) / "veranda-sim-agent"
@@ -199,14 +199,14 @@ def launcher(agent: str, binary: Path, work_dir: Path) -> str:
     return str(wrapper)
 
 
-def sim_backends_config(
+def sim_vendors_config(
     model_url: str, binary: str, *, with_glm: bool = True, timeout_s: float = 300.0
 ) -> dict[str, Any]:
-    """A ``BackendsConfig`` document (JSON-able) running ``binary`` as Claude Code (the
+    """A ``VendorsConfig`` document (JSON-able) running ``binary`` as Claude Code (the
     stand-in, or the real one) against the scripted model at ``model_url``."""
-    families: list[dict[str, Any]] = [
+    vendors: list[dict[str, Any]] = [
         {
-            "family": "claude",
+            "vendor": "claude",
             "modes": ["api_key", "login"],
             "binary": binary,
             "base_url": model_url,
@@ -218,9 +218,9 @@ def sim_backends_config(
         }
     ]
     if with_glm:
-        families.append(
+        vendors.append(
             {
-                "family": "glm",
+                "vendor": "glm",
                 "modes": ["api_key"],
                 "binary": binary,
                 "base_url": model_url,
@@ -228,7 +228,7 @@ def sim_backends_config(
                 "timeout_s": timeout_s,
             }
         )
-    return {"families": families, "probe_timeout_s": 60.0}
+    return {"vendors": vendors, "probe_timeout_s": 60.0}
 
 
 class AgentNotInstalledError(RuntimeError):
@@ -249,7 +249,7 @@ def require_binary(agent: str) -> Path:
     return binary
 
 
-def agent_backends_config(
+def agent_vendors_config(
     agent: str,
     model_url: str,
     work_dir: str | Path,
@@ -257,31 +257,31 @@ def agent_backends_config(
     with_glm: bool = True,
     timeout_s: float = 300.0,
 ) -> dict[str, Any]:
-    """The backends document for ``agent`` (see ``AGENTS``), each real CLI with a throwaway
+    """The vendors document for ``agent`` (see ``AGENTS``), each real CLI with a throwaway
     home of its own under ``work_dir/homes``."""
     root = Path(work_dir)
     if agent == "sim":
-        return sim_backends_config(
+        return sim_vendors_config(
             model_url, agent_binary(root), with_glm=with_glm, timeout_s=timeout_s
         )
     command = launcher(agent, require_binary(agent), root)
     if agent == "claude":
-        doc = sim_backends_config(model_url, command, with_glm=with_glm, timeout_s=timeout_s)
+        doc = sim_vendors_config(model_url, command, with_glm=with_glm, timeout_s=timeout_s)
     else:
         spec = REAL_AGENTS[agent]
-        family = {
-            "family": spec.family,
+        vendor = {
+            "vendor": spec.vendor,
             "modes": [spec.mode],
             "binary": command,
             "base_url": model_url + spec.url_suffix,
             "env": dict(spec.env),
             "timeout_s": timeout_s,
         }
-        doc = {"families": [family], "probe_timeout_s": 60.0}
-    for family in doc["families"]:
-        home = root / "homes" / family["family"]
+        doc = {"vendors": [vendor], "probe_timeout_s": 60.0}
+    for vendor in doc["vendors"]:
+        home = root / "homes" / vendor["vendor"]
         home.mkdir(parents=True, exist_ok=True)
-        family["home"] = str(home)
+        vendor["home"] = str(home)
     return doc
 
 

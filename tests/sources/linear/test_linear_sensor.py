@@ -1,9 +1,8 @@
 """``linear_tickets`` against an HTTP-level fake of Linear, with a real (test) Dagster instance.
 
-``launch`` plays the daemon: it applies a tick's partition requests and creates one run per run
-request in the instance, so the next tick's dedup sees exactly what production would see.
-Counting runs per ticket tag in the instance is the "no duplicate run" assertion; the
-tickets that must eventually have a run are the "no lost ticket" assertion.
+``launch`` (``tests/support/sensor_instance.py``) plays the daemon. Counting runs per ticket tag
+in the instance is the "no duplicate run" assertion; the tickets that must eventually have a
+run are the "no lost ticket" assertion.
 """
 
 from __future__ import annotations
@@ -16,40 +15,13 @@ import dagster as dg
 import pytest
 
 from tests.sources.linear.test_linear_client import Script, reply, variables
+from tests.support.sensor_instance import keys_of, launch, runs_per_ticket
 from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG, TICKETS
 from veranda_dagster.sources.linear.client import LinearClient
 from veranda_dagster.sources.linear.limits import MAX_LINEAR_PAGES_PER_TICK
 from veranda_dagster.sources.linear.resource import LinearResource
 from veranda_dagster.sources.linear.sensor import linear_tickets
-
-
-@dg.op
-def _noop() -> None:
-    return None
-
-
-@dg.job(name=TICKET_JOB)
-def ticket_job() -> None:
-    _noop()
-
-
-def launch(instance: dg.DagsterInstance, result: dg.SensorResult) -> None:
-    """What the daemon does with a SensorResult: add partitions, create the runs."""
-    for request in result.dynamic_partitions_requests or []:
-        instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
-    for run_request in result.run_requests or []:
-        instance.create_run_for_job(
-            ticket_job, tags=dict(run_request.tags), status=dg.DagsterRunStatus.NOT_STARTED
-        )
-
-
-def runs_per_ticket(instance: dg.DagsterInstance) -> Counter[str]:
-    return Counter(run.tags[TICKET_TAG] for run in instance.get_runs())
-
-
-def keys_of(result: dg.SensorResult) -> list[str]:
-    return [str(r.partition_key) for r in result.run_requests or []]
 
 
 class ScriptedLinear(LinearResource):

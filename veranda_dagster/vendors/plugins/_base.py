@@ -1,10 +1,10 @@
-"""What every CLI adapter shares: env assembly, credential pre-checks, probe and run.
+"""What every CLI vendor shares: env assembly, credential pre-checks, probe and run.
 
-A vendor module subclasses ``CliAdapter`` and supplies its tables (modes, env vars, files,
+A vendor module subclasses ``CliVendor`` and supplies its tables (modes, env vars, files,
 knobs, and everything the core derives its central tables from: tier ids, model prefixes,
 binaries, rates, secret variables, token shapes) plus two functions only it knows:
 ``build_argv`` and ``parse_stream``; ``registry.VENDORS`` refuses a vendor missing a piece.
-The run itself (spawn through the runner seam, parse, classify, raise ``BackendError``) is
+The run itself (spawn through the runner seam, parse, classify, raise ``VendorError``) is
 written once here, as are the model and effort arguments every argv builds from the declared
 flags; the stream-reading mechanics every parser shares are in ``_streams``.
 """
@@ -28,18 +28,17 @@ from veranda_dagster.domain.core.models import Effort, Tier
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import Egress, KeyCarrier, refused
 from veranda_dagster.vendors import health
-from veranda_dagster.vendors.adapters._streams import StreamSummary
 from veranda_dagster.vendors.command import CommandRunner, LoginStep, RunOutput
-from veranda_dagster.vendors.family_config import FamilyConfig
 from veranda_dagster.vendors.home import private_home
 from veranda_dagster.vendors.isolation import TurnIsolation
+from veranda_dagster.vendors.plugins._streams import StreamSummary
 from veranda_dagster.vendors.port import (
-    BackendError,
     Capabilities,
     HealthVerdict,
     StreamParseError,
     Turn,
     TurnResult,
+    VendorError,
 )
 from veranda_dagster.vendors.prompt_channel import (
     PromptChannel,
@@ -48,6 +47,7 @@ from veranda_dagster.vendors.prompt_channel import (
     stage_prompt_file,
 )
 from veranda_dagster.vendors.rates import Rate
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "TERM", "SHELL", "TZ")
 """Passed to every CLI; nothing else leaks from our environment unless a mode names it."""
@@ -69,12 +69,12 @@ class ModeSpec:
     optional_env: tuple[str, ...] = ()
     """Passed when set (regions, profiles, project ids)."""
     fixed_env: Mapping[str, str] = field(default_factory=dict)
-    """Set by the adapter, e.g. ``CLAUDE_CODE_USE_BEDROCK=1``."""
+    """Set by the vendor, e.g. ``CLAUDE_CODE_USE_BEDROCK=1``."""
     login: bool = False
     """A login/OAuth mode: the login step must report a stored session."""
     credential_paths: tuple[str, ...] = ()
     base_url_env: str | None = None
-    """Overrides the family's base-URL variable for this mode (e.g. Bedrock's own)."""
+    """Overrides the vendor's base-URL variable for this mode (e.g. Bedrock's own)."""
 
 
 @dataclass(frozen=True)
@@ -95,10 +95,10 @@ class Install:
         return f"{self.package}{joiner}{self.version}"
 
 
-class CliAdapter:
-    """One vendor CLI in one auth mode; implements the ``Backend`` port."""
+class CliVendor:
+    """One vendor CLI in one auth mode; implements the ``Vendor`` port."""
 
-    family: ClassVar[str]
+    vendor: ClassVar[str]
     default_binary: ClassVar[str]
     modes: ClassVar[dict[str, ModeSpec]]
     instruction_file: ClassVar[str]
@@ -124,14 +124,14 @@ class CliAdapter:
     """(variable, folder) for a CLI that keeps its state under its own home variable: with a
     configured ``home`` the variable names that folder inside it (``CODEX_HOME``)."""
     trusts_cli_cost: ClassVar[bool] = False
-    """Whether the CLI's own cost figure is right for this family (Claude Code on GLM is not)."""
+    """Whether the CLI's own cost figure is right for this vendor (Claude Code on GLM is not)."""
     prompt_channel: ClassVar[PromptChannel] = "stdin"
-    """How the prompt reaches the CLI (``backends.prompt_channel``): never as an argument."""
+    """How the prompt reaches the CLI (``vendors.prompt_channel``): never as an argument."""
     token_patterns: ClassVar[tuple[TokenShape, ...]] = ()
     """The shapes of every key and token this vendor issues; the registry hands them to the one
     scrubber (``domain.core.redaction``), so a new vendor brings its own."""
     writes_home_settings: ClassVar[bool] = False
-    """Whether the adapter writes the CLI's user settings into its home for a turn (Gemini's
+    """Whether the vendor writes the CLI's user settings into its home for a turn (Gemini's
     auth type): such a turn gets an empty private home even when none is configured, removed
     with the turn like every private home."""
     health_rules: ClassVar[tuple[health.Rule, ...]] = ()
@@ -146,7 +146,7 @@ class CliAdapter:
     and commands that execute. They are the repository's, so each turn runs with them masked
     (``vendors.isolation``); instruction files (CLAUDE.md, AGENTS.md) are prompt text and stay
     visible. Required (``registry.missing_pieces``); ``()`` declares that the CLI reads none.
-    A family whose modes run different CLIs declares the union."""
+    A vendor whose modes run different CLIs declares the union."""
 
     # --- what the core's tables are derived from (``registry.missing_pieces`` checks them) ---
     tiers: ClassVar[Mapping[Tier, str]]
@@ -154,8 +154,8 @@ class CliAdapter:
     mode_tiers: ClassVar[Mapping[str, Mapping[Tier, str]]] = {}
     """A mode whose CLI names the models differently (plan aliases, ``provider/model``)."""
     model_prefixes: ClassVar[tuple[str, ...]]
-    """Which pinned ids this family owns, checked after the exact tier tables: a pin survives
-    only on its own family, so a missing prefix would move a pinned model elsewhere."""
+    """Which pinned ids this vendor owns, checked after the exact tier tables: a pin survives
+    only on its own vendor, so a missing prefix would move a pinned model elsewhere."""
     rates: ClassVar[Mapping[str, Rate]]
     """USD per 1M tokens of the ids this vendor serves, each with source and date (``cost``)."""
     rate_aliases: ClassVar[Mapping[str, str]] = {}
@@ -174,14 +174,14 @@ class CliAdapter:
     def __init__(
         self,
         mode: str,
-        config: FamilyConfig,
+        config: VendorConfig,
         runner: CommandRunner,
         login: LoginStep,
         environ: Mapping[str, str] | None = None,
         probe_timeout_s: float = PROBE_TIMEOUT_S,
     ) -> None:
         if mode not in self.modes:
-            raise ValueError(f"{self.family} has no mode {mode!r}")
+            raise ValueError(f"{self.vendor} has no mode {mode!r}")
         self.mode = mode
         self.spec = self.modes[mode]
         self.config = config
@@ -210,14 +210,14 @@ class CliAdapter:
 
     @property
     def health_key(self) -> tuple[str, ...]:
-        return (self.family, self.mode, self.binary, self.config.base_url or "")
+        return (self.vendor, self.mode, self.binary, self.config.base_url or "")
 
     def probe(self) -> HealthVerdict:
         """A real cheap turn that names no model, in a scratch directory."""
         missing = self.precheck()
         if missing is not None:
             return missing
-        scratch = tempfile.mkdtemp(prefix=f"veranda-probe-{self.family}-")
+        scratch = tempfile.mkdtemp(prefix=f"veranda-probe-{self.vendor}-")
         try:
             turn = Turn(prompt=PROBE_PROMPT, workdir=scratch, model=None, effort="low")
             with self.turn_home():
@@ -230,13 +230,13 @@ class CliAdapter:
     def run(self, turn: Turn) -> TurnResult:
         missing = self.precheck()
         if missing is not None:
-            raise BackendError(missing.verdict, missing.detail)
+            raise VendorError(missing.verdict, missing.detail)
         timeout = min(turn.timeout_s, self.config.timeout_s or turn.timeout_s)
         with self.turn_home():
             out = self._spawn(turn, timeout)
             verdict, summary = self.outcome(out, turn)
         if verdict.verdict != "ok" or summary is None:
-            raise BackendError(verdict.verdict, verdict.detail)
+            raise VendorError(verdict.verdict, verdict.detail)
         return TurnResult(
             text=summary.text,
             usage=summary.usage,
@@ -254,17 +254,17 @@ class CliAdapter:
         if missing:
             return HealthVerdict(
                 verdict="auth",
-                detail=f"{self.family}/{self.mode}: {', '.join(missing)} not set",
+                detail=f"{self.vendor}/{self.mode}: {', '.join(missing)} not set",
                 rule="precheck_env",
             )
         if self.spec.any_env and not any(env.get(v) for v in self.spec.any_env):
             return HealthVerdict(
                 verdict="auth",
-                detail=f"{self.family}/{self.mode}: none of {', '.join(self.spec.any_env)} set",
+                detail=f"{self.vendor}/{self.mode}: none of {', '.join(self.spec.any_env)} set",
                 rule="precheck_env",
             )
         if self.spec.login:
-            status = self.login.ensure(self.family, self.mode, self.credential_paths())
+            status = self.login.ensure(self.vendor, self.mode, self.credential_paths())
             if not status.ok:
                 return HealthVerdict(verdict="auth", detail=status.detail, rule="precheck_login")
         return None
@@ -272,7 +272,7 @@ class CliAdapter:
     @contextlib.contextmanager
     def turn_home(self) -> Iterator[str | None]:
         """A private copy of the configured ``home`` for one turn (``vendors.home``): the CLI
-        runs with it and the adapter reads what the CLI left there before it goes."""
+        runs with it and the vendor reads what the CLI left there before it goes."""
         with private_home(self.config.home, empty=self.writes_home_settings) as home:
             self._turn_home.path = home
             try:
@@ -333,7 +333,7 @@ class CliAdapter:
     def egress(self, env: Mapping[str, str]) -> Egress:
         """How this turn reaches its model from the sandbox (``sandbox.egress``): the upstream
         and each key the CLI was given with where it travels, or why it cannot."""
-        who = f"{self.family}/{self.mode}"
+        who = f"{self.vendor}/{self.mode}"
         reason = self.unproxied_modes.get(self.mode)
         if reason is not None:
             return refused(f"{who}: {reason}")
@@ -358,7 +358,7 @@ class CliAdapter:
     def _spawn(self, turn: Turn, timeout: float) -> RunOutput:
         if self.config.home and not getattr(self._turn_home, "path", None):
             # the configured home is a template: a CLI never runs with it as its own
-            raise ConfigError(f"{self.family}: a turn runs only inside turn_home()")
+            raise ConfigError(f"{self.vendor}: a turn runs only inside turn_home()")
         argv = self.build_argv(turn)
         staged = None
         if self.channel_for(turn) == "file":
@@ -399,7 +399,7 @@ class CliAdapter:
         return {rel: content}
 
     def channel_for(self, turn: Turn) -> PromptChannel:
-        """This turn's prompt channel (a family whose modes run different CLIs overrides)."""
+        """This turn's prompt channel (a vendor whose modes run different CLIs overrides)."""
         return self.prompt_channel
 
     def full_prompt(self, turn: Turn) -> str:
@@ -442,7 +442,7 @@ class CliAdapter:
     # --- per vendor ---------------------------------------------------------------------------
 
     def parse(self, stdout: str) -> StreamSummary:
-        """This mode's stream parser (a family may run different CLIs per mode)."""
+        """This mode's stream parser (a vendor may run different CLIs per mode)."""
         return self.parse_stream(stdout)
 
     def build_argv(self, turn: Turn) -> list[str]:

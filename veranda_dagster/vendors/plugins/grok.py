@@ -21,12 +21,12 @@ from veranda_dagster.domain.core.bounds import MAX_CLI_ARGV_BYTES
 from veranda_dagster.domain.core.models import Tier
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, KeyCarrier
-from veranda_dagster.vendors.adapters._base import SAME_EFFORT, CliAdapter, Install, ModeSpec
-from veranda_dagster.vendors.adapters._streams import StreamSummary, UsageKeys, model_names
 from veranda_dagster.vendors.health import error_rule
+from veranda_dagster.vendors.plugins._base import SAME_EFFORT, CliVendor, Install, ModeSpec
+from veranda_dagster.vendors.plugins._streams import StreamSummary, UsageKeys, model_names
 from veranda_dagster.vendors.port import Turn
 from veranda_dagster.vendors.rates import Rate, models_dev
-from veranda_dagster.vendors.registry import AdapterInfo
+from veranda_dagster.vendors.registry import VendorInfo
 
 AGENT_PATH_ENV = "VERANDA_AGENT_PATH"
 SHELL_PROFILE = (
@@ -36,7 +36,7 @@ SHELL_PROFILE = (
 """Grok 0.2.111 runs each command in the environment of an interactive login shell, so
 ``/etc/profile`` puts the system's directories before the worker's (the agent's ``make test``
 ran the system Python, without the project's tools) and it has no switch to stop that. In a
-home the adapter owns (``home`` in the config), the shell's own profile restores the worker's
+home the vendor owns (``home`` in the config), the shell's own profile restores the worker's
 ``PATH``; with the real home the image's ``/usr/local/bin`` leads both, so they agree."""
 
 
@@ -66,8 +66,8 @@ def parse_grok_stream(stdout: str) -> StreamSummary:
     return s.require_terminal("grok", "end")
 
 
-class GrokAdapter(CliAdapter):
-    family = "grok"
+class GrokVendor(CliVendor):
+    vendor = "grok"
     default_binary = "grok"
     token_patterns: ClassVar[tuple[TokenShape, ...]] = (
         TokenShape(
@@ -184,4 +184,4 @@ def _acp_prompt(prompt: str, images: list[str]) -> dict[str, object]:
     return {"type": "acp", "content": content}
 
 
-PLUGIN = AdapterInfo("grok", tuple(GrokAdapter.modes), rank=50, factory=GrokAdapter)
+PLUGIN = VendorInfo("grok", tuple(GrokVendor.modes), rank=50, factory=GrokVendor)

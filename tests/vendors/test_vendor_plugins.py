@@ -1,4 +1,4 @@
-"""What each adapter declares and builds: capabilities, argv, env (only its own keys, never an
+"""What each vendor declares and builds: capabilities, argv, env (only its own keys, never an
 unrelated secret), base-URL and binary overrides, and credential pre-checks that spawn nothing."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import pytest
 from tests.vendors.conftest import ALL_KEYS, FakeLogin, ScriptedRunner, fixture_text
 from veranda_dagster.domain.core.bounds import MAX_CLI_ARGV_BYTES
 from veranda_dagster.vendors import registry
-from veranda_dagster.vendors.adapters.glm import ZAI_CODING_URL
 from veranda_dagster.vendors.command import RunOutput
-from veranda_dagster.vendors.family_config import FamilyConfig
-from veranda_dagster.vendors.port import Backend, BackendError, Turn
+from veranda_dagster.vendors.plugins.glm import ZAI_CODING_URL
+from veranda_dagster.vendors.port import Turn, Vendor, VendorError
 from veranda_dagster.vendors.prompt_channel import argv_bytes
+from veranda_dagster.vendors.vendor_config import VendorConfig
 
-FAMILY_MODES = [(f, m) for f in registry.families() for m in registry.get(f).modes]
+VENDOR_MODES = [(f, m) for f in registry.vendors() for m in registry.get(f).modes]
 OK_FIXTURE = {
     "claude": "claude_stream_ok.jsonl",
     "codex": "codex_exec_ok.jsonl",
@@ -29,16 +29,16 @@ OK_FIXTURE = {
 }
 
 
-def make(family, mode, runner=None, environ=ALL_KEYS, login=None, **cfg) -> Backend:
-    ok = OK_FIXTURE[family] if (family, mode) != ("glm", "opencode") else "glm_opencode_ok.jsonl"
+def make(vendor, mode, runner=None, environ=ALL_KEYS, login=None, **cfg) -> Vendor:
+    ok = OK_FIXTURE[vendor] if (vendor, mode) != ("glm", "opencode") else "glm_opencode_ok.jsonl"
     runner = runner or ScriptedRunner([RunOutput(exit_code=0, stdout=fixture_text(ok))])
-    return registry.get(family).factory(
-        mode, FamilyConfig(family=family, **cfg), runner, login or FakeLogin(), environ
+    return registry.get(vendor).factory(
+        mode, VendorConfig(vendor=vendor, **cfg), runner, login or FakeLogin(), environ
     )
 
 
 DECLARED = {
-    # family: (instruction file, MCP format id, vision, binary)
+    # vendor: (instruction file, MCP format id, vision, binary)
     "claude": ("CLAUDE.md", "mcp_json", True, "claude"),
     "codex": ("AGENTS.md", "codex_toml", True, "codex"),
     "gemini": ("GEMINI.md", "gemini_settings", True, "gemini"),
@@ -49,11 +49,11 @@ DECLARED = {
 }
 
 
-@pytest.mark.parametrize("family", sorted(DECLARED))
-def test_declared_capabilities(family):
-    b = make(family, registry.get(family).modes[0])
+@pytest.mark.parametrize("vendor", sorted(DECLARED))
+def test_declared_capabilities(vendor):
+    b = make(vendor, registry.get(vendor).modes[0])
     caps = b.capabilities
-    assert (caps.instruction_file, caps.mcp_format, caps.vision, b.binary) == DECLARED[family]
+    assert (caps.instruction_file, caps.mcp_format, caps.vision, b.binary) == DECLARED[vendor]
 
 
 def test_glm_through_opencode_declares_opencode_files():
@@ -65,38 +65,38 @@ def test_glm_through_opencode_declares_opencode_files():
     )
 
 
-@pytest.mark.parametrize(("family", "mode"), FAMILY_MODES)
-def test_probe_names_no_model_and_leaks_no_unrelated_secret(family, mode):
+@pytest.mark.parametrize(("vendor", "mode"), VENDOR_MODES)
+def test_probe_names_no_model_and_leaks_no_unrelated_secret(vendor, mode):
     runner = ScriptedRunner([RunOutput(exit_code=0, stdout="")])
-    make(family, mode, runner).probe()
+    make(vendor, mode, runner).probe()
     call = runner.calls[0]
     assert "--model" not in call.argv and "-m" not in call.argv
-    if (family, mode) != ("kimi", "api_key"):  # the one CLI with no default model: see below
+    if (vendor, mode) != ("kimi", "api_key"):  # the one CLI with no default model: see below
         assert "KIMI_MODEL_NAME" not in call.env
     assert "UNRELATED_SECRET" not in call.env
     assert call.env["PATH"] == ALL_KEYS["PATH"]
     others = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "XAI_API_KEY"}
     own = set(
-        registry.get(family)
-        .factory(mode, FamilyConfig(family=family), runner, FakeLogin(), ALL_KEYS)
+        registry.get(vendor)
+        .factory(mode, VendorConfig(vendor=vendor), runner, FakeLogin(), ALL_KEYS)
         .credential_env()
     )
     assert not (others - own) & set(call.env), "another vendor's key reached this CLI"
 
 
-@pytest.mark.parametrize(("family", "mode"), FAMILY_MODES)
-def test_turn_passes_model_and_effort_knob(family, mode, tmp_path):
+@pytest.mark.parametrize(("vendor", "mode"), VENDOR_MODES)
+def test_turn_passes_model_and_effort_knob(vendor, mode, tmp_path):
     runner = ScriptedRunner(
         [
             RunOutput(
                 exit_code=0,
                 stdout=fixture_text(
-                    "glm_opencode_ok.jsonl" if mode == "opencode" else OK_FIXTURE[family]
+                    "glm_opencode_ok.jsonl" if mode == "opencode" else OK_FIXTURE[vendor]
                 ),
             )
         ]
     )
-    b = make(family, mode, runner)
+    b = make(vendor, mode, runner)
     value = b.capabilities.effort_values.get("high")
     b.run(
         Turn(prompt="do it", workdir=str(tmp_path), model="m-1", effort="high", effort_value=value)
@@ -125,11 +125,11 @@ EXPECTED_ARGV = {
 }
 
 
-@pytest.mark.parametrize("family", sorted(EXPECTED_ARGV))
-def test_headless_invocation(family, tmp_path):
-    b = make(family, registry.get(family).modes[0])
+@pytest.mark.parametrize("vendor", sorted(EXPECTED_ARGV))
+def test_headless_invocation(vendor, tmp_path):
+    b = make(vendor, registry.get(vendor).modes[0])
     argv = b.build_argv(Turn(prompt="do it", workdir=str(tmp_path)))
-    assert argv[: len(EXPECTED_ARGV[family])] == EXPECTED_ARGV[family]
+    assert argv[: len(EXPECTED_ARGV[vendor])] == EXPECTED_ARGV[vendor]
 
 
 def test_binary_and_base_url_override_point_claude_at_a_stand_in(tmp_path):
@@ -152,7 +152,7 @@ def test_binary_and_base_url_override_point_claude_at_a_stand_in(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("family", "mode", "var"),
+    ("vendor", "mode", "var"),
     [
         ("claude", "bedrock", "ANTHROPIC_BEDROCK_BASE_URL"),
         ("kimi", "login", "KIMI_CODE_BASE_URL"),
@@ -164,8 +164,8 @@ def test_binary_and_base_url_override_point_claude_at_a_stand_in(tmp_path):
         ("cursor", "api_key", "CURSOR_API_BASE_URL"),
     ],
 )
-def test_base_url_variable_per_mode(family, mode, var):
-    env = make(family, mode, base_url="http://127.0.0.1:9").env()
+def test_base_url_variable_per_mode(vendor, mode, var):
+    env = make(vendor, mode, base_url="http://127.0.0.1:9").env()
     assert env[var] == "http://127.0.0.1:9"
 
 
@@ -183,7 +183,7 @@ def test_glm_maps_zai_key_to_anthropic_token_and_defaults_to_zai():
 
 
 @pytest.mark.parametrize(
-    ("family", "mode", "drop"),
+    ("vendor", "mode", "drop"),
     [
         ("claude", "api_key", "ANTHROPIC_API_KEY"),
         ("codex", "api_key", "OPENAI_API_KEY"),
@@ -197,12 +197,12 @@ def test_glm_maps_zai_key_to_anthropic_token_and_defaults_to_zai():
         ("gemini", "vertex", "GOOGLE_CLOUD_PROJECT"),
     ],
 )
-def test_missing_key_is_auth_without_spawning(family, mode, drop, tmp_path):
+def test_missing_key_is_auth_without_spawning(vendor, mode, drop, tmp_path):
     runner = ScriptedRunner([RunOutput(exit_code=0)])
     env = {k: v for k, v in ALL_KEYS.items() if k != drop}
-    b = make(family, mode, runner, environ=env)
+    b = make(vendor, mode, runner, environ=env)
     assert b.probe().verdict == "auth"
-    with pytest.raises(BackendError) as err:
+    with pytest.raises(VendorError) as err:
         b.run(Turn(prompt="x", workdir=str(tmp_path)))
     assert err.value.verdict == "auth" and drop in err.value.detail
     assert runner.calls == []
@@ -241,14 +241,14 @@ def test_grok_images_past_the_argv_bound_are_named_in_the_prompt_file(tmp_path):
 MEGABYTE_TICKET = "Role: implementer\n" + ("A customer pasted this log line. " * 32_768)
 
 
-@pytest.mark.parametrize(("family", "mode"), FAMILY_MODES)
-def test_a_megabyte_prompt_never_rides_in_the_argv(family, mode, tmp_path):
+@pytest.mark.parametrize(("vendor", "mode"), VENDOR_MODES)
+def test_a_megabyte_prompt_never_rides_in_the_argv(vendor, mode, tmp_path):
     """The kernel refuses one argument over 128 KiB (E2BIG): every CLI gets the prompt by
     stdin or a staged file, and its argv stays inside the named bound."""
     assert len(MEGABYTE_TICKET) > 1_000_000
-    ok = "glm_opencode_ok.jsonl" if mode == "opencode" else OK_FIXTURE[family]
+    ok = "glm_opencode_ok.jsonl" if mode == "opencode" else OK_FIXTURE[vendor]
     runner = ScriptedRunner([RunOutput(exit_code=0, stdout=fixture_text(ok))])
-    b = make(family, mode, runner)
+    b = make(vendor, mode, runner)
     turn = Turn(prompt=MEGABYTE_TICKET, workdir=str(tmp_path), model="m-1")
     assert argv_bytes(b.build_argv(turn)) < MAX_CLI_ARGV_BYTES
     b.run(turn)
@@ -294,7 +294,7 @@ def test_codex_runs_the_agents_commands_without_a_login_shell():
 
 def test_grok_in_an_owned_home_gives_the_agents_shell_the_workers_path(tmp_path):
     """Grok 0.2.111 runs commands in an interactive login shell's environment (system dirs
-    first; no switch), so the home the adapter owns gets a shell profile restoring PATH."""
+    first; no switch), so the home the vendor owns gets a shell profile restoring PATH."""
     b = make("grok", "api_key", home=str(tmp_path))
     env = b.env_for(Turn(prompt="x", workdir=str(tmp_path)))
     assert env["VERANDA_AGENT_PATH"] == ALL_KEYS["PATH"]
@@ -322,7 +322,7 @@ def test_glm_binary_override_runs_the_mode_whose_cli_it_names():
     assert make("glm", "api_key", binary="/opt/claude").binary == "/opt/claude"
 
 
-def test_timeout_is_the_smaller_of_turn_and_family_cap(tmp_path):
+def test_timeout_is_the_smaller_of_turn_and_vendor_cap(tmp_path):
     runner = ScriptedRunner([RunOutput(exit_code=0, stdout=fixture_text("codex_exec_ok.jsonl"))])
     make("codex", "api_key", runner, timeout_s=30).run(
         Turn(prompt="x", workdir=str(tmp_path), timeout_s=600)
@@ -349,14 +349,14 @@ def test_codex_base_url_override_is_a_custom_provider():
     assert 'model_provider="veranda"' in argv
 
 
-@pytest.mark.parametrize("family", registry.families())
-def test_every_declared_mcp_format_renders(family):
-    """The adapters' format ids and the one renderer must agree, or a fallback family would get
+@pytest.mark.parametrize("vendor", registry.vendors())
+def test_every_declared_mcp_format_renders(vendor):
+    """The vendors' format ids and the one renderer must agree, or a fallback vendor would get
     no browser/observability tools at all."""
     from veranda_dagster.domain.core.mcp_config import PLAYWRIGHT_MCP, render_mcp_config
 
-    for mode in registry.get(family).modes:
-        fmt = make(family, mode).capabilities.mcp_format
+    for mode in registry.get(vendor).modes:
+        fmt = make(vendor, mode).capabilities.mcp_format
         path, content = render_mcp_config([PLAYWRIGHT_MCP], fmt)
         assert path and PLAYWRIGHT_MCP.name in content
 
@@ -386,7 +386,7 @@ def test_kimi_api_key_probe_names_a_model_because_kimi_has_no_default(tmp_path):
 
 
 def test_glm_opencode_base_url_is_written_as_opencode_provider_config():
-    """opencode has no base-URL variable: the adapter's old ``OC_BASE`` was read by nothing and
+    """opencode has no base-URL variable: the vendor's old ``OC_BASE`` was read by nothing and
     the turn hung for its whole bound with no request reaching the server (reference §4.3)."""
     import json as _json
 
