@@ -68,7 +68,7 @@ def test_the_benchmark_code_location_runs_a_ticket_in_process(bench_dir: Path) -
 def test_the_request_sensor_asks_once_per_requested_ticket(bench_dir: Path) -> None:
     import benchmarks.orchestration_defs as bench_defs
 
-    bench_dir.mkdir(parents=True)
+    bench_dir.mkdir(parents=True, exist_ok=True)  # importing the defs may have made it
     (bench_dir / "requests.txt").write_text("BENCH-1\nBENCH-2\n")
     with dg.instance_for_test() as instance:
         first = bench_defs.bench_requests(dg.build_sensor_context(instance=instance))

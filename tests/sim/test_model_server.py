@@ -23,10 +23,9 @@ from veranda_dagster.sim.scripted_agent import (
     ROLE_ASSET,
     STAND_IN_REFUSAL,
     TEST_COMMAND,
-    knows_ticket,
     ticket_title,
 )
-from veranda_dagster.sim.scripted_seats import script_reply
+from veranda_dagster.sim.scripted_seats import knows_ticket, script_reply
 from veranda_dagster.sim.sim_vendors import SIM_KEYS, model_credentials
 
 OFFERED = json.loads(

@@ -11,7 +11,7 @@ answers the first of the seat's actions as a tool call in the CLI's own vocabula
 step after the last action answers the seat's text and ends the turn. A conversation that goes
 on past ``MAX_SCRIPTED_STEPS`` gets a clear error instead of another reply, so a CLI can never
 loop on a script until its time bound. A work seat of a ticket the script has no honest answer
-for gets a 400 saying so (``scripted_agent.refusal``). Side calls (opencode's and Grok's title
+for gets a 400 saying so (``scripted_seats.refusal``). Side calls (opencode's and Grok's title
 calls, Gemini's router) are answered without spending a round. It streams whenever a request asks.
 
 Keys are checked the way each vendor does (``x-api-key``, ``Authorization: Bearer``,
@@ -38,9 +38,9 @@ from veranda_dagster.sim import wire_anthropic, wire_gemini, wire_openai
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
 from veranda_dagster.sim.model_listing import model_listing
 from veranda_dagster.sim.renderers import ToolCall, render_actions
-from veranda_dagster.sim.scripted_agent import detect_role, refusal
+from veranda_dagster.sim.scripted_agent import detect_role
 from veranda_dagster.sim.scripted_frontend import fill
-from veranda_dagster.sim.scripted_seats import script_reply
+from veranda_dagster.sim.scripted_seats import refusal, script_reply
 from veranda_dagster.sim.wire import CHARS_PER_TOKEN, Conversation, StepAnswer, from_schema
 
 MAX_BLOCK_S = 300.0

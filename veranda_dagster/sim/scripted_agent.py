@@ -111,26 +111,6 @@ def ticket_title(prompt: str) -> str | None:
     return match.group("title") if match else None
 
 
-def knows_ticket(prompt: str) -> bool:
-    """Whether the script has an honest answer for the prompt's ticket: a prompt with no
-    ticket, the storefront sample, or a title naming the invoice sample's bug."""
-    from veranda_dagster.sim import scripted_frontend  # it builds on this module's actions
-
-    title = ticket_title(prompt)
-    if title is None or scripted_frontend.is_storefront(prompt):
-        return True
-    lowered = title.lower()
-    return all(word in lowered for word in SAMPLE_TITLE_WORDS)
-
-
-def refusal(role: str, prompt: str) -> str | None:
-    """``STAND_IN_REFUSAL`` when ``role`` is a work seat and the prompt's ticket is not one
-    the script knows; ``None`` when the seat may be answered."""
-    if role in SAMPLE_SEATS_ONLY and not knows_ticket(prompt):
-        return STAND_IN_REFUSAL
-    return None
-
-
 MISSING_DOCSTRING = "D103"
 GROUNDED_FINDING = re.compile(
     r"^- (?P<path>[\w./-]+):(?P<line>\d+)(?:-\d+)? \S+ (?P<rule>[A-Z]+\d+):", re.M
