@@ -535,21 +535,24 @@ def run(
     result: dict[str, Any] = {"budget": {"files": MAX_PACK_FILES, "bytes": MAX_PACK_BYTES}}
     if per_case:
         result["rows"] = rows
-    result["totals"] = group_totals(rows)
+    result["totals"] = group_totals(rows, per_project=per_case)
     return result
 
 
-def group_totals(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def group_totals(
+    rows: list[dict[str, Any]], *, per_project: bool = True
+) -> dict[str, dict[str, Any]]:
     """Totals per split first (a held-out split is never pooled with the development one), then
-    per project and report source, then the multi-file fixes of each split."""
+    per project and report source (only with ``per_project``: under ``--totals-only`` a
+    held-out set shows nothing finer than its split), then the multi-file fixes of each split."""
     splits = sorted({r.get("split", DEV_SPLIT) for r in rows}, key=lambda s: (s != DEV_SPLIT, s))
     in_split = {s: [r for r in rows if r.get("split", DEV_SPLIT) == s] for s in splits}
     groups = {"all": totals(rows)} if len(splits) == 1 else {}
     if len(splits) > 1:
         groups.update({f"split:{s}": totals(in_split[s]) for s in splits})
-    for repo in sorted({r["repo"] for r in rows}):
+    for repo in sorted({r["repo"] for r in rows}) if per_project else []:
         groups[repo] = totals([r for r in rows if r["repo"] == repo])
-    for source in sorted({r["report_source"] for r in rows}):
+    for source in sorted({r["report_source"] for r in rows}) if per_project else []:
         groups[f"source:{source}"] = totals([r for r in rows if r["report_source"] == source])
     for split in splits:
         multi = [r for r in in_split[split] if len(r["gold"]) > 1]

@@ -187,7 +187,8 @@ def test_all_rankers_side_by_side_with_recall_edit_hit_time_and_memory(
 def test_totals_only_names_no_case_on_screen_or_in_the_json(
     one_run, repos_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A held-out set measured with ``--totals-only`` is never read case by case."""
+    """A held-out set measured with ``--totals-only`` is never read case by case, nor by
+    project: only its split's totals are shown."""
     _, _, result = one_run
     [row] = result["rows"]
     monkeypatch.setattr(bench, "run_case", lambda case, repo_dir, command: row)
@@ -199,10 +200,11 @@ def test_totals_only_names_no_case_on_screen_or_in_the_json(
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         assert bench.main([*argv, "--totals-only", "--pack-cmd", sys.executable]) == 0
     assert row["id"] == "demo-7" and "demo-7" not in out.getvalue() + err.getvalue()
-    assert "acme/demo" in out.getvalue() and "[1/1]" in err.getvalue()
+    assert "acme/demo" not in out.getvalue() and "[1/1]" in err.getvalue()
     written = json.loads(out_json.read_text())
     assert "rows" not in written and "demo-7" not in out_json.read_text()
-    assert written["totals"] == result["totals"]
+    assert "acme/demo" in result["totals"] and "acme/demo" not in written["totals"]
+    assert written["totals"]["all"] == result["totals"]["all"]
 
 
 def test_edit_hit_needs_a_window_overlapping_an_edited_line() -> None:
