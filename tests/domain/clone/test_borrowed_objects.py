@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.context.gitrepo import git
 from veranda_dagster.domain.clone import borrowed_objects, git_command
 from veranda_dagster.domain.clone.borrowed_objects import borrowed_store, borrowers
 from veranda_dagster.domain.clone.object_cache import ObjectCache
@@ -44,14 +45,6 @@ def sandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VERANDA_SANDBOX", "bwrap")
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t"}
-    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.strip()
-
-
 def _du(*paths: Path) -> int:
     """Allocated bytes under ``paths``, as ``du`` counts them."""
     total = 0
@@ -75,13 +68,13 @@ def test_the_clone_borrows_the_store_and_sandboxed_git_reads_commits_and_pushes(
     assert alternates.read_text() == f"{store / 'objects'}\n"
     assert not list((work.path / ".git/objects/pack").glob("*.pack"))  # nothing copied
     # sandboxed git (the product's seam) reads history through the store...
-    assert work.git("log", "--format=%s", "-1") == _git(bare, "log", "--format=%s", "-1", "main")
+    assert work.git("log", "--format=%s", "-1") == git(bare, "log", "--format=%s", "-1", "main")
     (work.path / "borrowed.txt").write_text("new\n")
     head = work.commit_all("a change in a clone that borrows its objects")
     assert "borrowed.txt" in work.diff(f"origin/{work.default_branch()}")
     # ...and push sends what the forge lacks, read through the alternates outside the sandbox
     work.push()
-    assert _git(bare, "rev-parse", work.branch) == head
+    assert git(bare, "rev-parse", work.branch) == head
 
 
 def test_without_the_read_only_bind_sandboxed_git_cannot_read_the_borrowed_objects(
@@ -147,9 +140,9 @@ def test_a_second_tickets_clone_costs_a_small_fraction_of_the_first(tmp_path: Pa
     subprocess.run(["git", "clone", "-q", str(origin), str(dev)], check=True, capture_output=True)
     for i in range(40):
         (dev / "blob.bin").write_bytes(os.urandom(64 * 1024))
-        _git(dev, "add", "-A")
-        _git(dev, "commit", "-qm", f"rev {i}")
-    _git(dev, "push", "-q", "origin", "HEAD:main")
+        git(dev, "add", "-A")
+        git(dev, "commit", "-qm", f"rev {i}")
+    git(dev, "push", "-q", "origin", "HEAD:main")
     root = tmp_path / "ws"
     resource = WorkspaceResource(root=str(root))
     first = resource.clone("ENG-1", str(origin))
@@ -160,7 +153,7 @@ def test_a_second_tickets_clone_costs_a_small_fraction_of_the_first(tmp_path: Pa
     first_cost = _du(store, first.path)  # the first ticket pays for the store
     second_cost = _du(second.path)
     assert second_cost < first_cost / 10, (second_cost, first_cost)
-    assert second.base_sha() == _git(origin, "rev-parse", "main")
+    assert second.base_sha() == git(origin, "rev-parse", "main")
 
 
 def test_the_sweep_never_removes_a_store_a_clone_borrows_from(tmp_path: Path) -> None:
@@ -227,4 +220,4 @@ def test_the_store_and_a_borrowing_clone_survive_a_worker_restart(tmp_path: Path
     after = WorkspaceResource(root=str(root)).clone("ENG-1", str(org.bare(BILLING)))
     after.ensure()
     assert store.stat().st_ino == inode and borrowed_store(after.path) == store
-    assert after.git("log", "--format=%H", "-1") == _git(org.bare(BILLING), "rev-parse", "main")
+    assert after.git("log", "--format=%H", "-1") == git(org.bare(BILLING), "rev-parse", "main")

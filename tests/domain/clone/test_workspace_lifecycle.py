@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.context.gitrepo import git
 from veranda_dagster.domain.clone.object_cache import ObjectCache
 from veranda_dagster.domain.clone.workspace_eviction import plan_sweep
 from veranda_dagster.domain.clone.workspace_use import (
@@ -39,23 +40,15 @@ def sandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VERANDA_SANDBOX", "bwrap")
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t"}
-    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.strip()
-
-
 def _push_commit(bare: Path, scratch: Path, name: str) -> str:
     """A new commit on the forge's main, as another developer would push it."""
     work = scratch / f"dev-{name}"
     subprocess.run(["git", "clone", "-q", str(bare), str(work)], check=True)
     (work / f"{name}.txt").write_text(name)
-    _git(work, "add", "-A")
-    _git(work, "commit", "-qm", name)
-    _git(work, "push", "-q", "origin", "HEAD:main")
-    return _git(work, "rev-parse", "HEAD")
+    git(work, "add", "-A")
+    git(work, "commit", "-qm", name)
+    git(work, "push", "-q", "origin", "HEAD:main")
+    return git(work, "rev-parse", "HEAD")
 
 
 def test_tickets_of_one_repository_share_its_store_and_it_survives_a_restart(
@@ -73,7 +66,7 @@ def test_tickets_of_one_repository_share_its_store_and_it_survives_a_restart(
     # the clone borrows the store's objects (``test_borrowed_objects``); origin is the forge
     alternates = first.path / ".git/objects/info/alternates"
     assert alternates.read_text() == f"{store / 'objects'}\n"
-    assert _git(first.path, "remote", "get-url", "origin") == str(bare)
+    assert git(first.path, "remote", "get-url", "origin") == str(bare)
 
     new_sha = _push_commit(bare, tmp_path, "later")
     # a worker restart: a fresh resource over the same folder
@@ -81,10 +74,10 @@ def test_tickets_of_one_repository_share_its_store_and_it_survives_a_restart(
     second.ensure()
     assert ObjectCache(root / "_objects").stores() == [store]
     assert store.stat().st_ino == inode  # the same store, kept, not made again
-    assert _git(store, "rev-parse", "refs/heads/main") == new_sha  # kept fresh from the forge
+    assert git(store, "rev-parse", "refs/heads/main") == new_sha  # kept fresh from the forge
     assert second.base_sha() == new_sha
     # the second clone reads the store's objects: the first commit too
-    assert _git(second.path, "cat-file", "-t", first.base_sha()) == "commit"
+    assert git(second.path, "cat-file", "-t", first.base_sha()) == "commit"
 
 
 def test_a_half_made_store_is_made_again(tmp_path: Path) -> None:
