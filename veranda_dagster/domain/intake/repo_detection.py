@@ -334,35 +334,29 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
         strong_weight += sum(
             i.weight for i in ev.items() if i.repo == top and i.kind in UNCONTESTED_KINDS
         )
+    ask_reason: str | None = None
     if strong_weight < (STRONG_MIN if second else UNCONTESTED_MIN) and not model:
-        reason = (
+        ask_reason = (
             "the only evidence is passing mentions (no link, label, title, import, command or "
             "traceback points at it)"
         )
-        return _ask(
-            ticket,
-            catalog,
-            ev,
-            ranked[:MAX_REPO_CANDIDATES],
-            reason,
-            _signal(best.kind),
-            score=scores[top],
-        )
-    if _strong_kinds(ev, top) == TITLE_ALONE_KINDS and not model:
+    elif _strong_kinds(ev, top) == TITLE_ALONE_KINDS and not model:
         shippers = _shippers(catalog, top)
         if shippers:
             return _title_names_a_shipped_tool(ticket, catalog, ev, ranked, shippers, scores)
-    if second >= PROCEED_MIN and _strong_kinds(ev, top) == TITLE_ALONE_KINDS and not model:
-        reason = (
-            "its name in the title is the only strong evidence (no link, label, import, command "
-            "or traceback points at it; a title often names a tool another repository ships)"
-        )
+        if second >= PROCEED_MIN:
+            ask_reason = (
+                "its name in the title is the only strong evidence (no link, label, import, "
+                "command or traceback points at it; a title often names a tool another "
+                "repository ships)"
+            )
+    if ask_reason is not None:
         return _ask(
             ticket,
             catalog,
             ev,
             ranked[:MAX_REPO_CANDIDATES],
-            reason,
+            ask_reason,
             _signal(best.kind),
             score=scores[top],
         )
