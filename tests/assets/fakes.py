@@ -43,7 +43,9 @@ from veranda_dagster.domain.core.models import (
     Ticket,
     Usage,
     Window,
+    WorkOrder,
 )
+from veranda_dagster.domain.core.work_order import packed
 from veranda_dagster.resources.domain_calls import DOMAIN_CALLS_KEY, DomainCalls
 from veranda_dagster.storage import ValueStore, VerandaIOManager
 
@@ -153,8 +155,8 @@ class ScriptedDomain(DomainCalls):
             calls=[call("repo_confirmer", "cheap", 0.01)],
         )
 
-    def phase_context_pack(self, ticket: Ticket, repo_guess: RepoGuess) -> ContextPack:
-        guess = repo_guess
+    def phase_context_pack(self, order: WorkOrder, repo_guess: RepoGuess) -> ContextPack:
+        ticket, guess = order.ticket, repo_guess
         text = "def retry():\n    pass\n"
         return ContextPack(
             ticket_id=ticket.id,
@@ -170,8 +172,8 @@ class ScriptedDomain(DomainCalls):
             citations=[Citation(id="C1", path="api/retry.py", start=1, end=2, sha=SHA)],
         )
 
-    def phase_red_tests(self, ticket: Ticket, context_pack: ContextPack) -> RedTests:
-        pack = context_pack
+    def phase_red_tests(self, order: WorkOrder, context_pack: ContextPack) -> RedTests:
+        ticket, pack = order.ticket, context_pack
         return RedTests(
             ticket_id=ticket.id,
             branch=pack.branch,
@@ -183,8 +185,8 @@ class ScriptedDomain(DomainCalls):
             calls=[call("test_writer")],
         )
 
-    def phase_patch(self, ticket: Ticket, context_pack: ContextPack, red_tests: RedTests) -> Patch:
-        pack = context_pack
+    def phase_patch(self, order: WorkOrder, red_tests: RedTests) -> Patch:
+        ticket, pack = order.ticket, packed(order)
         return Patch(
             ticket_id=ticket.id,
             branch=pack.branch,
@@ -195,7 +197,8 @@ class ScriptedDomain(DomainCalls):
             calls=[call("implementer"), call("second_test_writer")],
         )
 
-    def phase_pull_request(self, ticket: Ticket, patch: Patch, **earlier: object) -> PullRequest:
+    def phase_pull_request(self, order: WorkOrder, patch: Patch) -> PullRequest:
+        ticket = order.ticket
         return PullRequest(
             ticket_id=ticket.id,
             number=7,
@@ -207,10 +210,8 @@ class ScriptedDomain(DomainCalls):
             citations_resolved=["C1"],
         )
 
-    def phase_review_rounds(
-        self, ticket: Ticket, context_pack: ContextPack, pull_request: PullRequest
-    ) -> ReviewRounds:
-        pr = pull_request
+    def phase_review_rounds(self, order: WorkOrder, pull_request: PullRequest) -> ReviewRounds:
+        ticket, pr = order.ticket, pull_request
         return ReviewRounds(
             ticket_id=ticket.id,
             rounds=[ReviewRound(index=1, findings=[], fixed=True)],
@@ -219,13 +220,12 @@ class ScriptedDomain(DomainCalls):
             calls=[call("reviewer", "standard", 0.05)],
         )
 
-    def phase_ci_outcome(
-        self, ticket: Ticket, review_rounds: ReviewRounds, **earlier: object
-    ) -> CIOutcome:
-        review = review_rounds
+    def phase_ci_outcome(self, order: WorkOrder, review_rounds: ReviewRounds) -> CIOutcome:
+        ticket, review = order.ticket, review_rounds
         return CIOutcome(ticket_id=ticket.id, status="success", head_sha=review.head_sha, polls=2)
 
-    def phase_feedback(self, ticket: Ticket, partition_key: str, **earlier: object) -> Feedback:
+    def phase_feedback(self, order: WorkOrder, partition_key: str) -> Feedback:
+        ticket = order.ticket
         previous = previous_feedback(ValueStore(base_dir=self.values_dir), partition_key)
         done = list(previous.processed_comment_ids) if previous else []
         rounds = list(previous.rounds) if previous else []

@@ -17,7 +17,7 @@ from dagster._core.instance.ref import InstanceRef
 
 from tests.assets.fakes import ScriptedDomain, read_calls, resources
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
-from veranda_dagster.domain.core.models import CommandResult, ContextPack, RedTests, Ticket
+from veranda_dagster.domain.core.models import CommandResult, ContextPack, RedTests, WorkOrder
 from veranda_dagster.partitions import TICKET_TAG
 from veranda_dagster.resources.domain_calls import DOMAIN_CALLS_KEY
 
@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 class GreenOnBaseDomain(ScriptedDomain):
     """Its red tests pass on the base commit: they prove nothing, so ``patch`` must not run."""
 
-    def phase_red_tests(self, ticket: Ticket, context_pack: ContextPack) -> RedTests:
-        red = super().phase_red_tests(ticket, context_pack)
+    def phase_red_tests(self, order: WorkOrder, context_pack: ContextPack) -> RedTests:
+        red = super().phase_red_tests(order, context_pack)
         return red.model_copy(update={"base_run": CommandResult(command="pytest -q", exit_code=0)})
 
 

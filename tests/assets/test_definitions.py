@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from typing import Any
 
 import dagster as dg
 import pytest
@@ -22,17 +23,18 @@ from veranda_dagster.storage import VerandaIOManager
 LINEAGE = {
     "ticket": set(),
     "repo_guess": {"ticket"},
-    "context_pack": {"ticket", "repo_guess"},
-    "red_tests": {"ticket", "context_pack"},
-    "patch": {"ticket", "context_pack", "red_tests"},
-    "pull_request": {"ticket", "context_pack", "patch"},
-    "review_rounds": {"ticket", "context_pack", "pull_request"},
-    "ci_outcome": {"ticket", "context_pack", "review_rounds"},
-    "feedback": {"ticket", "context_pack", "pull_request"},
+    "context_pack": {"repo_guess"},
+    "red_tests": {"context_pack"},
+    "patch": {"red_tests"},
+    "pull_request": {"patch"},
+    "review_rounds": {"pull_request"},
+    "ci_outcome": {"review_rounds"},
+    "feedback": {"pull_request"},
 }
-"""The edges of the phases that exist today: a phase added to the registry is checked by the
-derived rules below (every phase in the graph, parents earlier in the registry, the ticket read
-by all), and needs no row here; an existing phase that loses or gains an input fails."""
+"""The edges of the phases that exist today: each reads its predecessor only (the ticket and
+the pack ride in the values, ``WorkOrder``). A phase added to the registry is checked by the
+derived rules below (every phase in the graph, parents earlier in the registry, the ticket an
+ancestor of all), and needs no row here; an existing phase that loses or gains an input fails."""
 
 
 def test_dagster_definitions_validate_in_a_clean_process(tmp_path):
@@ -59,6 +61,12 @@ def test_dg_check_defs_loads_the_project(tmp_path):
     assert "All definitions loaded successfully" in proc.stdout + proc.stderr
 
 
+def ancestors(graph: Any, name: str) -> set[str]:
+    """Every phase ``name`` depends on, directly or through its predecessors."""
+    parents = {p.path[-1] for p in graph.get(dg.AssetKey(name)).parent_keys}
+    return parents.union(*(ancestors(graph, p) for p in parents))
+
+
 def test_assets_lineage_groups_owners_kinds_and_policies():
     defs = definitions.defs
     dg.Definitions.validate_loadable(defs)
@@ -72,9 +80,11 @@ def test_assets_lineage_groups_owners_kinds_and_policies():
         parents = {p.path[-1] for p in node.parent_keys}
         if name in LINEAGE:
             assert parents == LINEAGE[name], name
-        # the registry is the pipeline's order: no phase reads a later one, all read the ticket
+        # the registry is the pipeline's order: no phase reads a later one; each reads one
+        # predecessor, so the ticket is an ancestor of all
         assert parents <= set(order[: order.index(name)]), name
-        assert name == first or first in parents, name
+        assert name == first or len(parents) == 1, name
+        assert name == first or first in ancestors(graph, name), name
         spec = PHASES[name]
         assert node.group_name == PIPELINE_GROUP  # one group: the lineage opens as the chain
         assert node.tags["veranda/stage"] == registry.PHASES[name].stage == spec.group
@@ -111,19 +121,17 @@ def rank_skipping_edges(lineage: dict[str, set[str]]) -> list[tuple[str, str]]:
     ]
 
 
-def test_the_lineage_reads_as_the_chain_with_only_the_reads_that_are_real():
-    """What remains beyond the chain are real reads: every phase after the pack works in the
-    clone the pack describes and prompts with the ticket's text. The PR no longer reads
-    ``repo_guess`` and ``red_tests`` (their calls ride on the patch) and CI no longer reads
-    the PR (it needs the branch head ``review_rounds`` carries): 23 edges, 15 skipping a rank
-    before; 20 and 12 now."""
+def test_the_lineage_reads_as_the_chain():
+    """Every phase reads its predecessor only: the ticket and the pack that later phases work
+    from ride in the values (``WorkOrder``), so no edge jumps a rank of the layout. 23 edges,
+    15 skipping a rank, at first; 20 and 12 once the PR and CI reads were trimmed; 8 and 0
+    now (the checks hang off their own assets and are not edges between phases)."""
     graph = definitions.defs.resolve_asset_graph()
     declared = {
         name: {p.path[-1] for p in graph.get(dg.AssetKey(name)).parent_keys} for name in LINEAGE
     }
     skipping = rank_skipping_edges(declared)
-    assert sum(map(len, declared.values())) == 20 and len(skipping) == 12, skipping
-    assert {parent for parent, _ in skipping} == {"ticket", "context_pack"}
+    assert sum(map(len, declared.values())) == 8 and skipping == [], skipping
 
 
 def test_job_checks_resources_and_sensors():

@@ -17,6 +17,7 @@ from veranda_dagster.domain.core.models import (
     PullRequest,
     RedTests,
     Ticket,
+    WorkOrder,
 )
 from veranda_dagster.domain.core.phases import PHASES as REGISTERED_PHASES
 from veranda_dagster.resources.workspace import WorkspaceResource
@@ -53,6 +54,7 @@ PR = PullRequest(
 )
 
 UPSTREAM: dict[str, Any] = {
+    "order": WorkOrder(ticket=TICKET, pack=PACK),
     "ticket": TICKET,
     "context_pack": PACK,
     "red_tests": RED,

@@ -206,7 +206,8 @@ def test_phase_calls_delegate_with_the_workspace_and_clients(monkeypatch, tmp_pa
     pack = types.SimpleNamespace(
         repo="acme/api", clone_url="https://github.com/acme/api.git", branch="veranda/eng-42"
     )
-    given = dict(forge=forge, workspace=workspace, ticket=ticket, context_pack=pack)
+    order = types.SimpleNamespace(ticket=ticket, pack=pack)  # the PR carries it
+    given = dict(forge=forge, workspace=workspace, order=order)
     assert phase_call("review_rounds", **given, pull_request=None) == "reviewed"
     ws = seen["workspace"]
     assert (ws.clone_url, ws.branch, ws.path) == (pack.clone_url, pack.branch, tmp_path / "ENG-42")
@@ -238,7 +239,7 @@ def test_a_phase_closes_its_clients_when_the_domain_call_raises(monkeypatch, tmp
     )
     ticket = Ticket(id="ENG-42", source="linear", title="t")
     pack = types.SimpleNamespace(repo="acme/api", clone_url="", branch="veranda/eng-42")
-    upstream = dict(ticket=ticket, context_pack=pack, review_rounds=None)
+    upstream = dict(order=types.SimpleNamespace(ticket=ticket, pack=pack), review_rounds=None)
     with pytest.raises(RuntimeError, match="went away"):
         phase_call("ci_outcome", **resources, **upstream)
     assert client.closed == 1 and closed == ["linear"]
@@ -261,7 +262,8 @@ def test_writing_red_tests_opens_no_forge_client(monkeypatch, tmp_path):
     ticket = Ticket(id="ENG-42", source="linear", title="t")
     pack = types.SimpleNamespace(repo="acme/api", clone_url="", branch="veranda/eng-42")
     workspace = WorkspaceResource(root=str(tmp_path))
-    given = dict(workspace=workspace, ticket=ticket, context_pack=pack)
+    order = types.SimpleNamespace(ticket=ticket, pack=pack)
+    given = dict(workspace=workspace, order=order, context_pack=pack)
     assert phase_call("red_tests", **given) == "red"
 
 
@@ -291,7 +293,7 @@ def test_opening_the_pull_request_builds_no_agent_and_posts_to_the_tickets_threa
     )
     ticket = Ticket(id="ENG-42", source="linear", title="t")
     pack = types.SimpleNamespace(repo="acme/api", clone_url="", branch="veranda/eng-42")
-    given = dict(ticket=ticket, context_pack=pack, patch=None)
+    given = dict(order=types.SimpleNamespace(ticket=ticket, pack=pack), patch=None)
     forge = forge_returning(client, token="t0k")
     workspace = WorkspaceResource(root=str(tmp_path))
     assert phase_call("pull_request", forge=forge, workspace=workspace, **given) == "opened"

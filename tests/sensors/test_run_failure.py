@@ -17,7 +17,7 @@ from tests.assets.fakes import ScriptedDomain, resources
 from tests.support.resources import tickets
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
 from veranda_dagster.domain.core.errors import ConfigError
-from veranda_dagster.domain.core.models import ContextPack, Patch, RedTests, Ticket
+from veranda_dagster.domain.core.models import Patch, RedTests, WorkOrder
 from veranda_dagster.domain.core.run_failure import (
     MAX_ERROR_LINE_CHARS,
     RunFailure,
@@ -41,7 +41,7 @@ DB_PASSWORD = "hunter2-db-password-xyz"
 class BrokenPatchDomain(ScriptedDomain):
     """``patch`` fails with a typed error whose message quotes a URL with a password."""
 
-    def phase_patch(self, ticket: Ticket, context_pack: ContextPack, red_tests: RedTests) -> Patch:
+    def phase_patch(self, order: WorkOrder, red_tests: RedTests) -> Patch:
         raise ConfigError(f"cannot reach postgresql://veranda:{DB_PASSWORD}@db:5432/x")
 
 

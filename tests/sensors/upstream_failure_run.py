@@ -13,7 +13,7 @@ from dagster._core.instance.ref import InstanceRef
 
 from tests.assets.fakes import ScriptedDomain, resources
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
-from veranda_dagster.domain.core.models import ContextPack, Patch, RedTests, Ticket
+from veranda_dagster.domain.core.models import Patch, RedTests, WorkOrder
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.partitions import TICKET_JOB
 from veranda_dagster.resources.domain_calls import DOMAIN_CALLS_KEY
@@ -25,7 +25,7 @@ UPSTREAM_DETAIL = "API Error: 500 Internal server error (api_error_status: 500)"
 class UpstreamDownDomain(ScriptedDomain):
     """``patch``'s model answers 500 past the CLI's own retry, every attempt."""
 
-    def phase_patch(self, ticket: Ticket, context_pack: ContextPack, red_tests: RedTests) -> Patch:
+    def phase_patch(self, order: WorkOrder, red_tests: RedTests) -> Patch:
         raise VendorError("upstream", UPSTREAM_DETAIL)
 
 

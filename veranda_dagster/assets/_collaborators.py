@@ -25,8 +25,9 @@ from veranda_dagster.domain.clone.workspace import Workspace
 from veranda_dagster.domain.context.code_search import CodeSearch, LocalGitGrep
 from veranda_dagster.domain.core.budget import BudgetedAgent
 from veranda_dagster.domain.core.errors import InputError
-from veranda_dagster.domain.core.models import ContextPack, Ticket
+from veranda_dagster.domain.core.models import Ticket, WorkOrder
 from veranda_dagster.domain.core.orgs import org_of
+from veranda_dagster.domain.core.work_order import packed
 from veranda_dagster.forges.registry import ForgeClient
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
@@ -130,14 +131,15 @@ class WorkClients:
 
 @contextmanager
 def work_on(
-    ticket: Ticket,
-    pack: ContextPack,
+    order: WorkOrder,
     tickets: TicketSourcesResource,
     forge: ForgeResource,
     agents: AgentsResource,
     workspace: WorkspaceResource,
 ) -> Iterator[WorkClients]:
-    """A work phase's collaborators on the pack's clone, open for the domain call."""
+    """A work phase's collaborators on the clone its order's pack describes, open for the
+    domain call."""
+    ticket, pack = order.ticket, packed(order)
     with ExitStack() as opened:
         channel = opened.enter_context(tickets.connected())
         clone_of_pack = clone(forge, workspace, ticket.id, pack.repo, pack.clone_url, pack.branch)

@@ -30,16 +30,19 @@ from veranda_dagster.assets._phase_kill import already_running, kill_started_sin
 from veranda_dagster.assets._policy import PhaseSpec, dagster_asset
 from veranda_dagster.assets._run_title import copy_run_title, tag_run_title
 from veranda_dagster.domain.core.errors import (
+    StoredValueError,
     TicketRunInProgressError,
     TransientError,
     VerandaError,
 )
-from veranda_dagster.domain.core.models import PhaseValue, Ticket
+from veranda_dagster.domain.core.models import CarriesOrder, PhaseValue, Ticket, WorkOrder
 from veranda_dagster.domain.core.orgs import org_of
 from veranda_dagster.domain.core.provenance import in_run
 from veranda_dagster.domain.core.run_failure import failure_detail, failure_headline
+from veranda_dagster.domain.core.work_order import carried, order_from
 from veranda_dagster.partitions import TICKET_TAG
 from veranda_dagster.resources.domain_calls import DOMAIN_CALLS_KEY, DomainCalls
+from veranda_dagster.storage import ValueStore
 
 V = TypeVar("V", bound=BaseModel)
 
@@ -53,6 +56,12 @@ phase's asset module (``veranda_dagster.assets.<phase>``) declares it: a test ca
 resources of its choosing, and a phase without one is found missing against the registry."""
 
 ASSET_MODULES = "veranda_dagster.assets"
+
+ORDER = "order"
+"""The parameter a phase's call names to be handed its ``WorkOrder`` (the ticket and the pack,
+carried by its predecessor's value): not an upstream asset, so not an edge of the lineage."""
+VALUE_STORE = "value_store"
+"""The resource an order is rebuilt from when the predecessor's value predates orders."""
 
 
 def declare_call(phase: str, call: Callable[..., V]) -> Callable[..., V]:
@@ -307,18 +316,19 @@ def run_phase(
     domain: DomainCalls,
     inputs: Mapping[str, object],
     precondition: Precondition | None = None,
+    order: WorkOrder | None = None,
 ) -> dg.Output[V]:
     """Run one phase's domain call (through ``domain``, which a test may script from the
-    phase's upstream ``inputs`` and the partition key) and wrap its value for the IO manager;
-    ``spend``: the ticket's spend and caps after it, as numeric metadata. The phase's
-    ``precondition`` on those inputs is the asset's own rule, so it holds before any call,
-    scripted or real."""
+    phase's upstream ``inputs``, its work ``order`` and the partition key) and wrap its value
+    for the IO manager, handing ``order`` on in it (``CarriesOrder``); ``spend``: the ticket's
+    spend and caps after it, as numeric metadata. The phase's ``precondition`` on those
+    inputs is the asset's own rule, so it holds before any call, scripted or real."""
     started = time.monotonic()
     try:
         refuse_a_twin(context)
         run_id = _run_id(context)
         key = {"partition_key": context.partition_key} if context.has_partition_key else {}
-        given = {**key, **inputs}
+        given = {**key, **inputs, **({ORDER: order} if order is not None else {})}
         if precondition is not None:
             precondition(given)
         value = call_with_timeout(
@@ -331,6 +341,8 @@ def run_phase(
             raise
         raise _typed_failure(spec, exc) from exc
     secs = time.monotonic() - started
+    if order is not None:
+        value = carried(value, order)
     if isinstance(value, Ticket) and context.has_partition_key:
         _title_the_run(context, value.title)
     result = outcome(value)
@@ -354,14 +366,16 @@ def _spend(
         return {}
 
 
-def ledger_figures(upstream: Mapping[str, Any]) -> Callable[[BaseModel], Mapping[str, float]]:
+def ledger_figures(
+    upstream: Mapping[str, Any], order: WorkOrder | None
+) -> Callable[[BaseModel], Mapping[str, float]]:
     """The ticket's spend and caps (``AgentsResource.spend_metadata``), read after the phase
     through the agents resource it was given (a phase that asked for none reports none); the org
-    is the pack's repository's, once there is one."""
+    is the pack's repository's (the work order's), once there is one."""
     agents = upstream.get("agents")
     if agents is None or not hasattr(agents, "spend_metadata"):
         return lambda _v: {}
-    repo = str(getattr(upstream.get("context_pack"), "repo", "") or "")
+    repo = str(order.pack.repo if order is not None and order.pack is not None else "")
     org = org_of(repo) if "/" in repo else ""
 
     def figures(value: BaseModel) -> Mapping[str, float]:
@@ -380,6 +394,31 @@ def _truncation(context: dg.AssetExecutionContext, phase: str, value: BaseModel)
     return {"lists_truncated": "; ".join(cuts)} if cuts else {}
 
 
+def work_order(
+    context: dg.AssetExecutionContext,
+    spec: PhaseSpec,
+    store: ValueStore | None,
+    inputs: Mapping[str, object],
+) -> WorkOrder:
+    """The order the phase works from, off its one upstream value (its predecessor); a value
+    stored before orders were carried has it rebuilt from the partition's stored ``ticket`` and
+    ``context_pack``. A stored value that is missing or of the wrong shape fails the step as
+    a typed failure, before any call."""
+    (upstream,) = inputs.values()
+    try:
+        if not isinstance(upstream, BaseModel):
+            raise StoredValueError(f"{spec.name}: its upstream is a {type(upstream).__name__}")
+        return order_from(upstream, lambda asset: _stored(store, asset, context.partition_key))
+    except VerandaError as exc:
+        raise _typed_failure(spec, exc) from exc
+
+
+def _stored(store: ValueStore | None, asset: str, key: str) -> BaseModel:
+    if store is None:  # a phase whose predecessor is the ticket never asks
+        raise StoredValueError(f"asset {asset!r} partition {key!r}: no value store to read it")
+    return store.load(asset, key)
+
+
 def phase_asset(
     spec: PhaseSpec,
     value_type: type[V],
@@ -395,9 +434,12 @@ def phase_asset(
 
     The decorated ``call`` names as parameters the resources and upstream values it needs
     (Dagster reads the lineage from them), plus ``context`` only when it reads the partition
-    key, and returns the phase's value, of ``value_type`` (named up front so ``outcome`` and
-    ``details`` are type-checked against it). The asset around it is the one every phase
-    shares: ``run_phase`` with ``outcome`` and ``details`` as the phase's own metadata."""
+    key and ``order`` when it works from the ticket or the pack, and returns the phase's
+    value, of ``value_type`` (named up front so ``outcome`` and ``details`` are type-checked
+    against it). A call with an ``order`` (or a value that carries one) names exactly one
+    upstream value, its predecessor: the order rides in the values, so the lineage is the
+    chain. The asset around it is the one every phase shares: ``run_phase`` with ``outcome``
+    and ``details`` as the phase's own metadata."""
 
     def declare(call: Callable[..., V]) -> dg.AssetsDefinition:
         signature = inspect.signature(call, eval_str=True)
@@ -407,14 +449,29 @@ def phase_asset(
             raise TypeError(f"{call.__name__}: {DOMAIN_CALLS_KEY!r} is the shell's parameter")
         declare_call(spec.name, call)
         passes_context = "context" in signature.parameters
-        needs = [p for p in signature.parameters.values() if p.name != "context"]
+        passes_order = ORDER in signature.parameters
+        ordered = passes_order or issubclass(value_type, CarriesOrder)
+        needs = [p for p in signature.parameters.values() if p.name not in ("context", ORDER)]
+        # an order starts from the ticket itself: only a later predecessor may predate orders
+        predecessor = _one_predecessor(call.__name__, needs) if ordered else None
+        adds_store = (
+            predecessor is not None
+            and predecessor.annotation is not Ticket
+            and VALUE_STORE not in signature.parameters
+        )
 
         def compute(
             context: dg.AssetExecutionContext, domain: DomainCalls, **upstream: Any
         ) -> dg.Output[V]:
-            args = {"context": context, **upstream} if passes_context else upstream
+            store = upstream.pop(VALUE_STORE) if adds_store else upstream.get(VALUE_STORE)
             inputs = {
                 k: v for k, v in upstream.items() if not isinstance(v, dg.ConfigurableResource)
+            }
+            order = work_order(context, spec, store, inputs) if ordered else None
+            args = {
+                **({"context": context} if passes_context else {}),
+                **({ORDER: order} if passes_order else {}),
+                **upstream,
             }
             return run_phase(
                 context,
@@ -422,10 +479,11 @@ def phase_asset(
                 lambda: call(**args),
                 outcome,
                 details,
-                ledger_figures(upstream),
+                ledger_figures(upstream, order),
                 domain=domain,
                 inputs=inputs,
                 precondition=precondition,
+                order=order,
             )
 
         context_param = inspect.Parameter(
@@ -434,7 +492,10 @@ def phase_asset(
         domain_param = inspect.Parameter(
             DOMAIN_CALLS_KEY, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=DomainCalls
         )
-        params = [context_param, domain_param, *needs]
+        store_param = inspect.Parameter(
+            VALUE_STORE, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=ValueStore
+        )
+        params = [context_param, domain_param, *([store_param] if adds_store else []), *needs]
         returns = dg.Output[value_type]  # type: ignore[valid-type]
         compute.__signature__ = signature.replace(  # type: ignore[attr-defined]
             parameters=params, return_annotation=returns
@@ -447,3 +508,20 @@ def phase_asset(
         return dagster_asset(spec, description, hooks)(compute)
 
     return declare
+
+
+def _one_predecessor(name: str, needs: list[inspect.Parameter]) -> inspect.Parameter:
+    """A call that works from an order reads one upstream value, the one carrying it: a
+    second would be an edge out of the chain (a resource is no upstream value)."""
+    resource = dg.ConfigurableResource
+    values = [
+        p
+        for p in needs
+        if not (isinstance(p.annotation, type) and issubclass(p.annotation, resource))
+    ]
+    if len(values) != 1:
+        raise TypeError(
+            f"{name} works from the order its predecessor carries: it names one upstream "
+            f"value, not {[p.name for p in values]}"
+        )
+    return values[0]

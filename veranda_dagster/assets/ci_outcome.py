@@ -3,12 +3,8 @@
 from veranda_dagster.assets._collaborators import work_on
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
-from veranda_dagster.domain.core.models import (
-    CIOutcome,
-    ContextPack,
-    ReviewRounds,
-    Ticket,
-)
+from veranda_dagster.domain.core.models import CIOutcome, ReviewRounds, WorkOrder
+from veranda_dagster.domain.core.work_order import packed
 from veranda_dagster.domain.deliver import ci
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
@@ -38,16 +34,15 @@ def ci_outcome(
     forge: ForgeResource,
     agents: AgentsResource,
     workspace: WorkspaceResource,
-    ticket: Ticket,
-    context_pack: ContextPack,
+    order: WorkOrder,
     review_rounds: ReviewRounds,
 ) -> CIOutcome:
     """The branch's head after review is all the CI wait needs of the PR (``review_rounds``
     carries it), so the PR is its upstream's upstream, not an edge of its own."""
-    with work_on(ticket, context_pack, tickets, forge, agents, workspace) as w:
+    with work_on(order, tickets, forge, agents, workspace) as w:
         return ci.await_ci(
-            ticket,
-            context_pack,
+            order.ticket,
+            packed(order),
             review_rounds,
             w.workspace,
             w.agent,

@@ -9,7 +9,7 @@ from veranda_dagster.assets._shell import phase_asset
 from veranda_dagster.domain.context import pack
 from veranda_dagster.domain.core.bounds import MAX_PACK_BYTES, MAX_PACK_FILES, MAX_SEARCHES
 from veranda_dagster.domain.core.errors import AwaitingHumanError, InputError
-from veranda_dagster.domain.core.models import ContextPack, RepoGuess, Ticket
+from veranda_dagster.domain.core.models import ContextPack, RepoGuess, WorkOrder
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.catalog import ContextLayersResource
 from veranda_dagster.resources.forge import ForgeResource
@@ -64,9 +64,11 @@ def context_pack(
     agents: AgentsResource,
     workspace: WorkspaceResource,
     layers: ContextLayersResource,
-    ticket: Ticket,
+    order: WorkOrder,
     repo_guess: RepoGuess,
 ) -> ContextPack:
+    """The ticket comes in the order the guess carries; the guess is the predecessor."""
+    ticket = order.ticket
     if not repo_guess.repo:
         raise InputError(f"ticket {ticket.id}: no repository was decided to pack")
     clone_of_repo = clone(forge, workspace, ticket.id, repo_guess.repo)

@@ -10,7 +10,8 @@ from veranda_dagster.assets._collaborators import work_on
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
 from veranda_dagster.domain.core.errors import StoredValueError
-from veranda_dagster.domain.core.models import ContextPack, Feedback, PullRequest, Ticket
+from veranda_dagster.domain.core.models import Feedback, PullRequest, WorkOrder
+from veranda_dagster.domain.core.work_order import packed
 from veranda_dagster.domain.deliver import feedback as deliver_feedback
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
@@ -48,15 +49,14 @@ def feedback(
     agents: AgentsResource,
     workspace: WorkspaceResource,
     value_store: ValueStore,
-    ticket: Ticket,
-    context_pack: ContextPack,
+    order: WorkOrder,
     pull_request: PullRequest,
 ) -> Feedback:
     previous = previous_feedback(value_store, context.partition_key)
-    with work_on(ticket, context_pack, tickets, forge, agents, workspace) as w:
+    with work_on(order, tickets, forge, agents, workspace) as w:
         return deliver_feedback.process_feedback(
-            ticket,
-            context_pack,
+            order.ticket,
+            packed(order),
             pull_request,
             w.workspace,
             w.agent,

@@ -7,7 +7,8 @@ from veranda_dagster.assets._collaborators import work_on
 from veranda_dagster.assets._metadata import bounded_md
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
-from veranda_dagster.domain.core.models import ContextPack, Patch, RedTests, Ticket
+from veranda_dagster.domain.core.models import Patch, RedTests, WorkOrder
+from veranda_dagster.domain.core.work_order import packed
 from veranda_dagster.domain.work import patch as build_patch
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
@@ -55,14 +56,13 @@ def patch(
     forge: ForgeResource,
     agents: AgentsResource,
     workspace: WorkspaceResource,
-    ticket: Ticket,
-    context_pack: ContextPack,
+    order: WorkOrder,
     red_tests: RedTests,
 ) -> Patch:
-    with work_on(ticket, context_pack, tickets, forge, agents, workspace) as w:
+    with work_on(order, tickets, forge, agents, workspace) as w:
         return build_patch.implement(
-            ticket,
-            context_pack,
+            order.ticket,
+            packed(order),
             red_tests,
             w.workspace,
             w.agent,

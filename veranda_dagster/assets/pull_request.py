@@ -5,19 +5,16 @@ import dagster as dg
 from veranda_dagster.assets._collaborators import work_on
 from veranda_dagster.assets._metadata import bounded_md
 from veranda_dagster.assets._policy import PHASES, dagster_asset
-from veranda_dagster.assets._shell import declare_call, run_phase
-from veranda_dagster.domain.core.models import (
-    ContextPack,
-    Patch,
-    PullRequest,
-    Ticket,
-)
+from veranda_dagster.assets._shell import declare_call, run_phase, work_order
+from veranda_dagster.domain.core.models import Patch, PullRequest, WorkOrder
+from veranda_dagster.domain.core.work_order import packed
 from veranda_dagster.domain.deliver import pull_request as deliver_pull_request
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.domain_calls import DomainCalls
 from veranda_dagster.resources.forge import ForgeResource
 from veranda_dagster.resources.tickets import TicketSourcesResource
 from veranda_dagster.resources.workspace import WorkspaceResource
+from veranda_dagster.storage import ValueStore
 
 SPEC = PHASES["pull_request"]
 
@@ -27,16 +24,15 @@ def open_pull_request(
     forge: ForgeResource,
     agents: AgentsResource,
     workspace: WorkspaceResource,
-    ticket: Ticket,
-    context_pack: ContextPack,
+    order: WorkOrder,
     patch: Patch,
 ) -> PullRequest:
     """The earlier phases' calls (carried by the patch) join the PR's what-ran table, so a
     fallback in the repo confirmation or the red phase is reported too."""
-    with work_on(ticket, context_pack, tickets, forge, agents, workspace) as w:
+    with work_on(order, tickets, forge, agents, workspace) as w:
         return deliver_pull_request.open_pull_request(
-            ticket,
-            context_pack,
+            order.ticket,
+            packed(order),
             patch,
             w.workspace,
             w.forge,
@@ -48,7 +44,7 @@ declare_call(SPEC.name, open_pull_request)
 
 
 # Declared by hand around ``run_phase`` (not ``_shell.phase_asset``): its metadata links the
-# ticket, an upstream value, beside the pull request's own.
+# ticket, from the work order the patch carries, beside the pull request's own.
 @dagster_asset(
     SPEC,
     "Opens (or adopts, by branch) the pull request; citations in the body are resolved "
@@ -61,14 +57,15 @@ def pull_request(
     forge: ForgeResource,
     agents: AgentsResource,
     workspace: WorkspaceResource,
-    ticket: Ticket,
-    context_pack: ContextPack,
+    value_store: ValueStore,
     patch: Patch,
 ) -> dg.Output[PullRequest]:
+    order = work_order(context, SPEC, value_store, {"patch": patch})
+    ticket = order.ticket
     return run_phase(
         context,
         SPEC,
-        lambda: open_pull_request(tickets, forge, agents, workspace, ticket, context_pack, patch),
+        lambda: open_pull_request(tickets, forge, agents, workspace, order, patch),
         lambda pr: "opened",
         lambda pr: {
             "pr_url": dg.MetadataValue.url(pr.url),
@@ -80,9 +77,6 @@ def pull_request(
             **({"ticket_url": dg.MetadataValue.url(ticket.url)} if ticket.url else {}),
         },
         domain=domain,
-        inputs={
-            "ticket": ticket,
-            "context_pack": context_pack,
-            "patch": patch,
-        },
+        inputs={"patch": patch},
+        order=order,
     )

@@ -4,7 +4,7 @@ from veranda_dagster.assets._collaborators import work_on
 from veranda_dagster.assets._metadata import command_md
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
-from veranda_dagster.domain.core.models import ContextPack, RedTests, Ticket
+from veranda_dagster.domain.core.models import ContextPack, RedTests, WorkOrder
 from veranda_dagster.domain.work import red_tests as build_red_tests
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
@@ -33,12 +33,13 @@ def red_tests(
     forge: ForgeResource,
     agents: AgentsResource,
     workspace: WorkspaceResource,
-    ticket: Ticket,
+    order: WorkOrder,
     context_pack: ContextPack,
 ) -> RedTests:
-    with work_on(ticket, context_pack, tickets, forge, agents, workspace) as w:
+    """The pack is the predecessor; the ticket comes in the order it carries."""
+    with work_on(order, tickets, forge, agents, workspace) as w:
         return build_red_tests.write_red_tests(
-            ticket,
+            order.ticket,
             context_pack,
             w.workspace,
             w.agent,

@@ -4,7 +4,8 @@ from veranda_dagster.assets._collaborators import work_on
 from veranda_dagster.assets._metadata import review_md
 from veranda_dagster.assets._policy import PHASES
 from veranda_dagster.assets._shell import phase_asset
-from veranda_dagster.domain.core.models import ContextPack, PullRequest, ReviewRounds, Ticket
+from veranda_dagster.domain.core.models import PullRequest, ReviewRounds, WorkOrder
+from veranda_dagster.domain.core.work_order import packed
 from veranda_dagster.domain.deliver import review
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.forge import ForgeResource
@@ -29,14 +30,13 @@ def review_rounds(
     forge: ForgeResource,
     agents: AgentsResource,
     workspace: WorkspaceResource,
-    ticket: Ticket,
-    context_pack: ContextPack,
+    order: WorkOrder,
     pull_request: PullRequest,
 ) -> ReviewRounds:
-    with work_on(ticket, context_pack, tickets, forge, agents, workspace) as w:
+    with work_on(order, tickets, forge, agents, workspace) as w:
         return review.review_rounds(
-            ticket,
-            context_pack,
+            order.ticket,
+            packed(order),
             pull_request,
             w.workspace,
             w.agent,

@@ -116,6 +116,16 @@ class PhaseValue(Strict):
         return sum(c.usage.output for c in self.calls)
 
 
+class CarriesOrder(PhaseValue):
+    """A phase value that hands the next phase its work order (``WorkOrder``: the ticket, and
+    from the pack on the pack), so each phase reads only its predecessor and the lineage is
+    the chain. The shell (``assets._shell``) sets it; a domain call never needs to."""
+
+    order: WorkOrder | None = None
+    """``None`` on values stored before the order was carried: the next phase then reads the
+    stored ``ticket`` and ``context_pack`` values instead (``domain.core.work_order``)."""
+
+
 # --- ticket ----------------------------------------------------------------------------------
 
 
@@ -188,7 +198,7 @@ class RepoEvidence(Strict):
     """Where it was found (a bounded, scrubbed excerpt of the ticket or label)."""
 
 
-class RepoGuess(PhaseValue):
+class RepoGuess(CarriesOrder):
     repo: str | None
     confidence: Literal["high", "medium", "low", "none"]
     """``medium``: proceeds on evidence a person would act on but not a declaration or link; the
@@ -267,7 +277,7 @@ class RepoFacts(Strict):
     """The file ``setup`` was read from."""
 
 
-class ContextPack(PhaseValue):
+class ContextPack(CarriesOrder):
     repo: str
     clone_url: str
     default_branch: str
@@ -306,6 +316,19 @@ class ContextPack(PhaseValue):
     guess_calls: list[ModelCall] = Field(default_factory=list)
     """The repo guess's model calls, carried down the chain for the PR's what-ran table (so
     ``pull_request`` need not read ``repo_guess``); not this phase's spend."""
+
+
+class WorkOrder(Strict):
+    """What every phase after the ticket works from: the ticket (its prompts quote it, its
+    notes go to its thread) and, from the red phase on, the context pack (the clone it
+    describes, its files, citations, layers, facts and tool servers). Carried forward in each
+    value (``CarriesOrder.order``) instead of read from ``ticket`` and ``context_pack``, so
+    the lineage reads as the chain."""
+
+    ticket: Ticket
+    pack: ContextPack | None = None
+    """``None`` until the pack exists (the repo guess's and the pack's own order). The pack
+    here carries no order of its own: the ticket is stored once."""
 
 
 # --- work loop -------------------------------------------------------------------------------
@@ -351,7 +374,7 @@ class SetupOutcome(Strict):
     missing: str = ""
 
 
-class RedTests(PhaseValue):
+class RedTests(CarriesOrder):
     branch: str
     base_sha: str
     commit_sha: str
@@ -365,7 +388,7 @@ class RedTests(PhaseValue):
     setup steps existed)."""
 
 
-class Patch(PhaseValue):
+class Patch(CarriesOrder):
     branch: str
     commit_sha: str
     files_changed: list[str]
@@ -382,7 +405,7 @@ class Patch(PhaseValue):
     (so ``pull_request`` reads its one upstream, not three); not this phase's spend."""
 
 
-class PullRequest(PhaseValue):
+class PullRequest(CarriesOrder):
     number: int
     url: str
     title: str
@@ -402,7 +425,7 @@ class ReviewRound(Strict):
     usd: float = 0.0
 
 
-class ReviewRounds(PhaseValue):
+class ReviewRounds(CarriesOrder):
     rounds: list[ReviewRound] = Field(default_factory=list)
     stopped: Literal["clean", "bound"]
     head_sha: str
@@ -437,7 +460,7 @@ class CheckResult(Strict):
     state: CiState
 
 
-class CIOutcome(PhaseValue):
+class CIOutcome(CarriesOrder):
     status: Literal["success", "failure", "timed_out"]
     head_sha: str
     checks: list[CheckResult] = Field(default_factory=list)
@@ -462,3 +485,7 @@ class Feedback(PhaseValue):
     head_sha: str | None = None
     truncated: list[str] = Field(default_factory=list)
     """What a forge list bound left out of the PR's comments this run read (run log, metadata)."""
+
+
+for _carrier in (CarriesOrder, RepoGuess, ContextPack):
+    _carrier.model_rebuild()  # declared before ``WorkOrder`` (which holds a ContextPack)
