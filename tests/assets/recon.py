@@ -32,3 +32,10 @@ def product_executor_ticket_job() -> dg.JobDefinition:
         os.environ[COUNTER_ENV], os.environ[VALUES_ENV], executor=phase_executor
     )
     return defs.resolve_job_def(TICKET_JOB)
+
+
+def old_run_ticket_job() -> dg.JobDefinition:
+    """``ticket_job`` under its own pointer: a process caches a reconstructable job's
+    definition by pointer, so a second test reusing ``ticket_job`` would get the first one's
+    counter directory and failing phase."""
+    return ticket_job()

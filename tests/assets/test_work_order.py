@@ -88,7 +88,7 @@ def test_an_old_run_whose_values_carry_no_order_re_executes_from_failure(job_env
     """An old run failed at ``patch``; its stored values have no ``order`` (the shape before
     it existed). Re-executed from failure, ``patch`` rebuilds its order from the stored ticket
     and pack, and no earlier phase runs (nor bills) again."""
-    job = dg.reconstructable(recon.ticket_job)
+    job = dg.reconstructable(recon.old_run_ticket_job)
     store = ValueStore(base_dir=str(job_env["values"]))
     with _instance(job_env["home"]) as instance:
         instance.add_dynamic_partitions("tickets", [KEY])

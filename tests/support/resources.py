@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from veranda_dagster.assets._shell import PHASE_CALLS
+from veranda_dagster.domain.core.models import WorkOrder
 from veranda_dagster.forges.registry import ForgeClient
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.resources.catalog import CatalogResource, ContextLayersResource
@@ -47,11 +48,14 @@ def nested(**overrides: Any) -> dict[str, Any]:
 def phase_call(phase: str, **given: Any) -> BaseModel:
     """Run ``phase``'s own call (the function its asset runs) outside Dagster, with the offline
     resources of ``nested`` overridden by any in ``given`` and the upstream values in
-    ``given``; a call takes only the parameters it names."""
+    ``given`` (a ``ticket`` and ``context_pack`` given stand for the work order that the
+    predecessor's value carries); a call takes only the parameters it names."""
     import inspect
 
     call: Callable[..., BaseModel] = PHASE_CALLS[phase]
     offered = {**nested(), **given}
+    if "order" not in given and "ticket" in given:  # the order the predecessor would carry
+        offered["order"] = WorkOrder(ticket=given["ticket"], pack=given.get("context_pack"))
     names = inspect.signature(call).parameters
     return call(**{name: offered[name] for name in names if name in offered})
 
