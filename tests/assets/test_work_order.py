@@ -18,9 +18,11 @@ from veranda_dagster.domain.core.errors import InputError, StoredValueError
 from veranda_dagster.domain.core.models import (
     CarriesOrder,
     CIOutcome,
+    CommandResult,
     ContextPack,
     Feedback,
     Patch,
+    RedTests,
     RepoGuess,
     Ticket,
     WorkOrder,
@@ -156,3 +158,40 @@ def test_an_old_value_reads_the_stored_ticket_and_a_wrong_stored_shape_is_named(
         order_from(Feedback(ticket_id="ENG-1"), _nothing_stored)
     with pytest.raises(InputError, match="ENG-1: the work order holds no context pack"):
         packed(WorkOrder(ticket=TICKET))
+
+
+def test_a_call_that_works_from_an_order_names_one_predecessor():
+    from veranda_dagster.assets._policy import PHASES
+    from veranda_dagster.assets._shell import phase_asset
+
+    def patch(order: WorkOrder, red_tests: RedTests, ticket: Ticket) -> Patch:
+        raise AssertionError("never called")
+
+    declare = phase_asset(PHASES["patch"], Patch, "d", outcome=str, details=dict)
+    with pytest.raises(TypeError, match=r"names one upstream value, not \['red_tests', 'ticket'\]"):
+        declare(patch)
+
+
+def test_an_old_value_without_its_stored_ticket_fails_typed_before_any_call(tmp_path):
+    """A predecessor stored before orders, whose partition's ticket is gone: the step fails
+    with the store's typed error, naming the asset and partition."""
+    from types import SimpleNamespace
+
+    from veranda_dagster.assets._policy import PHASES
+    from veranda_dagster.assets._shell import work_order
+
+    store = ValueStore(base_dir=str(tmp_path))
+    old = RedTests(
+        ticket_id="ENG-1",
+        branch="veranda/eng-1",
+        base_sha="a" * 40,
+        commit_sha="b" * 40,
+        test_files=[],
+        base_run=CommandResult(command="pytest", exit_code=1),
+        attempts=1,
+    )
+    context = SimpleNamespace(partition_key="ENG-1")
+    with pytest.raises(dg.Failure) as failed:
+        work_order(context, PHASES["patch"], store, {"red_tests": old})  # type: ignore[arg-type]
+    assert failed.value.metadata["error"].value == "StoredValueError"
+    assert "'ticket'" in failed.value.description and "ENG-1" in failed.value.description
