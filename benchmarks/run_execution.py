@@ -57,7 +57,7 @@ def cpu_s() -> float:
 
 
 @contextmanager
-def counted(owner: Any, name: str, tally: collections.Counter[str]) -> Iterator[None]:
+def counted(owner: Any, name: str, tally: collections.defaultdict[str, float]) -> Iterator[None]:
     """Wrap ``owner.name`` so each call adds 1 to ``tally[name]`` and its thread CPU seconds to
     ``tally[name + "_cpu_s"]``; restored on exit."""
     original: Callable[..., Any] = getattr(owner, name)
@@ -147,8 +147,8 @@ def _runs(dg: Any, defs: Any, runs: int, shell: Any) -> list[dict[str, float]]:
         for i in range(runs):
             key = f"BENCH-{i}"
             instance.add_dynamic_partitions("tickets", [key])
-            tally: collections.Counter[str] = collections.Counter()
-            storage_tally: collections.Counter[str] = collections.Counter()
+            tally: collections.defaultdict[str, float] = collections.defaultdict(float)
+            storage_tally: collections.defaultdict[str, float] = collections.defaultdict(float)
             with (
                 counted(SqliteEventLogStorage, "store_event", tally),
                 counted(type(instance), "has_dynamic_partition", tally),
