@@ -19,8 +19,8 @@ median and spread (min-max) of the runs after the first (which pays lazy imports
 plus the one-off CPU of ``import dagster`` and of loading the code location (what every run
 worker pays at its start), and the 1-minute load average. CPU seconds, not wall, so the
 figures hold on a loaded machine. ``--plain-instance`` drops ``instance_class`` from the copied
-``dagster.yaml`` (Dagster's own ``DagsterInstance``): the anchor to run beside the shipped one
-in the same sitting. Run::
+``dagster.yaml`` (Dagster's own ``DagsterInstance`` and its own SQLite storage, which makes an
+engine per connection): the anchor to run beside the shipped one in the same sitting. Run::
 
     python benchmarks/run_execution.py [--runs 6] [--plain-instance] [--json out.json]
 """

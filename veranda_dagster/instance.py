@@ -12,9 +12,13 @@ So a *yes* is remembered for ``KNOWN_PARTITION_TTL_S`` (the question is asked ag
 so a partition deleted by hand, in another process, is seen within that long), at most
 ``KNOWN_PARTITIONS_REMEMBERED`` keys (the oldest forgotten first), and a delete through this
 instance forgets the key at once. A *no* is never remembered: a key the sensor adds a moment
-later must be seen at once. Everything else is Dagster's instance unchanged, which is why this
-module imports nothing of the product: every process that opens the instance (daemon,
-webserver, code server, run worker, CLI) loads it.
+later must be seen at once.
+
+Where ``dagster.yaml`` names no storage (the shipped single-machine instance), the default is
+Dagster's SQLite storage with an event log that keeps one engine per file
+(``sqlite_storage.py``); a named storage (PostgreSQL) is Dagster's own. Everything else is
+Dagster's instance unchanged, and this module imports nothing of the product: every process
+that opens the instance (daemon, webserver, code server, run worker, CLI) loads it.
 """
 
 from __future__ import annotations
@@ -26,10 +30,16 @@ from time import monotonic
 from typing import Any
 
 import dagster as dg
+import yaml
 from dagster._core.instance.ref import InstanceRef
+from dagster._serdes import ConfigurableClassData
 
 KNOWN_PARTITION_TTL_S = 30.0
 """How long a partition found to exist is taken to exist without asking again."""
+
+SQLITE_STORAGE_MODULE = "veranda_dagster.sqlite_storage"
+"""Where the default (SQLite) storage lives; named, not imported, so a PostgreSQL instance never
+loads it."""
 
 KNOWN_PARTITIONS_REMEMBERED = 256
 """Bound on the keys remembered per instance (a run worker needs one: its ticket's)."""
@@ -45,8 +55,17 @@ class VerandaInstance(dg.DagsterInstance):
 
     @classmethod
     def config_defaults(cls, base_dir: str) -> Mapping[str, Any]:
-        """Dagster's own defaults (storage under ``base_dir``), asked of a custom class too."""
-        return InstanceRef.config_defaults(base_dir)
+        """Dagster's own defaults, asked of a custom class too, except the storage used when
+        ``dagster.yaml`` names none: Dagster's SQLite storage under ``base_dir`` with an event
+        log that keeps one engine per file (``sqlite_storage.py``)."""
+        return {
+            **InstanceRef.config_defaults(base_dir),
+            "storage": ConfigurableClassData(
+                SQLITE_STORAGE_MODULE,
+                "VerandaSqliteStorage",
+                yaml.dump({"base_dir": base_dir}, default_flow_style=False),
+            ),
+        }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

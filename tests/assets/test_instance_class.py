@@ -1,7 +1,9 @@
 """The shipped instance class (``veranda_dagster/instance.py``): a ticket run asks the instance
 whether its ticket exists about 140 times; the storage is asked once. A *no* is never
 remembered, a *yes* is asked again after its time-to-live, a delete is seen at once, and the
-memory is bounded. Real instance from the shipped ``dagster.yaml`` (SQLite in a temp home)."""
+memory is bounded. Its default SQLite storage keeps one engine per event-log file
+(``sqlite_storage.py``), bounded. Real instance from the shipped ``dagster.yaml`` (SQLite in a
+temp home)."""
 
 from __future__ import annotations
 
@@ -12,14 +14,17 @@ from typing import Any
 
 import dagster as dg
 import pytest
+import sqlalchemy
 from dagster._core.instance.ref import InstanceRef
 
 from tests.assets.fakes import resources
 from tests.support.processes import ROOT
 from veranda_dagster import instance as instance_module
+from veranda_dagster import sqlite_storage
 from veranda_dagster.assets import PHASE_ASSETS
 from veranda_dagster.instance import VerandaInstance
 from veranda_dagster.partitions import TICKETS_NAME
+from veranda_dagster.sqlite_storage import EngineReusingSqliteEventLogStorage
 
 KEY = "ENG-38"
 
@@ -131,3 +136,47 @@ def test_the_memory_keeps_at_most_its_bound_oldest_forgotten_first(
     assert instance.has_dynamic_partition(TICKETS_NAME, keys[-1])  # remembered
     assert instance.has_dynamic_partition(TICKETS_NAME, keys[0])  # forgotten: asked again
     assert storage_queries == Counter({keys[0]: 2, keys[1]: 1, keys[2]: 1, keys[3]: 1})
+
+
+def test_the_sqlite_event_log_keeps_one_engine_per_file_within_its_bound(
+    instance: dg.DagsterInstance, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage = instance.event_log_storage
+    assert isinstance(storage, EngineReusingSqliteEventLogStorage)
+    made: list[str] = []
+    create = sqlalchemy.create_engine
+
+    def counting_create(url: str, **kwargs: Any) -> Any:
+        made.append(url)
+        return create(url, **kwargs)
+
+    monkeypatch.setattr(sqlite_storage, "create_engine", counting_create)
+    instance.add_dynamic_partitions(TICKETS_NAME, [KEY])
+    (tmp_path / "calls").mkdir()
+    result = dg.materialize(
+        PHASE_ASSETS,
+        partition_key=KEY,
+        instance=instance,
+        resources=resources(str(tmp_path / "calls"), str(tmp_path / "values")),
+    )
+    assert result.success
+    events = instance.all_logs(result.run_id)
+    assert len(events) > 50  # every one written and read back through the reused engines
+    assert len(made) == len(set(made)) <= 2  # the run's file and the index, once each
+
+    monkeypatch.setattr(sqlite_storage, "ENGINES_KEPT", 2)
+    for n in range(3):
+        assert storage.get_logs_for_run(f"{n:036d}") == []  # three more files: oldest disposed
+    assert len(storage._engines) == 2  # type: ignore[attr-defined]
+    storage.dispose()
+    assert storage._engines == {}  # type: ignore[attr-defined]
+
+
+def test_a_postgres_instance_keeps_dagsters_storage(tmp_path: Any) -> None:
+    """Only the default (SQLite) storage is replaced; a named storage is Dagster's choice."""
+    home = tmp_path / "pg"
+    home.mkdir()
+    shutil.copy(ROOT / "dagster.postgres.yaml", home / "dagster.yaml")
+    ref = InstanceRef.from_dir(str(home))
+    assert ref.custom_instance_class is VerandaInstance
+    assert ref.storage_data.class_name == "DagsterPostgresStorage"  # type: ignore[union-attr]
