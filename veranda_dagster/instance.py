@@ -37,16 +37,17 @@ from dagster._serdes import ConfigurableClassData
 KNOWN_PARTITION_TTL_S = 30.0
 """How long a partition found to exist is taken to exist without asking again."""
 
+KNOWN_PARTITIONS_REMEMBERED = 256
+"""Bound on the keys remembered per instance (a run worker needs one: its ticket's)."""
+
 SQLITE_STORAGE_MODULE = "veranda_dagster.sqlite_storage"
 """Where the default (SQLite) storage lives; named, not imported, so a PostgreSQL instance never
 loads it."""
 
-KNOWN_PARTITIONS_REMEMBERED = 256
-"""Bound on the keys remembered per instance (a run worker needs one: its ticket's)."""
-
 
 class VerandaInstance(dg.DagsterInstance):
-    """``DagsterInstance`` whose ``has_dynamic_partition`` remembers a *yes* for a while."""
+    """``DagsterInstance`` whose ``has_dynamic_partition`` remembers a *yes* for a while and
+    whose default storage reuses its SQLite engines."""
 
     @classmethod
     def config_schema(cls) -> dict[str, Any]:
