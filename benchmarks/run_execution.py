@@ -11,14 +11,18 @@ median and spread (min-max) of the runs after the first (which pays lazy imports
 
 * CPU seconds of the run (this process's user + system time; the steps run in process);
 * events written and their count by type, and the CPU spent storing them;
-* the dynamic-partition lookups Dagster makes (``has_dynamic_partition``: one query each);
+* the dynamic-partition lookups Dagster makes (``has_dynamic_partition`` asked of the
+  instance) and how many of them reached the event log storage (one query each; the shipped
+  ``VerandaInstance`` answers a repeated *yes* from memory);
 * the runs queries the phases' twin check makes (``older_run_in_progress``);
 
 plus the one-off CPU of ``import dagster`` and of loading the code location (what every run
 worker pays at its start), and the 1-minute load average. CPU seconds, not wall, so the
-figures hold on a loaded machine. Run::
+figures hold on a loaded machine. ``--plain-instance`` drops ``instance_class`` from the copied
+``dagster.yaml`` (Dagster's own ``DagsterInstance`` and its own SQLite storage, which makes an
+engine per connection): the anchor to run beside the shipped one in the same sitting. Run::
 
-    python benchmarks/run_execution.py [--runs 6] [--json out.json]
+    python benchmarks/run_execution.py [--runs 6] [--plain-instance] [--json out.json]
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -51,7 +57,7 @@ def cpu_s() -> float:
 
 
 @contextmanager
-def counted(owner: Any, name: str, tally: collections.Counter[str]) -> Iterator[None]:
+def counted(owner: Any, name: str, tally: collections.defaultdict[str, float]) -> Iterator[None]:
     """Wrap ``owner.name`` so each call adds 1 to ``tally[name]`` and its thread CPU seconds to
     ``tally[name + "_cpu_s"]``; restored on exit."""
     original: Callable[..., Any] = getattr(owner, name)
@@ -64,19 +70,27 @@ def counted(owner: Any, name: str, tally: collections.Counter[str]) -> Iterator[
             tally[name] += 1
             tally[f"{name}_cpu_s"] += time.thread_time() - started
 
+    own = name in vars(owner)
     setattr(owner, name, wrapper)
     try:
         yield
     finally:
-        setattr(owner, name, original)
+        if own:
+            setattr(owner, name, original)
+        else:
+            delattr(owner, name)  # it was inherited: leave the class as it was
 
 
-def measure(runs: int) -> dict[str, Any]:
-    """``runs`` ticket runs in this process on a fresh shipped-config instance; see above."""
+def measure(runs: int, plain_instance: bool = False) -> dict[str, Any]:
+    """``runs`` ticket runs in this process on a fresh shipped-config instance (Dagster's own
+    instance class with ``plain_instance``); see above."""
     if not 1 <= runs <= MAX_RUNS:
         raise ValueError(f"--runs must be 1-{MAX_RUNS}")
     home = Path(tempfile.mkdtemp(prefix="veranda-run-execution-"))
-    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
+    config = yaml.safe_load((ROOT / "dagster.yaml").read_text())
+    if plain_instance:
+        config.pop("instance_class", None)
+    (home / "dagster.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     env = {
         "DAGSTER_HOME": str(home),
         "VERANDA_BENCH_DIR": str(home / "bench"),
@@ -109,6 +123,7 @@ def measure(runs: int) -> dict[str, Any]:
         "import_dagster_cpu_s": imported - started,
         "load_code_location_cpu_s": loaded - imported,
         "runs": len(samples),
+        "instance_class": "DagsterInstance" if plain_instance else "shipped",
         "per_run": {
             key: _spread([s[key] for s in steady])
             for key in steady[0]
@@ -128,13 +143,16 @@ def _runs(dg: Any, defs: Any, runs: int, shell: Any) -> list[dict[str, float]]:
     job = defs.resolve_job_def("ticket_run")
     samples: list[dict[str, float]] = []
     with dg.DagsterInstance.get() as instance:
+        storage = type(instance.event_log_storage)
         for i in range(runs):
             key = f"BENCH-{i}"
             instance.add_dynamic_partitions("tickets", [key])
-            tally: collections.Counter[str] = collections.Counter()
+            tally: collections.defaultdict[str, float] = collections.defaultdict(float)
+            storage_tally: collections.defaultdict[str, float] = collections.defaultdict(float)
             with (
                 counted(SqliteEventLogStorage, "store_event", tally),
                 counted(type(instance), "has_dynamic_partition", tally),
+                counted(storage, "has_dynamic_partition", storage_tally),
                 counted(shell, "older_run_in_progress", tally),
             ):
                 before = cpu_s()
@@ -154,6 +172,7 @@ def _runs(dg: Any, defs: Any, runs: int, shell: Any) -> list[dict[str, float]]:
                     "event_store_cpu_s": tally["store_event_cpu_s"],
                     "dynamic_partition_lookups": float(tally["has_dynamic_partition"]),
                     "dynamic_partition_lookup_cpu_s": tally["has_dynamic_partition_cpu_s"],
+                    "dynamic_partition_queries": float(storage_tally["has_dynamic_partition"]),
                     "twin_checks": float(tally["older_run_in_progress"]),
                     **{f"event:{name}": float(n) for name, n in types.items()},
                 }
@@ -170,7 +189,7 @@ def render(result: dict[str, Any]) -> str:
         f"import dagster: {result['import_dagster_cpu_s']:.2f} CPU-s; load the code location: "
         f"{result['load_code_location_cpu_s']:.2f} CPU-s (once per run worker)",
         f"per run (median (min-max) of {max(1, result['runs'] - 1)} runs after the first), "
-        f"load {result['load']:.1f}:",
+        f"{result['instance_class']} instance, load {result['load']:.1f}:",
     ]
     for key, cell in result["per_run"].items():
         lines.append(f"  {key}: {cell['median']:.3f} ({cell['min']:.3f}-{cell['max']:.3f})")
@@ -182,9 +201,12 @@ def render(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--runs", type=int, default=6, help=f"ticket runs (1-{MAX_RUNS})")
+    parser.add_argument(
+        "--plain-instance", action="store_true", help="Dagster's own instance class (the anchor)"
+    )
     parser.add_argument("--json", type=Path, help="also write the result here")
     args = parser.parse_args(argv)
-    result = measure(args.runs)
+    result = measure(args.runs, plain_instance=args.plain_instance)
     print(render(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))

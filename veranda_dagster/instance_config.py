@@ -27,6 +27,10 @@ MAX_RUN_RETRIES = 2
 RUN_START_TIMEOUT_S = 180
 RUN_CANCEL_TIMEOUT_S = 180
 RUN_MONITOR_POLL_S = 120
+INSTANCE_MODULE = "veranda_dagster.instance"
+INSTANCE_CLASS = "VerandaInstance"
+"""Dagster's instance remembering that a ticket partition exists (``instance.py``); named, not
+imported, so this module stays free of Dagster."""
 
 
 def _per_ticket(key: str) -> dict[str, Any]:
@@ -37,6 +41,7 @@ def shipped_instance(pool_limit: int = POOL_DEFAULT_LIMIT) -> dict[str, Any]:
     """The instance configuration ``dagster.yaml`` ships (storage left to Dagster's default:
     SQLite under ``$DAGSTER_HOME``), with the pools' default limit as a parameter."""
     return {
+        "instance_class": {"module": INSTANCE_MODULE, "class": INSTANCE_CLASS},
         "run_coordinator": {
             "module": "dagster.core.run_coordinator",
             "class": "QueuedRunCoordinator",

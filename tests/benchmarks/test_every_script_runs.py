@@ -277,6 +277,8 @@ def test_run_execution_counts_a_runs_orchestration_by_cause() -> None:
     assert per_run["events"]["median"] == sum(result["events_by_type"].values()) > 0
     assert result["events_by_type"]["STEP_SUCCESS"] == 13  # nine phases and four checks
     assert per_run["dynamic_partition_lookups"]["median"] > 0
+    # the shipped VerandaInstance asks the storage about the run's ticket once
+    assert per_run["dynamic_partition_queries"]["median"] == 1
     assert per_run["twin_checks"]["median"] == 1  # asked at the run's first phase only
     assert "twin_checks: 1.000" in run_execution.render(result)
     with pytest.raises(ValueError, match="--runs"):
