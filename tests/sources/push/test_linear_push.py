@@ -30,8 +30,14 @@ PUSH_TO_RUN_BOUND_S = 5.0
 loaded 2-core machine)."""
 
 
-def linear_body(key: str, *, stamp_ms: float | None = None, webhook_id: str = "wh-1",
-                assignee: str | None = "bot-1", labels: tuple[str, ...] = ()) -> bytes:  # fmt: skip
+def linear_body(
+    key: str,
+    *,
+    stamp_ms: float | None = None,
+    webhook_id: str = "wh-1",
+    assignee: str | None = "bot-1",
+    labels: tuple[str, ...] = (),
+) -> bytes:
     return json.dumps(
         {
             "action": "create",
