@@ -95,8 +95,12 @@ def linear_event(payload: Any, headers: Mapping[str, str], scope: Scope) -> Push
         data.get("labels")
     )
     if not (ours or labelled):
-        return PushEvent(None, f"{key} is not assigned, delegated or labelled for the bot "
-                         "in this event; left to the poll", delivery)  # fmt: skip
+        return PushEvent(
+            None,
+            f"{key} is not assigned, delegated or labelled for the bot "
+            "in this event; left to the poll",
+            delivery,
+        )
     return PushEvent(str(key), delivery=delivery)
 
 
@@ -151,11 +155,14 @@ def jira_event(payload: Any, headers: Mapping[str, str], scope: Scope) -> PushEv
     )
     assignee = _dict(fields.get("assignee"))
     assigned = bool(scope.jira_assignee) and scope.jira_assignee in (
-        assignee.get("accountId"), assignee.get("name"), assignee.get("emailAddress"),
-    )  # fmt: skip
+        assignee.get("accountId"),
+        assignee.get("name"),
+        assignee.get("emailAddress"),
+    )
     if not (labelled or assigned):
-        return PushEvent(None, f"{key} has neither the label nor the assignee; left to the poll",
-                         delivery)  # fmt: skip
+        return PushEvent(
+            None, f"{key} has neither the label nor the assignee; left to the poll", delivery
+        )
     return PushEvent(key, delivery=delivery)
 
 

@@ -6,7 +6,8 @@ sources to reach it). Each request is bounded before anything else: its body by
 by ``WEBHOOK_READ_TIMEOUT_S``; then the source's signature and timestamp
 (``webhook_auth``), then what the event asks for (``webhook_events``), then the gate and the run
 (``push_launch``). Answers are typed: 401 bad or stale signature, 400 malformed, 413 too big,
-404 unknown source, 503 a source with no webhook secret set (its poll still brings its tickets).
+404 unknown source, 503 a source with no webhook secret set (its poll still brings its tickets),
+500 the run could not be made (the error's type only; the poll picks the ticket up).
 The log line of a request names the source, the answer and the ticket key, never a header, the
 body or a secret. A redelivery (the same delivery id, remembered up to
 ``MAX_REMEMBERED_DELIVERIES``) is answered without asking the instance; any other repeat meets
@@ -122,14 +123,18 @@ def _handler(receiver: WebhookReceiver) -> type[BaseHTTPRequestHandler]:
             try:
                 body = self._body()
             except WebhookRefused as exc:
-                self._answer(Answer(exc.status, {"error": type(exc).__name__,
-                                                 "detail": str(exc)}), source)  # fmt: skip
+                self._answer(
+                    Answer(exc.status, {"error": type(exc).__name__, "detail": str(exc)}), source
+                )
                 return
             try:
                 answer = receiver.handle(source, dict(self.headers.items()), body)
             except ConfigError as exc:  # the workspace cannot make the run: the operator's
                 log.error("push intake: %s", exc)
                 answer = Answer(500, {"error": "ConfigError", "detail": str(exc)})
+            except Exception as exc:  # the poll is the backstop; answer with the type only
+                log.error("push intake: %s failed: %s", source[:40], type(exc).__name__)
+                answer = Answer(500, {"error": type(exc).__name__})
             self._answer(answer, source)
 
         def _body(self) -> bytes:

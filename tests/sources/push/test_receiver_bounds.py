@@ -84,3 +84,20 @@ def test_an_unknown_source_or_path_is_404(served: tuple[str, list[str]]) -> None
     status, answer = post(f"http://{address}/elsewhere", b"{}", {})
     assert status == 404
     assert json.dumps(answer).find(SECRET) == -1
+
+
+def test_a_launch_that_fails_answers_500_with_its_type_only() -> None:
+    def broken(source: str, key: str, mentions: tuple[str, ...]) -> Launch:
+        raise RuntimeError("postgres://user:pw@db/x is down")
+
+    server = make_server(WebhookReceiver({"linear": SECRET}, broken, Scope("bot-1")), port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    host, port = server.server_address[:2]
+    try:
+        body = linear_body("ENG-890")
+        url = f"http://{host!s}:{port}/webhooks/linear"
+        assert post(url, body, sign_linear(SECRET, body)) == (500, {"error": "RuntimeError"})
+    finally:
+        server.shutdown()
+        server.server_close()
