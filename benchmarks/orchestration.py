@@ -15,10 +15,17 @@ falls on both alike):
   ``ticket_run_failures`` sensors at theirs. Sensors, queue, launcher, run worker, step
   processes, event log and value store are all the shipped ones.
 
+How the product learns of the tickets (``--intake``): **push** (the default), one signed
+Linear ``Issue`` webhook per ticket posted to the product's receiver, ``veranda intake serve``,
+started beside the daemon on the same instance and workspace (its CPU is in the tree's, its
+start in the daemon start's); **poll**, the request sensor at the intake's poll interval
+(``LINEAR_POLL_INTERVAL_S``), the only path before the push intake existed.
+
 Reported per cell, as the median of the repeats with their spread (min-max): wall of all N
 tickets from the moment they were requested to the last run's end (**request→end**, what a
-user waits, sensor latency included: repeat r of R requests at (r + 1/2) / R of the sensor's
-interval after its first tick, as requests arriving at random would on average), the same less
+user waits: with push from the first POST; with poll the sensor latency included: repeat r of
+R requests at (r + 1/2) / R of the sensor's interval after its first tick, as requests
+arriving at random would on average), the same less
 the intake's poll wait (first run created → last run's end: queue, launch and the runs, what
 orchestration owns) and each run's own start→end; the time before a run
 starts (sensor, queue, launch); CPU seconds of every descendant process (``proc_cpu``: the
