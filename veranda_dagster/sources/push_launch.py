@@ -11,9 +11,13 @@ submits it (``instance.submit_run``): with the shipped ``QueuedRunCoordinator`` 
 and the daemon's dequeue (every second, ``dagster.yaml``) launches it under the same run limits.
 
 The gate is the sensors' (``dedup.ticket_holds``: one runs query on the instance, never process
-memory): a ticket already held gets no run. The run carries the sensor's own tags for the key
-(``dagster/sensor_name`` of the source's intake sensor, when the code location has it, and
-``dagster/run_key`` = the key, as ``ticket_run_request`` sets), so when the poll later sees
+memory): a ticket already held gets no run. Push only starts a ticket's **first** run: a key
+the instance knows at all (a failed run, or a partition a sensor registered whose run the daemon
+has not made yet) is left to the poll, which owns the rules for a second one (Jira's "changed
+only by our own comment", Slack's mention of a ticket in flight). The run carries the sensor's
+own tags for the key (``dagster/sensor_name`` of the source's intake sensor, when the code
+location has it, and ``dagster/run_key`` = the key, as ``ticket_run_request`` sets), so when
+the poll later sees
 the same ticket, ``ticket_holds`` finds this run, and even a tick that raced it is refused by the
 daemon's own run-key check (``fetch_existing_runs``) before it creates a twin. Launches from
 one receiver are serialized by a lock (two deliveries of one event race no further); a twin
@@ -66,9 +70,11 @@ class PushLauncher:
         """One run for ``key`` unless the instance already holds it (or, for a mention, holds a
         ticket it names); see the module docstring."""
         with self._lock:
-            holds = ticket_holds(self._instance, [key, *mentions], registered=bool(mentions))
+            holds = ticket_holds(self._instance, [key, *mentions], registered=True)
             if key in holds.taken:
                 return Launch(key, None, f"{key} already has a run")
+            if key in holds.known:
+                return Launch(key, None, f"{key} has a run or partition already; left to the poll")
             named = [m for m in mentions if m != key and m in holds.known]
             if named:
                 return Launch(key, None, f"{key} refers to {named[0]}, which has its own run")

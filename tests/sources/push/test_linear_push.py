@@ -190,3 +190,13 @@ def test_a_source_without_a_secret_refuses_its_webhooks(push: Receiver) -> None:
     assert status == 503
     assert "LINEAR_WEBHOOK_SECRET" in answer["detail"]
     assert runs_of(push.instance, "ENG-750") == []
+
+
+def test_a_ticket_a_sensor_already_registered_is_left_to_the_poll(push: Receiver) -> None:
+    """The sensor added the partition and the daemon is about to create its run: push must not
+    make a second one; nor does it re-trigger a ticket whose run failed (the poll's rules)."""
+    push.instance.add_dynamic_partitions(TICKETS_NAME, ["ENG-760"])
+    status, answer = post_linear(push, linear_body("ENG-760", webhook_id="r1"))
+    assert (status, answer["outcome"]) == (200, "held")
+    assert "left to the poll" in answer["detail"]
+    assert runs_of(push.instance, "ENG-760") == []
