@@ -28,6 +28,7 @@ that got past both, from a second receiver, is still refused at its first phase
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,9 @@ from veranda_dagster.domain.core.errors import ConfigError
 from veranda_dagster.partitions import TICKET_JOB, TICKETS_NAME
 from veranda_dagster.sources import registry
 from veranda_dagster.sources.dedup import ticket_holds, ticket_run_request
+
+MAX_CACHED_PLANS = 8
+"""Execution plans kept, one per ``ticket_run`` snapshot (a redeploy makes a new one)."""
 
 PUSH_TAG = "veranda/intake"
 """Set to ``push`` on a run the webhook receiver created (the poll's runs carry none)."""
@@ -65,6 +69,7 @@ class PushLauncher:
         self._instance = instance
         self._workspace = workspace
         self._lock = threading.Lock()
+        self._plans: OrderedDict[str, Any] = OrderedDict()
 
     def launch(self, source: str, key: str, mentions: tuple[str, ...] = ()) -> Launch:
         """One run for ``key`` unless the instance already holds it (or, for a mention, holds a
@@ -100,9 +105,7 @@ class PushLauncher:
         if repository.has_sensor(sensor):
             tags[SENSOR_NAME_TAG] = sensor
         self._instance.add_dynamic_partitions(TICKETS_NAME, [key])
-        plan = location.get_execution_plan(
-            job, {}, step_keys_to_execute=None, known_state=None, instance=self._instance
-        )
+        plan = self._plan(location, job)
         run = self._instance.create_run(
             job_name=TICKET_JOB,
             run_id=None,
@@ -115,7 +118,7 @@ class PushLauncher:
             parent_run_id=None,
             tags=tags,
             job_snapshot=job.job_snapshot,
-            execution_plan_snapshot=plan.execution_plan_snapshot,
+            execution_plan_snapshot=plan,
             parent_job_snapshot=job.parent_job_snapshot,
             remote_job_origin=job.get_remote_origin(),
             job_code_origin=job.get_python_origin(),
@@ -125,6 +128,21 @@ class PushLauncher:
         )
         self._instance.submit_run(run.run_id, context)
         return run.run_id
+
+    def _plan(self, location: Any, job: Any) -> Any:
+        """``ticket_run``'s execution plan snapshot, asked of the code location once per job
+        snapshot: a ticket run has no run config and no step selection, and its partition is a
+        tag, so every ticket's plan is the same (each ask is a round trip to the code server,
+        which rebuilds the plan, on every ticket's critical path)."""
+        snapshot_id = job.identifying_job_snapshot_id
+        if snapshot_id not in self._plans:
+            remote = location.get_execution_plan(
+                job, {}, step_keys_to_execute=None, known_state=None, instance=self._instance
+            )
+            self._plans[snapshot_id] = remote.execution_plan_snapshot
+            while len(self._plans) > MAX_CACHED_PLANS:
+                self._plans.popitem(last=False)
+        return self._plans[snapshot_id]
 
 
 def _ticket_job(context: BaseWorkspaceRequestContext) -> tuple[Any, Any, Any]:
