@@ -3,7 +3,8 @@
 A stdlib ``ThreadingHTTPServer`` bound to loopback by default (put a TLS proxy in front for the
 sources to reach it). Each request is bounded before anything else: its body by
 ``MAX_WEBHOOK_BODY_BYTES`` (refused 413 from ``Content-Length`` before a byte is read), the read
-by ``WEBHOOK_READ_TIMEOUT_S``; then the source's signature and timestamp
+by ``WEBHOOK_READ_TIMEOUT_S`` per socket read, the requests in flight by
+``MAX_CONCURRENT_REQUESTS``; then the source's signature and timestamp
 (``webhook_auth``), then what the event asks for (``webhook_events``), then the gate and the run
 (``push_launch``). Answers are typed: 401 bad or stale signature, 400 malformed, 413 too big,
 404 unknown source, 503 a source with no webhook secret set (its poll still brings its tickets),
@@ -42,6 +43,9 @@ from veranda_dagster.sources.webhook_events import EVENTS, Scope
 WEBHOOK_PATH_PREFIX = "/webhooks/"
 WEBHOOK_READ_TIMEOUT_S = 10.0
 """Bound on reading one request (headers and body) from its socket."""
+MAX_CONCURRENT_REQUESTS = 32
+"""Requests handled at once; a connection past this is closed unanswered (the source retries),
+so slow clients cannot pile up threads without bound."""
 MAX_REMEMBERED_DELIVERIES = 4096
 """Delivery ids kept to answer a redelivery at once; the oldest is forgotten past this."""
 DEFAULT_WEBHOOK_HOST = "127.0.0.1"
@@ -166,14 +170,38 @@ def _handler(receiver: WebhookReceiver) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _BoundedServer(ThreadingHTTPServer):
+    """A thread per request, at most ``MAX_CONCURRENT_REQUESTS`` at once."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self._slots = threading.BoundedSemaphore(MAX_CONCURRENT_REQUESTS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+
 def make_server(
     receiver: WebhookReceiver, host: str = DEFAULT_WEBHOOK_HOST, port: int = DEFAULT_WEBHOOK_PORT
 ) -> ThreadingHTTPServer:
     """The bound server (``port`` 0 picks a free one: ``server.server_address``); the caller
     runs ``serve_forever`` and ``shutdown``s it."""
-    server = ThreadingHTTPServer((host, port), _handler(receiver))
-    server.daemon_threads = True
-    return server
+    return _BoundedServer((host, port), _handler(receiver))
 
 
 def secrets_from_env(environ: Mapping[str, str]) -> dict[str, str]:

@@ -101,3 +101,28 @@ def test_a_launch_that_fails_answers_500_with_its_type_only() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_connections_past_the_concurrency_bound_are_closed_unanswered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(webhook_server, "MAX_CONCURRENT_REQUESTS", 1)
+    monkeypatch.setattr(webhook_server, "WEBHOOK_READ_TIMEOUT_S", 3.0)
+    server = make_server(WebhookReceiver({"linear": SECRET}, _launched([]), Scope()), port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    host, port = server.server_address[:2]
+    try:
+        with socket.create_connection((str(host), port), timeout=10) as slow:
+            slow.sendall(b"POST /webhooks/linear HTTP/1.1\r\n")  # holds the one slot
+            time.sleep(0.3)
+            with socket.create_connection((str(host), port), timeout=10) as second:
+                second.sendall(b"POST /webhooks/linear HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+                assert second.recv(1024) == b""  # closed at once, no thread spent on it
+        time.sleep(3.5)  # the slow one timed out and gave its slot back
+        body = linear_body("ENG-880", webhook_id="after")
+        url = f"http://{host!s}:{port}/webhooks/linear"
+        assert post(url, body, sign_linear(SECRET, body))[0] == 202  # Scope(): not the bot's
+    finally:
+        server.shutdown()
+        server.server_close()
