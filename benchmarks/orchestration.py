@@ -15,10 +15,17 @@ falls on both alike):
   ``ticket_run_failures`` sensors at theirs. Sensors, queue, launcher, run worker, step
   processes, event log and value store are all the shipped ones.
 
+How the product learns of the tickets (``--intake``): **push** (the default), one signed
+Linear ``Issue`` webhook per ticket posted to the product's receiver, ``veranda intake serve``,
+started beside the daemon on the same instance and workspace (its CPU is in the tree's, its
+start in the daemon start's); **poll**, the request sensor at the intake's poll interval
+(``LINEAR_POLL_INTERVAL_S``), the only path before the push intake existed.
+
 Reported per cell, as the median of the repeats with their spread (min-max): wall of all N
 tickets from the moment they were requested to the last run's end (**request→end**, what a
-user waits, sensor latency included: repeat r of R requests at (r + 1/2) / R of the sensor's
-interval after its first tick, as requests arriving at random would on average), the same less
+user waits: with push from the first POST; with poll the sensor latency included: repeat r of
+R requests at (r + 1/2) / R of the sensor's interval after its first tick, as requests
+arriving at random would on average), the same less
 the intake's poll wait (first run created → last run's end: queue, launch and the runs, what
 orchestration owns) and each run's own start→end; the time before a run
 starts (sensor, queue, launch); CPU seconds of every descendant process (``proc_cpu``: the
@@ -66,6 +73,21 @@ from benchmarks.proc_cpu import Reaper, drain, tree_cpu  # noqa: E402
 PHASES_WITH_WORK = 9
 """Phases whose scripted domain call runs the work (the four checks read stored values only)."""
 
+INTAKES = ("push", "poll")
+"""How the product cell learns of its tickets: ``push``, a signed Linear webhook per ticket
+posted to ``veranda intake serve`` (the product's receiver, beside the daemon, on the same
+instance and workspace); ``poll``, the request sensor at the intake's poll interval."""
+PUSH_SECRET = "bench-webhook-secret"
+"""The receiver's ``LINEAR_WEBHOOK_SECRET`` in the benchmark's own instance (loopback only)."""
+PUSH_BOT = "bench-bot"
+"""``LINEAR_BOT_USER_ID`` of the benchmark: every posted issue is assigned to it."""
+IDLE_WINDOW_S = 10.0
+"""With push, seconds between the daemon's first tick and the first POST, over which the
+daemon's idle rate is measured (with poll the wait is the sampled part of the interval)."""
+RECEIVER_READY_TIMEOUT_S = 120.0
+"""Bound on the receiver's start (its workspace loaded and its port accepting)."""
+POST_TIMEOUT_S = 60.0
+"""Bound on one webhook POST's answer."""
 RUN_TIMEOUT_S = 1_800.0
 """Bound on one cell's runs; past it the cell fails naming its DAGSTER_HOME."""
 DAEMON_READY_TIMEOUT_S = 120.0
@@ -144,11 +166,70 @@ def _wait_for_runs(home: Path, n: int, deadline: float) -> list[dict[str, Any]]:
     raise TimeoutError(f"{n} runs did not finish in time under {home}")
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start_receiver(home: Path, workspace: Path, env: dict[str, str], log: Any) -> str:
+    """``veranda intake serve`` of this checkout on a free loopback port; its URL once it
+    accepts connections."""
+    import socket
+
+    port = _free_port()
+    cli = "import sys; from veranda_dagster.cli import main; sys.exit(main(sys.argv[1:]))"
+    receiver_env = {**env, "LINEAR_WEBHOOK_SECRET": PUSH_SECRET, "LINEAR_BOT_USER_ID": PUSH_BOT}
+    subprocess.Popen(
+        [sys.executable, "-c", cli, "intake", "serve", "--port", str(port), "-w", str(workspace)],
+        env=receiver_env,
+        cwd=home,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    deadline = time.time() + RECEIVER_READY_TIMEOUT_S
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return f"http://127.0.0.1:{port}/webhooks/linear"
+        except OSError:
+            time.sleep(POLL_S)
+    raise TimeoutError(f"the receiver under {home} did not accept connections in time")
+
+
+def _push(url: str, keys: list[str]) -> None:
+    """One signed Linear ``Issue`` ``create`` webhook per key, as Linear posts them."""
+    import urllib.request
+
+    from veranda_dagster.sources.webhook_auth import sign_linear
+
+    for key in keys:
+        body = json.dumps(
+            {
+                "action": "create",
+                "type": "Issue",
+                "data": {"identifier": key, "assigneeId": PUSH_BOT, "state": {"type": "unstarted"}},
+                "webhookId": f"bench-{key}",
+                "webhookTimestamp": int(time.time() * 1000),
+            }
+        ).encode()
+        headers = {**sign_linear(PUSH_SECRET, body), "Content-Type": "application/json"}
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        with urllib.request.urlopen(request, timeout=POST_TIMEOUT_S) as response:
+            if response.status != 201:
+                raise RuntimeError(f"the receiver answered {response.status} for {key}")
+
+
 def product(
-    n: int, work_s: float, wait_s: float, sensor_s: int | None, keep: bool, phase: float = 0.0
-) -> Sample:
-    """N tickets requested at once through ``dagster-daemon``, ``phase`` (0-1) of a sensor
-    interval after its first tick; see the module docstring."""
+    n: int, work_s: float, wait_s: float, sensor_s: int | None, keep: bool, phase: float = 0.0,
+    intake: str = "push",
+) -> Sample:  # fmt: skip
+    """N tickets requested at once through ``dagster-daemon``: with ``poll``, ``phase`` (0-1)
+    of a sensor interval after its first tick; with ``push``, posted to the receiver
+    ``IDLE_WINDOW_S`` after it; see the module docstring."""
     home = Path(tempfile.mkdtemp(prefix="veranda-bench-"))
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")  # the shipped instance config
     bench = home / "bench"
@@ -168,9 +249,10 @@ def product(
         instance.get_runs(limit=1)
     daemon_bin = shutil.which("dagster-daemon") or "dagster-daemon"
     log = (home / "daemon.log").open("w")
+    workspace = _write_workspace(home)
     cpu0, started = tree_cpu(), time.time()
     subprocess.Popen(
-        [daemon_bin, "run", "-w", str(_write_workspace(home))],
+        [daemon_bin, "run", "-w", str(workspace)],
         env=env,
         cwd=home,
         stdout=log,
@@ -178,12 +260,20 @@ def product(
         start_new_session=True,
     )
     try:
+        url = _start_receiver(home, workspace, env, log) if intake == "push" else ""
         _wait_for_first_tick(home, started + DAEMON_READY_TIMEOUT_S)
         cpu_ready, t_ready = tree_cpu(), time.time()
-        time.sleep(phase * (sensor_s or sensor_interval_s()))  # where in the interval it lands
+        if intake == "push":
+            time.sleep(IDLE_WINDOW_S)
+        else:
+            time.sleep(phase * (sensor_s or sensor_interval_s()))  # where in the interval
         cpu_t0, t0 = tree_cpu(), time.time()
         idle_rate = (cpu_t0 - cpu_ready) / max(t0 - t_ready, 1e-9)  # the daemon with no ticket
-        (bench / "requests.txt").write_text("".join(f"BENCH-{i}\n" for i in range(1, n + 1)))
+        keys = [f"BENCH-{i}" for i in range(1, n + 1)]
+        if intake == "push":
+            _push(url, keys)
+        else:
+            (bench / "requests.txt").write_text("".join(f"{k}\n" for k in keys))
         runs = _wait_for_runs(home, n, t0 + RUN_TIMEOUT_S)
         cpu_done, t_done = tree_cpu(), time.time()
     finally:
@@ -222,7 +312,7 @@ def spread(samples: list[Sample]) -> dict[str, dict[str, float]]:
 
 def measure(
     ns: list[int], repeat: int, slots: int, work_s: float, wait_s: float,
-    sensor_s: int | None = None, keep: bool = False,
+    sensor_s: int | None = None, keep: bool = False, intake: str = "push",
 ) -> dict[str, Any]:  # fmt: skip
     """Every cell, floor and product interleaved, with the load average around each."""
     results: dict[str, Any] = {}
@@ -236,7 +326,7 @@ def measure(
                     sample = floor(n, slots, work_s, wait_s)
                 else:
                     phase = (r + 0.5) / repeat  # requests spread over the sensor's interval
-                    sample = product(n, work_s, wait_s, sensor_s, keep, phase)
+                    sample = product(n, work_s, wait_s, sensor_s, keep, phase, intake)
                 sample["load"] = (load0 + os.getloadavg()[0]) / 2
                 cells[kind].append(sample)
                 print(f"N={n} repeat {r + 1} {kind}: {json.dumps(sample)}", flush=True)
@@ -305,6 +395,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sensor-s", type=int, help="request sensor interval; default: the intake sensors' own"
     )
+    parser.add_argument(
+        "--intake",
+        choices=INTAKES,
+        default="push",
+        help="push: a signed Linear webhook per ticket to `veranda intake serve` (the default); "
+        "poll: the request sensor at the intake's poll interval",
+    )
     parser.add_argument("--keep", action="store_true", help="keep each DAGSTER_HOME")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
@@ -313,13 +410,16 @@ def main(argv: list[str] | None = None) -> int:
     else:
         work_s, wait_s = args.work_s, 0.0
     print(f"phase work: {work_s} CPU-s then {wait_s} s waiting, x{PHASES_WITH_WORK} phases")
+    print(f"intake: {args.intake}")
     print(f"cores: {os.cpu_count()}, load at start: {os.getloadavg()}")
     # a background run ignores SIGINT; SIGTERM must still reach the ``finally`` that drains
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     reaper = Reaper()
     try:
         ns = [int(x) for x in args.n.split(",")]
-        results = measure(ns, args.repeat, args.slots, work_s, wait_s, args.sensor_s, args.keep)
+        results = measure(
+            ns, args.repeat, args.slots, work_s, wait_s, args.sensor_s, args.keep, args.intake
+        )
     finally:
         reaper.stop()
     print("\n" + render(results))

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("veranda_dagster.cli.demo", "run the whole pipeline against loopback fakes"),
     "report": ("veranda_dagster.cli.report", "cost, tokens and outcomes from the instance"),
     "budget": ("veranda_dagster.cli.budget", "a ticket's spend per phase; raise its cap alone"),
+    "intake": ("veranda_dagster.cli.intake", "serve the push intake: signed webhooks -> runs"),
     "serve-ops": ("veranda_dagster.cli.serve_ops", "serve /healthz, /readyz and /metrics"),
     "mcp-observability": ("veranda_dagster.cli.mcp_observability", "the agents' MCP server"),
     "reference-docs": ("veranda_dagster.cli.reference_docs", "write docs/reference from the code"),
