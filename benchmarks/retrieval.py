@@ -432,6 +432,7 @@ def run_case(case: dict[str, Any], repo_dir: Path, pack_cmd: list[str]) -> dict[
     row.update(report_source=case.get("report_source", "issue"), gold=case["gold_files"])
     row.update(split=case.get("split", DEV_SPLIT))
     row.update(seconds=round(ours.seconds, 3), cpu_seconds=round(ours.cpu_seconds, 3))
+    row.update(cpu_method=ours.cpu_method)
     row.update(peak_rss_mb=round(ours.peak_rss_mb, 1))
     row.update(grep_s=round(floor.seconds, 3), grep_cpu_s=round(floor.cpu_seconds, 3))
     for name, packed in packs.items():
