@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import resource
 import shutil
@@ -54,6 +53,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+if str(Path(__file__).resolve().parent) not in sys.path:  # loaded from its file by the tests
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cpu_meter import measure
 
 from veranda_dagster.domain.core.bounds import (
     MAX_PACK_BYTES,
@@ -70,7 +74,6 @@ DEV_SPLIT = "dev"
 """Cases the ranking is developed on; the other splits (``heldout*``) are reported apart."""
 MAX_FILE_BYTES = 1_000_000
 """Larger files (vendored data, generated tables) are left out of the BM25 corpus."""
-TIME_BIN = "/usr/bin/time"
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test\.py|conftest\.py)$")
 
@@ -321,43 +324,41 @@ class PackRun:
     seconds: float
     cpu_seconds: float
     peak_rss_mb: float
+    cpu_method: str = "cgroup"
+    """``cgroup``: every process the pack started is counted, its sandboxed git included;
+    ``rusage``: this machine let no control group be made, and the sandboxed git processes
+    (their own pid namespace) are missing from the figure (``cpu_meter.py``)."""
 
 
 def run_pack(pack_cmd: list[str], worktree: Path, case: dict[str, Any], tmp: Path) -> PackRun:
+    """One ``veranda pack`` process, measured by ``cpu_meter.measure``: its CPU with every
+    process it starts (the git commands run in bubblewrap's own pid namespace, whose CPU plain
+    ``wait`` accounting never sees) and its own peak resident memory (GNU ``time``'s ``%M``:
+    a forked child inherits the parent's high-water mark, so ``wait4`` would report the
+    benchmark's own footprint)."""
     ticket = {"id": case["id"], "source": "linear", "title": case["title"]}
     ticket["description"] = case["body"]
     ticket_file = tmp / "ticket.json"
     ticket_file.write_text(json.dumps(ticket), encoding="utf-8")
     argv = [*pack_cmd, "pack", "--repo-dir", str(worktree), "--ticket", str(ticket_file)]
-    out_file, err_file, usage_file = tmp / "pack.out", tmp / "pack.err", tmp / "pack.usage"
-    # A forked child inherits this process's resident-memory high-water mark (Linux keeps the
-    # old mm's peak across exec), so ``wait4`` on a direct child would report the benchmark's
-    # own footprint. GNU time forks the pack from its own small image and reports the pack's.
-    timer = [TIME_BIN, "-f", "%M %U %S", "-o", str(usage_file)] if Path(TIME_BIN).exists() else []
+    out_file = tmp / "pack.out"
     if shutil.which(pack_cmd[0]) is None:
         raise BenchmarkError(f"the pack CLI {pack_cmd[0]!r} is not installed")
-    started = time.perf_counter()
     try:
-        with out_file.open("wb") as out, err_file.open("wb") as err:
-            proc = subprocess.Popen([*timer, *argv, "--no-model"], stdout=out, stderr=err)
+        with out_file.open("wb") as out:
+            measured = measure([*argv, "--no-model"], stdout=out)
     except FileNotFoundError:
         raise BenchmarkError(f"the pack CLI {pack_cmd[0]!r} is not installed") from None
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - started
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        err_text = err_file.read_text(errors="replace").strip() or out_file.read_text()[:500]
-        raise BenchmarkError(f"`{' '.join(argv)}` failed on {case['id']}: {err_text}")
-    peak_kb, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
-    if timer:
-        fields = usage_file.read_text().split()[-3:]
-        peak_kb, cpu = int(fields[0]), float(fields[1]) + float(fields[2])
+    except RuntimeError as exc:
+        raise BenchmarkError(f"pack failed on {case['id']}: {exc}") from None
     try:
         result = json.loads(out_file.read_text(encoding="utf-8"))
         [f["path"] for f in result["files"]], list(result["seeds"])
     except (ValueError, KeyError, TypeError) as exc:
         raise BenchmarkError(f"pack output for {case['id']} breaks the contract: {exc}") from None
-    return PackRun(result, seconds, cpu, peak_kb / 1024)
+    return PackRun(
+        result, measured.seconds, measured.cpu_seconds, measured.peak_rss_mb, measured.method
+    )
 
 
 def resolve_pack_cmd(pack_cmd: str | list[str] | None) -> list[str]:
@@ -431,6 +432,7 @@ def run_case(case: dict[str, Any], repo_dir: Path, pack_cmd: list[str]) -> dict[
     row.update(report_source=case.get("report_source", "issue"), gold=case["gold_files"])
     row.update(split=case.get("split", DEV_SPLIT))
     row.update(seconds=round(ours.seconds, 3), cpu_seconds=round(ours.cpu_seconds, 3))
+    row.update(cpu_method=ours.cpu_method)
     row.update(peak_rss_mb=round(ours.peak_rss_mb, 1))
     row.update(grep_s=round(floor.seconds, 3), grep_cpu_s=round(floor.cpu_seconds, 3))
     for name, packed in packs.items():

@@ -1,7 +1,9 @@
 """The ``veranda`` command: a table of subcommands, each in its own module, imported lazily.
 
 A subcommand module exposes ``add_arguments(parser)`` and ``run(args) -> int``. Lazy import keeps
-``veranda detect-repo`` from paying for Dagster's import time. Whatever a subcommand raises on
+``veranda detect-repo`` from paying for Dagster's import time. The plugins are loaded (and with
+them Dagster and the HTTP client, about a second of CPU) only for a command that uses them: one
+that reads none (``veranda pack``) says ``NEEDS_PLUGINS = False``. Whatever a subcommand raises on
 bad input (a typed product error, an unreadable file, a bad ``DAGSTER_HOME``) is one line on
 stderr and exit 2, never a traceback; ``--debug`` (anywhere on the line, or ``VERANDA_DEBUG=1``)
 shows the traceback too.
@@ -15,8 +17,6 @@ import os
 import sys
 import traceback
 from typing import NoReturn
-
-from veranda_dagster.plugins import load_plugins
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "dev": ("veranda_dagster.cli.dev", "the product in the Dagster UI against a loopback world"),
@@ -98,7 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     module.add_arguments(cmd_parser)
     args = cmd_parser.parse_args(argv[1:])
     try:
-        load_plugins()
+        if getattr(module, "NEEDS_PLUGINS", True):
+            from veranda_dagster.plugins import load_plugins
+
+            load_plugins()
         return int(module.run(args))
     except KeyboardInterrupt:
         return 130

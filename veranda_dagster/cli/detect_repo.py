@@ -13,14 +13,11 @@ import json
 import sys
 import tempfile
 
-from veranda_dagster.domain.core.bounds import MAX_TICKET_FILE_BYTES
+from veranda_dagster.cli.ticket_file import load_ticket
 from veranda_dagster.domain.core.errors import InputError
-from veranda_dagster.domain.core.input_files import load_document, validate_document
 from veranda_dagster.domain.core.models import RepoGuess, Ticket
 from veranda_dagster.domain.intake.catalog import Catalog, load_catalog, merge_catalogs
 from veranda_dagster.domain.intake.repo_detection import confirm_repo_guess, detect_repo
-from veranda_dagster.domain.intake.ticket_bounds import bound_ticket
-from veranda_dagster.sources import source_names
 
 OUTPUT_KEYS = ("repo", "confidence", "signal", "decision", "candidates", "question")
 
@@ -37,17 +34,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-model", action="store_true", help="skip the cheap-tier confirmation pass"
     )
-
-
-def load_ticket(path: str, what: str = "ticket") -> Ticket:
-    """A ticket JSON file: a regular file within ``MAX_TICKET_FILE_BYTES`` and the JSON depth
-    bound, validated, then held to the ticket bounds like one read from Linear."""
-    data = load_document(path, what=what, max_bytes=MAX_TICKET_FILE_BYTES, as_json=True)
-    ticket = validate_document(Ticket, data, f"{what} {path}")
-    if ticket.source not in source_names():
-        known = ", ".join(source_names())
-        raise InputError(f"{what} {path}: field 'source': {ticket.source!r} is not one of {known}")
-    return bound_ticket(ticket)
 
 
 def _with_model(guess: RepoGuess, ticket: Ticket, catalog: Catalog) -> RepoGuess:

@@ -210,19 +210,29 @@ class TextCorpus:
         if not low or "\n" in low:
             return hits
         for path, text in self._lower.items():
-            at = text.find(low)
-            line, counted, found = 1, 0, 0
-            while at >= 0 and found < per_file:
-                line += text.count("\n", counted, at)
-                hits.append((path, line))
-                found += 1
-                if len(hits) >= total:
-                    return hits
-                counted = text.find("\n", at)
-                if counted < 0:
-                    break
-                at = text.find(low, counted)
+            hits.extend(
+                (path, line) for line in lines_holding(text, low, per_file, total - len(hits))
+            )
+            if len(hits) >= total:
+                return hits
         return hits
+
+
+def lines_holding(lowered: str, needle: str, per_file: int, at_most: int) -> list[int]:
+    """The first line numbers of ``lowered`` (a file's text, lowercased) holding ``needle``
+    (lowercased, no newline), at most ``min(per_file, at_most)``: the one search rule of the
+    held corpus and of the streamed pass (``LocalGitGrep.prefetch``), so both answer alike."""
+    found: list[int] = []
+    at = lowered.find(needle)
+    line, counted = 1, 0
+    while at >= 0 and len(found) < per_file and len(found) < at_most:
+        line += lowered.count("\n", counted, at)
+        found.append(line)
+        counted = lowered.find("\n", at)
+        if counted < 0:
+            break
+        at = lowered.find(needle, counted)
+    return found
 
 
 def _run(repo_dir: Path, args: list[str], feed: bytes | None = None) -> bytes:

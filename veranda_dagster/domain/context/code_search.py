@@ -10,8 +10,10 @@ benchmarks. Fixed-string grep on purpose: a seed is an identifier, not a pattern
 from __future__ import annotations
 
 import contextlib
+import heapq
 import re
 import subprocess
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
@@ -22,6 +24,7 @@ from veranda_dagster.domain.clone.repo_corpus import (
     TextListing,
     fits_in_memory,
     is_probably_text,
+    lines_holding,
     list_texts,
     stream_texts,
 )
@@ -38,6 +41,13 @@ if TYPE_CHECKING:
 
 GREP_TIMEOUT_S = 60.0
 """One ``git grep`` over a large monorepo; slower is a hung disk, not a search."""
+MAX_PREFETCHED_QUERIES = 48
+"""Queries one streamed pass answers (``LocalGitGrep.prefetch``): a pack searches at most
+``MAX_SEARCHES`` times, chosen from its ranked candidates, their relaxed variants, the ticket's
+words and its error messages; past this a query is searched with ``git grep`` when asked."""
+MAX_KEPT_HIT_TEXT_BYTES = 8_000_000
+"""Text the streamed pass keeps of the files its queries hit, for the windows and the ranking
+that read them next (a quarter of ``MAX_HELD_TEXT_BYTES``); a file past it is read again."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +173,9 @@ class LocalGitGrep:
         self._listing: TextListing | None = None
         self._readable: frozenset[str] | None = None
         self._index: FullTextIndex | None = None
+        self._queries: list[str] = []
+        self._answers: dict[str, list[Hit]] | None = None
+        self._kept: dict[str, str] = {}
         self.calls: list[str] = []
         """Every seed searched, in order: what a test or benchmark counts."""
 
@@ -237,7 +250,7 @@ class LocalGitGrep:
         hits = self._path_hits(seed)
         corpus = self.corpus()
         if corpus is None:
-            content = self._git_grep(seed)
+            content = self._streamed(seed)
         else:
             found = corpus.grep(seed, MAX_HITS_PER_FILE, MAX_HITS_PER_SEARCH)
             content = [Hit(p, n, self._line(p, n)) for p, n in found]
@@ -268,6 +281,83 @@ class LocalGitGrep:
                     extra.append(Hit(path, number, text.rstrip("\n")))
                     break
         return extra
+
+    def prefetch(self, queries: Iterable[str]) -> None:
+        """The queries this pack is likely to search (at most ``MAX_PREFETCHED_QUERIES``).
+
+        Only a streamed tree (past ``MAX_HELD_TEXT_BYTES``) uses them: instead of one
+        ``git grep`` per search, each inflating every blob of the commit again, one pass over the
+        tree's texts answers all of them, builds the full-text index and keeps the texts of the
+        files they hit (``MAX_KEPT_HIT_TEXT_BYTES``). Same hits as the held corpus
+        (``lines_holding``); a query not named here is still searched with ``git grep``."""
+        if self._answers is not None:
+            return
+        for query in queries:
+            if len(self._queries) >= MAX_PREFETCHED_QUERIES:
+                break
+            if query.strip() and query not in self._queries:
+                self._queries.append(query)
+
+    def _streamed(self, seed: str) -> list[Hit]:
+        """Content hits on a streamed tree: from the one pass when ``seed`` was prefetched."""
+        if seed in self._queries and self._pass_pending():
+            self._stream_pass()
+        if self._answers is not None and seed in self._answers:
+            return self._answers[seed]
+        return self._git_grep(seed)
+
+    def _pass_pending(self) -> bool:
+        """Whether a streamed tree has prefetched queries and no pass has answered them."""
+        return self._answers is None and bool(self._queries) and self._listing is not None
+
+    def _stream_pass(self) -> None:
+        """One read of every text file, in path order: the prefetched queries' hits (capped
+        as ``search`` caps them), the full-text index when none is built yet, and the texts
+        of the files hit, kept within ``MAX_KEPT_HIT_TEXT_BYTES`` (``HitTexts``)."""
+        from veranda_dagster.domain.context.full_text import FullTextIndex
+
+        assert self._listing is not None
+        needles = [(q, q.lower()) for q in self._queries]
+        found: dict[str, list[Hit]] = {q: [] for q in self._queries}
+        index = FullTextIndex(()) if self._index is None else None
+        indexed = self._indexed()
+        kept = HitTexts(MAX_KEPT_HIT_TEXT_BYTES)
+        files = sorted(self._listing.files, key=_by_path)
+        with contextlib.closing(stream_texts(self.repo_dir, files)) as texts:
+            for path, text in texts:
+                if index is not None and indexed(path):
+                    index.add(path, text)
+                lowered, lines, first = text.lower(), None, None
+                for rank, (query, needle) in enumerate(needles):
+                    got = found[query]
+                    if not needle or "\n" in needle or len(got) >= MAX_HITS_PER_SEARCH:
+                        continue
+                    at_most = MAX_HITS_PER_SEARCH - len(got)
+                    numbers = lines_holding(lowered, needle, MAX_HITS_PER_FILE, at_most)
+                    if not numbers:
+                        continue
+                    lines = lines if lines is not None else split_lines(text)
+                    got.extend(Hit(path, n, _line_of(lines, n)) for n in numbers)
+                    first = rank if first is None else first
+                if first is not None:
+                    kept.offer(path, text, first)
+        if index is not None:
+            self._index = index
+        self._kept = kept.texts()
+        self._answers = found
+
+    def _indexed(self) -> Callable[[str], bool]:
+        """Which files the full-text index holds: the tree's main language, no tests, docs,
+        vendored or generated files (they would set the scale every score is normalised by)."""
+        from veranda_dagster.domain.context.path_kinds import path_factor
+        from veranda_dagster.domain.context.source_language import dominant_language, language_of
+
+        main_language = dominant_language(self.paths())
+
+        def indexed(path: str) -> bool:
+            return language_of(path) == main_language and path_factor(path) == 1.0
+
+        return indexed
 
     def corpus(self) -> TextCorpus | None:
         """The tree's text files held in memory, read on first use; ``None`` when they are
@@ -355,16 +445,12 @@ class LocalGitGrep:
         Tests, docs, vendored and generated files, and files in another language are left
         out: they would set the scale every other file's score is normalised by."""
         from veranda_dagster.domain.context.full_text import FullTextIndex, query_terms
-        from veranda_dagster.domain.context.path_kinds import path_factor
-        from veranda_dagster.domain.context.source_language import dominant_language, language_of
 
+        corpus = self.corpus()
+        if self._index is None and corpus is None and self._pass_pending():
+            self._stream_pass()  # one read of the tree for the index and the searches
         if self._index is None:
-            corpus = self.corpus()
-            main_language = dominant_language(self.paths())
-
-            def indexed(path: str) -> bool:
-                return language_of(path) == main_language and path_factor(path) == 1.0
-
+            indexed = self._indexed()
             if corpus is not None:
                 self._index = FullTextIndex(
                     (path, text) for path, text in sorted(corpus.texts.items()) if indexed(path)
@@ -382,10 +468,17 @@ class LocalGitGrep:
         return dict(self._index.term_idf) if self._index is not None else {}
 
     def file_text(self, path: str) -> list[str] | None:
-        """The file's lines at the revision, cached; ``None`` when it does not exist there."""
+        """The file's lines at the revision, cached; ``None`` when it does not exist there.
+        With queries prefetched and not yet answered, the one pass comes first (a frame's file
+        is read before any search): it keeps the files the pack reads next."""
+        pending = path not in self._texts and bool(self._queries) and self._answers is None
+        if pending and self.corpus() is None and self._pass_pending():
+            self._stream_pass()
         corpus = self._corpus if isinstance(self._corpus, TextCorpus) else None
         if path not in self._texts and corpus is not None and path in corpus.texts:
             self._texts[path] = split_lines(corpus.texts[path])
+        if path not in self._texts and path in self._kept:
+            self._texts[path] = split_lines(self._kept.pop(path))
         if path not in self._texts:
             self.paths()
             proc = self._git("cat-file", "blob", f"{self.sha}:{path}", check=False)
@@ -399,5 +492,36 @@ class LocalGitGrep:
         return window_in(self.file_text(path), line, f"{path} does not exist at {self.sha[:12]}")
 
 
+class HitTexts:
+    """The texts of the files a streamed pass hit, within ``limit`` characters, the files hit
+    by the earliest queries first: a seed candidate's files are read next (windows, docstrings,
+    capped definitions), a plain ticket word's many files only if the budget reaches it."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._held: dict[str, tuple[int, str]] = {}
+        self._queue: list[tuple[int, int, str]] = []  # (-rank, -order, path): worst on top
+        self._size = 0
+
+    def offer(self, path: str, text: str, rank: int) -> None:
+        """Keep ``text`` unless every held file ranks at least as well and there is no room."""
+        if len(text) > self.limit:
+            return
+        self._held[path] = (rank, text)
+        heapq.heappush(self._queue, (-rank, -len(self._queue), path))
+        self._size += len(text)
+        while self._size > self.limit:
+            _, _, worst = heapq.heappop(self._queue)
+            self._size -= len(self._held.pop(worst)[1])
+
+    def texts(self) -> dict[str, str]:
+        return {path: text for path, (_, text) in self._held.items()}
+
+
 def _by_path(file: tuple[str, str]) -> str:
     return file[1]
+
+
+def _line_of(lines: list[str], number: int) -> str:
+    """Line ``number`` (1-based) without its newline, as ``git grep`` prints it."""
+    return lines[number - 1].rstrip("\n") if 0 < number <= len(lines) else ""

@@ -77,18 +77,30 @@ class FullTextIndex:
         self.paths: list[str] = []
         self._counts: list[Counter[str]] = []
         self._lengths: list[int] = []
-        for path, text in documents:
-            if len(self.paths) >= MAX_FULL_TEXT_FILES:
-                break
-            tokens = IDENT.findall(f"{path}\n{text}")
-            self.paths.append(path)
-            self._counts.append(Counter(tokens))
-            self._lengths.append(len(tokens))
-        self._avgdl = sum(self._lengths) / max(1, len(self._lengths))
         self._vocabulary: set[str] | None = None
         self.term_idf: dict[str, float] = {}
         """The last query's terms found in the tree, with their idf: what the windows use to
         find the lines a ticket talks about."""
+        for path, text in documents:
+            if not self.add(path, text):
+                break
+
+    def add(self, path: str, text: str) -> bool:
+        """Index one more document (documents come in path order); ``False``, and nothing
+        added, once ``MAX_FULL_TEXT_FILES`` are held. Lets a caller that streams the tree for
+        another reason (``LocalGitGrep.prefetch``) build the index in the same pass."""
+        if len(self.paths) >= MAX_FULL_TEXT_FILES:
+            return False
+        tokens = IDENT.findall(f"{path}\n{text}")
+        self.paths.append(path)
+        self._counts.append(Counter(tokens))
+        self._lengths.append(len(tokens))
+        self._vocabulary = None
+        return True
+
+    @property
+    def _avgdl(self) -> float:
+        return sum(self._lengths) / max(1, len(self._lengths))
 
     def _raw_for(self, query: Counter[str]) -> dict[str, list[str]]:
         """Each identifier of the tree that carries a query term -> the query terms it carries."""
@@ -120,10 +132,11 @@ class FullTextIndex:
         idf = {t: math.log(1.0 + (total - df + 0.5) / (df + 0.5)) for t, df in doc_freq.items()}
         self.term_idf = idf
         scored: list[tuple[float, str]] = []
+        avgdl = self._avgdl
         for path, tf, length in zip(self.paths, per_doc, self._lengths, strict=True):
             if not tf:
                 continue
-            norm = K1 * (1.0 - B + B * length / self._avgdl)
+            norm = K1 * (1.0 - B + B * length / avgdl)
             score = sum(query[t] * idf[t] * n * (K1 + 1.0) / (n + norm) for t, n in tf.items())
             scored.append((score, path))
         scored.sort(key=lambda item: (-item[0], item[1]))

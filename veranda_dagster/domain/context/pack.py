@@ -25,7 +25,11 @@ from veranda_dagster.domain.context.layers import (
     write_instruction_files,
 )
 from veranda_dagster.domain.context.retrieval import RetrievalResult, build_pack
-from veranda_dagster.domain.context.search_choice import search_for_pack
+from veranda_dagster.domain.context.search_choice import (
+    likely_queries,
+    prefetch_queries,
+    search_for_pack,
+)
 from veranda_dagster.domain.context.seeds import extract_keywords, extract_seeds, seed_candidates
 from veranda_dagster.domain.core.agent import AgentPort
 from veranda_dagster.domain.core.bounds import MAX_SEARCHES
@@ -138,6 +142,7 @@ def _pack(texts: list[str], search: CodeSearch, ticket: Ticket) -> tuple[Retriev
     candidates = seed_candidates(texts)
     keywords = extract_keywords(texts, extract_seeds(texts), MAX_SEARCHES)
     ticket_text = f"{ticket.title}\n{ticket.description}"
+    prefetch_queries(search, likely_queries(candidates, keywords, ticket_text))
     plan = getattr(search, "plan", None)
     if not callable(plan):
         pack = build_pack(candidates, search, keywords=keywords, ticket_text=ticket_text)

@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Literal
 
 from veranda_dagster.domain.context.code_search import CodeSearch, LocalGitGrep
+from veranda_dagster.domain.context.seeds import relaxed_variant
+from veranda_dagster.domain.core.bounds import MAX_SEARCHES
+from veranda_dagster.domain.intake.ticket_signals import error_messages
 
 SearchIndex = Literal["local_clone", "forge_index"]
 """What answered a pack's searches: the clone (``git grep`` and the in-memory index) or the
@@ -39,3 +42,22 @@ def search_for_pack(
         assert repo_dir is not None
         return LocalGitGrep(repo_dir, base_sha), "local_clone"
     return search, "forge_index"
+
+
+def likely_queries(candidates: list[str], keywords: list[str], ticket_text: str) -> list[str]:
+    """What a pack may search, most likely first, for a search that can answer many queries in
+    one read (``LocalGitGrep.prefetch``): the first ``MAX_SEARCHES`` seed candidates, their
+    relaxed variants, the ticket's words and its error messages. A pack searches at most
+    ``MAX_SEARCHES`` of them; one not listed here is only slower, never different."""
+    firsts = candidates[:MAX_SEARCHES]
+    variants = [v for c in firsts if (v := relaxed_variant(c))]
+    messages = error_messages(ticket_text)[:MAX_SEARCHES]
+    return list(dict.fromkeys([*firsts, *variants, *keywords[:MAX_SEARCHES], *messages]))
+
+
+def prefetch_queries(search: CodeSearch, queries: list[str]) -> None:
+    """Hand ``queries`` to a search that reads the tree once for many (``prefetch``); no-op
+    for any other (a forge's hosted index answers one query per request)."""
+    prefetch = getattr(search, "prefetch", None)
+    if callable(prefetch):
+        prefetch(queries)
