@@ -136,6 +136,78 @@ def test_a_title_naming_a_tool_no_repository_ships_still_proceeds():
     assert (guess.decision, guess.repo) == ("proceed", "acme/gadget"), guess.evidence
 
 
+def _with_bridge(*ships: str) -> Catalog:
+    """The causes catalog plus ``acme/bridge`` (command ``bridge-run``), depending on ``ships``."""
+    bridge = CatalogRepo(
+        full_name="acme/bridge",
+        vocabulary=RepoVocabulary(commands=["bridge-run"], ships=list(ships)),
+    )
+    return CATALOG.model_copy(update={"repositories": [*CATALOG.repositories, bridge]})
+
+
+_USES_GADGET_THROUGH_BRIDGE = (
+    "```python\nfrom gadget import AsyncGadgetClient\nclient = gadget.AsyncGadgetClient()\n```\n"
+    "Then `bridge-run sync` loses keys."
+)
+
+
+def test_a_leader_a_named_dependent_builds_on_asks_naming_both():
+    """``_dependents_in_ticket``: acme/bridge depends on acme/gadget (``ships``) and the ticket
+    runs bridge's command too; gadget's imports are what bridge's users write, so the clear
+    lead on gadget's usage does not choose without a model (tox in a tox plugin's ticket)."""
+    ticket = Ticket(
+        id="E", source="linear", title="Keys vanish", description=_USES_GADGET_THROUGH_BRIDGE
+    )
+    guess = detect_repo(ticket, _with_bridge("gadget"))
+    assert guess.decision == "ask" and guess.candidates[:2] == ["acme/gadget", "acme/bridge"]
+    assert "acme/bridge depends on acme/gadget" in (guess.question or "")
+    assert "its command run (0.45)" in (guess.question or "")  # the deciding evidence is shown
+    assert detect_repo(ticket, _with_bridge("gadget"), model=True).repo == "acme/gadget"
+
+
+def test_a_leader_nothing_named_builds_on_still_proceeds():
+    """The adversarial twins: bridge depends on something else; depends on gadget but the
+    two depend on each other (a pair, not a plugin: flake8 and pyflakes); or a link points at
+    gadget itself. Each proceeds to gadget."""
+    ticket = Ticket(
+        id="E", source="linear", title="Keys vanish", description=_USES_GADGET_THROUGH_BRIDGE
+    )
+    assert detect_repo(ticket, _with_bridge("wire")).repo == "acme/gadget"
+    mutual = _with_bridge("gadget")
+    mutual.repositories[[r.full_name for r in mutual.repositories].index("acme/gadget")] = (
+        CatalogRepo(
+            full_name="acme/gadget",
+            vocabulary=RepoVocabulary(
+                imports=["gadget"], commands=["gadget-cli"], ships=["bridge"]
+            ),
+        )
+    )
+    guess = detect_repo(ticket, mutual)
+    assert (guess.decision, guess.repo) == ("proceed", "acme/gadget"), guess.evidence
+    linked = ticket.model_copy(
+        update={"description": ticket.description + "\nhttps://github.com/acme/gadget/issues/3"}
+    )
+    guess = detect_repo(linked, _with_bridge("gadget"))
+    assert (guess.decision, guess.repo) == ("proceed", "acme/gadget"), guess.evidence
+
+
+def test_a_chart_alone_beside_another_repository_asks_and_alone_proceeds():
+    """``ONE_ORG_KINDS``: an image, chart or title alone is evidence proven in one organisation
+    each; beside another repository with evidence that could proceed (a version line reaches
+    ``PROCEED_MIN``) it asks naming both, and alone it proceeds (the twin)."""
+    title = "helm upgrade of the gadget-worker chart fails"
+    contested = Ticket(
+        id="E", source="linear", title=title, description="The pod crashes; wire 1.2.0 beside it."
+    )
+    guess = detect_repo(contested, CATALOG)
+    assert guess.decision == "ask" and set(guess.candidates) == {"acme/helm-charts", "acme/wire"}
+    assert "its Helm chart (0.45)" in (guess.question or "")
+    alone = contested.model_copy(update={"description": "The pod crashes."})
+    guess = detect_repo(alone, CATALOG)
+    assert (guess.decision, guess.repo) == ("proceed", "acme/helm-charts"), guess.evidence
+    assert detect_repo(contested, CATALOG, model=True).repo == "acme/helm-charts"
+
+
 def test_template_spans_end_where_the_reporter_starts_writing():
     text = "- [x] I read the\n  contribution guide\nMy own words\n<!-- hint -->\nmore"
     spans = template_spans(text)

@@ -15,7 +15,10 @@ what only it contains (an import, the innermost traceback frame, its command, ho
 public name) -- at least ``STRONG_MIN`` of it; alone in the ticket, one full mention
 (``UNCONTESTED_MIN``) does. A leader on passing mentions alone asks, naming the candidates and
 the deciding evidence, and so does one whose only strong evidence is the title while another
-repository has real evidence too (``TITLE_ALONE_KINDS``). With a model (``model=True``) such
+repository has real evidence too (``TITLE_ALONE_KINDS``; an image or chart alone likewise,
+``ONE_ORG_KINDS``), and so does a leader that a repository the ticket also uses or titles
+depends on, when nothing points at the leader itself (a plugin's ticket uses the framework it
+extends: ``_dependents_in_ticket``). With a model (``model=True``) such
 a leader proceeds at ``medium`` and the cheap-tier pass confirms, corrects or turns it into
 a question.
 
@@ -101,6 +104,11 @@ often names the tool the filed repository ships or wraps (``get-pip`` beside ``p
 ``sentry-cli`` beside self-hosted). Such proceeds were wrong 2 times in 5 on the development
 sets (issue 33), far from rare. Beside nothing or a stray path the title still proceeds, and
 with a model it proceeds for the cheap pass to confirm."""
+ONE_ORG_KINDS: Final = frozenset({"title", "image", "chart"})
+"""Strong evidence whose record comes from one organisation each (images: tiangolo, 6 of 6
+proceeds and its one wrong; charts: PrefectHQ, 2 of 2; see the benchmark's evidence-kind
+table): a leader resting on nothing else asks without a model when another repository has
+evidence that could proceed on its own (``PROCEED_MIN``), as a title-only leader does."""
 UNCONTESTED_KINDS: Final = frozenset(
     {"prose", "env", "docs_link", "url_docs", "former_name:url_docs", "url_comment"}
 )
@@ -350,6 +358,21 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
                 "command or traceback points at it; a title often names a tool another "
                 "repository ships)"
             )
+    elif not model and second >= PROCEED_MIN and _strong_kinds(ev, top) <= ONE_ORG_KINDS:
+        ask_reason = (
+            "its only strong evidence is its container image, Helm chart or title, and another "
+            "repository has evidence too (an image or chart is often the base another one "
+            "builds on)"
+        )
+    if ask_reason is None and not model:
+        dependents = _dependents_in_ticket(catalog, ev, top)
+        if dependents:
+            ask_reason = (
+                f"{', '.join(dependents)} {'depends' if len(dependents) == 1 else 'depend'} on "
+                f"{top} and the ticket names {'it' if len(dependents) == 1 else 'them'} too: "
+                "a plugin's or wrapper's ticket uses the tool it builds on"
+            )
+            ranked = [top, *dependents, *[r for r in ranked if r not in dependents and r != top]]
     if ask_reason is not None:
         return _ask(
             ticket,
@@ -385,6 +408,35 @@ def _shippers(catalog: Catalog, top: str) -> list[str]:
         r.full_name
         for r in catalog.repositories
         if r.full_name != top and names.intersection(r.vocabulary.ships)
+    ]
+
+
+DEPENDENT_KINDS: Final = STRONG_KINDS
+"""Evidence that makes a repository depending on the leader a contender: it is used, pointed
+at or named in the title (a passing mention, a version line or a path is the environment)."""
+
+
+def _dependents_in_ticket(catalog: Catalog, ev: Evidence, top: str) -> list[str]:
+    """The catalog repositories that depend on ``top`` (ship or wrap it) and that the ticket
+    also names, when nothing points at ``top`` itself (no link, label, ``uses:`` or
+    ``org/name``): then ``top``'s imports, commands and name are what the dependent's users
+    write too (``tox`` in a ``tox-uv`` ticket, ``celery`` in a ``pytest-celery`` one)."""
+    if ev.kinds(top) & DECISIVE_KINDS:
+        return []
+    mutual = set(_shipped_by(catalog, top))
+    return [s for s in _shippers(catalog, top) if s not in mutual and ev.kinds(s) & DEPENDENT_KINDS]
+
+
+def _shipped_by(catalog: Catalog, top: str) -> list[str]:
+    """The other catalog repositories ``top`` ships, wraps or depends on."""
+    leader = next((r for r in catalog.repositories if r.full_name == top), None)
+    if leader is None:
+        return []
+    ships = set(leader.vocabulary.ships)
+    return [
+        r.full_name
+        for r in catalog.repositories
+        if r.full_name != top and _known_as(r).intersection(ships)
     ]
 
 
