@@ -49,6 +49,7 @@ __all__ = [
     "Catalog",
     "CatalogRepo",
     "confirm_repo_guess",
+    "deciding_kind",
     "detect_repo",
     "gather_evidence",
     "load_catalog",
@@ -204,6 +205,19 @@ _PRIORITY: Final = (
 def _deciding(ev: Evidence, repos: list[str]) -> RepoEvidence:
     items = [i for i in ev.items() if i.repo in repos]
     return min(items, key=lambda i: (_PRIORITY.index(i.kind), -i.weight))
+
+
+def deciding_kind(guess: RepoGuess) -> str | None:
+    """The kind of evidence a proceed rested on: the highest-priority item for its repository
+    (``_PRIORITY``), with ``former_name:`` folded into the link kind; ``None`` for an ask. A
+    declaration leaves no evidence item and is reported as ``declaration``."""
+    if guess.decision != "proceed" or guess.repo is None:
+        return None
+    items = [i for i in guess.evidence if i.repo == guess.repo and i.kind in _PRIORITY]
+    if not items:
+        return "declaration"
+    best = min(items, key=lambda i: (_PRIORITY.index(i.kind), -i.weight))
+    return best.kind.split(":")[-1]
 
 
 def _signal(kind: str) -> RepoSignal:
