@@ -191,6 +191,37 @@ def test_a_leader_nothing_named_builds_on_still_proceeds():
     assert (guess.decision, guess.repo) == ("proceed", "acme/gadget"), guess.evidence
 
 
+def test_what_the_leader_depends_on_named_in_passing_is_context_not_a_rival():
+    """``_dependencies_in_passing``: bridge's command is run and gadget, which bridge depends
+    on, is only mentioned ("autoflake uses pyflakes"): bridge proceeds, with a note."""
+    ticket = Ticket(
+        id="E",
+        source="linear",
+        title="Sync loses keys",
+        description="`bridge-run sync` loses keys; it uses gadget underneath.",
+    )
+    guess = detect_repo(ticket, _with_bridge("gadget"))
+    assert (guess.decision, guess.repo) == ("proceed", "acme/bridge"), guess.evidence
+    assert any("what acme/bridge depends on" in n for n in guess.notes)
+
+
+def test_a_mention_of_what_the_leader_does_not_depend_on_or_uses_stays_a_rival():
+    """The adversarial twins: the same mention of a repository bridge does not depend on, or of
+    its dependency used (imported) rather than mentioned, still asks."""
+    ticket = Ticket(
+        id="E",
+        source="linear",
+        title="Sync loses keys",
+        description="`bridge-run sync` loses keys; it uses gadget underneath.",
+    )
+    guess = detect_repo(ticket, _with_bridge("wire"))
+    assert guess.decision == "ask" and set(guess.candidates) == {"acme/bridge", "acme/gadget"}
+    used = ticket.model_copy(
+        update={"description": ticket.description + "\n```\nimport gadget\n```"}
+    )
+    assert detect_repo(used, _with_bridge("gadget")).decision == "ask"
+
+
 def test_a_chart_alone_beside_another_repository_asks_and_alone_proceeds():
     """``ONE_ORG_KINDS``: an image, chart or title alone is evidence proven in one organisation
     each; beside another repository with evidence that could proceed (a version line reaches

@@ -340,9 +340,13 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
         return _ask_without_evidence(ticket, catalog, ev, ranked)
     top = ranked[0]
     best = _deciding(ev, [top])
-    second = scores[ranked[1]] if len(ranked) > 1 else 0.0
+    own_deps = _dependencies_in_passing(catalog, ev, top, ranked[1:])
+    rivals = [r for r in ranked[1:] if r not in own_deps]
+    if own_deps:
+        ev.notes.append(f"{', '.join(own_deps)}: what {top} depends on, named in passing")
+    second = scores[rivals[0]] if rivals else 0.0
     ratio, margin = LEAD_RATIO, LEAD_MARGIN
-    if second and _usage_weight(ev, top) >= STRONG_MIN and _passing_only(ev, ranked[1:]):
+    if second and _usage_weight(ev, top) >= STRONG_MIN and _passing_only(ev, rivals):
         ratio, margin = LEAD_RATIO_OVER_CONTEXT, LEAD_MARGIN_OVER_CONTEXT
     if second and (scores[top] < ratio * second or scores[top] - second < margin):
         contenders = [r for r in ranked if scores[r] * LEAD_RATIO >= scores[top]]
@@ -439,6 +443,16 @@ def _dependents_in_ticket(catalog: Catalog, ev: Evidence, top: str) -> list[str]
         return []
     mutual = set(_shipped_by(catalog, top))
     return [s for s in _shippers(catalog, top) if s not in mutual and ev.kinds(s) & DEPENDENT_KINDS]
+
+
+def _dependencies_in_passing(
+    catalog: Catalog, ev: Evidence, top: str, others: list[str]
+) -> list[str]:
+    """The other repositories the ticket only mentions in passing (``PASSING_KINDS``) that
+    ``top`` depends on and that do not depend on it back: what the leader is built from, as a
+    version table lists it ("autoflake uses pyflakes"). They are context, not rivals."""
+    deps = set(_shipped_by(catalog, top)) - set(_shippers(catalog, top))
+    return [r for r in others if r in deps and _passing_only(ev, [r])]
 
 
 def _shipped_by(catalog: Catalog, top: str) -> list[str]:
