@@ -239,6 +239,22 @@ def test_a_chart_alone_beside_another_repository_asks_and_alone_proceeds():
     assert detect_repo(contested, CATALOG, model=True).repo == "acme/helm-charts"
 
 
+def test_a_key_and_value_line_in_a_code_block_is_not_a_command_run():
+    """``repo_usage._KEY_VALUE``: ``Tool: 1.2`` in pasted output or ``tool:`` in a values file
+    is a key, not acme/tool's command (``Server type: hosted`` is not ``server``); the twin,
+    ``tool sync --all`` on a line of the same block, is its command run."""
+    output = Ticket(
+        id="E",
+        source="linear",
+        title="Sync loses keys",
+        description="```\nTool: 1.2\ntool:\n  replicas: 2\n```",
+    )
+    assert "command" not in {i.kind for i in detect_repo(output, CATALOG).evidence}
+    run = output.model_copy(update={"description": "```\ntool sync --all\nTool: 1.2\n```"})
+    evidence = detect_repo(run, CATALOG).evidence
+    assert [(i.repo, i.kind) for i in evidence if i.kind == "command"] == [("acme/tool", "command")]
+
+
 def test_template_spans_end_where_the_reporter_starts_writing():
     text = "- [x] I read the\n  contribution guide\nMy own words\n<!-- hint -->\nmore"
     spans = template_spans(text)
