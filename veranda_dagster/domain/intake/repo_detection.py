@@ -354,14 +354,15 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
         signal = _signal(_deciding(ev, contenders).kind)
         return _ask(ticket, catalog, ev, contenders, reason, signal, score=scores[top])
     strong_weight = _strong_weight(ev, top)
-    if not second:
+    uncontested = len(ranked) == 1  # what it depends on, named in passing, still contests this
+    if uncontested:
         # uncontested: no other repository has any evidence; then its mentions, version lines
         # and doc links add up, and one full mention reaches UNCONTESTED_MIN
         strong_weight += sum(
             i.weight for i in ev.items() if i.repo == top and i.kind in UNCONTESTED_KINDS
         )
     ask_reason: str | None = None
-    if strong_weight < (STRONG_MIN if second else UNCONTESTED_MIN) and not model:
+    if strong_weight < (UNCONTESTED_MIN if uncontested else STRONG_MIN) and not model:
         ask_reason = (
             "the only evidence is passing mentions (no link, label, title, import, command or "
             "traceback points at it)"
