@@ -220,6 +220,12 @@ def test_a_mention_of_what_the_leader_does_not_depend_on_or_uses_stays_a_rival()
         update={"description": ticket.description + "\n```\nimport gadget\n```"}
     )
     assert detect_repo(used, _with_bridge("gadget")).decision == "ask"
+    # a leader named only in prose beside its dependency is not uncontested: no proceed on
+    # the one mention (UNCONTESTED_MIN is for a ticket naming nothing else)
+    mentioned = ticket.model_copy(update={"description": "bridge loses keys; gadget is fine."})
+    assert detect_repo(mentioned, _with_bridge("gadget")).decision == "ask"
+    alone = ticket.model_copy(update={"description": "bridge loses keys."})
+    assert detect_repo(alone, _with_bridge("gadget")).repo == "acme/bridge"
 
 
 def test_a_chart_alone_beside_another_repository_asks_and_alone_proceeds():
