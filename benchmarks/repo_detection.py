@@ -281,13 +281,9 @@ def render(table: dict[str, Any], real: dict[str, Any], *, totals_only: bool = F
     for key in [*orgs, *splits, "all"]:
         for name, s in real["groups"][key].items():
             lines.append(_line(f"{key} / {name}", s))
-    lines += [
-        "",
-        "Deciding evidence of the new rules' proceeds (development splits only):",
-        KIND_HEAD,
-    ]
-    lines += [_kind_line(k) for k in real["kinds"]]
-    if not totals_only:
+    if not totals_only:  # --totals-only shows nothing finer than a split (no kind's orgs)
+        lines += ["", "Deciding evidence of the new rules' proceeds (development splits only):"]
+        lines += [KIND_HEAD, *(_kind_line(k) for k in real["kinds"])]
         lines += ["", "Filed in one tracker, text names another repository (not scored):"]
         for case, by_rules in real["elsewhere"].items():
             shown = "; ".join(
@@ -341,7 +337,7 @@ def main(argv: list[str]) -> int:
                 for k, v in real["groups"].items()
                 if k.startswith(("split:", "all")) or k in orgs
             },
-            "kinds": real["kinds"],
+            "kinds": [] if args.totals_only else real["kinds"],
             "cases": [] if args.totals_only else [c for c in real["cases"] if c["id"] in ids],
             "elsewhere": {}
             if args.totals_only
