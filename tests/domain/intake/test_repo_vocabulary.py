@@ -346,6 +346,8 @@ def test_what_a_repository_ships_is_read_from_deps_dockerfiles_and_readme_links_
     assert read_vocabulary("acme/images", docker)[0].ships == ["auditwheel"]
     readme = DictFiles({"README.rst": "see https://pypi.org/project/auditwheel/ and pypi.org/p/uv"})
     assert read_vocabulary("acme/x", readme)[0].ships == ["auditwheel", "uv"]
+    # its own name, when no manifest named its distribution, is not something it ships
+    assert read_vocabulary("acme/uv", readme)[0].ships == ["auditwheel"]
     provider, _ = read_vocabulary("acme/terraform-provider-acme", DictFiles({}))
     assert provider.ships == ["terraform"]
     with pytest.raises(ValueError):
