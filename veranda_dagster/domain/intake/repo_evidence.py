@@ -452,11 +452,13 @@ def _docs_link(
 
 _CITATION = re.compile(
     r"(?i)\[[ \t]*(?:(?:this|that|the|an?|another|related|similar|linked|upstream)[ \t]+"
-    r"(?:issue|ticket|bug|pr|pull[ \t]+request|discussion|thread|report)s?|here|this|#\d+)"
+    r"(?:issue|ticket|bug|pr|pull[ \t]+request|discussion|thread|report)s?|here|this"
+    r"|(?:[\w.-]{1,100}/)?[\w.-]{0,100}#\d+)"
     r"[ \t]*\]\((https?://[^)\s]+)\)"
 )
-"""``[this issue](https://...)``, ``[here](...)``, ``[#90](...)``: a link that cites another
-thread, written as a pointer, not the thing the ticket changes."""
+"""``[this issue](https://...)``, ``[here](...)``, ``[#90](...)``, ``[flake8#247](...)``: a
+link that cites another thread, written as a pointer ("similar to flake8#247"), not the thing
+the ticket changes."""
 
 
 def _links(ticket: Ticket, text: str, catalog: Catalog, ev: Evidence) -> None:
@@ -521,6 +523,12 @@ _OPTION_BEFORE = re.compile(r"(?:^|[ \t])--?[A-Za-z][\w-]*(?:[ \t]+|=)$", re.M)
 the command was given (a namespace, a queue, a profile), not the package."""
 
 
+_ISSUE_NUMBER_AFTER = re.compile(r"#\d")
+"""A name right before an issue number (``flake8#247``): GitHub's short reference to one of its
+threads, which a ticket writes to cite a similar report; the link, if any, weighs as a citation
+(``_CITATION``). ``PyCQA/flake8#247`` written out is an exact reference (``_bare_refs``)."""
+
+
 def _is_acronym(word: str) -> bool:
     """A name written in capitals only (``AMQP``): repository names are not written so; the
     protocol or standard they are named after is."""
@@ -535,6 +543,8 @@ def _classify(
         return ""  # a file name, or a URL scheme (``amqp://``, ``redis://``): a protocol
     if _OPTION_BEFORE.search(text, max(0, start - 40), start):
         return ""  # ``--namespace prefect``: a value given to some program's option
+    if _ISSUE_NUMBER_AFTER.match(text, end):
+        return ""  # ``flake8#247``: another thread cited ("similar to"), not the subject
     if _is_acronym(text[start:end]):
         return "weak"  # AMQP, API: the standard it is named after; a candidate at most
     qualified = any(
