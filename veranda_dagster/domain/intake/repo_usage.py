@@ -40,7 +40,9 @@ _RUNNER = re.compile(
 )
 """A runner and what it runs (``pipx run --spec build``, ``python -m pip``, ``npx eslint``):
 the program run is the subject, the runner is how it was started."""
-_COMMAND_LINE = re.compile(r"(?m)^[ \t]*[$>%][ \t]*((?:\./)?[\w@./-]+)")
+_COMMAND_LINE = re.compile(r"(?m)^[ \t]*(?:<\w{1,20}>[ \t]*){0,4}[$>%][ \t]*((?:\./)?[\w@./-]+)")
+"""A prompt at the start of a line, also after the HTML tags a form wraps it in
+(``<details><summary>$ pipenv --support</summary>``)."""
 _FENCED = re.compile(r"```[^\n`]*\n(.*?)(?:```|$)", re.S)  # no backtick in the info string
 _CODE_LINE = re.compile(r"(?m)^[ \t]*((?:\./)?[\w@./-]+)")
 _SHELL_LINE = re.compile(
