@@ -529,6 +529,21 @@ threads, which a ticket writes to cite a similar report; the link, if any, weigh
 (``_CITATION``). ``PyCQA/flake8#247`` written out is an exact reference (``_bare_refs``)."""
 
 
+_LIST_ITEM_END = re.compile(r"[ \t]*(?:,|\]|$)", re.M)
+
+
+def _is_list_entry(text: str, start: int, end: int) -> bool:
+    """A name written as a quoted list item (``"textual-dev",``, ``'flake8']``, a PEP 723
+    ``dependencies`` block): an entry of what is installed, like a version line; not the
+    reporter naming it."""
+    quote = text[start - 1 : start] if start else ""
+    return (
+        quote in ('"', "'")
+        and text.startswith(quote, end)
+        and bool(_LIST_ITEM_END.match(text, end + 1))
+    )
+
+
 def _is_acronym(word: str) -> bool:
     """A name written in capitals only (``AMQP``): repository names are not written so; the
     protocol or standard they are named after is."""
@@ -554,6 +569,8 @@ def _classify(
         return "path"
     if start >= title_len and _VERSION_AFTER.match(text, end):
         return "env"  # in the title, "X 1.2 breaks" still names what the ticket is about
+    if start >= title_len and _is_list_entry(text, start, end):
+        return "env"  # ``"textual-dev",`` in a dependency list: what is installed, a pin
     if common and not (qualified or _is_name_like(text, start, end)):
         return "weak"
     return "title" if start < title_len else "prose"
