@@ -267,3 +267,33 @@ def test_template_spans_end_where_the_reporter_starts_writing():
     blanked = "".join(" " if any(a <= i < b for a, b in spans) else c for i, c in enumerate(text))
     assert "My own words" in blanked and "more" in blanked
     assert "contribution" not in blanked and "hint" not in blanked
+
+
+def _with_namesake() -> Catalog:
+    """The causes catalog plus ``acme/acme``, the repository named like the org's product."""
+    namesake = CatalogRepo(
+        full_name="acme/acme", vocabulary=RepoVocabulary(commands=["acme"], imports=["acme"])
+    )
+    return CATALOG.model_copy(update={"repositories": [*CATALOG.repositories, namesake]})
+
+
+def test_the_org_product_name_written_down_does_not_contest_one_mention():
+    """``Evidence.family_word``: "we run Acme" is said in every ticket of the org, whichever
+    repository it is for; beside it one full mention of acme/gadget is uncontested and
+    proceeds, as it does alone (loki named beside the word "grafana", issue 33 round two)."""
+    text = "We run Acme in production; gadget drops keys after a failover."
+    guess = detect_repo(
+        Ticket(id="E", source="linear", title="Keys vanish", description=text), _with_namesake()
+    )
+    assert (guess.decision, guess.repo) == ("proceed", "acme/gadget"), guess.evidence
+
+
+def test_the_org_product_used_still_contests_one_mention():
+    """The twin: the product's command run (``acme serve``) is a use, not its word; beside it one
+    mention of acme/gadget is contested and asks naming both."""
+    text = "We run `acme serve --prod`; gadget drops keys after a failover."
+    guess = detect_repo(
+        Ticket(id="E", source="linear", title="Keys vanish", description=text), _with_namesake()
+    )
+    assert guess.decision == "ask" and "acme/gadget" in guess.candidates, guess.evidence
+    assert "acme/acme" in guess.candidates

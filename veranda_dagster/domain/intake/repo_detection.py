@@ -354,7 +354,9 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
         signal = _signal(_deciding(ev, contenders).kind)
         return _ask(ticket, catalog, ev, contenders, reason, signal, score=scores[top])
     strong_weight = _strong_weight(ev, top)
-    uncontested = len(ranked) == 1  # what it depends on, named in passing, still contests this
+    # what it depends on, named in passing, still contests this; the org's product name
+    # written down (``Evidence.family_word``) does not: every ticket of the org says it
+    uncontested = all(r in ev.family_word for r in ranked[1:])
     if uncontested:
         # uncontested: no other repository has any evidence; then its mentions, version lines
         # and doc links add up, and one full mention reaches UNCONTESTED_MIN

@@ -225,6 +225,9 @@ class Evidence:
     scale: dict[tuple[str, str], float] = field(default_factory=dict)
     """(repo, kind) -> a factor under 1 for evidence that is context, not subject (an
     umbrella beside its sibling, a term several repositories share)."""
+    family_word: set[str] = field(default_factory=set)
+    """Repositories named like the org's product whose evidence is only that name written down
+    (``NAME_ONLY_KINDS``): the org's word, context in every one of its tickets."""
 
     def add(self, repo: str, kind: str, excerpt: str) -> None:
         self.hits[(repo, kind)].append(excerpt)
@@ -789,6 +792,8 @@ def _weigh_context(catalog: Catalog, ev: Evidence) -> None:
         elif _squashed(name) in brands and not kinds & (SECOND_SIGNAL_KINDS - {"owner"}):
             for kind in kinds & NAME_ONLY_KINDS:
                 ev.discount(repo, kind, UMBRELLA_FACTOR)
+            if kinds <= NAME_ONLY_KINDS | {"path"}:
+                ev.family_word.add(repo)
             ev.notes.append(
                 f"{repo} is named like the org's product: its name alone counted as context"
             )
