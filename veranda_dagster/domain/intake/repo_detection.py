@@ -95,7 +95,8 @@ LEAD_MARGIN_OVER_CONTEXT: Final = 0.1
 
 UNCONTESTED_MIN: Final = 0.35
 """Least strong weight (``UNCONTESTED_KINDS`` included) that proceeds without a model when no
-other repository has any evidence at all: one full mention in the description does. On the
+other repository has any evidence at all (the org's product name written down,
+``Evidence.family_word``, is no evidence here): one full mention in the description does. On the
 development sets the uncontested one-mention asks were right 5 times in 5 (issue 33); a version
 line (0.2) or a docs link (0.25) alone still asks."""
 TITLE_ALONE_KINDS: Final = frozenset({"title"})
