@@ -11,10 +11,11 @@ import pytest
 from veranda_dagster.domain.core.agent import AgentReply, AgentRequest
 from veranda_dagster.domain.core.bounds import MAX_REPO_CANDIDATES
 from veranda_dagster.domain.core.errors import InputError
-from veranda_dagster.domain.core.models import ModelCall, Ticket
+from veranda_dagster.domain.core.models import ModelCall, RepoEvidence, RepoGuess, Ticket
 from veranda_dagster.domain.intake.repo_detection import (
     Catalog,
     confirm_repo_guess,
+    deciding_kind,
     detect_repo,
     load_catalog,
     refresh_catalog_from_forge,
@@ -71,6 +72,50 @@ def test_benchmark_counts_a_wrong_proceed_against_precision(tmp_path):
     (tmp_path / "catalog.json").write_text((TABLE.parent / "catalog.json").read_text())
     report = _benchmark().evaluate(table)
     assert report["proceed_precision"] == 0.0 and "decl_full" in report["mismatches"]
+
+
+def _proceed(repo: str, kind: str) -> RepoGuess:
+    item = RepoEvidence(repo=repo, kind=kind, weight=0.5, text="x")
+    return RepoGuess(
+        ticket_id="T",
+        repo=repo,
+        confidence="medium",
+        signal="vocabulary",
+        decision="proceed",
+        evidence=[item],
+    )
+
+
+def test_the_evidence_kind_table_counts_wrongs_per_kind_and_leaves_the_check_split_out():
+    """``evidence_kinds``: per deciding kind, proceeds, wrongs, orgs and the precision with the
+    largest org left out; a hidden split's proceeds are never counted (nor shown)."""
+    cases = [
+        {"id": "a", "org": "o1", "split": "dev", "label": "proceed", "filed_in": "o1/x"},
+        {"id": "b", "org": "o1", "split": "dev", "label": "proceed", "filed_in": "o1/x"},
+        {"id": "c", "org": "o2", "split": "dev", "label": "ask", "filed_in": "o2/y"},
+        {"id": "d", "org": "o3", "split": "wide-check", "label": "proceed", "filed_in": "o3/z"},
+    ]
+    decisions = {
+        "a": _proceed("o1/x", "import"),
+        "b": _proceed("o1/x", "import"),
+        "c": _proceed("o2/other", "import"),  # wrong
+        "d": _proceed("o3/wrong", "title"),  # hidden split: never counted
+    }
+    kinds = _benchmark().evidence_kinds({"cases": cases}, decisions)
+    assert [k["kind"] for k in kinds] == ["import"]
+    row = kinds[0]
+    assert (row["proceeds"], row["wrong"], row["orgs"], row["orgs_wrong"]) == (3, 1, 2, 1)
+    assert (row["largest_org"], row["without_largest"]) == ("o1", "0 of 1")
+    assert 0.0 < row["wilson_low"] < row["precision"] < 1.0
+
+
+def test_the_deciding_kind_is_the_highest_priority_evidence_of_the_chosen_repository():
+    guess = _proceed("o/x", "prose")
+    link = RepoEvidence(repo="o/x", kind="former_name:url_code", weight=0.8, text="l")
+    other = RepoEvidence(repo="o/y", kind="declaration", weight=1.0, text="d")
+    both = guess.model_copy(update={"evidence": [*guess.evidence, link, other]})
+    assert (deciding_kind(guess), deciding_kind(both)) == ("prose", "url_code")
+    assert deciding_kind(guess.model_copy(update={"decision": "ask"})) is None
 
 
 # --- catalog ---------------------------------------------------------------------------------

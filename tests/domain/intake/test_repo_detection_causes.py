@@ -136,9 +136,164 @@ def test_a_title_naming_a_tool_no_repository_ships_still_proceeds():
     assert (guess.decision, guess.repo) == ("proceed", "acme/gadget"), guess.evidence
 
 
+def _with_bridge(*ships: str) -> Catalog:
+    """The causes catalog plus ``acme/bridge`` (command ``bridge-run``), depending on ``ships``."""
+    bridge = CatalogRepo(
+        full_name="acme/bridge",
+        vocabulary=RepoVocabulary(commands=["bridge-run"], ships=list(ships)),
+    )
+    return CATALOG.model_copy(update={"repositories": [*CATALOG.repositories, bridge]})
+
+
+_USES_GADGET_THROUGH_BRIDGE = (
+    "```python\nfrom gadget import AsyncGadgetClient\nclient = gadget.AsyncGadgetClient()\n```\n"
+    "Then `bridge-run sync` loses keys."
+)
+
+
+def test_a_leader_a_named_dependent_builds_on_asks_naming_both():
+    """``_dependents_in_ticket``: acme/bridge depends on acme/gadget (``ships``) and the ticket
+    runs bridge's command too; gadget's imports are what bridge's users write, so the clear
+    lead on gadget's usage does not choose without a model (tox in a tox plugin's ticket)."""
+    ticket = Ticket(
+        id="E", source="linear", title="Keys vanish", description=_USES_GADGET_THROUGH_BRIDGE
+    )
+    guess = detect_repo(ticket, _with_bridge("gadget"))
+    assert guess.decision == "ask" and guess.candidates[:2] == ["acme/gadget", "acme/bridge"]
+    assert "acme/bridge depends on acme/gadget" in (guess.question or "")
+    assert "its command run (0.45)" in (guess.question or "")  # the deciding evidence is shown
+    assert detect_repo(ticket, _with_bridge("gadget"), model=True).repo == "acme/gadget"
+
+
+def test_a_leader_nothing_named_builds_on_still_proceeds():
+    """The adversarial twins: bridge depends on something else; depends on gadget but the
+    two depend on each other (a pair, not a plugin: flake8 and pyflakes); or a link points at
+    gadget itself. Each proceeds to gadget."""
+    ticket = Ticket(
+        id="E", source="linear", title="Keys vanish", description=_USES_GADGET_THROUGH_BRIDGE
+    )
+    assert detect_repo(ticket, _with_bridge("wire")).repo == "acme/gadget"
+    mutual = _with_bridge("gadget")
+    mutual.repositories[[r.full_name for r in mutual.repositories].index("acme/gadget")] = (
+        CatalogRepo(
+            full_name="acme/gadget",
+            vocabulary=RepoVocabulary(
+                imports=["gadget"], commands=["gadget-cli"], ships=["bridge"]
+            ),
+        )
+    )
+    guess = detect_repo(ticket, mutual)
+    assert (guess.decision, guess.repo) == ("proceed", "acme/gadget"), guess.evidence
+    linked = ticket.model_copy(
+        update={"description": ticket.description + "\nhttps://github.com/acme/gadget/issues/3"}
+    )
+    guess = detect_repo(linked, _with_bridge("gadget"))
+    assert (guess.decision, guess.repo) == ("proceed", "acme/gadget"), guess.evidence
+
+
+def test_what_the_leader_depends_on_named_in_passing_is_context_not_a_rival():
+    """``_dependencies_in_passing``: bridge's command is run and gadget, which bridge depends
+    on, is only mentioned ("autoflake uses pyflakes"): bridge proceeds, with a note."""
+    ticket = Ticket(
+        id="E",
+        source="linear",
+        title="Sync loses keys",
+        description="`bridge-run sync` loses keys; it uses gadget underneath.",
+    )
+    guess = detect_repo(ticket, _with_bridge("gadget"))
+    assert (guess.decision, guess.repo) == ("proceed", "acme/bridge"), guess.evidence
+    assert any("what acme/bridge depends on" in n for n in guess.notes)
+
+
+def test_a_mention_of_what_the_leader_does_not_depend_on_or_uses_stays_a_rival():
+    """The adversarial twins: the same mention of a repository bridge does not depend on, or of
+    its dependency used (imported) rather than mentioned, still asks."""
+    ticket = Ticket(
+        id="E",
+        source="linear",
+        title="Sync loses keys",
+        description="`bridge-run sync` loses keys; it uses gadget underneath.",
+    )
+    guess = detect_repo(ticket, _with_bridge("wire"))
+    assert guess.decision == "ask" and set(guess.candidates) == {"acme/bridge", "acme/gadget"}
+    used = ticket.model_copy(
+        update={"description": ticket.description + "\n```\nimport gadget\n```"}
+    )
+    assert detect_repo(used, _with_bridge("gadget")).decision == "ask"
+    # a leader named only in prose beside its dependency is not uncontested: no proceed on
+    # the one mention (UNCONTESTED_MIN is for a ticket naming nothing else)
+    mentioned = ticket.model_copy(update={"description": "bridge loses keys; gadget is fine."})
+    assert detect_repo(mentioned, _with_bridge("gadget")).decision == "ask"
+    alone = ticket.model_copy(update={"description": "bridge loses keys."})
+    assert detect_repo(alone, _with_bridge("gadget")).repo == "acme/bridge"
+
+
+def test_a_chart_alone_beside_another_repository_asks_and_alone_proceeds():
+    """``ONE_ORG_KINDS``: an image, chart or title alone is evidence proven in one organisation
+    each; beside another repository with evidence that could proceed (a version line reaches
+    ``PROCEED_MIN``) it asks naming both, and alone it proceeds (the twin)."""
+    title = "helm upgrade of the gadget-worker chart fails"
+    contested = Ticket(
+        id="E", source="linear", title=title, description="The pod crashes; wire 1.2.0 beside it."
+    )
+    guess = detect_repo(contested, CATALOG)
+    assert guess.decision == "ask" and set(guess.candidates) == {"acme/helm-charts", "acme/wire"}
+    assert "its Helm chart (0.45)" in (guess.question or "")
+    alone = contested.model_copy(update={"description": "The pod crashes."})
+    guess = detect_repo(alone, CATALOG)
+    assert (guess.decision, guess.repo) == ("proceed", "acme/helm-charts"), guess.evidence
+    assert detect_repo(contested, CATALOG, model=True).repo == "acme/helm-charts"
+
+
+def test_a_key_and_value_line_in_a_code_block_is_not_a_command_run():
+    """``repo_usage._KEY_VALUE``: ``Tool: 1.2`` in pasted output or ``tool:`` in a values file
+    is a key, not acme/tool's command (``Server type: hosted`` is not ``server``); the twin,
+    ``tool sync --all`` on a line of the same block, is its command run."""
+    output = Ticket(
+        id="E",
+        source="linear",
+        title="Sync loses keys",
+        description="```\nTool: 1.2\ntool:\n  replicas: 2\n```",
+    )
+    assert "command" not in {i.kind for i in detect_repo(output, CATALOG).evidence}
+    run = output.model_copy(update={"description": "```\ntool sync --all\nTool: 1.2\n```"})
+    evidence = detect_repo(run, CATALOG).evidence
+    assert [(i.repo, i.kind) for i in evidence if i.kind == "command"] == [("acme/tool", "command")]
+
+
 def test_template_spans_end_where_the_reporter_starts_writing():
     text = "- [x] I read the\n  contribution guide\nMy own words\n<!-- hint -->\nmore"
     spans = template_spans(text)
     blanked = "".join(" " if any(a <= i < b for a, b in spans) else c for i, c in enumerate(text))
     assert "My own words" in blanked and "more" in blanked
     assert "contribution" not in blanked and "hint" not in blanked
+
+
+def _with_namesake() -> Catalog:
+    """The causes catalog plus ``acme/acme``, the repository named like the org's product."""
+    namesake = CatalogRepo(
+        full_name="acme/acme", vocabulary=RepoVocabulary(commands=["acme"], imports=["acme"])
+    )
+    return CATALOG.model_copy(update={"repositories": [*CATALOG.repositories, namesake]})
+
+
+def test_the_org_product_name_written_down_does_not_contest_one_mention():
+    """``Evidence.family_word``: "we run Acme" is said in every ticket of the org, whichever
+    repository it is for; beside it one full mention of acme/gadget is uncontested and
+    proceeds, as it does alone (loki named beside the word "grafana", issue 33 round two)."""
+    text = "We run Acme in production; gadget drops keys after a failover."
+    guess = detect_repo(
+        Ticket(id="E", source="linear", title="Keys vanish", description=text), _with_namesake()
+    )
+    assert (guess.decision, guess.repo) == ("proceed", "acme/gadget"), guess.evidence
+
+
+def test_the_org_product_used_still_contests_one_mention():
+    """The twin: the product's command run (``acme serve``) is a use, not its word; beside it one
+    mention of acme/gadget is contested and asks naming both."""
+    text = "We run `acme serve --prod`; gadget drops keys after a failover."
+    guess = detect_repo(
+        Ticket(id="E", source="linear", title="Keys vanish", description=text), _with_namesake()
+    )
+    assert guess.decision == "ask" and "acme/gadget" in guess.candidates, guess.evidence
+    assert "acme/acme" in guess.candidates

@@ -183,6 +183,21 @@ def test_terms_are_capped_per_kind_and_in_all():
         )
 
 
+def test_a_hook_repository_keeps_every_hook_id_beside_as_many_console_scripts():
+    """At 32 per kind and 64 in all, pre-commit-hooks' 31 console scripts left its hook ids 31
+    of 34 and ``trailing-whitespace`` (its last) unread: its tickets named a hook the catalog
+    did not know. 34 of each now fit; a repository with more of every kind is still capped."""
+    ids = [f"check-thing-{i:02}" for i in range(33)] + ["trailing-whitespace"]
+    hooks = "".join(f"- id: {hook}\n  name: {hook}\n" for hook in ids)
+    scripts = "".join(f"  {hook}-fixer = hooks.m{i}:main\n" for i, hook in enumerate(ids))
+    cfg = f"[metadata]\nname = hooks\n[options.entry_points]\nconsole_scripts =\n{scripts}"
+    files = DictFiles({".pre-commit-hooks.yaml": hooks, "setup.cfg": cfg})
+    vocab, _ = read_vocabulary("o/hooks", files)
+    assert vocab.hooks == ids
+    assert len(vocab.commands) == len(ids)
+    assert len(vocab.terms()) <= MAX_VOCABULARY_TERMS
+
+
 def test_a_term_that_is_not_a_name_is_refused():
     with pytest.raises(ValueError, match="is not a name"):
         RepoVocabulary(commands=["rm -rf /"])
@@ -346,6 +361,8 @@ def test_what_a_repository_ships_is_read_from_deps_dockerfiles_and_readme_links_
     assert read_vocabulary("acme/images", docker)[0].ships == ["auditwheel"]
     readme = DictFiles({"README.rst": "see https://pypi.org/project/auditwheel/ and pypi.org/p/uv"})
     assert read_vocabulary("acme/x", readme)[0].ships == ["auditwheel", "uv"]
+    # its own name, when no manifest named its distribution, is not something it ships
+    assert read_vocabulary("acme/uv", readme)[0].ships == ["auditwheel"]
     provider, _ = read_vocabulary("acme/terraform-provider-acme", DictFiles({}))
     assert provider.ships == ["terraform"]
     with pytest.raises(ValueError):

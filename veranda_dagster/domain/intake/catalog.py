@@ -21,6 +21,7 @@ from pydantic import Field, field_validator
 from veranda_dagster.domain.core.bounds import (
     MAX_CATALOG_BYTES,
     MAX_GROUP_DEPTH,
+    MAX_SHIPPED_TOOLS,
     MAX_VOCABULARY_TERMS,
     MAX_VOCABULARY_TERMS_PER_KIND,
 )
@@ -50,6 +51,13 @@ VOCABULARY_KINDS = (
     "charts",
     "symbols",
 )
+
+
+def _names_only(values: list[str]) -> list[str]:
+    for value in values:
+        if not VOCABULARY_TERM.match(value):
+            raise ValueError(f"vocabulary term {value!r} is not a name")
+    return values
 
 
 class RepoVocabulary(Strict):
@@ -83,15 +91,19 @@ class RepoVocabulary(Strict):
     detection reads it to doubt a title that names one of them (``auditwheel`` in manylinux's
     images). Bounded by ``MAX_SHIPPED_TOOLS``."""
 
-    @field_validator(*VOCABULARY_KINDS, "ships")
+    @field_validator(*VOCABULARY_KINDS)
     @classmethod
     def _bounded_terms(cls, values: list[str]) -> list[str]:
         if len(values) > MAX_VOCABULARY_TERMS_PER_KIND:
             raise ValueError(f"more than {MAX_VOCABULARY_TERMS_PER_KIND} terms of one kind")
-        for value in values:
-            if not VOCABULARY_TERM.match(value):
-                raise ValueError(f"vocabulary term {value!r} is not a name")
-        return values
+        return _names_only(values)
+
+    @field_validator("ships")
+    @classmethod
+    def _bounded_ships(cls, values: list[str]) -> list[str]:
+        if len(values) > MAX_SHIPPED_TOOLS:
+            raise ValueError(f"more than {MAX_SHIPPED_TOOLS} shipped tools")
+        return _names_only(values)
 
     def terms(self) -> list[tuple[str, str]]:
         """``(kind, term)`` for every term, kinds in declaration order."""

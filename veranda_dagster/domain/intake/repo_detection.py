@@ -15,7 +15,10 @@ what only it contains (an import, the innermost traceback frame, its command, ho
 public name) -- at least ``STRONG_MIN`` of it; alone in the ticket, one full mention
 (``UNCONTESTED_MIN``) does. A leader on passing mentions alone asks, naming the candidates and
 the deciding evidence, and so does one whose only strong evidence is the title while another
-repository has real evidence too (``TITLE_ALONE_KINDS``). With a model (``model=True``) such
+repository has real evidence too (``TITLE_ALONE_KINDS``; an image or chart alone likewise,
+``ONE_ORG_KINDS``), and so does a leader that a repository the ticket also uses or titles
+depends on, when nothing points at the leader itself (a plugin's ticket uses the framework it
+extends: ``_dependents_in_ticket``). With a model (``model=True``) such
 a leader proceeds at ``medium`` and the cheap-tier pass confirms, corrects or turns it into
 a question.
 
@@ -46,6 +49,7 @@ __all__ = [
     "Catalog",
     "CatalogRepo",
     "confirm_repo_guess",
+    "deciding_kind",
     "detect_repo",
     "gather_evidence",
     "load_catalog",
@@ -91,7 +95,8 @@ LEAD_MARGIN_OVER_CONTEXT: Final = 0.1
 
 UNCONTESTED_MIN: Final = 0.35
 """Least strong weight (``UNCONTESTED_KINDS`` included) that proceeds without a model when no
-other repository has any evidence at all: one full mention in the description does. On the
+other repository has any evidence at all (the org's product name written down,
+``Evidence.family_word``, is no evidence here): one full mention in the description does. On the
 development sets the uncontested one-mention asks were right 5 times in 5 (issue 33); a version
 line (0.2) or a docs link (0.25) alone still asks."""
 TITLE_ALONE_KINDS: Final = frozenset({"title"})
@@ -101,6 +106,11 @@ often names the tool the filed repository ships or wraps (``get-pip`` beside ``p
 ``sentry-cli`` beside self-hosted). Such proceeds were wrong 2 times in 5 on the development
 sets (issue 33), far from rare. Beside nothing or a stray path the title still proceeds, and
 with a model it proceeds for the cheap pass to confirm."""
+ONE_ORG_KINDS: Final = frozenset({"title", "image", "chart"})
+"""Strong evidence whose record comes from one organisation each (images: tiangolo, 6 of 6
+proceeds and its one wrong; charts: PrefectHQ, 2 of 2; see the benchmark's evidence-kind
+table): a leader resting on nothing else asks without a model when another repository has
+evidence that could proceed on its own (``PROCEED_MIN``), as a title-only leader does."""
 UNCONTESTED_KINDS: Final = frozenset(
     {"prose", "env", "docs_link", "url_docs", "former_name:url_docs", "url_comment"}
 )
@@ -196,6 +206,19 @@ _PRIORITY: Final = (
 def _deciding(ev: Evidence, repos: list[str]) -> RepoEvidence:
     items = [i for i in ev.items() if i.repo in repos]
     return min(items, key=lambda i: (_PRIORITY.index(i.kind), -i.weight))
+
+
+def deciding_kind(guess: RepoGuess) -> str | None:
+    """The kind of evidence a proceed rested on: the highest-priority item for its repository
+    (``_PRIORITY``), with ``former_name:`` folded into the link kind; ``None`` for an ask. A
+    declaration leaves no evidence item and is reported as ``declaration``."""
+    if guess.decision != "proceed" or guess.repo is None:
+        return None
+    items = [i for i in guess.evidence if i.repo == guess.repo and i.kind in _PRIORITY]
+    if not items:
+        return "declaration"
+    best = min(items, key=lambda i: (_PRIORITY.index(i.kind), -i.weight))
+    return best.kind.split(":")[-1]
 
 
 def _signal(kind: str) -> RepoSignal:
@@ -318,9 +341,13 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
         return _ask_without_evidence(ticket, catalog, ev, ranked)
     top = ranked[0]
     best = _deciding(ev, [top])
-    second = scores[ranked[1]] if len(ranked) > 1 else 0.0
+    own_deps = _dependencies_in_passing(catalog, ev, top, ranked[1:])
+    rivals = [r for r in ranked[1:] if r not in own_deps]
+    if own_deps:
+        ev.notes.append(f"{', '.join(own_deps)}: what {top} depends on, named in passing")
+    second = scores[rivals[0]] if rivals else 0.0
     ratio, margin = LEAD_RATIO, LEAD_MARGIN
-    if second and _usage_weight(ev, top) >= STRONG_MIN and _passing_only(ev, ranked[1:]):
+    if second and _usage_weight(ev, top) >= STRONG_MIN and _passing_only(ev, rivals):
         ratio, margin = LEAD_RATIO_OVER_CONTEXT, LEAD_MARGIN_OVER_CONTEXT
     if second and (scores[top] < ratio * second or scores[top] - second < margin):
         contenders = [r for r in ranked if scores[r] * LEAD_RATIO >= scores[top]]
@@ -328,14 +355,17 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
         signal = _signal(_deciding(ev, contenders).kind)
         return _ask(ticket, catalog, ev, contenders, reason, signal, score=scores[top])
     strong_weight = _strong_weight(ev, top)
-    if not second:
+    # what it depends on, named in passing, still contests this; the org's product name
+    # written down (``Evidence.family_word``) does not: every ticket of the org says it
+    uncontested = all(r in ev.family_word for r in ranked[1:])
+    if uncontested:
         # uncontested: no other repository has any evidence; then its mentions, version lines
         # and doc links add up, and one full mention reaches UNCONTESTED_MIN
         strong_weight += sum(
             i.weight for i in ev.items() if i.repo == top and i.kind in UNCONTESTED_KINDS
         )
     ask_reason: str | None = None
-    if strong_weight < (STRONG_MIN if second else UNCONTESTED_MIN) and not model:
+    if strong_weight < (UNCONTESTED_MIN if uncontested else STRONG_MIN) and not model:
         ask_reason = (
             "the only evidence is passing mentions (no link, label, title, import, command or "
             "traceback points at it)"
@@ -350,6 +380,21 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
                 "command or traceback points at it; a title often names a tool another "
                 "repository ships)"
             )
+    elif not model and second >= PROCEED_MIN and _strong_kinds(ev, top) <= ONE_ORG_KINDS:
+        ask_reason = (
+            "its only strong evidence is its container image, Helm chart or title, and another "
+            "repository has evidence too (an image or chart is often the base another one "
+            "builds on)"
+        )
+    if ask_reason is None and not model:
+        dependents = _dependents_in_ticket(catalog, ev, top)
+        if dependents:
+            ask_reason = (
+                f"{', '.join(dependents)} {'depends' if len(dependents) == 1 else 'depend'} on "
+                f"{top} and the ticket names {'it' if len(dependents) == 1 else 'them'} too: "
+                "a plugin's or wrapper's ticket uses the tool it builds on"
+            )
+            ranked = [top, *dependents, *[r for r in ranked if r not in dependents and r != top]]
     if ask_reason is not None:
         return _ask(
             ticket,
@@ -385,6 +430,45 @@ def _shippers(catalog: Catalog, top: str) -> list[str]:
         r.full_name
         for r in catalog.repositories
         if r.full_name != top and names.intersection(r.vocabulary.ships)
+    ]
+
+
+DEPENDENT_KINDS: Final = STRONG_KINDS
+"""Evidence that makes a repository depending on the leader a contender: it is used, pointed
+at or named in the title (a passing mention, a version line or a path is the environment)."""
+
+
+def _dependents_in_ticket(catalog: Catalog, ev: Evidence, top: str) -> list[str]:
+    """The catalog repositories that depend on ``top`` (ship or wrap it) and that the ticket
+    also names, when nothing points at ``top`` itself (no link, label, ``uses:`` or
+    ``org/name``): then ``top``'s imports, commands and name are what the dependent's users
+    write too (``tox`` in a ``tox-uv`` ticket, ``celery`` in a ``pytest-celery`` one)."""
+    if ev.kinds(top) & DECISIVE_KINDS:
+        return []
+    mutual = set(_shipped_by(catalog, top))
+    return [s for s in _shippers(catalog, top) if s not in mutual and ev.kinds(s) & DEPENDENT_KINDS]
+
+
+def _dependencies_in_passing(
+    catalog: Catalog, ev: Evidence, top: str, others: list[str]
+) -> list[str]:
+    """The other repositories the ticket only mentions in passing (``PASSING_KINDS``) that
+    ``top`` depends on and that do not depend on it back: what the leader is built from, as a
+    version table lists it ("autoflake uses pyflakes"). They are context, not rivals."""
+    deps = set(_shipped_by(catalog, top)) - set(_shippers(catalog, top))
+    return [r for r in others if r in deps and _passing_only(ev, [r])]
+
+
+def _shipped_by(catalog: Catalog, top: str) -> list[str]:
+    """The other catalog repositories ``top`` ships, wraps or depends on."""
+    leader = next((r for r in catalog.repositories if r.full_name == top), None)
+    if leader is None:
+        return []
+    ships = set(leader.vocabulary.ships)
+    return [
+        r.full_name
+        for r in catalog.repositories
+        if r.full_name != top and _known_as(r).intersection(ships)
     ]
 
 

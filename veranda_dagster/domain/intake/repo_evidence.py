@@ -225,6 +225,9 @@ class Evidence:
     scale: dict[tuple[str, str], float] = field(default_factory=dict)
     """(repo, kind) -> a factor under 1 for evidence that is context, not subject (an
     umbrella beside its sibling, a term several repositories share)."""
+    family_word: set[str] = field(default_factory=set)
+    """Repositories named like the org's product whose evidence is only that name written down
+    (``NAME_ONLY_KINDS``): the org's word, context in every one of its tickets."""
 
     def add(self, repo: str, kind: str, excerpt: str) -> None:
         self.hits[(repo, kind)].append(excerpt)
@@ -452,11 +455,13 @@ def _docs_link(
 
 _CITATION = re.compile(
     r"(?i)\[[ \t]*(?:(?:this|that|the|an?|another|related|similar|linked|upstream)[ \t]+"
-    r"(?:issue|ticket|bug|pr|pull[ \t]+request|discussion|thread|report)s?|here|this|#\d+)"
+    r"(?:issue|ticket|bug|pr|pull[ \t]+request|discussion|thread|report)s?|here|this"
+    r"|(?:[\w.-]{1,100}/)?[\w.-]{0,100}#\d+)"
     r"[ \t]*\]\((https?://[^)\s]+)\)"
 )
-"""``[this issue](https://...)``, ``[here](...)``, ``[#90](...)``: a link that cites another
-thread, written as a pointer, not the thing the ticket changes."""
+"""``[this issue](https://...)``, ``[here](...)``, ``[#90](...)``, ``[flake8#247](...)``: a
+link that cites another thread, written as a pointer ("similar to flake8#247"), not the thing
+the ticket changes."""
 
 
 def _links(ticket: Ticket, text: str, catalog: Catalog, ev: Evidence) -> None:
@@ -521,6 +526,27 @@ _OPTION_BEFORE = re.compile(r"(?:^|[ \t])--?[A-Za-z][\w-]*(?:[ \t]+|=)$", re.M)
 the command was given (a namespace, a queue, a profile), not the package."""
 
 
+_ISSUE_NUMBER_AFTER = re.compile(r"#\d")
+"""A name right before an issue number (``flake8#247``): GitHub's short reference to one of its
+threads, which a ticket writes to cite a similar report; the link, if any, weighs as a citation
+(``_CITATION``). ``PyCQA/flake8#247`` written out is an exact reference (``_bare_refs``)."""
+
+
+_LIST_ITEM_END = re.compile(r"[ \t]*(?:,|\]|$)", re.M)
+
+
+def _is_list_entry(text: str, start: int, end: int) -> bool:
+    """A name written as a quoted list item (``"textual-dev",``, ``'flake8']``, a PEP 723
+    ``dependencies`` block): an entry of what is installed, like a version line; not the
+    reporter naming it."""
+    quote = text[start - 1 : start] if start else ""
+    return (
+        quote in ('"', "'")
+        and text.startswith(quote, end)
+        and bool(_LIST_ITEM_END.match(text, end + 1))
+    )
+
+
 def _is_acronym(word: str) -> bool:
     """A name written in capitals only (``AMQP``): repository names are not written so; the
     protocol or standard they are named after is."""
@@ -535,6 +561,8 @@ def _classify(
         return ""  # a file name, or a URL scheme (``amqp://``, ``redis://``): a protocol
     if _OPTION_BEFORE.search(text, max(0, start - 40), start):
         return ""  # ``--namespace prefect``: a value given to some program's option
+    if _ISSUE_NUMBER_AFTER.match(text, end):
+        return ""  # ``flake8#247``: another thread cited ("similar to"), not the subject
     if _is_acronym(text[start:end]):
         return "weak"  # AMQP, API: the standard it is named after; a candidate at most
     qualified = any(
@@ -544,6 +572,8 @@ def _classify(
         return "path"
     if start >= title_len and _VERSION_AFTER.match(text, end):
         return "env"  # in the title, "X 1.2 breaks" still names what the ticket is about
+    if start >= title_len and _is_list_entry(text, start, end):
+        return "env"  # ``"textual-dev",`` in a dependency list: what is installed, a pin
     if common and not (qualified or _is_name_like(text, start, end)):
         return "weak"
     return "title" if start < title_len else "prose"
@@ -762,6 +792,8 @@ def _weigh_context(catalog: Catalog, ev: Evidence) -> None:
         elif _squashed(name) in brands and not kinds & (SECOND_SIGNAL_KINDS - {"owner"}):
             for kind in kinds & NAME_ONLY_KINDS:
                 ev.discount(repo, kind, UMBRELLA_FACTOR)
+            if kinds <= NAME_ONLY_KINDS | {"path"}:
+                ev.family_word.add(repo)
             ev.notes.append(
                 f"{repo} is named like the org's product: its name alone counted as context"
             )

@@ -40,13 +40,18 @@ _RUNNER = re.compile(
 )
 """A runner and what it runs (``pipx run --spec build``, ``python -m pip``, ``npx eslint``):
 the program run is the subject, the runner is how it was started."""
-_COMMAND_LINE = re.compile(r"(?m)^[ \t]*[$>%][ \t]*((?:\./)?[\w@./-]+)")
+_COMMAND_LINE = re.compile(r"(?m)^[ \t]*(?:<\w{1,20}>[ \t]*){0,4}[$>%][ \t]*((?:\./)?[\w@./-]+)")
+"""A prompt at the start of a line, also after the HTML tags a form wraps it in
+(``<details><summary>$ pipenv --support</summary>``)."""
 _FENCED = re.compile(r"```[^\n`]*\n(.*?)(?:```|$)", re.S)  # no backtick in the info string
 _CODE_LINE = re.compile(r"(?m)^[ \t]*((?:\./)?[\w@./-]+)")
 _SHELL_LINE = re.compile(
     r"(?m)^[ \t]*((?:\./)?[\w@./-]+)(?=(?:[ \t]+[\w.:/=-]+){0,3}[ \t]+--?[A-Za-z])"
 )
 """A prose line that reads as a shell command: a word, at most three more, then an option."""
+_KEY_VALUE = re.compile(r"[\w .-]{1,60}:(?:[ \t]|$)", re.M)
+"""``Server type: hosted``, ``version: 3``: a line of output or configuration, a key and its
+value; a command line never starts with words and a colon."""
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 _USES = re.compile(r"(?im)\buses:[ \t]*['\"]?([A-Za-z0-9][\w.-]*/[\w.-]+)(?:/[\w./-]*)?@")
 _HOOK_ID = re.compile(r"(?im)\bid:[ \t]*['\"]?([\w.-]+)")
@@ -188,6 +193,7 @@ def _commands(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> 
         starts += [
             (m.group(1), offset + m.start(1), offset + m.end(1))
             for m in _CODE_LINE.finditer(block.group(1))
+            if not _KEY_VALUE.match(block.group(1), m.start(1))
         ]
     starts += [  # a quoted command line, not a quoted name: the command and an argument
         (m.group(1).split()[0], m.start(1), m.start(1) + len(m.group(1).split()[0]))

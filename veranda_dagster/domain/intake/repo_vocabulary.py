@@ -144,7 +144,9 @@ class _Terms:
             if VOCABULARY_TERM.match(term) and term not in bucket:
                 bucket.append(term)
 
-    def vocabulary(self) -> RepoVocabulary:
+    def vocabulary(self, name: str = "") -> RepoVocabulary:
+        """The terms kept within the caps; what it ships, without its own names (``name``,
+        the repository's, included: a README linking its own PyPI page ships nothing)."""
         kept: dict[str, list[str]] = {}
         room = MAX_VOCABULARY_TERMS
         for kind in VOCABULARY_KINDS:
@@ -152,6 +154,7 @@ class _Terms:
             kept[kind] = self.by_kind[kind][:take]
             room -= len(kept[kind])
         own = {t.lower() for kind in ("distributions", "commands") for t in kept[kind]}
+        own |= {name.lower()} - {""}
         ships = [t for t in self.shipped if t not in own][:MAX_SHIPPED_TOOLS]
         return RepoVocabulary(**kept, ships=ships)
 
@@ -439,7 +442,7 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
     terms.add("charts", _charts(read, folders, root))
     # what it ships last of all: the names it is known by come first in the read budget
     _shipped(read, full_name, root, folders, terms)
-    return terms.vocabulary(), notes
+    return terms.vocabulary(full_name.rsplit("/", 1)[-1]), notes
 
 
 DOCKERFILES = ("Dockerfile", "docker/Dockerfile")
