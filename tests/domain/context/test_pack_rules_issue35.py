@@ -9,7 +9,12 @@ import pytest
 from tests.fixtures.context.gitrepo import make_repo
 from veranda_dagster.domain.context.code_search import LocalGitGrep, module_path_levels
 from veranda_dagster.domain.context.pack_promotion import MAX_CALLEE_FILES
-from veranda_dagster.domain.context.pack_windows import MAX_CALLEE_WINDOWS, same_file_callees
+from veranda_dagster.domain.context.pack_windows import (
+    MAX_CALLEE_WINDOWS,
+    MAX_WIDEN_LINES,
+    same_file_callees,
+    widen_windows,
+)
 from veranda_dagster.domain.context.retrieval import NOISE_FACTOR, build_pack
 from veranda_dagster.domain.context.seeds import is_shell_command, seed_candidates
 from veranda_dagster.domain.core.bounds import (
@@ -262,9 +267,55 @@ def test_a_plain_hit_in_a_later_file_gets_its_whole_function(tmp_path):
     pack = build_pack(["retry_budget"], LocalGitGrep(make_repo(tmp_path / "r", files)))
     assert len(pack.files) == 5
     for packed in pack.files:
-        [first] = packed.windows[:1]
-        assert first.text.startswith("def handler_") and first.text.endswith("return value\n")
+        [first] = packed.windows[:1]  # widened by the bytes left over: the body is inside
+        head, _, body = first.text.partition("def handler_")
+        assert len(head.splitlines()) <= MAX_WIDEN_LINES and "    return value\n" in body
     assert pack.bytes <= MAX_PACK_BYTES
+
+
+SETTINGS = (
+    "".join(f"OPTION_{i} = {i}\n" for i in range(29))
+    + "RETRY_BUDGET = 3\n"
+    + "".join(f"OPTION_{i} = {i}\n" for i in range(30, 80))
+)
+
+
+@pytest.mark.parametrize(
+    ("case", "line", "covered"),
+    [
+        ("the statement above the hit", 30 - 6 - 5, True),
+        ("the statement below the hit", 30 + 6 + 5, True),
+        ("beyond the widening", 30 - 6 - MAX_WIDEN_LINES - 2, False),
+    ],
+)
+def test_bytes_left_over_widen_the_window_around_the_hit(tmp_path, case, line, covered):
+    repo = make_repo(tmp_path / "repo", {"pkg/settings.py": SETTINGS})
+    pack = build_pack(["RETRY_BUDGET"], LocalGitGrep(repo), ticket_text="`RETRY_BUDGET` ignored")
+    [packed] = pack.files
+    assert any(w.start <= line <= w.end for w in packed.windows) is covered, case
+    assert pack.bytes == sum(len(w.text.encode()) for w in packed.windows) <= MAX_PACK_BYTES
+
+
+def _window(lines: list[str], start: int, end: int) -> Window:
+    return Window(start=start, end=end, text="".join(lines[start - 1 : end]))
+
+
+def test_widening_never_passes_the_budget_nor_touches_a_cut_window():
+    lines = [f"line_{i:03d} = {i}\n" for i in range(1, 201)]  # 14 bytes a line
+    near = [_window(lines, 10, 12), _window(lines, 16, 18)]  # three lines apart
+    cut = Window(start=100, end=101, text=lines[99] + lines[100][:5])  # truncated to fit
+    kept = {"a.py": near, "b.py": [cut], "gone.py": [_window(lines, 50, 51)]}
+    readable = {"a.py": lines, "b.py": lines}
+    used = sum(len(w.text) for ws in kept.values() for w in ws)
+    out = widen_windows(kept, ["a.py", "b.py", "gone.py"], readable.get, used + 14 * 6)
+    assert sum(len(w.text) for ws in out.values() for w in ws) <= used + 14 * 6
+    assert out["b.py"] == [cut] and out["gone.py"] == kept["gone.py"]  # cut / unreadable: kept
+    [merged] = out["a.py"]  # the gap of three lines filled: one window, no line twice
+    assert merged.text == "".join(lines[merged.start - 1 : merged.end])
+    huge = widen_windows({"a.py": [_window(lines, 1, 2)]}, ["a.py"], readable.get, 10**6)
+    assert [(w.start, w.end) for w in huge["a.py"]] == [(1, 2 + MAX_WIDEN_LINES)]
+    full = sum(len(w.text) for w in near)  # no byte left over: nothing moves
+    assert widen_windows({"a.py": near}, ["a.py"], readable.get, full) == {"a.py": near}
 
 
 CALLER = """from pkg.helpers import normalise

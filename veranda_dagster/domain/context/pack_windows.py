@@ -11,6 +11,7 @@ thin that no window holds a whole function body.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from veranda_dagster.domain.context.code_search import CodeSearch, split_lines
@@ -302,3 +303,85 @@ def spend_budget(
         kept[path].append(fitted)
         remaining -= utf8_len(fitted.text)
     return kept
+
+
+MAX_WIDEN_LINES = 12
+"""Lines a window may grow on each side with the bytes the budget left over."""
+
+
+def widen_windows(
+    kept: dict[str, list[Window]],
+    order: list[str],
+    file_lines: Callable[[str], list[str] | None],
+    budget: int,
+) -> dict[str, list[Window]]:
+    """Spend the bytes ``spend_budget`` left over by growing the kept windows one line above
+    and one below at a time, round-robin over every window in rank order, at most
+    ``MAX_WIDEN_LINES`` a side, never past ``budget`` in all. Why: an edit is often a few lines
+    outside the window on the words (the statement above a hit, the end of a function cut to
+    fit the share), and unspent bytes show the agent nothing. A window whose text is not its
+    file's lines (cut to fit, or a file the index cannot read) is left as it is; windows that
+    come to touch merge."""
+    remaining = budget - sum(utf8_len(w.text) for ws in kept.values() for w in ws)
+    texts = {path: file_lines(path) for path in order if kept.get(path)}
+    spans: dict[str, list[list[int]]] = {
+        path: [[w.start, w.end] for w in kept[path] if _is_whole(w, lines)]
+        for path, lines in texts.items()
+        if lines is not None
+    }
+    for _ in range(MAX_WIDEN_LINES):
+        grew = False
+        for path, windows in spans.items():
+            remaining, moved = _grow_once(texts[path] or [], windows, remaining)
+            grew = grew or moved
+        if not grew or remaining <= 0:
+            break
+    out: dict[str, list[Window]] = {}
+    for path, planned in kept.items():
+        lines = texts.get(path)
+        grown: list[Window] = []
+        for w in planned:
+            span = next((s for s in spans.get(path, []) if s[0] <= w.start and w.end <= s[1]), None)
+            if span is None or lines is None:
+                grown.append(w)
+            else:
+                text = "".join(lines[span[0] - 1 : span[1]])
+                grown.append(Window(start=span[0], end=span[1], text=text))
+        out[path] = _merged(grown)
+    return out
+
+
+def _is_whole(window: Window, lines: list[str] | None) -> bool:
+    """Whether ``window`` holds exactly its file's lines (not cut to fit the budget)."""
+    if lines is None or not 1 <= window.start <= window.end <= len(lines):
+        return False
+    return window.text == "".join(lines[window.start - 1 : window.end])
+
+
+def _grow_once(lines: list[str], windows: list[list[int]], remaining: int) -> tuple[int, bool]:
+    """Each of a file's windows one line up and one down, where the line exists, is in no other
+    window and fits ``remaining``; returns what remains and whether any window grew."""
+    grew = False
+    for span in windows:
+        for side in (0, 1):
+            nxt = span[0] - 1 if side == 0 else span[1] + 1
+            if not 1 <= nxt <= len(lines) or any(o[0] <= nxt <= o[1] for o in windows):
+                continue
+            size = utf8_len(lines[nxt - 1])
+            if size > remaining:
+                continue
+            remaining -= size
+            span[side] = nxt
+            grew = True
+    return remaining, grew
+
+
+def _merged(windows: list[Window]) -> list[Window]:
+    """Windows sorted by start, those that overlap or touch merged into one."""
+    result: list[Window] = []
+    for w in sorted(windows, key=lambda w: w.start):
+        if result and w.start <= result[-1].end + 1:
+            result[-1] = _merge(result[-1], w)
+        else:
+            result.append(w)
+    return result

@@ -52,6 +52,7 @@ from veranda_dagster.domain.context.pack_windows import (
     file_windows,
     spend_budget,
     utf8_len,
+    widen_windows,
 )
 from veranda_dagster.domain.context.path_kinds import (
     DOCS_FACTOR,
@@ -342,6 +343,8 @@ def build_pack(
     }
     candidates = [(ev.path, file_windows(ev, search, weights)) for ev in chosen]
     kept = spend_budget(candidates, max_bytes)
+    if callable(file_text):
+        kept = widen_windows(kept, [path for path, _ in candidates], file_text, max_bytes)
     files = [
         PackFile(path=path, windows=sorted(kept[path], key=lambda w: w.start))
         for path, _ in candidates
