@@ -527,7 +527,7 @@ the command was given (a namespace, a queue, a profile), not the package."""
 
 
 _ISSUE_NUMBER_AFTER = re.compile(r"#\d")
-"""A name right before an issue number (``flake8#247``): GitHub's short reference to one of its
+"""A name right before an issue number (``flake8#247``): a forge's short reference to one of its
 threads, which a ticket writes to cite a similar report; the link, if any, weighs as a citation
 (``_CITATION``). ``PyCQA/flake8#247`` written out is an exact reference (``_bare_refs``)."""
 
