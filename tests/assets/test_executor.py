@@ -3,7 +3,6 @@ per step), whoever launches it; a run can still ask for another executor."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -19,7 +18,6 @@ from veranda_dagster.partitions import TICKET_JOB
 from veranda_dagster.sim.driver import run_config
 
 KEY = "ENG-19"
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_ticket_run_and_the_implicit_asset_job_use_the_product_executor():
@@ -38,13 +36,7 @@ def test_run_config_still_chooses_another_executor():
 
 @pytest.fixture
 def job_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
-    paths = {"home": tmp_path / "home", "calls": tmp_path / "calls", "values": tmp_path / "v"}
-    for path in paths.values():
-        path.mkdir()
-    shutil.copy(ROOT / "dagster.yaml", paths["home"] / "dagster.yaml")
-    monkeypatch.setenv(recon.COUNTER_ENV, str(paths["calls"]))
-    monkeypatch.setenv(recon.VALUES_ENV, str(paths["values"]))
-    return paths
+    return recon.job_env(tmp_path, monkeypatch)
 
 
 def test_a_run_executes_every_step_in_the_run_process(job_env):

@@ -4,7 +4,6 @@ stored before orders were carried still loads and still works (re-execution of a
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -31,19 +30,13 @@ from veranda_dagster.domain.core.work_order import order_from, packed
 from veranda_dagster.storage import ValueStore
 
 KEY = "ENG-12"
-ROOT = Path(__file__).resolve().parents[2]
 CARRIED = ("repo_guess", "context_pack", "red_tests", "patch", "pull_request", "review_rounds")
 """The values a later phase reads its order from (and ``ci_outcome``, which hands it on too)."""
 
 
 @pytest.fixture
 def job_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
-    paths = {"home": tmp_path / "home", "calls": tmp_path / "calls", "values": tmp_path / "v"}
-    for path in paths.values():
-        path.mkdir()
-    shutil.copy(ROOT / "dagster.yaml", paths["home"] / "dagster.yaml")
-    monkeypatch.setenv(recon.COUNTER_ENV, str(paths["calls"]))
-    monkeypatch.setenv(recon.VALUES_ENV, str(paths["values"]))
+    paths = recon.job_env(tmp_path, monkeypatch)
     monkeypatch.setenv(recon.FAIL_ONCE_ENV, "patch")
     return paths
 
