@@ -19,6 +19,7 @@ from tests.support.helm_secrets import (
     vault_exports,
 )
 from veranda_dagster.resources.secrets import service_secrets
+from veranda_dagster.sources import webhook_auth
 from veranda_dagster.vendors import registry
 
 FILES = {"providers.env": registry.secret_env(), "services.env": service_secrets()}
@@ -97,3 +98,11 @@ def test_optional_keys_are_read_inside_their_with_block() -> None:
     exports = vault_exports(load_values())
     gitlab = {e for e in exports if e.name == "GITLAB_TOKEN"}
     assert gitlab and all(e.optional and e.key == "gitlab_token" for e in gitlab)
+
+
+@pytest.mark.parametrize("name", sorted(webhook_auth.SECRET_ENV.values()))
+def test_no_pod_that_runs_the_code_gets_a_webhook_secret(name) -> None:
+    """The receiver alone verifies signatures; a run pod holding the secret could forge them."""
+    exports = vault_exports(load_values())
+    assert [e.pod for e in exports if e.name == name] == []
+    assert [w for w, n, _v in plain_env(load_values()) if n == name] == []

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from veranda_dagster.reference.settings_scan import scan
 from veranda_dagster.resources.secrets import service_secrets
+from veranda_dagster.sources import webhook_auth
 from veranda_dagster.vendors import registry
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -67,6 +68,10 @@ def secrets_page() -> str:
         for owner, names in sorted(service_secrets().items())
         for name in names
     ]
+    receiver_rows = [
+        (f"`{name}`", source, "webhook receiver", "none: the receiver's own environment")
+        for source, name in sorted(webhook_auth.SECRET_ENV.items())
+    ]
     lines = [
         "# Secrets",
         "",
@@ -77,7 +82,14 @@ def secrets_page() -> str:
         "structure in `tests/observability/test_helm_secrets.py`). Each is bound with",
         "`dg.EnvVar` only when set and never logged, put in metadata, a comment or a prompt.",
         "",
-        *_table(("Secret", "Declared by", "Kind", "Vault file"), [*vendor_rows, *service_rows]),
+        "The push intake's webhook secrets (`veranda intake serve`, docs/operations.md) are set",
+        "on the receiver alone: no code server, daemon, run worker or sandbox reads them, so the",
+        "Helm values render them into no pod that runs the code (the same test checks that).",
+        "",
+        *_table(
+            ("Secret", "Declared by", "Kind", "Vault file"),
+            [*vendor_rows, *service_rows, *receiver_rows],
+        ),
     ]
     return "\n".join(lines) + "\n"
 
