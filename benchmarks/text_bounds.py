@@ -38,20 +38,21 @@ MODULES = {
 
 
 def _load(name: str, path: str, ref: str | None) -> types.ModuleType:
-    """The module as it is now, or its source at ``ref`` executed as a fresh module."""
+    """The module's source now (``ref`` None) or at ``ref``, executed as a fresh module: the
+    cap is lifted on that copy, never on the module the product (and the tests sharing this
+    process) import, which kept the lifted cap before."""
     if ref is None:
-        import importlib
-
-        return importlib.import_module(path[:-3].replace("/", "."))
-    source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{ref}:{path}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    module = types.ModuleType(f"before_{name}")
+        source = (ROOT / path).read_text()
+    else:
+        source = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{ref}:{path}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    module = types.ModuleType(f"{'now' if ref is None else 'before'}_{name}")
     sys.modules[module.__name__] = module
-    exec(compile(source, f"{ref}:{path}", "exec"), module.__dict__)
+    exec(compile(source, f"{ref or 'now'}:{path}", "exec"), module.__dict__)
     return module
 
 

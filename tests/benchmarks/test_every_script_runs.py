@@ -208,6 +208,13 @@ def test_text_bounds_runs_small_against_head(capsys: pytest.CaptureFixture[str])
     assert {"seeds", "citations", "scrub", "review_reply"} <= {
         line.split()[0] for line in out.splitlines()[2:]
     }
+    # it lifts the cap on its own copies only: the modules the product imports keep theirs
+    from veranda_dagster.domain.context import seeds
+    from veranda_dagster.domain.core import bounds
+    from veranda_dagster.domain.deliver import citations
+
+    assert seeds.MAX_EXTRACT_TEXT_CHARS == citations.MAX_EXTRACT_TEXT_CHARS
+    assert seeds.MAX_EXTRACT_TEXT_CHARS == bounds.MAX_EXTRACT_TEXT_CHARS
 
 
 def test_repo_detection_runs_on_its_data(
