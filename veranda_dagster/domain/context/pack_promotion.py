@@ -163,6 +163,66 @@ def named_callee_first(
     return ranked
 
 
+def definer_over_reexport(
+    ranked: list[FileEvidence],
+    search: CodeSearch,
+    seed_names: set[str],
+    max_files: int = MAX_PACK_FILES,
+) -> list[FileEvidence]:
+    """``ranked`` with a file moved first when the best file is a package ``__init__`` that
+    defines none of the names the ticket gives, and a file among the first ``max_files``
+    defines one of them (``def``/``class``, any depth): the first such file in ranked order.
+
+    Why: a package ``__init__`` ranks first on a dotted module seed (``pkg.sub`` names
+    ``pkg/sub/__init__.py``) or on the names it re-exports, while the fix goes to the module
+    that defines what the ticket names. An ``__init__`` that defines a named name keeps its
+    place: there the code is in the ``__init__`` itself."""
+    file_text = getattr(search, "file_text", None)
+    if len(ranked) < 2 or not seed_names or not callable(file_text):
+        return ranked
+    if not ranked[0].path.endswith("/__init__.py"):
+        return ranked
+    if defines_any(file_text(ranked[0].path) or [], seed_names):
+        return ranked
+    for index, ev in enumerate(ranked[1:max_files], 1):
+        if defines_any(file_text(ev.path) or [], seed_names):
+            return [ev, *ranked[:index], *ranked[index + 1 :]]
+    return ranked
+
+
+def definer_over_importer(
+    ranked: list[FileEvidence],
+    search: CodeSearch,
+    strongest: str | None,
+    seed_names: set[str],
+    max_files: int = MAX_PACK_FILES,
+) -> list[FileEvidence]:
+    """``ranked`` with a file moved first when the best file defines none of the names the
+    ticket gives and imports (``import_graph.py``) a file among the first ``max_files`` that
+    defines the ticket's strongest name (its best-ranked seed, ``def``/``class``, any depth).
+
+    Why: a hub module (``web.py`` re-exporting ``web.Response``) or a caller collects the
+    ticket's words and its dotted path hit, while the fix goes to the module it imports that
+    defines what the ticket names first. Only the strongest name: a weaker name the hub imports
+    is as often a helper the fix never touches (measured on the development sets). A best file
+    defining any named name keeps its place, and a package ``__init__`` is never the definer
+    moved first (``definer_over_reexport`` judges an ``__init__`` ranked first)."""
+    paths = getattr(search, "paths", None)
+    file_text = getattr(search, "file_text", None)
+    if len(ranked) < 2 or strongest is None or not (callable(paths) and callable(file_text)):
+        return ranked
+    lines = file_text(ranked[0].path) or []
+    if ranked[0].path.endswith("/__init__.py") or defines_any(lines, seed_names | {strongest}):
+        return ranked
+    imported = set(imported_paths(ranked[0].path, lines, PathIndex(paths())))
+    for index, ev in enumerate(ranked[1:max_files], 1):
+        if ev.path not in imported or ev.path.endswith("/__init__.py"):
+            continue
+        if defines_any(file_text(ev.path) or [], {strongest}):
+            return [ev, *ranked[:index], *ranked[index + 1 :]]
+    return ranked
+
+
 _RAISED = re.compile(r"(?:Error|Exception|Warning)$")
 """An exception class the named function raises: its file holds no logic to fix."""
 _DEF_NAME = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)")

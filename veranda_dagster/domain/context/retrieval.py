@@ -37,6 +37,8 @@ from pydantic import BaseModel, Field
 from veranda_dagster.domain.context.code_search import CodeSearch, Hit, looks_like_path
 from veranda_dagster.domain.context.module_docstring import module_docstring_end
 from veranda_dagster.domain.context.pack_promotion import (
+    definer_over_importer,
+    definer_over_reexport,
     keep_full_text_share,
     named_callee_first,
     promote_imported,
@@ -187,6 +189,15 @@ def used_seeds(results: list[SearchResult], max_seeds: int = MAX_SEEDS) -> list[
     return [r.seed for r in results if r.seed is not None and r.hits][:max_seeds]
 
 
+def strongest_seed_name(results: list[SearchResult]) -> str | None:
+    """The last identifier of the best-ranked seed that hit (``web.Response`` -> ``Response``):
+    the name the ticket puts first, as a definition would spell it."""
+    for r in sorted(results, key=lambda r: r.rank):
+        if r.seed is not None and r.hits and (found := _SINGLE_IDENT.findall(r.seed)):
+            return str(found[-1])
+    return None
+
+
 def seed_names(results: list[SearchResult]) -> set[str]:
     """The last identifier of every searched seed that hit (``client.get_user`` -> ``get_user``):
     the names the ticket gives, as a definition would spell them."""
@@ -334,7 +345,10 @@ def build_pack(
     file_text = getattr(search, "file_text", None)
     ranked = rank_files(results, signals, file_text if callable(file_text) else None)
     ranked = promote_imported(ranked, search, max_files)
-    ranked = named_callee_first(ranked, search, seed_names(results), max_files)
+    names = seed_names(results)
+    ranked = named_callee_first(ranked, search, names, max_files)
+    ranked = definer_over_reexport(ranked, search, names, max_files)
+    ranked = definer_over_importer(ranked, search, strongest_seed_name(results), names, max_files)
     chosen = keep_full_text_share(ranked, signals.full_text, max_files)
     weights = {
         t: w
