@@ -213,8 +213,8 @@ def test_text_bounds_runs_small_against_head(capsys: pytest.CaptureFixture[str])
     from veranda_dagster.domain.core import bounds
     from veranda_dagster.domain.deliver import citations
 
-    assert seeds.MAX_EXTRACT_TEXT_CHARS == citations.MAX_EXTRACT_TEXT_CHARS
-    assert seeds.MAX_EXTRACT_TEXT_CHARS == bounds.MAX_EXTRACT_TEXT_CHARS
+    cap = bounds.MAX_EXTRACT_TEXT_CHARS
+    assert [vars(m)["MAX_EXTRACT_TEXT_CHARS"] for m in (seeds, citations)] == [cap, cap]
 
 
 def test_repo_detection_runs_on_its_data(
