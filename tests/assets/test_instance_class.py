@@ -57,6 +57,20 @@ def storage_queries(instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatc
     return asked
 
 
+def _run_one_ticket(instance: dg.DagsterInstance, tmp_path: Any) -> dg.ExecuteInProcessResult:
+    """Every phase of ``KEY`` on the fakes, its partition registered first, as the sensor does."""
+    instance.add_dynamic_partitions(TICKETS_NAME, [KEY])
+    (tmp_path / "calls").mkdir()
+    result = dg.materialize(
+        PHASE_ASSETS,
+        partition_key=KEY,
+        instance=instance,
+        resources=resources(str(tmp_path / "calls"), str(tmp_path / "values")),
+    )
+    assert result.success
+    return result
+
+
 def test_the_shipped_dagster_yaml_opens_the_veranda_instance(
     instance: dg.DagsterInstance,
 ) -> None:
@@ -77,15 +91,7 @@ def test_a_ticket_run_asks_the_storage_about_its_ticket_once(
         return remembered(self, partitions_def_name, partition_key)
 
     monkeypatch.setattr(VerandaInstance, "has_dynamic_partition", counting)
-    instance.add_dynamic_partitions(TICKETS_NAME, [KEY])
-    (tmp_path / "calls").mkdir()
-    result = dg.materialize(
-        PHASE_ASSETS,
-        partition_key=KEY,
-        instance=instance,
-        resources=resources(str(tmp_path / "calls"), str(tmp_path / "values")),
-    )
-    assert result.success
+    _run_one_ticket(instance, tmp_path)
     assert asks[KEY] >= 50  # Dagster's own questions, unchanged
     assert 1 <= storage_queries[KEY] <= STORAGE_QUERIES_PER_RUN
 
@@ -151,15 +157,7 @@ def test_the_sqlite_event_log_keeps_one_engine_per_file_within_its_bound(
         return create(url, **kwargs)
 
     monkeypatch.setattr(sqlite_storage, "create_engine", counting_create)
-    instance.add_dynamic_partitions(TICKETS_NAME, [KEY])
-    (tmp_path / "calls").mkdir()
-    result = dg.materialize(
-        PHASE_ASSETS,
-        partition_key=KEY,
-        instance=instance,
-        resources=resources(str(tmp_path / "calls"), str(tmp_path / "values")),
-    )
-    assert result.success
+    result = _run_one_ticket(instance, tmp_path)
     events = instance.all_logs(result.run_id)
     assert len(events) > 50  # every one written and read back through the reused engines
     assert len(made) == len(set(made)) <= 2  # the run's file and the index, once each
