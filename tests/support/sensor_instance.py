@@ -2,9 +2,10 @@
 
 Shared by the shared sensors' tests (``tests/sensors/``) and each ticket source's intake sensor
 tests (``tests/sources/<name>/``): their conftests import the fixtures from here. ``launch``
-applies a tick's partition requests and creates one run per run request in the instance, so the
-next tick's dedup sees exactly what production would see; counting runs per ticket tag is the
-"no duplicate run" assertion.
+applies a tick's partition requests and creates one run per run request in the instance, less
+the requests whose ``run_key`` a run already has (the daemon's own check), so the next tick's
+dedup sees exactly what production would see; counting runs per ticket tag is the "no duplicate
+run" assertion.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 
 import dagster as dg
 import pytest
+from dagster._core.storage.tags import RUN_KEY_TAG
 
 from veranda_dagster.partitions import TICKET_JOB, TICKET_TAG
 
@@ -42,13 +44,17 @@ def ticket_job() -> None:
 
 
 def launch(instance: dg.DagsterInstance, result: dg.SensorResult) -> None:
-    """What the daemon does with a SensorResult: add partitions, create the runs."""
+    """What the daemon does with a SensorResult: add partitions, create the runs, skipping a
+    request whose ``run_key`` a run already carries, in any status (``fetch_existing_runs`` in
+    Dagster 1.13.27; these tests' runs all belong to one sensor)."""
     for request in result.dynamic_partitions_requests or []:
         instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
     for run_request in result.run_requests or []:
-        instance.create_run_for_job(
-            ticket_job, tags=dict(run_request.tags), status=dg.DagsterRunStatus.NOT_STARTED
-        )
+        key = run_request.run_key
+        if key and instance.get_runs(filters=dg.RunsFilter(tags={RUN_KEY_TAG: key}), limit=1):
+            continue
+        tags = {**run_request.tags, **({RUN_KEY_TAG: key} if key else {})}
+        instance.create_run_for_job(ticket_job, tags=tags, status=dg.DagsterRunStatus.NOT_STARTED)
 
 
 def runs_per_ticket(instance: dg.DagsterInstance) -> Counter[str]:

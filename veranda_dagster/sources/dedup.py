@@ -16,6 +16,13 @@ keys, any status), never one per ticket and never a scan of every partition:
   "failed before materializing" from "never seen". The registered half is a second batched
   call (``get_existing_dynamic_partitions`` for all the keys), made only when it is asked for.
 
+A ticket whose runs all failed before ``ticket`` materialized is new work again, but Dagster's
+daemon refuses a sensor's run request whose ``run_key`` one of that sensor's runs already has,
+whatever its status. So the Nth run of a ticket carries its own key (``ticket_run_key``:
+``ENG-7``, then ``ENG-7:run-2``), and a ticket gets at most ``MAX_TICKET_RUNS`` of them: one whose
+every run dies before its first phase (a broken setting, a source that answers garbage) must not
+start a run on every tick forever.
+
 Only when a key's runs all ended without holding and none carries the mark (runs written before
 the mark existed, or a crash between the materialization and its hook) is the event log asked,
 once, for those keys' latest ``ticket`` materializations: the rare path, never the common one.
@@ -23,8 +30,9 @@ once, for those keys' latest ``ticket`` materializations: the rare path, never t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Final
 
 import dagster as dg
 
@@ -46,6 +54,10 @@ not hold the ticket by itself; that it materialized ``ticket`` does."""
 IN_FLIGHT_STATUSES = HELD_STATUSES - {dg.DagsterRunStatus.SUCCESS}
 """Statuses of a run that is still going to execute phases: a second run now would be a twin."""
 
+MAX_TICKET_RUNS: Final = 3
+"""Runs a sensor starts for one ticket whose runs keep failing before ``ticket`` materializes;
+past it the ticket is left for a person (a re-execution from the UI, or a fixed setting)."""
+
 TICKET_ASSET = dg.AssetKey("ticket")
 """The first asset of the graph: a materialized partition of it means the ticket was taken."""
 
@@ -60,6 +72,8 @@ class TicketHolds:
     """Keys with a run in a held status, or a run that materialized ``ticket``."""
     in_flight: frozenset[str]
     """Keys with a run that has not finished yet."""
+    runs: Mapping[str, int] = field(default_factory=dict)
+    """How many runs each known key has, in any status (keys with none are absent)."""
 
 
 def ticket_holds(
@@ -77,6 +91,7 @@ def ticket_holds(
         return TicketHolds(frozenset(), frozenset(), frozenset())
     runs = instance.get_runs(filters=dg.RunsFilter(tags={TICKET_TAG: wanted}))
     asked = set(wanted)
+    counts: dict[str, int] = {}
     known: set[str] = set()
     taken: set[str] = set()
     in_flight: set[str] = set()
@@ -85,6 +100,7 @@ def ticket_holds(
         if key not in asked:
             continue
         known.add(key)
+        counts[key] = counts.get(key, 0) + 1
         if run.status in HELD_STATUSES or run.tags.get(TICKET_TAKEN_TAG):
             taken.add(key)
         if run.status in IN_FLIGHT_STATUSES:
@@ -97,7 +113,7 @@ def ticket_holds(
         taken |= set(materialized) & unmarked
     if registered:
         known |= set(instance.get_existing_dynamic_partitions(TICKETS_NAME, wanted)) & asked
-    return TicketHolds(frozenset(known), frozenset(taken), frozenset(in_flight))
+    return TicketHolds(frozenset(known), frozenset(taken), frozenset(in_flight), counts)
 
 
 def held_tickets(
@@ -122,19 +138,30 @@ def mark_taken(context: dg.HookContext) -> None:
     context.instance.add_run_tags(context.run_id, {TICKET_TAKEN_TAG: "1"})
 
 
-def ticket_run_request(key: str) -> dg.RunRequest:
-    """The one run for a ticket: ``run_key`` = the key, so Dagster itself also refuses twins."""
+def ticket_run_key(key: str, earlier_runs: int = 0) -> str:
+    """The ``run_key`` of a ticket's next run: the key itself for its first, so Dagster also
+    refuses twins (and a pushed run counts as the sensor's), then ``<key>:run-<n>``."""
+    return key if earlier_runs <= 0 else f"{key}:run-{earlier_runs + 1}"
+
+
+def ticket_run_request(key: str, earlier_runs: int = 0) -> dg.RunRequest:
+    """The next run for a ticket with ``earlier_runs`` runs that all failed before ``ticket``
+    (none, almost always): its own ``run_key``, so the daemon's check refuses only twins."""
     return dg.RunRequest(
         partition_key=key,
-        run_key=key,
+        run_key=ticket_run_key(key, earlier_runs),
         tags={TICKET_TAG: key, "veranda/ticket-run": "1"},
     )
 
 
-def sensor_result(keys: list[str], cursor: str) -> dg.SensorResult:
-    """Add the partitions and request one run per new ticket, with the advanced cursor."""
+def sensor_result(
+    keys: list[str], cursor: str, earlier_runs: Mapping[str, int] | None = None
+) -> dg.SensorResult:
+    """Add the partitions and request one run per new ticket (``earlier_runs``: what
+    ``TicketHolds.runs`` counted), with the advanced cursor."""
+    counts = earlier_runs or {}
     return dg.SensorResult(
-        run_requests=[ticket_run_request(k) for k in keys],
+        run_requests=[ticket_run_request(k, counts.get(k, 0)) for k in keys],
         dynamic_partitions_requests=[TICKETS.build_add_request(keys)] if keys else [],
         cursor=cursor,
     )

@@ -10,8 +10,10 @@ it walks its source for candidate tickets and what cursor that walk leaves. The 
 - ``JsonCursor`` is the stored cursor, a pydantic model as JSON, a bad one an ``InputError``;
 - ``settle`` turns a walk into the tick's result: one batched dedup question to the instance
   (``dedup.ticket_holds``: never process memory, so a restart starts no second run), the
-  source's own reasons to drop a key (our own comment, a mention of a ticket in flight), the run
-  requests, and on an error the walk's kept cursor with a skip when nothing new was read.
+  source's own reasons to drop a key (our own comment, a mention of a ticket in flight) and a
+  ticket whose ``MAX_TICKET_RUNS`` runs all failed before ``ticket``, the run requests (a
+  re-run's own ``run_key``), and on an error the walk's kept cursor with a skip when nothing
+  new was read.
 """
 
 from __future__ import annotations
@@ -28,7 +30,12 @@ from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.partitions import TICKET_JOB
 from veranda_dagster.sources import registry
-from veranda_dagster.sources.dedup import TicketHolds, sensor_result, ticket_holds
+from veranda_dagster.sources.dedup import (
+    MAX_TICKET_RUNS,
+    TicketHolds,
+    sensor_result,
+    ticket_holds,
+)
 
 Tick = Callable[[dg.SensorEvaluationContext, Any, Any], dg.SensorResult | dg.SkipReason]
 """One tick of a source: (the context, its resource, an open client) -> the result."""
@@ -91,6 +98,11 @@ def settle(
     keys: list[str] = []
     for key in (k for k in found if k not in holds.taken):
         reason = drop(key, holds) if drop is not None else None
+        if reason is None and holds.runs.get(key, 0) >= MAX_TICKET_RUNS:
+            reason = (
+                f"{key}: its {holds.runs[key]} runs all failed before `ticket`; not starting "
+                "another (re-execute one from the UI once the cause is fixed)"
+            )
         if reason:
             log.info(f"{info.sensor.name}: {reason}")
         else:
@@ -103,7 +115,7 @@ def settle(
             return dg.SkipReason(
                 f"{info.title} poll failed ({walk.error}); {walk.kept}, retrying next tick"
             )
-    return sensor_result(keys, walk.cursor())
+    return sensor_result(keys, walk.cursor(), holds.runs)
 
 
 def polled(poll: Poll) -> Tick:

@@ -10,10 +10,7 @@ from dataclasses import dataclass
 
 import dagster as dg
 import pytest
-from dagster._core.remote_origin import InProcessCodeLocationOrigin
-from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 from dagster._core.workspace.context import WorkspaceProcessContext
-from dagster._core.workspace.load_target import InProcessWorkspaceLoadTarget
 
 from veranda_dagster.sources.push_launch import PushLauncher
 from veranda_dagster.sources.webhook_events import Scope
@@ -28,20 +25,6 @@ class Receiver:
     url: str
     instance: dg.DagsterInstance
     receiver: WebhookReceiver
-
-
-@pytest.fixture(scope="module")
-def workspace_instance() -> Iterator[tuple[dg.DagsterInstance, WorkspaceProcessContext]]:
-    # queued, as the shipped dagster.yaml: submit_run queues, nothing executes in the test
-    coordinator = {"module": "dagster.core.run_coordinator", "class": "QueuedRunCoordinator"}
-    origin = InProcessCodeLocationOrigin(
-        LoadableTargetOrigin(module_name="veranda_dagster.definitions"), location_name="veranda"
-    )
-    with (
-        dg.instance_for_test(overrides={"run_coordinator": coordinator}) as instance,
-        WorkspaceProcessContext(instance, InProcessWorkspaceLoadTarget(origin)) as workspace,
-    ):
-        yield instance, workspace
 
 
 @pytest.fixture
