@@ -18,7 +18,6 @@ no file listing to resolve frames against, no texts to index) is named in ``unav
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,14 +47,6 @@ FULL_TEXT_WEIGHT = 1.5
 """The best full-text file's share; others in proportion to their BM25 score."""
 FULL_TEXT_DEPTH = 40
 """Files taken from the full-text ranking: below this BM25 only restates the seed ranking."""
-TITLE_WEIGHT = 0.75
-"""Between the six files the other evidence chose, the title's best BM25 file gains this much,
-others in proportion: the title is the reporter's one-line summary of what broke, and in the
-full ticket its few words are outweighed by the body's code and logs."""
-TITLE_MIN_IDF = math.log(10.0)
-"""The title's ranking counts only when one of its terms is in at most about a tenth of the
-source files (Lucene's idf, as ``retrieval.NOISE_IDF``): a title of common words only (``3 test
-failures on Python 3.3``) names no part of the tree."""
 
 SIGNAL_FRAMES = "traceback_frames"
 SIGNAL_LINKS = "source_links"
@@ -77,8 +68,6 @@ class TicketEvidence:
     messages: list[tuple[str, list[Hit]]] = field(default_factory=list)
     full_text: dict[str, float] = field(default_factory=dict)
     """Path -> normalised BM25 score in (0, 1]."""
-    title: dict[str, float] = field(default_factory=dict)
-    """Path -> normalised BM25 score of the title alone, in (0, 1]."""
     term_weights: dict[str, float] = field(default_factory=dict)
     """The ticket's terms found in the tree, with their idf (empty without the ranking)."""
     searches: int = 0
@@ -174,19 +163,9 @@ def _link_anchors(
     return anchors
 
 
-def _normalised(ranked: list[tuple[str, float]]) -> dict[str, float]:
-    """The first ``FULL_TEXT_DEPTH`` files of a BM25 ranking, scores divided by the best's."""
-    top = ranked[0][1] if ranked else 0.0
-    return {p: s / top for p, s in ranked[:FULL_TEXT_DEPTH] if top > 0}
-
-
-def gather(
-    text: str, search: CodeSearch, max_searches: int, title: str | None = None
-) -> TicketEvidence:
+def gather(text: str, search: CodeSearch, max_searches: int) -> TicketEvidence:
     """Frames (free), then the full-text ranking and the error messages, each one search, all
-    within ``max_searches``. With the full-text ranking, the ``title`` alone is ranked over the
-    same index (no search: its terms are the ticket's own), kept when one of its terms is
-    specific (``TITLE_MIN_IDF``)."""
+    within ``max_searches``."""
     evidence = TicketEvidence()
     paths = getattr(search, "paths", None)
     listing = paths() if callable(paths) else None
@@ -207,14 +186,10 @@ def gather(
         evidence.unavailable.append(SIGNAL_FULL_TEXT)
     else:
         evidence.searches += 1
-        evidence.full_text = _normalised(ranked)
+        top = ranked[0][1] if ranked else 0.0
+        evidence.full_text = {p: s / top for p, s in ranked[:FULL_TEXT_DEPTH] if top > 0}
         weights = getattr(search, "term_weights", None)
         evidence.term_weights = weights() if callable(weights) else {}
-        if callable(rank) and title and title.strip():  # same index, same terms: no search
-            title_ranked = rank(title) or []
-            idf = weights() if callable(weights) else {}
-            if max(idf.values(), default=0.0) >= TITLE_MIN_IDF:
-                evidence.title = _normalised(title_ranked)
     for message in error_messages(text):
         if evidence.searches >= max_searches:
             break

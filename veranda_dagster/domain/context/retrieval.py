@@ -46,7 +46,6 @@ from veranda_dagster.domain.context.pack_promotion import (
 from veranda_dagster.domain.context.pack_signals import (
     FULL_TEXT_WEIGHT,
     MESSAGE_WEIGHT,
-    TITLE_WEIGHT,
     TicketEvidence,
     gather,
 )
@@ -315,32 +314,6 @@ def _add_signals(evidence: dict[str, FileEvidence], signals: TicketEvidence) -> 
         ev.score += FULL_TEXT_WEIGHT * share
 
 
-def title_first(
-    chosen: list[FileEvidence], scores: dict[str, float], title: dict[str, float]
-) -> list[FileEvidence]:
-    """``chosen`` (the pack's files, in order) with one file moved first when its ranking score
-    (``scores``, before any rule reordered the files) plus ``TITLE_WEIGHT`` times its share of
-    the title's own BM25 ranking (``TicketEvidence.title``) beats the first file's; only when
-    the first file is first by its score, never over a file a rule moved first.
-
-    Why: the title is the reporter's one-line summary of what broke, while the body's code and
-    logs spread the ticket's evidence over every file they touch; between files the evidence
-    already put in the pack, the one the title reads like is more often the fix. The title only
-    orders the chosen files: it adds no file and drops none."""
-    if not title or len(chosen) < 2:
-        return chosen
-    if max(chosen, key=lambda ev: (scores.get(ev.path, 0.0), -chosen.index(ev))) is not chosen[0]:
-        return chosen  # a rule put this file first: the title does not judge that
-
-    def with_title(ev: FileEvidence) -> float:
-        return scores.get(ev.path, 0.0) + TITLE_WEIGHT * title.get(ev.path, 0.0)
-
-    best = max(chosen, key=lambda ev: (with_title(ev), -chosen.index(ev)))
-    if with_title(best) <= with_title(chosen[0]):
-        return chosen
-    return [best, *(ev for ev in chosen if ev is not best)]
-
-
 def build_pack(
     seeds: list[str],
     search: CodeSearch,
@@ -351,7 +324,6 @@ def build_pack(
     keywords: list[str] | None = None,
     max_seeds: int = MAX_SEEDS,
     ticket_text: str | None = None,
-    title: str | None = None,
 ) -> RetrievalResult:
     """Search, rank, and spend the byte budget. ``seeds`` may be longer than ``max_seeds``
     (``seed_candidates``): the first ``max_seeds`` that hit are kept and reported in ``seeds``.
@@ -364,7 +336,7 @@ def build_pack(
     max_bytes = max(0, min(max_bytes, MAX_PACK_BYTES))
     signals = TicketEvidence()
     if ticket_text:
-        signals = gather(ticket_text, search, max_searches, title)
+        signals = gather(ticket_text, search, max_searches)
     results = run_searches(seeds, search, max_searches - signals.searches, keywords, max_seeds)
     results += [
         SearchResult(message, 0, hits, MESSAGE_WEIGHT, strong=True)
@@ -372,14 +344,12 @@ def build_pack(
     ]
     file_text = getattr(search, "file_text", None)
     ranked = rank_files(results, signals, file_text if callable(file_text) else None)
-    scores = {ev.path: ev.score for ev in ranked}  # before the rules below reorder them
     ranked = promote_imported(ranked, search, max_files)
     names = seed_names(results)
     ranked = named_callee_first(ranked, search, names, max_files)
     ranked = definer_over_reexport(ranked, search, names, max_files)
     ranked = definer_over_importer(ranked, search, strongest_seed_name(results), names, max_files)
     chosen = keep_full_text_share(ranked, signals.full_text, max_files)
-    chosen = title_first(chosen, scores, signals.title)
     weights = {
         t: w
         for t, w in signals.term_weights.items()
