@@ -43,6 +43,7 @@ from veranda_dagster.domain.intake.repo_evidence import (
     DECISIVE_KINDS,
     Evidence,
     gather_evidence,
+    umbrella_of,
 )
 
 __all__ = [
@@ -93,6 +94,36 @@ paths when the leader's is usage (``STRONG_MIN`` of it): the innermost traceback
 import outweighs a passing mention of another repository."""
 LEAD_MARGIN_OVER_CONTEXT: Final = 0.1
 
+NAMING_KINDS: Final = DECISIVE_KINDS | {
+    "title",
+    "prose",
+    "env",
+    "docs_link",
+    "url_docs",
+    "url_comment",
+    "former_name:url_docs",
+    "former_name:url_comment",
+    "misspelling",
+    "import",
+    "install",
+    "command",
+    "trace",
+    "usage",
+    "image",
+    "chart",
+}
+"""Evidence that *names* a repository by a name a colleague knows it by: a pointer (link,
+label, declaration, ``uses:``, ``org/name``), its name or former name written down, or the
+name its code is imported, installed, run, crashed in, pulled or charted under. What is left
+(``VOCABULARY_ONLY_KINDS``) is vocabulary the repository happens to define."""
+VOCABULARY_ONLY_KINDS: Final = frozenset({"api", "hook"})
+"""Terms a repository defines without being named by them: a public name of its package, a hook
+id it registers. A ticket that uses only these never says which repository it is about; on
+issue 33's independent set such unnamed tickets were proceeded on wrongly 10 times in 12."""
+VOCABULARY_MIN_TERMS: Final = 2
+"""Distinct terms, each defined by the leader alone and written as code, that a proceed without
+a model needs when nothing names the leader: one public name can be a re-export, a copied
+snippet or a sibling's namesake; two independent ones that only it defines rarely are."""
 UNCONTESTED_MIN: Final = 0.35
 """Least strong weight (``UNCONTESTED_KINDS`` included) that proceeds without a model when no
 other repository has any evidence at all (the org's product name written down,
@@ -342,7 +373,11 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
     top = ranked[0]
     best = _deciding(ev, [top])
     own_deps = _dependencies_in_passing(catalog, ev, top, ranked[1:])
-    rivals = [r for r in ranked[1:] if r not in own_deps]
+    # the org's product word written down (``Evidence.family_word``) is context in every
+    # ticket of the org: it does not contest the lead of a leader with strong evidence (a
+    # pointer, a use, its title), only that of a passing mention
+    context = ev.family_word if _strong_weight(ev, top) >= STRONG_MIN else set()
+    rivals = [r for r in ranked[1:] if r not in own_deps and r not in context]
     if own_deps:
         ev.notes.append(f"{', '.join(own_deps)}: what {top} depends on, named in passing")
     second = scores[rivals[0]] if rivals else 0.0
@@ -354,6 +389,10 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
         reason = "the ticket points at more than one repository with comparable weight"
         signal = _signal(_deciding(ev, contenders).kind)
         return _ask(ticket, catalog, ev, contenders, reason, signal, score=scores[top])
+    # an umbrella beside the leader, its sibling, is context (its evidence already discounted,
+    # ``UMBRELLA_FACTOR``): it is no other repository whose own evidence contests a title, an
+    # image or a chart
+    contest = max((scores[r] for r in rivals if not _umbrella_of_leader(r, top)), default=0.0)
     strong_weight = _strong_weight(ev, top)
     # what it depends on, named in passing, still contests this; the org's product name
     # written down (``Evidence.family_word``) does not: every ticket of the org says it
@@ -374,18 +413,20 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
         shippers = _shippers(catalog, top)
         if shippers:
             return _title_names_a_shipped_tool(ticket, catalog, ev, ranked, shippers, scores)
-        if second >= PROCEED_MIN:
+        if contest >= PROCEED_MIN:
             ask_reason = (
                 "its name in the title is the only strong evidence (no link, label, import, "
                 "command or traceback points at it; a title often names a tool another "
                 "repository ships)"
             )
-    elif not model and second >= PROCEED_MIN and _strong_kinds(ev, top) <= ONE_ORG_KINDS:
+    elif not model and contest >= PROCEED_MIN and _strong_kinds(ev, top) <= ONE_ORG_KINDS:
         ask_reason = (
             "its only strong evidence is its container image, Helm chart or title, and another "
             "repository has evidence too (an image or chart is often the base another one "
             "builds on)"
         )
+    if ask_reason is None and not model:
+        ask_reason = _unnamed_reason(ev, top)
     if ask_reason is None and not model:
         dependents = _dependents_in_ticket(catalog, ev, top)
         if dependents:
@@ -408,6 +449,46 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
     strong = best.kind in _STRONG and not second
     return _proceed(
         ticket, ev, top, _signal(best.kind), "high" if strong else "medium", scores[top]
+    )
+
+
+def _umbrella_of_leader(repo: str, top: str) -> bool:
+    """``repo`` is the umbrella of ``top`` (``fastapi`` of ``uvicorn-gunicorn-fastapi-docker``)."""
+    return umbrella_of(repo.rsplit("/", 1)[-1], top.rsplit("/", 1)[-1])
+
+
+def own_terms(ev: Evidence, repo: str) -> set[str]:
+    """The distinct vocabulary terms (``VOCABULARY_ONLY_KINDS``) the ticket uses of ``repo``
+    that no other repository in the ticket was credited with too."""
+    mine = {t for k in VOCABULARY_ONLY_KINDS for t in ev.terms.get((repo, k), set())}
+    shared = {
+        t
+        for (r, k), terms in ev.terms.items()
+        if r != repo and k in VOCABULARY_ONLY_KINDS
+        for t in terms
+    }
+    return mine - shared
+
+
+def names_repo(ev: Evidence, repo: str) -> bool:
+    """Whether the ticket names ``repo`` (``NAMING_KINDS``) rather than only using vocabulary
+    it defines."""
+    return bool(ev.kinds(repo) & NAMING_KINDS)
+
+
+def _unnamed_reason(ev: Evidence, top: str) -> str | None:
+    """Why a leader that the ticket never names may not proceed without a model: fewer than
+    ``VOCABULARY_MIN_TERMS`` distinct terms only it defines; ``None`` when it is named or has
+    them."""
+    if names_repo(ev, top):
+        return None
+    terms = sorted(own_terms(ev, top))
+    if len(terms) >= VOCABULARY_MIN_TERMS:
+        return None
+    used = ", ".join(f"`{t}`" for t in terms) or "no term of its own"
+    return (
+        f"the ticket never names {top} (no link, name, import, install or command): it only "
+        f"uses {used}, vocabulary it defines, and one such term is no proof of the repository"
     )
 
 

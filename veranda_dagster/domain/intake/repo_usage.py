@@ -308,6 +308,9 @@ _FILE_SUFFIXES: Final = frozenset(
     | {"yaml", "yml", "xml", "html", "csv", "env", "tf", "conf"}
 )
 """``values-prefect.yaml``, ``celery.log``: a file named after a package is no use of it."""
+_HOST_SUFFIXES: Final = frozenset({"ai", "app", "cloud", "co", "com", "dev", "io", "net", "org"})
+"""``sentry.io``, ``prefect.io``, ``grafana.com``: a host named after a package (its product's
+site, its SaaS) is no use of it, unless it is called (``x.io(``)."""
 _IMPORT_ALIAS = re.compile(r"(?m)^[ \t>]*import[ \t]+([\w.]+)[ \t]+as[ \t]+(\w+)")
 
 
@@ -325,11 +328,15 @@ def _qualifier_repos(
 def _qualified(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
     """``@click.option(``, ``httpx.AsyncClient``, ``attr.s(``, ``cf.Task(`` after ``import
     controlflow as cf``: a name used through the one package that defines it is a use of that
-    package, not a mention. A file name (``values-prefect.yaml``) is none."""
+    package, not a mention. A file name (``values-prefect.yaml``) or a host name
+    (``sentry.io``) is none."""
     aliases = import_aliases(text)
     for m in _QUALIFIED.finditer(text):
         repos = _qualifier_repos(m.group(1), index, aliases)
-        if len(repos) == 1 and not m.group(2).isdigit() and m.group(2) not in _FILE_SUFFIXES:
+        attribute = m.group(2)
+        host = attribute.lower() in _HOST_SUFFIXES and not text.startswith("(", m.end())
+        file = attribute.isdigit() or attribute in _FILE_SUFFIXES
+        if len(repos) == 1 and not file and not host:
             add(repos[0], "usage", m.start(), m.end())
 
 
@@ -365,16 +372,16 @@ CONTEXT: Final = "*"
 
 
 def gather_usage(
-    text: str, catalog: Catalog, record: Callable[[str, str, str], None]
+    text: str, catalog: Catalog, record: Callable[[str, str, str, str], None]
 ) -> dict[str, list[tuple[int, int]]]:
     """Every kind of usage evidence in ``text`` for the catalog's repositories, recorded as
-    ``(repo, kind, excerpt)``; returns each repository's used spans, so the same words are not
-    counted again as a mention of its name, and under ``CONTEXT`` the spans of installers and
-    runners, which are no mention of anything."""
+    ``(repo, kind, excerpt, term as written)``; returns each repository's used spans, so the
+    same words are not counted again as a mention of its name, and under ``CONTEXT`` the spans
+    of installers and runners, which are no mention of anything."""
     spans: dict[str, list[tuple[int, int]]] = defaultdict(list)
 
     def add(repo: str, kind: str, start: int, end: int) -> None:
-        record(repo, kind, _excerpt(text, start, end))
+        record(repo, kind, _excerpt(text, start, end), text[start:end])
         spans[repo].append((start, end))
 
     index = vocabulary_index(catalog)
