@@ -54,6 +54,7 @@ __all__ = [
     "detect_repo",
     "gather_evidence",
     "load_catalog",
+    "naming_class",
     "refresh_catalog_from_forge",
 ]
 
@@ -116,6 +117,12 @@ NAMING_KINDS: Final = DECISIVE_KINDS | {
 label, declaration, ``uses:``, ``org/name``), its name or former name written down, or the
 name its code is imported, installed, run, crashed in, pulled or charted under. What is left
 (``VOCABULARY_ONLY_KINDS``) is vocabulary the repository happens to define."""
+PACKAGE_NAME_KINDS: Final = frozenset(
+    {"import", "install", "command", "trace", "usage", "image", "chart"}
+)
+"""The part of ``NAMING_KINDS`` that names a repository by what it publishes (its package,
+command, image or chart) rather than by its own name or a pointer: the names its dependents'
+users write too."""
 VOCABULARY_ONLY_KINDS: Final = frozenset({"api", "hook"})
 """Terms a repository defines without being named by them: a public name of its package, a hook
 id it registers. A ticket that uses only these never says which repository it is about; on
@@ -474,6 +481,18 @@ def names_repo(ev: Evidence, repo: str) -> bool:
     """Whether the ticket names ``repo`` (``NAMING_KINDS``) rather than only using vocabulary
     it defines."""
     return bool(ev.kinds(repo) & NAMING_KINDS)
+
+
+def naming_class(guess: RepoGuess) -> str | None:
+    """How a proceed's ticket names the chosen repository: ``name`` (its name, a former name or
+    a pointer), ``package`` (only what it publishes: ``PACKAGE_NAME_KINDS``) or ``vocabulary``
+    (neither: only terms it defines); ``None`` for an ask. A declaration is a ``name``."""
+    if guess.decision != "proceed" or guess.repo is None:
+        return None
+    kinds = {i.kind for i in guess.evidence if i.repo == guess.repo}
+    if not kinds or kinds & (NAMING_KINDS - PACKAGE_NAME_KINDS):
+        return "name"
+    return "package" if kinds & PACKAGE_NAME_KINDS else "vocabulary"
 
 
 def _unnamed_reason(ev: Evidence, top: str) -> str | None:
