@@ -173,3 +173,23 @@ def test_a_host_named_after_a_package_is_no_use_of_it():
 def test_twin_the_package_attribute_called_is_a_use():
     t = ticket("Uploads time out", "`quokka.io(path)` opens a stream that never closes.")
     assert "usage" in _kinds(t)
+
+
+SDKS = catalog("acme", {"quokka": {"imports": ["quokka"]}, "quokka-js": {}})
+"""A product's package and its JavaScript SDK, whose name contains it (its sibling)."""
+SDK_TICKET = (
+    "Spans dropped after enabling Quokka with OTEL",
+    "Form acme/quokka-js#12. We initialise Quokka with `quokka.init(dsn)` and the "
+    "Quokka dashboard shows no spans.",
+)
+
+
+def test_the_umbrella_beside_its_pointed_at_sibling_contests_no_lead():
+    # quokka: title, prose and a use, all context beside its sibling (0.35 against 0.6)
+    assert decided(ticket(*SDK_TICKET), SDKS) == ("proceed", "acme/quokka-js")
+
+
+def test_twin_the_umbrella_where_the_failure_is_still_contests():
+    frame = '\n  File "/venv/lib/python3.12/site-packages/quokka/spans.py", line 9, in flush'
+    t = ticket(SDK_TICKET[0], SDK_TICKET[1] + "\nTraceback (most recent call last):" + frame)
+    assert decided(t, SDKS)[0] == "ask"

@@ -382,8 +382,10 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
     own_deps = _dependencies_in_passing(catalog, ev, top, ranked[1:])
     # the org's product word written down (``Evidence.family_word``) is context in every
     # ticket of the org: it does not contest the lead of a leader with strong evidence (a
-    # pointer, a use, its title), only that of a passing mention
+    # pointer, a use, its title), only that of a passing mention; nor does the leader's
+    # umbrella (its evidence already counted as context) unless it is pointed at or failed
     context = ev.family_word if _strong_weight(ev, top) >= STRONG_MIN else set()
+    context |= {r for r in ranked[1:] if _umbrella_as_context(ev, r, top)}
     rivals = [r for r in ranked[1:] if r not in own_deps and r not in context]
     if own_deps:
         ev.notes.append(f"{', '.join(own_deps)}: what {top} depends on, named in passing")
@@ -396,10 +398,6 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
         reason = "the ticket points at more than one repository with comparable weight"
         signal = _signal(_deciding(ev, contenders).kind)
         return _ask(ticket, catalog, ev, contenders, reason, signal, score=scores[top])
-    # an umbrella beside the leader, its sibling, is context (its evidence already discounted,
-    # ``UMBRELLA_FACTOR``): it is no other repository whose own evidence contests a title, an
-    # image or a chart
-    contest = max((scores[r] for r in rivals if not _umbrella_of_leader(r, top)), default=0.0)
     strong_weight = _strong_weight(ev, top)
     # what it depends on, named in passing, still contests this; the org's product name
     # written down (``Evidence.family_word``) does not: every ticket of the org says it
@@ -420,13 +418,13 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
         shippers = _shippers(catalog, top)
         if shippers:
             return _title_names_a_shipped_tool(ticket, catalog, ev, ranked, shippers, scores)
-        if contest >= PROCEED_MIN:
+        if second >= PROCEED_MIN:
             ask_reason = (
                 "its name in the title is the only strong evidence (no link, label, import, "
                 "command or traceback points at it; a title often names a tool another "
                 "repository ships)"
             )
-    elif not model and contest >= PROCEED_MIN and _strong_kinds(ev, top) <= ONE_ORG_KINDS:
+    elif not model and second >= PROCEED_MIN and _strong_kinds(ev, top) <= ONE_ORG_KINDS:
         ask_reason = (
             "its only strong evidence is its container image, Helm chart or title, and another "
             "repository has evidence too (an image or chart is often the base another one "
@@ -459,9 +457,18 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
     )
 
 
-def _umbrella_of_leader(repo: str, top: str) -> bool:
-    """``repo`` is the umbrella of ``top`` (``fastapi`` of ``uvicorn-gunicorn-fastapi-docker``)."""
-    return umbrella_of(repo.rsplit("/", 1)[-1], top.rsplit("/", 1)[-1])
+UMBRELLA_SUBJECT_KINDS: Final = DECISIVE_KINDS | {"trace"}
+"""What keeps an umbrella a rival of its sibling: it is pointed at (a link, a label, ``uses:``,
+``org/name``) or the innermost traceback frame is inside it (where the ticket's failure is)."""
+
+
+def _umbrella_as_context(ev: Evidence, repo: str, top: str) -> bool:
+    """``repo`` is the umbrella of the leader ``top`` (``fastapi`` of
+    ``uvicorn-gunicorn-fastapi-docker``, ``sentry`` of ``sentry-javascript``) and nothing
+    makes it the subject (``UMBRELLA_SUBJECT_KINDS``): its evidence was counted as context
+    beside its sibling (``UMBRELLA_FACTOR``), and context contests no lead."""
+    name = umbrella_of(repo.rsplit("/", 1)[-1], top.rsplit("/", 1)[-1])
+    return name and not ev.kinds(repo) & UMBRELLA_SUBJECT_KINDS
 
 
 def own_terms(ev: Evidence, repo: str) -> set[str]:
