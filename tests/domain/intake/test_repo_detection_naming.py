@@ -193,3 +193,8 @@ def test_twin_the_umbrella_where_the_failure_is_still_contests():
     frame = '\n  File "/venv/lib/python3.12/site-packages/quokka/spans.py", line 9, in flush'
     t = ticket(SDK_TICKET[0], SDK_TICKET[1] + "\nTraceback (most recent call last):" + frame)
     assert decided(t, SDKS)[0] == "ask"
+
+
+def test_twin_a_module_path_through_a_host_like_name_is_a_use():
+    t = ticket("Uploads time out", "The logger `quokka.io.streams` warns, then `quokka.app` stops.")
+    assert "usage" in _kinds(t)

@@ -308,9 +308,12 @@ _FILE_SUFFIXES: Final = frozenset(
     | {"yaml", "yml", "xml", "html", "csv", "env", "tf", "conf"}
 )
 """``values-prefect.yaml``, ``celery.log``: a file named after a package is no use of it."""
-_HOST_SUFFIXES: Final = frozenset({"ai", "app", "cloud", "co", "com", "dev", "io", "net", "org"})
+_HOST_SUFFIXES: Final = frozenset({"com", "io", "net", "org"})
 """``sentry.io``, ``prefect.io``, ``grafana.com``: a host named after a package (its product's
-site, its SaaS) is no use of it, unless it is called (``x.io(``)."""
+site, its SaaS) is no use of it, unless it is called (``x.io(``) or goes on as a module path
+(``x.io.streams``). Only suffixes that are rarely a package's module (not ``app``, ``ai`` or
+``dev``: ``celery.app``, ``marvin.ai.text`` are modules)."""
+_MODULE_GOES_ON = re.compile(r"[(]|\.\w")
 _IMPORT_ALIAS = re.compile(r"(?m)^[ \t>]*import[ \t]+([\w.]+)[ \t]+as[ \t]+(\w+)")
 
 
@@ -334,7 +337,7 @@ def _qualified(text: str, index: dict[str, dict[str, list[str]]], add: Adder) ->
     for m in _QUALIFIED.finditer(text):
         repos = _qualifier_repos(m.group(1), index, aliases)
         attribute = m.group(2)
-        host = attribute.lower() in _HOST_SUFFIXES and not text.startswith("(", m.end())
+        host = attribute.lower() in _HOST_SUFFIXES and not _MODULE_GOES_ON.match(text, m.end())
         file = attribute.isdigit() or attribute in _FILE_SUFFIXES
         if len(repos) == 1 and not file and not host:
             add(repos[0], "usage", m.start(), m.end())
