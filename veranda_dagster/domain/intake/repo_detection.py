@@ -18,7 +18,11 @@ the deciding evidence, and so does one whose only strong evidence is the title w
 repository has real evidence too (``TITLE_ALONE_KINDS``; an image or chart alone likewise,
 ``ONE_ORG_KINDS``), and so does a leader that a repository the ticket also uses or titles
 depends on, when nothing points at the leader itself (a plugin's ticket uses the framework it
-extends: ``_dependents_in_ticket``). With a model (``model=True``) such
+extends: ``_dependents_in_ticket``). A leader the ticket never *names* (``NAMING_KINDS``: no
+name, pointer, import, install, command, frame, image or chart of it, only vocabulary it defines)
+needs ``VOCABULARY_MIN_TERMS`` distinct terms only it defines. Context contests no lead: the org's
+product word beside a leader with strong evidence, the leader's umbrella unless pointed at or
+failed in. With a model (``model=True``) such
 a leader proceeds at ``medium`` and the cheap-tier pass confirms, corrects or turns it into
 a question.
 
