@@ -489,6 +489,8 @@ def test_a_plugin_is_not_known_by_the_hosts_short_form_of_its_name(
         ("integration_tests", False),
         ("unit_test", False),
         ("tests", False),
+        ("demo", False),  # example code
+        ("tasks", False),  # an invoke tasks folder: development automation
         # twins: names that merely end in "test" are packages
         ("pytest", True),
         ("latest", True),
@@ -498,3 +500,13 @@ def test_a_plugin_is_not_known_by_the_hosts_short_form_of_its_name(
 def test_a_root_folder_named_as_a_test_suite_is_no_import_name(folder, imported):
     vocab, _ = read_vocabulary("acme/x", DictFiles({f"{folder}/__init__.py": ""}))
     assert (folder in vocab.imports) == imported
+
+
+def test_a_manifest_listing_its_test_suite_for_the_sdist_does_not_make_it_an_import_name():
+    pyproject = (
+        '[tool.poetry]\nname = "eyeballs"\npackages = [{ include = "eyeballs", from = "src" },'
+        ' { include = "tests", format = "sdist" }, { include = "eyeballs_testing" }]\n'
+    )
+    vocab, _ = read_vocabulary("acme/eyeballs", DictFiles({"pyproject.toml": pyproject}))
+    # twin: the package it lists beside the suite is its import name
+    assert vocab.imports == ["eyeballs"]

@@ -52,6 +52,8 @@ NOT_PACKAGES = frozenset(
     {
         "bench",
         "benchmarks",
+        "demo",
+        "demos",
         "doc",
         "docs",
         "example",
@@ -59,11 +61,13 @@ NOT_PACKAGES = frozenset(
         "lib",
         "scripts",
         "src",
+        "tasks",
         "tools",
     }
 )
 """Top-level folders that are never a repository's import name (nor are ``test*`` ones, or
-names under three characters)."""
+names under three characters): its docs, examples and demos, and its development automation
+(``scripts``, ``tools``, an invoke ``tasks`` folder)."""
 
 _SETUP_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][\w.-]{0,99})["']""")
 _SETUP_SCRIPTS = re.compile(r"""console_scripts["']?\s*[:=]\s*[\[(]([^\])]{0,4000})[\])]""")
@@ -265,7 +269,7 @@ def _pyproject(text: str, terms: _Terms) -> list[str]:
     for item in poetry.get("packages") or []:
         if isinstance(item, dict) and isinstance(item.get("include"), str):
             packages.append(item["include"].split("/")[0])
-    terms.add("imports", packages)
+    terms.add("imports", [p for p in packages if not _is_test_suite(p)])
     return names
 
 
@@ -434,13 +438,19 @@ TEST_SUFFIXES = ("tests", "_test", "_testing")
 package a ticket imports (``pytest`` and ``latest`` are not test folders)."""
 
 
+def _is_test_suite(name: str) -> bool:
+    """``tests``, ``testing``, ``funtests``, ``unit_test``: a suite a manifest may list for
+    its sdist (poetry's ``{ include = "tests", format = "sdist" }``), never what is imported."""
+    return name.lower().startswith("test") or name.lower().endswith(TEST_SUFFIXES)
+
+
 def _may_be_package(folder: str) -> bool:
     return (
         folder.isidentifier()
         and len(folder) >= 3
         and folder not in NOT_PACKAGES
-        and not folder.startswith(("test", "_", "."))
-        and not folder.lower().endswith(TEST_SUFFIXES)
+        and not folder.startswith(("_", "."))
+        and not _is_test_suite(folder)
     )
 
 
