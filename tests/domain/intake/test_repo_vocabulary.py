@@ -510,3 +510,46 @@ def test_a_manifest_listing_its_test_suite_for_the_sdist_does_not_make_it_an_imp
     vocab, _ = read_vocabulary("acme/eyeballs", DictFiles({"pyproject.toml": pyproject}))
     # twin: the package it lists beside the suite is its import name
     assert vocab.imports == ["eyeballs"]
+
+
+POETRY_CORE = (
+    '[tool.poetry]\nname = "poetry-core"\npackages = [{ include = "poetry", from = "src" }]\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("files", "imports"),
+    [
+        # a namespace package (no __init__.py) shared with a sibling: known by its members
+        ({"pyproject.toml": POETRY_CORE, "src/poetry/core/__init__.py": ""}, ["poetry.core"]),
+        (
+            {
+                "pyproject.toml": '[project]\nname = "poetry"\n',
+                "src/poetry/console/__init__.py": "",
+                "src/poetry/utils/__init__.py": "",
+                "src/poetry/factory.py": "",  # a module, not a member package
+                "src/poetry/tests/__init__.py": "",
+            },
+            ["poetry.console", "poetry.utils"],
+        ),
+        # twin: a regular package is known by its own name
+        (
+            {"pyproject.toml": POETRY_CORE, "src/poetry/__init__.py": "", "src/poetry/core/x": ""},
+            ["poetry"],
+        ),
+        # twin: a folder no manifest names is no namespace (a Go or docs tree)
+        ({"go.mod": "module x/y\n", "deploy/helm/values.yaml": "", "config/a/b.go": ""}, ["x/y"]),
+    ],
+)
+def test_a_namespace_package_is_known_by_its_member_paths(files, imports):
+    vocab, _ = read_vocabulary("acme/poetry-core", DictFiles(files))
+    assert vocab.imports == imports
+
+
+def test_namespace_members_are_capped():
+    subs = {
+        f"src/poetry/m{i:02}/__init__.py": ""
+        for i in range(repo_vocabulary.MAX_NAMESPACE_MEMBERS + 5)
+    }
+    vocab, _ = read_vocabulary("acme/poetry", DictFiles({"pyproject.toml": POETRY_CORE, **subs}))
+    assert len(vocab.imports) == repo_vocabulary.MAX_NAMESPACE_MEMBERS

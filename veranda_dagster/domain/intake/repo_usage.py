@@ -30,7 +30,12 @@ MAX_TRACE_FRAMES: Final = 400
 """Traceback frames read from one ticket; past it is a pasted log."""
 
 _IMPORT = re.compile(r"(?m)^[ \t>]*(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w., \t]+))")
-_FRAME = re.compile(r"(?:site|dist)-packages/([A-Za-z_][\w.-]*)/")
+_FRAME = re.compile(r"(?:site|dist)-packages/([A-Za-z_][\w.-]*(?:/[A-Za-z_]\w*){0,3})/")
+"""A library frame's folder path, its package and up to three sub-packages."""
+MAX_MODULE_DEPTH: Final = 4
+"""Dotted parts of an import or a frame's folder path looked up, most specific first: a
+namespace member (``poetry.core``) is two deep, past four a path names modules no catalog
+lists."""
 _INSTALL = re.compile(
     r"(?i)\b(?:pip3?|uv[ \t]+pip|pipx|poetry|npm|yarn|pnpm)[ \t]+(?:install|add|i)\b"
     r"[ \t]+((?:[-\w@/.\[\]=<>~!,\"'^]+[ \t]*){1,8})"
@@ -124,32 +129,48 @@ def image_names(repo_name: str) -> list[str]:
     return [s for s in dict.fromkeys(stems) if len(s) >= MIN_TERM_CHARS]
 
 
-def _import_roots(text: str) -> list[tuple[str, int, int]]:
-    """``(top-level module, start, end)`` of every import statement."""
+def _import_modules(text: str) -> list[tuple[str, int, int]]:
+    """``(dotted module, start, end)`` of every import statement."""
     found = []
     for m in _IMPORT.finditer(text):
         if m.group(1):
-            found.append((m.group(1).split(".")[0], m.start(1), m.end(1)))
+            found.append((m.group(1), m.start(1), m.end(1)))
         else:
             for part in m.group(2).split(","):
-                name = part.strip().split(" ")[0].split(".")[0]
+                name = part.strip().split(" ")[0]
                 if name:
                     found.append((name, m.start(2), m.end(2)))
     return found
 
 
+def most_specific(module: str, imports: dict[str, list[str]]) -> str:
+    """The longest leading part of ``module`` (at most ``MAX_MODULE_DEPTH`` parts) that a
+    catalog repository defines: ``poetry.core.masonry`` is poetry-core's ``poetry.core``, not
+    the ``poetry`` it shares with poetry; ``""`` when none does."""
+    parts = module.lower().split(".")[:MAX_MODULE_DEPTH]
+    for depth in range(len(parts), 0, -1):
+        key = ".".join(parts[:depth])
+        if imports.get(key):
+            return key
+    return ""
+
+
 def _imports(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
-    for name, start, end in _import_roots(text):
-        for repo in index["imports"].get(name.lower(), []):
+    for module, start, end in _import_modules(text):
+        for repo in index["imports"].get(most_specific(module, index["imports"]), []):
             add(repo, "import", start, end)
 
 
 def _traces(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
     """The innermost library frame of each traceback is where it failed: strong evidence for
-    the repository that owns that package; the frames before it are paths through it."""
-    frames = [(m.group(1).lower(), m.start(), m.end()) for m in _FRAME.finditer(text)]
+    the repository that owns that package (the most specific definer of its folder path); the
+    frames before it are paths through it."""
+    frames = [
+        (most_specific(m.group(1).replace("/", "."), index["imports"]), m.start(), m.end())
+        for m in _FRAME.finditer(text)
+    ]
     frames = frames[:MAX_TRACE_FRAMES]
-    owned = [(f, s, e) for f, s, e in frames if index["imports"].get(f)]
+    owned = [(f, s, e) for f, s, e in frames if f]
     if not owned:
         return
     innermost = owned[-1]
@@ -335,8 +356,10 @@ def _qualified(text: str, index: dict[str, dict[str, list[str]]], add: Adder) ->
     (``sentry.io``) is none."""
     aliases = import_aliases(text)
     for m in _QUALIFIED.finditer(text):
-        repos = _qualifier_repos(m.group(1), index, aliases)
         attribute = m.group(2)
+        qualifier = aliases.get(m.group(1), m.group(1))
+        repos = index["imports"].get(most_specific(f"{qualifier}.{attribute}", index["imports"]))
+        repos = repos or []
         host = attribute.lower() in _HOST_SUFFIXES and not _MODULE_GOES_ON.match(text, m.end())
         file = attribute.isdigit() or attribute in _FILE_SUFFIXES
         if len(repos) == 1 and not file and not host:

@@ -454,6 +454,23 @@ def _may_be_package(folder: str) -> bool:
     )
 
 
+MAX_NAMESPACE_MEMBERS = 24
+"""Sub-packages kept of one namespace package (``poetry/`` without an ``__init__.py``): poetry
+has 18; past it a namespace is a whole ecosystem and its members cannot all fit the imports
+kind (``MAX_VOCABULARY_TERMS_PER_KIND``) anyway."""
+
+
+def _namespace_members(read: _Budget, folder: str) -> list[str]:
+    """The sub-packages of a namespace package (PEP 420: a folder without ``__init__.py``, as
+    poetry and poetry-core share ``poetry/``), at most ``MAX_NAMESPACE_MEMBERS``; none for a
+    folder that is no namespace."""
+    entries = read.listdir(folder)
+    if not entries or "__init__.py" in entries:
+        return []
+    subs = [e.rstrip("/") for e in entries if e.endswith("/")]
+    return [s for s in subs if _may_be_package(s)][:MAX_NAMESPACE_MEMBERS]
+
+
 def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabulary, list[str]]:
     """The repository's vocabulary and notes on what was skipped, within the read bounds."""
     notes: list[str] = []
@@ -477,10 +494,13 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
     if "docs" in folders:
         terms.add("symbols", _provider_types(read, full_name))
     candidates = list(dict.fromkeys([_import_name(n) for n in names] + terms.by_kind["imports"]))
+    declared = set(candidates)  # what its manifests name: only these may be a namespace
     candidates += [f for f in folders if _may_be_package(f) and f not in candidates]
+    inner: list[str] = []
     if "src" in folders:  # a src layout holds its packages one level down
         inner = [e.rstrip("/") for e in read.listdir("src") if e.endswith("/")]
         candidates += [f for f in inner if _may_be_package(f) and f not in candidates]
+    namespaces: set[str] = set()
     for candidate in candidates:
         for path in PACKAGE_PATHS:
             text = read.read(path.format(candidate))
@@ -488,8 +508,20 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
                 terms.add("imports", [candidate])
                 terms.add("symbols", _symbols(text))
                 break
+        else:
+            where = next(
+                (f"{p}{candidate}" for p, f in (("", folders), ("src/", inner)) if candidate in f),
+                None,
+            )
+            members = _namespace_members(read, where) if where and candidate in declared else []
+            if members:
+                namespaces.add(candidate)
+                terms.add("imports", [f"{candidate}.{m}" for m in members])
         if read.left <= 0:
             break
+    # a namespace (``poetry`` of poetry-core's ``poetry/core/``) is every sharer's: its members'
+    # paths are what this repository defines
+    terms.by_kind["imports"] = [i for i in terms.by_kind["imports"] if i not in namespaces]
     # charts last: a `charts/` folder of a charting library would otherwise spend the reads its
     # package needs; a Helm charts repository has no package to read first
     terms.add("charts", _charts(read, folders, root))
