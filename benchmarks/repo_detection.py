@@ -39,7 +39,11 @@ from benchmarks.baselines.repo_rules_v1 import legacy_view  # noqa: E402
 from benchmarks.baselines.repo_rules_v2.detection import detect_repo as detect_v2  # noqa: E402
 from veranda_dagster.domain.core.models import RepoGuess, Ticket  # noqa: E402
 from veranda_dagster.domain.intake.catalog import Catalog, load_catalog  # noqa: E402
-from veranda_dagster.domain.intake.repo_detection import deciding_kind, detect_repo  # noqa: E402
+from veranda_dagster.domain.intake.repo_detection import (  # noqa: E402
+    deciding_kind,
+    detect_repo,
+    naming_class,
+)
 from veranda_dagster.plugins import load_plugins  # noqa: E402
 
 DEFAULT_TABLE = ROOT / "tests/fixtures/repo_detection/tickets.json"
@@ -180,6 +184,7 @@ def evaluate_real(real: Path = REAL) -> dict[str, Any]:
         if case["label"] == "elsewhere":
             report["elsewhere"][case["id"]] = {n: row[n] for n in RULES}
     report["kinds"] = evidence_kinds(report, decisions["new"])
+    report["classes"] = evidence_kinds(report, decisions["new"], key=naming_class)
     return report
 
 
@@ -194,17 +199,22 @@ def wilson_low(right: int, n: int, z: float = 1.96) -> float:
     return float((centre - spread) / (1 + z * z / n))
 
 
-def evidence_kinds(real: dict[str, Any], decisions: dict[str, RepoGuess]) -> list[dict[str, Any]]:
-    """Per deciding evidence kind, the new rules' proceeds on the development splits only
-    (never a hidden split): how often each kind is wrong, over how many orgs its record was
-    made, how much of it one org carries, and its precision with that org left out -- an
-    estimate of how the kind does on an org nobody tuned it to."""
+def evidence_kinds(
+    real: dict[str, Any],
+    decisions: dict[str, RepoGuess],
+    key: Callable[[RepoGuess], str | None] = deciding_kind,
+) -> list[dict[str, Any]]:
+    """Per deciding evidence kind (or another ``key`` of a proceed, e.g. ``naming_class``), the
+    new rules' proceeds on the development splits only (never a hidden split): how often each
+    is wrong, over how many orgs its record was made, how much of it one org carries, its
+    precision with that org left out, and the worst precision with any one org left out --
+    an estimate of how it does on an org nobody tuned it to."""
     by_kind: dict[str, list[tuple[str, bool]]] = {}
     for row in real["cases"]:
         if row["split"] in HIDDEN_SPLITS or row["label"] not in ("proceed", "ask"):
             continue
         guess = decisions[row["id"]]
-        kind = deciding_kind(guess)
+        kind = key(guess)
         if kind is not None:
             by_kind.setdefault(kind, []).append((row["org"], guess.repo == row["filed_in"]))
     out = []
@@ -215,6 +225,14 @@ def evidence_kinds(real: dict[str, Any], decisions: dict[str, RepoGuess]) -> lis
         largest = max(orgs, key=lambda o: (orgs[o], o))
         rest = [ok for org, ok in rows if org != largest]
         right = sum(ok for _, ok in rows)
+        worst_out = min(
+            (
+                (sum(ok for o, ok in rows if o != org) / (len(rows) - orgs[org]), org)
+                for org in orgs
+                if len(rows) > orgs[org]
+            ),
+            default=(1.0, ""),
+        )
         out.append(
             {
                 "kind": kind,
@@ -227,6 +245,8 @@ def evidence_kinds(real: dict[str, Any], decisions: dict[str, RepoGuess]) -> lis
                 "largest_org": largest,
                 "largest_share": orgs[largest] / len(rows),
                 "without_largest": (f"{sum(rest)} of {len(rest)}" if rest else "none left"),
+                "worst_one_org_out": worst_out[0],
+                "worst_org": worst_out[1],
             }
         )
     return sorted(out, key=lambda k: (-k["proceeds"], k["kind"]))
@@ -243,6 +263,21 @@ def _kind_line(k: dict[str, Any]) -> str:
         f"| {k['kind']} | {k['proceeds']} | {k['wrong']} | {k['precision']:.3f}"
         f" | {k['wilson_low']:.2f} | {k['orgs']} ({k['orgs_wrong']}) | {k['largest_org']}"
         f" ({k['largest_share']:.2f}) | {k['without_largest']} |"
+    )
+
+
+CLASS_HEAD = (
+    "| the ticket names the chosen repository by | proceeds | wrong | precision | 95% low "
+    "| orgs (with a wrong) | worst with one org left out |\n"
+    "| --- | --- | --- | --- | --- | --- | --- |"
+)
+
+
+def _class_line(k: dict[str, Any]) -> str:
+    return (
+        f"| {k['kind']} | {k['proceeds']} | {k['wrong']} | {k['precision']:.3f}"
+        f" | {k['wilson_low']:.2f} | {k['orgs']} ({k['orgs_wrong']})"
+        f" | {k['worst_one_org_out']:.3f} (without {k['worst_org'] or '-'}) |"
     )
 
 
@@ -284,6 +319,8 @@ def render(table: dict[str, Any], real: dict[str, Any], *, totals_only: bool = F
     if not totals_only:  # --totals-only shows nothing finer than a split (no kind's orgs)
         lines += ["", "Deciding evidence of the new rules' proceeds (development splits only):"]
         lines += [KIND_HEAD, *(_kind_line(k) for k in real["kinds"])]
+        lines += ["", "The same proceeds by how the ticket names the chosen repository:"]
+        lines += [CLASS_HEAD, *(_class_line(k) for k in real["classes"])]
         lines += ["", "Filed in one tracker, text names another repository (not scored):"]
         for case, by_rules in real["elsewhere"].items():
             shown = "; ".join(
@@ -338,6 +375,7 @@ def main(argv: list[str]) -> int:
                 if k.startswith(("split:", "all")) or k in orgs
             },
             "kinds": [] if args.totals_only else real["kinds"],
+            "classes": [] if args.totals_only else real["classes"],
             "cases": [] if args.totals_only else [c for c in real["cases"] if c["id"] in ids],
             "elsewhere": {}
             if args.totals_only

@@ -18,6 +18,7 @@ from veranda_dagster.domain.intake.repo_detection import (
     deciding_kind,
     detect_repo,
     load_catalog,
+    naming_class,
     refresh_catalog_from_forge,
 )
 from veranda_dagster.vendors.port import VendorError
@@ -107,6 +108,46 @@ def test_the_evidence_kind_table_counts_wrongs_per_kind_and_leaves_the_check_spl
     assert (row["proceeds"], row["wrong"], row["orgs"], row["orgs_wrong"]) == (3, 1, 2, 1)
     assert (row["largest_org"], row["without_largest"]) == ("o1", "0 of 1")
     assert 0.0 < row["wilson_low"] < row["precision"] < 1.0
+
+
+def test_the_naming_class_table_reports_the_worst_precision_with_one_org_left_out():
+    """``evidence_kinds(key=naming_class)``: proceeds by how the ticket names the chosen
+    repository; leaving out the org whose proceeds were all right gives the worst estimate."""
+    cases = [
+        {"id": "a", "org": "o1", "split": "dev", "label": "proceed", "filed_in": "o1/x"},
+        {"id": "b", "org": "o2", "split": "dev", "label": "proceed", "filed_in": "o2/x"},
+        {"id": "c", "org": "o2", "split": "dev", "label": "proceed", "filed_in": "o2/y"},
+        {"id": "d", "org": "o3", "split": "dev", "label": "proceed", "filed_in": "o3/x"},
+        {"id": "e", "org": "o4", "split": "wide-check", "label": "proceed", "filed_in": "o4/z"},
+    ]
+    decisions = {
+        "a": _proceed("o1/x", "import"),
+        "b": _proceed("o2/x", "command"),
+        "c": _proceed("o2/x", "usage"),  # wrong
+        "d": _proceed("o3/x", "api"),
+        "e": _proceed("o4/wrong", "api"),  # hidden split: never counted
+    }
+    bench = _benchmark()
+    rows = {
+        r["kind"]: r for r in bench.evidence_kinds({"cases": cases}, decisions, key=naming_class)
+    }
+    assert set(rows) == {"package", "vocabulary"}
+    package = rows["package"]
+    assert (package["proceeds"], package["wrong"]) == (3, 1)
+    assert (package["worst_one_org_out"], package["worst_org"]) == (0.5, "o1")
+    assert (rows["vocabulary"]["proceeds"], rows["vocabulary"]["wrong"]) == (1, 0)
+
+
+def test_the_naming_class_of_a_proceed():
+    named = _proceed("o/x", "import")
+    link = RepoEvidence(repo="o/x", kind="former_name:url_code", weight=0.8, text="l")
+    other = RepoEvidence(repo="o/y", kind="title", weight=0.6, text="t")
+    with_link = named.model_copy(update={"evidence": [*named.evidence, link, other]})
+    assert naming_class(named) == "package"
+    assert naming_class(with_link) == "name"
+    assert naming_class(_proceed("o/x", "api")) == "vocabulary"
+    assert naming_class(named.model_copy(update={"evidence": [other]})) == "name"  # declared
+    assert naming_class(named.model_copy(update={"decision": "ask"})) is None
 
 
 def test_the_deciding_kind_is_the_highest_priority_evidence_of_the_chosen_repository():

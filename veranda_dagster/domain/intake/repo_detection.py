@@ -18,7 +18,11 @@ the deciding evidence, and so does one whose only strong evidence is the title w
 repository has real evidence too (``TITLE_ALONE_KINDS``; an image or chart alone likewise,
 ``ONE_ORG_KINDS``), and so does a leader that a repository the ticket also uses or titles
 depends on, when nothing points at the leader itself (a plugin's ticket uses the framework it
-extends: ``_dependents_in_ticket``). With a model (``model=True``) such
+extends: ``_dependents_in_ticket``). A leader the ticket never *names* (``NAMING_KINDS``: no
+name, pointer, import, install, command, frame, image or chart of it, only vocabulary it defines)
+needs ``VOCABULARY_MIN_TERMS`` distinct terms only it defines. Context contests no lead: the org's
+product word beside a leader with strong evidence, the leader's umbrella unless pointed at or
+failed in. With a model (``model=True``) such
 a leader proceeds at ``medium`` and the cheap-tier pass confirms, corrects or turns it into
 a question.
 
@@ -43,6 +47,7 @@ from veranda_dagster.domain.intake.repo_evidence import (
     DECISIVE_KINDS,
     Evidence,
     gather_evidence,
+    umbrella_of,
 )
 
 __all__ = [
@@ -53,6 +58,7 @@ __all__ = [
     "detect_repo",
     "gather_evidence",
     "load_catalog",
+    "naming_class",
     "refresh_catalog_from_forge",
 ]
 
@@ -93,6 +99,42 @@ paths when the leader's is usage (``STRONG_MIN`` of it): the innermost traceback
 import outweighs a passing mention of another repository."""
 LEAD_MARGIN_OVER_CONTEXT: Final = 0.1
 
+NAMING_KINDS: Final = DECISIVE_KINDS | {
+    "title",
+    "prose",
+    "env",
+    "docs_link",
+    "url_docs",
+    "url_comment",
+    "former_name:url_docs",
+    "former_name:url_comment",
+    "misspelling",
+    "import",
+    "install",
+    "command",
+    "trace",
+    "usage",
+    "image",
+    "chart",
+}
+"""Evidence that *names* a repository by a name a colleague knows it by: a pointer (link,
+label, declaration, ``uses:``, ``org/name``), its name or former name written down, or the
+name its code is imported, installed, run, crashed in, pulled or charted under. What is left
+(``VOCABULARY_ONLY_KINDS``) is vocabulary the repository happens to define."""
+PACKAGE_NAME_KINDS: Final = frozenset(
+    {"import", "install", "command", "trace", "usage", "image", "chart"}
+)
+"""The part of ``NAMING_KINDS`` that names a repository by what it publishes (its package,
+command, image or chart) rather than by its own name or a pointer: the names its dependents'
+users write too."""
+VOCABULARY_ONLY_KINDS: Final = frozenset({"api", "hook"})
+"""Terms a repository defines without being named by them: a public name of its package, a hook
+id it registers. A ticket that uses only these never says which repository it is about; on
+issue 33's independent set such unnamed tickets were proceeded on wrongly 10 times in 12."""
+VOCABULARY_MIN_TERMS: Final = 2
+"""Distinct terms, each defined by the leader alone and written as code, that a proceed without
+a model needs when nothing names the leader: one public name can be a re-export, a copied
+snippet or a sibling's namesake; two independent ones that only it defines rarely are."""
 UNCONTESTED_MIN: Final = 0.35
 """Least strong weight (``UNCONTESTED_KINDS`` included) that proceeds without a model when no
 other repository has any evidence at all (the org's product name written down,
@@ -342,7 +384,13 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
     top = ranked[0]
     best = _deciding(ev, [top])
     own_deps = _dependencies_in_passing(catalog, ev, top, ranked[1:])
-    rivals = [r for r in ranked[1:] if r not in own_deps]
+    # the org's product word written down (``Evidence.family_word``) is context in every
+    # ticket of the org: it does not contest the lead of a leader with strong evidence (a
+    # pointer, a use, its title), only that of a passing mention; nor does the leader's
+    # umbrella (its evidence already counted as context) unless it is pointed at or failed
+    context = ev.family_word if _strong_weight(ev, top) >= STRONG_MIN else set()
+    context |= {r for r in ranked[1:] if _umbrella_as_context(ev, r, top)}
+    rivals = [r for r in ranked[1:] if r not in own_deps and r not in context]
     if own_deps:
         ev.notes.append(f"{', '.join(own_deps)}: what {top} depends on, named in passing")
     second = scores[rivals[0]] if rivals else 0.0
@@ -387,6 +435,8 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
             "builds on)"
         )
     if ask_reason is None and not model:
+        ask_reason = _unnamed_reason(ev, top)
+    if ask_reason is None and not model:
         dependents = _dependents_in_ticket(catalog, ev, top)
         if dependents:
             ask_reason = (
@@ -408,6 +458,67 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
     strong = best.kind in _STRONG and not second
     return _proceed(
         ticket, ev, top, _signal(best.kind), "high" if strong else "medium", scores[top]
+    )
+
+
+UMBRELLA_SUBJECT_KINDS: Final = DECISIVE_KINDS | {"trace"}
+"""What keeps an umbrella a rival of its sibling: it is pointed at (a link, a label, ``uses:``,
+``org/name``) or the innermost traceback frame is inside it (where the ticket's failure is)."""
+
+
+def _umbrella_as_context(ev: Evidence, repo: str, top: str) -> bool:
+    """``repo`` is the umbrella of the leader ``top`` (``fastapi`` of
+    ``uvicorn-gunicorn-fastapi-docker``, ``sentry`` of ``sentry-javascript``) and nothing
+    makes it the subject (``UMBRELLA_SUBJECT_KINDS``): its evidence was counted as context
+    beside its sibling (``UMBRELLA_FACTOR``), and context contests no lead."""
+    name = umbrella_of(repo.rsplit("/", 1)[-1], top.rsplit("/", 1)[-1])
+    return name and not ev.kinds(repo) & UMBRELLA_SUBJECT_KINDS
+
+
+def own_terms(ev: Evidence, repo: str) -> set[str]:
+    """The distinct vocabulary terms (``VOCABULARY_ONLY_KINDS``) the ticket uses of ``repo``
+    that no other repository in the ticket was credited with too."""
+    mine = {t for k in VOCABULARY_ONLY_KINDS for t in ev.terms.get((repo, k), set())}
+    shared = {
+        t
+        for (r, k), terms in ev.terms.items()
+        if r != repo and k in VOCABULARY_ONLY_KINDS
+        for t in terms
+    }
+    return mine - shared
+
+
+def names_repo(ev: Evidence, repo: str) -> bool:
+    """Whether the ticket names ``repo`` (``NAMING_KINDS``) rather than only using vocabulary
+    it defines."""
+    return bool(ev.kinds(repo) & NAMING_KINDS)
+
+
+def naming_class(guess: RepoGuess) -> str | None:
+    """How a proceed's ticket names the chosen repository: ``name`` (its name, a former name or
+    a pointer), ``package`` (only what it publishes: ``PACKAGE_NAME_KINDS``) or ``vocabulary``
+    (neither: only terms it defines); ``None`` for an ask. A declaration is a ``name``."""
+    if guess.decision != "proceed" or guess.repo is None:
+        return None
+    kinds = {i.kind for i in guess.evidence if i.repo == guess.repo}
+    if not kinds or kinds & (NAMING_KINDS - PACKAGE_NAME_KINDS):
+        return "name"
+    return "package" if kinds & PACKAGE_NAME_KINDS else "vocabulary"
+
+
+def _unnamed_reason(ev: Evidence, top: str) -> str | None:
+    """Why a leader that the ticket never names may not proceed without a model: fewer than
+    ``VOCABULARY_MIN_TERMS`` distinct terms only it defines; ``None`` when it is named or has
+    them."""
+    if names_repo(ev, top):
+        return None
+    terms = sorted(own_terms(ev, top))
+    if len(terms) >= VOCABULARY_MIN_TERMS:
+        return None
+    used = ", ".join(f"`{t}`" for t in terms) or "no term of its own"
+    return (
+        f"the ticket never names {top} (no link, name, import, install or command): it only "
+        f"uses {used}, vocabulary it defines, and one such term is no proof of the repository"
     )
 
 

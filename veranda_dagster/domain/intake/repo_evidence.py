@@ -228,9 +228,14 @@ class Evidence:
     family_word: set[str] = field(default_factory=set)
     """Repositories named like the org's product whose evidence is only that name written down
     (``NAME_ONLY_KINDS``): the org's word, context in every one of its tickets."""
+    terms: dict[tuple[str, str], set[str]] = field(default_factory=lambda: defaultdict(set))
+    """(repo, kind) -> the distinct terms a usage matched (``AsyncClient``, ``make_region``):
+    two uses of one name are one piece of evidence, two names are two."""
 
-    def add(self, repo: str, kind: str, excerpt: str) -> None:
+    def add(self, repo: str, kind: str, excerpt: str, term: str = "") -> None:
         self.hits[(repo, kind)].append(excerpt)
+        if term:
+            self.terms[(repo, kind)].add(term.lower())
 
     def discount(self, repo: str, kind: str, factor: float) -> None:
         key = (repo, kind)
@@ -722,7 +727,7 @@ DECISIVE_KINDS: Final = frozenset(
 """Evidence a person points with: a declaration, a link, a label, an exact reference."""
 
 
-def _umbrella_of(umbrella: str, sibling: str) -> bool:
+def umbrella_of(umbrella: str, sibling: str) -> bool:
     """``celery`` of ``django-celery-beat``, ``attrs`` of ``cattrs``, ``sentry`` of
     ``sentry-python``: the sibling's name contains the umbrella's."""
     a, b = normalise(umbrella), normalise(sibling)
@@ -770,7 +775,7 @@ def _weigh_context(catalog: Catalog, ev: Evidence) -> None:
             s
             for s in repos
             if s in names
-            and _umbrella_of(names[umbrella], names[s])
+            and umbrella_of(names[umbrella], names[s])
             and ev.kinds(s) - {"env", "path", "misspelling"}
         ]
         if siblings:

@@ -30,7 +30,12 @@ MAX_TRACE_FRAMES: Final = 400
 """Traceback frames read from one ticket; past it is a pasted log."""
 
 _IMPORT = re.compile(r"(?m)^[ \t>]*(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w., \t]+))")
-_FRAME = re.compile(r"(?:site|dist)-packages/([A-Za-z_][\w.-]*)/")
+_FRAME = re.compile(r"(?:site|dist)-packages/([A-Za-z_][\w.-]*(?:/[A-Za-z_]\w*){0,3})/")
+"""A library frame's folder path, its package and up to three sub-packages."""
+MAX_MODULE_DEPTH: Final = 4
+"""Dotted parts of an import or a frame's folder path looked up, most specific first: a
+namespace member (``poetry.core``) is two deep, past four a path names modules no catalog
+lists."""
 _INSTALL = re.compile(
     r"(?i)\b(?:pip3?|uv[ \t]+pip|pipx|poetry|npm|yarn|pnpm)[ \t]+(?:install|add|i)\b"
     r"[ \t]+((?:[-\w@/.\[\]=<>~!,\"'^]+[ \t]*){1,8})"
@@ -124,32 +129,48 @@ def image_names(repo_name: str) -> list[str]:
     return [s for s in dict.fromkeys(stems) if len(s) >= MIN_TERM_CHARS]
 
 
-def _import_roots(text: str) -> list[tuple[str, int, int]]:
-    """``(top-level module, start, end)`` of every import statement."""
+def _import_modules(text: str) -> list[tuple[str, int, int]]:
+    """``(dotted module, start, end)`` of every import statement."""
     found = []
     for m in _IMPORT.finditer(text):
         if m.group(1):
-            found.append((m.group(1).split(".")[0], m.start(1), m.end(1)))
+            found.append((m.group(1), m.start(1), m.end(1)))
         else:
             for part in m.group(2).split(","):
-                name = part.strip().split(" ")[0].split(".")[0]
+                name = part.strip().split(" ")[0]
                 if name:
                     found.append((name, m.start(2), m.end(2)))
     return found
 
 
+def most_specific(module: str, imports: dict[str, list[str]]) -> str:
+    """The longest leading part of ``module`` (at most ``MAX_MODULE_DEPTH`` parts) that a
+    catalog repository defines: ``poetry.core.masonry`` is poetry-core's ``poetry.core``, not
+    the ``poetry`` it shares with poetry; ``""`` when none does."""
+    parts = module.lower().split(".")[:MAX_MODULE_DEPTH]
+    for depth in range(len(parts), 0, -1):
+        key = ".".join(parts[:depth])
+        if imports.get(key):
+            return key
+    return ""
+
+
 def _imports(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
-    for name, start, end in _import_roots(text):
-        for repo in index["imports"].get(name.lower(), []):
+    for module, start, end in _import_modules(text):
+        for repo in index["imports"].get(most_specific(module, index["imports"]), []):
             add(repo, "import", start, end)
 
 
 def _traces(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
     """The innermost library frame of each traceback is where it failed: strong evidence for
-    the repository that owns that package; the frames before it are paths through it."""
-    frames = [(m.group(1).lower(), m.start(), m.end()) for m in _FRAME.finditer(text)]
+    the repository that owns that package (the most specific definer of its folder path); the
+    frames before it are paths through it."""
+    frames = [
+        (most_specific(m.group(1).replace("/", "."), index["imports"]), m.start(), m.end())
+        for m in _FRAME.finditer(text)
+    ]
     frames = frames[:MAX_TRACE_FRAMES]
-    owned = [(f, s, e) for f, s, e in frames if index["imports"].get(f)]
+    owned = [(f, s, e) for f, s, e in frames if f]
     if not owned:
         return
     innermost = owned[-1]
@@ -308,6 +329,12 @@ _FILE_SUFFIXES: Final = frozenset(
     | {"yaml", "yml", "xml", "html", "csv", "env", "tf", "conf"}
 )
 """``values-prefect.yaml``, ``celery.log``: a file named after a package is no use of it."""
+_HOST_SUFFIXES: Final = frozenset({"com", "io", "net", "org"})
+"""``sentry.io``, ``prefect.io``, ``grafana.com``: a host named after a package (its product's
+site, its SaaS) is no use of it, unless it is called (``x.io(``) or goes on as a module path
+(``x.io.streams``). Only suffixes that are rarely a package's module (not ``app``, ``ai`` or
+``dev``: ``celery.app``, ``marvin.ai.text`` are modules)."""
+_MODULE_GOES_ON = re.compile(r"[(]|\.\w")
 _IMPORT_ALIAS = re.compile(r"(?m)^[ \t>]*import[ \t]+([\w.]+)[ \t]+as[ \t]+(\w+)")
 
 
@@ -325,11 +352,17 @@ def _qualifier_repos(
 def _qualified(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
     """``@click.option(``, ``httpx.AsyncClient``, ``attr.s(``, ``cf.Task(`` after ``import
     controlflow as cf``: a name used through the one package that defines it is a use of that
-    package, not a mention. A file name (``values-prefect.yaml``) is none."""
+    package, not a mention. A file name (``values-prefect.yaml``) or a host name
+    (``sentry.io``) is none."""
     aliases = import_aliases(text)
     for m in _QUALIFIED.finditer(text):
-        repos = _qualifier_repos(m.group(1), index, aliases)
-        if len(repos) == 1 and not m.group(2).isdigit() and m.group(2) not in _FILE_SUFFIXES:
+        attribute = m.group(2)
+        qualifier = aliases.get(m.group(1), m.group(1))
+        repos = index["imports"].get(most_specific(f"{qualifier}.{attribute}", index["imports"]))
+        repos = repos or []
+        host = attribute.lower() in _HOST_SUFFIXES and not _MODULE_GOES_ON.match(text, m.end())
+        file = attribute.isdigit() or attribute in _FILE_SUFFIXES
+        if len(repos) == 1 and not file and not host:
             add(repos[0], "usage", m.start(), m.end())
 
 
@@ -365,16 +398,16 @@ CONTEXT: Final = "*"
 
 
 def gather_usage(
-    text: str, catalog: Catalog, record: Callable[[str, str, str], None]
+    text: str, catalog: Catalog, record: Callable[[str, str, str, str], None]
 ) -> dict[str, list[tuple[int, int]]]:
     """Every kind of usage evidence in ``text`` for the catalog's repositories, recorded as
-    ``(repo, kind, excerpt)``; returns each repository's used spans, so the same words are not
-    counted again as a mention of its name, and under ``CONTEXT`` the spans of installers and
-    runners, which are no mention of anything."""
+    ``(repo, kind, excerpt, term as written)``; returns each repository's used spans, so the
+    same words are not counted again as a mention of its name, and under ``CONTEXT`` the spans
+    of installers and runners, which are no mention of anything."""
     spans: dict[str, list[tuple[int, int]]] = defaultdict(list)
 
     def add(repo: str, kind: str, start: int, end: int) -> None:
-        record(repo, kind, _excerpt(text, start, end))
+        record(repo, kind, _excerpt(text, start, end), text[start:end])
         spans[repo].append((start, end))
 
     index = vocabulary_index(catalog)

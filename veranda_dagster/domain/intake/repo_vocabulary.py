@@ -52,6 +52,8 @@ NOT_PACKAGES = frozenset(
     {
         "bench",
         "benchmarks",
+        "demo",
+        "demos",
         "doc",
         "docs",
         "example",
@@ -59,15 +61,22 @@ NOT_PACKAGES = frozenset(
         "lib",
         "scripts",
         "src",
+        "tasks",
         "tools",
     }
 )
 """Top-level folders that are never a repository's import name (nor are ``test*`` ones, or
-names under three characters)."""
+names under three characters): its docs, examples and demos, and its development automation
+(``scripts``, ``tools``, an invoke ``tasks`` folder)."""
 
 _SETUP_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][\w.-]{0,99})["']""")
 _SETUP_SCRIPTS = re.compile(r"""console_scripts["']?\s*[:=]\s*[\[(]([^\])]{0,4000})[\])]""")
 _SETUP_SCRIPT = re.compile(r"""["']\s*([A-Za-z0-9][\w.-]{0,60})\s*=\s*[\w.]+\s*:\s*\w+""")
+_TXT_FILE = re.compile(r"""["']((?:[\w.-]{1,60}/)?[\w.-]{1,60}\.txt)["']""")
+MAX_REQUIREMENT_FILES_NAMED = 8
+"""``.txt`` names kept from one ``setup.py``: its runtime, test and extras files."""
+_SETUP_REQUIRES = re.compile(r"""install_requires\s*=\s*[\[(]([^\])]{0,4000})[\])]""")
+_QUOTED_REQUIREMENT = re.compile(r"""["']([^"'\n]{1,200})["']""")
 _ALL = re.compile(r"__all__\s*(?::[^=]*)?=\s*[\[(]([^\])]{0,20000})[\])]", re.S)
 _QUOTED = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]{0,99})["']""")
 _TOP_LEVEL = re.compile(r"^(?:class|def|async def)\s+([A-Za-z][A-Za-z0-9_]{0,99})", re.M)
@@ -126,6 +135,8 @@ class _Terms:
     def __init__(self) -> None:
         self.by_kind: dict[str, list[str]] = {kind: [] for kind in VOCABULARY_KINDS}
         self.shipped: list[str] = []
+        self.requirement_files: list[str] = []
+        """``.txt`` files a ``setup.py`` names (``reqs('default.txt')``)."""
 
     def ship(self, values: Iterable[str]) -> None:
         """Record tools it ships or wraps, lower-cased, each once; twice ``MAX_SHIPPED_TOOLS``
@@ -144,19 +155,44 @@ class _Terms:
             if VOCABULARY_TERM.match(term) and term not in bucket:
                 bucket.append(term)
 
+    def _plugins(self) -> list[str]:
+        """Entry-point names, without the host's short form of its own distribution name:
+        ``pytest-celery`` registers ``celery`` in pytest, ``tox-report`` registers ``report``
+        in tox, ``opentelemetry-instrumentation-aio-pika`` registers ``aio-pika``. That part of
+        the name is the host's key for it, not what a colleague knows it by: a sibling's name
+        (``celery``), a common word (``report``) or the library it wraps; the full name is
+        already among its distributions."""
+        owned = [_NAME_PARTS.split(d.lower()) for d in self.by_kind["distributions"]]
+        return [p for p in self.by_kind["plugins"] if not _short_form(p, owned)]
+
     def vocabulary(self, name: str = "") -> RepoVocabulary:
         """The terms kept within the caps; what it ships, without its own names (``name``,
         the repository's, included: a README linking its own PyPI page ships nothing)."""
         kept: dict[str, list[str]] = {}
         room = MAX_VOCABULARY_TERMS
+        by_kind = {**self.by_kind, "plugins": self._plugins()}
         for kind in VOCABULARY_KINDS:
             take = min(MAX_VOCABULARY_TERMS_PER_KIND, room)
-            kept[kind] = self.by_kind[kind][:take]
+            kept[kind] = by_kind[kind][:take]
             room -= len(kept[kind])
         own = {t.lower() for kind in ("distributions", "commands") for t in kept[kind]}
         own |= {name.lower()} - {""}
         ships = [t for t in self.shipped if t not in own][:MAX_SHIPPED_TOOLS]
         return RepoVocabulary(**kept, ships=ships)
+
+
+_NAME_PARTS = re.compile(r"[-_.]")
+"""What separates the words of a distribution name (``pytest-celery``, ``tox_conda``)."""
+
+
+def _short_form(term: str, names: list[list[str]]) -> bool:
+    """``term``'s words are a run of a longer name's words (``celery`` of ``pytest-celery``)."""
+    words = _NAME_PARTS.split(term.lower())
+    return any(
+        len(name) > len(words)
+        and any(name[i : i + len(words)] == words for i in range(len(name) - len(words) + 1))
+        for name in names
+    )
 
 
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]{0,99})")
@@ -233,7 +269,7 @@ def _pyproject(text: str, terms: _Terms) -> list[str]:
     for item in poetry.get("packages") or []:
         if isinstance(item, dict) and isinstance(item.get("include"), str):
             packages.append(item["include"].split("/")[0])
-    terms.add("imports", packages)
+    terms.add("imports", [p for p in packages if not _is_test_suite(p)])
     return names
 
 
@@ -258,11 +294,16 @@ def _setup_cfg(text: str, terms: _Terms) -> list[str]:
     return [name] if name else []
 
 
-def _setup_py(text: str, terms: _Terms) -> list[str]:
-    """Read, never run: the first ``name="..."`` and any ``"cmd = pkg.mod:func"`` entry."""
-    match = _SETUP_NAME.search(text)
+def _setup_py(text: str, terms: _Terms, named: bool) -> list[str]:
+    """Read, never run: the first ``name="..."`` (unless another manifest ``named`` it), a
+    literal ``install_requires=[...]`` or the requirement files it reads, and any ``"cmd =
+    pkg.mod:func"`` entry."""
+    match = None if named else _SETUP_NAME.search(text)
     names = [match.group(1)] if match else []
     terms.add("distributions", names)
+    for block in _SETUP_REQUIRES.findall(text)[:1]:
+        terms.ship(_requirement_names(_QUOTED_REQUIREMENT.findall(block)))
+    terms.requirement_files += _TXT_FILE.findall(text)[:MAX_REQUIREMENT_FILES_NAMED]
     for block in _SETUP_SCRIPTS.findall(text):
         terms.add("commands", _SETUP_SCRIPT.findall(block))
     return names
@@ -317,8 +358,8 @@ def _manifests(
             names += _pyproject(text, terms)
         elif manifest == "setup.cfg":
             names += _setup_cfg(text, terms)
-        elif manifest == "setup.py" and not names:
-            names += _setup_py(text, terms)
+        elif manifest == "setup.py" and (not names or not terms.shipped):
+            names += _setup_py(text, terms, named=bool(names))
         elif manifest == "package.json":
             _package_json(text, terms)
         elif manifest in ("action.yml", "action.yaml"):
@@ -392,13 +433,42 @@ PACKAGE_PATHS = ("{}/__init__.py", "src/{}/__init__.py", "lib/{}/__init__.py", "
 single module (``pycodestyle.py``)."""
 
 
+TEST_SUFFIXES = ("tests", "_test", "_testing")
+"""A folder named so holds a suite (``funtests``, ``integration_tests``, ``unit_test``), not the
+package a ticket imports (``pytest`` and ``latest`` are not test folders)."""
+
+
+def _is_test_suite(name: str) -> bool:
+    """``tests``, ``testing``, ``funtests``, ``unit_test``: a suite a manifest may list for
+    its sdist (poetry's ``{ include = "tests", format = "sdist" }``), never what is imported."""
+    return name.lower().startswith("test") or name.lower().endswith(TEST_SUFFIXES)
+
+
 def _may_be_package(folder: str) -> bool:
     return (
         folder.isidentifier()
         and len(folder) >= 3
         and folder not in NOT_PACKAGES
-        and not folder.startswith(("test", "_", "."))
+        and not folder.startswith(("_", "."))
+        and not _is_test_suite(folder)
     )
+
+
+MAX_NAMESPACE_MEMBERS = 24
+"""Sub-packages kept of one namespace package (``poetry/`` without an ``__init__.py``): poetry
+has 18; past it a namespace is a whole ecosystem and its members cannot all fit the imports
+kind (``MAX_VOCABULARY_TERMS_PER_KIND``) anyway."""
+
+
+def _namespace_members(read: _Budget, folder: str) -> list[str]:
+    """The sub-packages of a namespace package (PEP 420: a folder without ``__init__.py``, as
+    poetry and poetry-core share ``poetry/``), at most ``MAX_NAMESPACE_MEMBERS``; none for a
+    folder that is no namespace."""
+    entries = read.listdir(folder)
+    if not entries or "__init__.py" in entries:
+        return []
+    subs = [e.rstrip("/") for e in entries if e.endswith("/")]
+    return [s for s in subs if _may_be_package(s)][:MAX_NAMESPACE_MEMBERS]
 
 
 def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabulary, list[str]]:
@@ -424,10 +494,13 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
     if "docs" in folders:
         terms.add("symbols", _provider_types(read, full_name))
     candidates = list(dict.fromkeys([_import_name(n) for n in names] + terms.by_kind["imports"]))
+    declared = set(candidates)  # what its manifests name: only these may be a namespace
     candidates += [f for f in folders if _may_be_package(f) and f not in candidates]
+    inner: list[str] = []
     if "src" in folders:  # a src layout holds its packages one level down
         inner = [e.rstrip("/") for e in read.listdir("src") if e.endswith("/")]
         candidates += [f for f in inner if _may_be_package(f) and f not in candidates]
+    namespaces: set[str] = set()
     for candidate in candidates:
         for path in PACKAGE_PATHS:
             text = read.read(path.format(candidate))
@@ -435,8 +508,20 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
                 terms.add("imports", [candidate])
                 terms.add("symbols", _symbols(text))
                 break
+        else:
+            where = next(
+                (f"{p}{candidate}" for p, f in (("", folders), ("src/", inner)) if candidate in f),
+                None,
+            )
+            members = _namespace_members(read, where) if where and candidate in declared else []
+            if members:
+                namespaces.add(candidate)
+                terms.add("imports", [f"{candidate}.{m}" for m in members])
         if read.left <= 0:
             break
+    # a namespace (``poetry`` of poetry-core's ``poetry/core/``) is every sharer's: its members'
+    # paths are what this repository defines
+    terms.by_kind["imports"] = [i for i in terms.by_kind["imports"] if i not in namespaces]
     # charts last: a `charts/` folder of a charting library would otherwise spend the reads its
     # package needs; a Helm charts repository has no package to read first
     terms.add("charts", _charts(read, folders, root))
@@ -447,7 +532,17 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
 
 DOCKERFILES = ("Dockerfile", "docker/Dockerfile")
 """Where a repository keeps the image it builds: what those install, its images ship."""
+PACKAGE_MANIFESTS = ("pyproject.toml", "setup.cfg", "setup.py", "package.json", "Cargo.toml")
+"""Root manifests of a package the repository publishes. Beside one, a Dockerfile is the
+development or CI container (``apt-get install build-essential``, ``pip install -U pip
+setuptools wheel``) and the README's links are neighbours: what the package ships is what its
+manifest requires. Without one, the image is the product (manylinux, an action's container)
+and what it installs or links is shipped."""
 READMES = ("README.md", "README.rst")
+REQUIREMENT_FILES = ("requirements/default.txt", "requirements.txt")
+"""Where a package whose manifest lists no literal dependencies keeps them, read only when its
+``setup.py`` names the file (kombu's ``reqs('default.txt')``): a ``requirements.txt`` nothing
+reads at build is a development pin list (pytest, black, twine), not what it ships."""
 TOOL_WRAPPED_BY_PREFIX = {PROVIDER_PREFIX: "terraform"}
 """A repository named ``terraform-provider-aws`` wraps ``terraform`` by the tool's own naming
 rule, snapshot or not."""
@@ -456,15 +551,34 @@ rule, snapshot or not."""
 def _shipped(
     read: _Budget, full_name: str, root: list[str], folders: list[str], terms: _Terms
 ) -> None:
-    """Tools it ships or wraps, beside the dependencies its manifests declared: what its
-    Dockerfiles install and the PyPI projects its README links (manylinux lists ``auditwheel``
-    so)."""
+    """Tools it ships or wraps, beside the dependencies its manifests declared. A repository
+    that publishes no package (``PACKAGE_MANIFESTS``) ships what its Dockerfiles install and
+    the PyPI projects its README links (manylinux lists ``auditwheel`` so); a package's README
+    links what it works with or recommends instead (celery's ``pyramid_celery``, a flake8
+    plugin's ``black``), not what it ships, unless the linked project is built in a folder of
+    the repository (toml-fmt's ``pyproject-fmt/``)."""
     name = full_name.rsplit("/", 1)[-1].lower()
     terms.ship(tool for prefix, tool in TOOL_WRAPPED_BY_PREFIX.items() if name.startswith(prefix))
-    for path in DOCKERFILES:
+    publishes_package = any(m in root for m in PACKAGE_MANIFESTS)
+    named = {f.rsplit("/", 1)[-1] for f in terms.requirement_files}
+    if publishes_package and not terms.shipped:  # setup.py reads them from a file at build
+        for path in REQUIREMENT_FILES:
+            present = path.split("/")[0] in (root if "/" not in path else folders)
+            if present and path.rsplit("/", 1)[-1] in named:
+                terms.ship(_requirement_names((read.read(path) or "").splitlines()))
+                break
+    for path in () if publishes_package else DOCKERFILES:
         if path.split("/")[0] in (root if "/" not in path else folders):
             terms.ship(_installed(read.read(path) or ""))
+    members = {_NAME_PARTS.sub("-", f.lower()) for f in folders}
     for path in READMES:
         if path in root:
-            terms.ship(_PYPI_LINK.findall(read.read(path) or ""))
+            links = _PYPI_LINK.findall(read.read(path) or "")
+            # beside a package, only a linked project it builds in a folder of its own
+            # (toml-fmt's pyproject-fmt/) is shipped; the rest are its neighbours
+            terms.ship(
+                link
+                for link in links
+                if not publishes_package or _NAME_PARTS.sub("-", link.lower()) in members
+            )
             break
