@@ -233,7 +233,7 @@ def test_a_function_over_the_window_bound_gets_the_part_of_its_body_around_the_l
 ):
     monkeypatch.setattr(pack_windows, "MAX_WIDEN_LINES", 0)  # the plan, before widening
     body = "".join(
-        f"    total += {i}  # a long body, one line after another, padding\n" for i in range(80)
+        f"    total += {i}  # a long body, one line after another, padding\n" for i in range(120)
     )
     function = "def big_hook(values):\n    total = 0\n" + body + "    return total\n"
     assert len(function.encode()) > MAX_FUNCTION_WINDOW_BYTES
