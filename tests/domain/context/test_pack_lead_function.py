@@ -9,7 +9,13 @@ import pytest
 
 from tests.fixtures.context.gitrepo import make_repo
 from veranda_dagster.domain.context.code_search import LocalGitGrep
-from veranda_dagster.domain.context.pack_windows import LEAD_FILES, _Candidate, spend_budget
+from veranda_dagster.domain.context.pack_windows import (
+    LEAD_FILES,
+    FileEvidence,
+    _Candidate,
+    file_windows,
+    spend_budget,
+)
 from veranda_dagster.domain.context.retrieval import build_pack
 from veranda_dagster.domain.core.bounds import MAX_FUNCTION_WINDOW_BYTES, MAX_PACK_BYTES
 from veranda_dagster.domain.core.models import Window
@@ -87,3 +93,44 @@ def test_only_a_lead_file_pays_for_a_long_function_and_never_with_the_others_fir
     assert (window.end == function_bytes // 100) is whole, case
     assert sum(len(w.text) for ws in kept.values() for w in ws) <= MAX_PACK_BYTES
     assert all(kept[path] for path, _ in candidates)  # every file keeps its first window
+
+
+def _function(name: str, words: dict[int, str], length: int = 30) -> str:
+    """A function of ``length`` body lines; body line ``k`` carries ``words[k]`` when given."""
+    body = "".join(
+        f"    step_{k:02d} = {words.get(k, 'plain_value')}({k})  # body line\n"
+        for k in range(length)
+    )
+    return f"def {name}(value):\n{body}    return value\n\n\n"
+
+
+@pytest.mark.parametrize(
+    ("case", "functions", "whole"),
+    [
+        (
+            "two hits in one function",
+            [("lead", {2: "token"}), ("target", {3: "token", 20: "token"})],
+            True,
+        ),
+        (
+            "adversarial: one hit in the function",
+            [("lead", {2: "token"}), ("target", {3: "token"})],
+            False,
+        ),
+        (
+            "adversarial: the second hit in another function",
+            [("lead", {2: "token"}), ("target", {3: "token"}), ("other", {20: "token"})],
+            False,
+        ),
+    ],
+)
+def test_two_plain_hits_in_one_function_pack_the_whole_function(tmp_path, case, functions, whole):
+    text = "".join(_function(name, words) for name, words in functions)
+    lines = text.splitlines(keepends=True)
+    search = LocalGitGrep(make_repo(tmp_path / "repo", {"pkg/mod.py": text}))
+    hits = {n: 1.0 for n, line in enumerate(lines, 1) if "token(" in line}
+    planned = file_windows(FileEvidence("pkg/mod.py", lines=hits), search)
+    target = text.splitlines().index("def target(value):") + 1
+    last = target + 31  # its ``return value``
+    assert lines[last - 1] == "    return value\n"
+    assert any(c.window.start <= target and last <= c.window.end for c in planned) is whole, case
