@@ -8,8 +8,10 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.context.gitrepo import make_repo
+from veranda_dagster.domain.context import pack_windows
 from veranda_dagster.domain.context.code_search import LocalGitGrep
 from veranda_dagster.domain.context.pack_windows import (
+    CLIPPED_FUNCTION_BYTES,
     LEAD_FILES,
     FileEvidence,
     _Candidate,
@@ -17,7 +19,11 @@ from veranda_dagster.domain.context.pack_windows import (
     spend_budget,
 )
 from veranda_dagster.domain.context.retrieval import build_pack
-from veranda_dagster.domain.core.bounds import MAX_FUNCTION_WINDOW_BYTES, MAX_PACK_BYTES
+from veranda_dagster.domain.core.bounds import (
+    MAX_FUNCTION_WINDOW_BYTES,
+    MAX_PACK_BYTES,
+    MAX_PACK_FILES,
+)
 from veranda_dagster.domain.core.models import Window
 
 STEP = "    value = value + compute_step(value, {k:03d})  # one more step of the pipeline\n"
@@ -134,3 +140,48 @@ def test_two_plain_hits_in_one_function_pack_the_whole_function(tmp_path, case, 
     last = target + 31  # its ``return value``
     assert lines[last - 1] == "    return value\n"
     assert any(c.window.start <= target and last <= c.window.end for c in planned) is whole, case
+
+
+def _deep_traceback(lines_in_body: int) -> tuple[str, str]:
+    body = "".join(
+        f"    total += {i}  # padding padding padding padding\n" for i in range(lines_in_body)
+    )
+    function = "def big_hook(values):\n    total = 0\n" + body + "    return total\n"
+    ticket = 'Traceback:\n  File "/site-packages/pkg/big.py", line 100, in big_hook\nKeyError: 1'
+    return function, ticket
+
+
+def test_a_frame_deep_in_a_long_function_of_the_first_file_gets_half_a_function_window(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(pack_windows, "MAX_WIDEN_LINES", 0)  # the plan, before widening
+    function, ticket = _deep_traceback(200)
+    assert len(function.encode()) > MAX_FUNCTION_WINDOW_BYTES  # too long to pack whole
+    search = LocalGitGrep(make_repo(tmp_path / "repo", {"src/pkg/big.py": function}))
+    pack = build_pack([], search, ticket_text=ticket)
+    [window] = [w for w in pack.files[0].windows if w.start <= 100 <= w.end]
+    size = len(window.text.encode())
+    share = MAX_PACK_BYTES // MAX_PACK_FILES
+    assert share < size <= CLIPPED_FUNCTION_BYTES  # more than a later file's share
+    assert window.start > 1 and window.end < function.count("\n")  # still a clip
+
+
+@pytest.mark.parametrize(
+    ("case", "rank", "clipped"),
+    [
+        ("the first file", 0, True),
+        ("adversarial: a later file gets its 12-line window", LEAD_FILES, False),
+    ],
+)
+def test_a_clip_longer_than_a_share_is_paid_only_by_a_lead_file(case, rank, clipped):
+    clip = _text(40, 39 + CLIPPED_FUNCTION_BYTES // 100, 100)
+    short = _text(60, 71, 40)
+    candidates = [
+        (f"f{i}.py", [_Candidate(clip, 1.0, short=short)])
+        if i == rank
+        else (f"f{i}.py", [_Candidate(_text(1, 10, 40), 1.0)])
+        for i in range(6)
+    ]
+    kept = spend_budget(candidates, MAX_PACK_BYTES)
+    [window] = kept[f"f{rank}.py"]
+    assert (window == clip) is clipped and (window == short) is not clipped, case

@@ -19,8 +19,6 @@ from veranda_dagster.domain.context.full_text import IDENT, identifier_terms
 from veranda_dagster.domain.context.function_spans import enclosing_function
 from veranda_dagster.domain.core.bounds import (
     MAX_FUNCTION_WINDOW_BYTES,
-    MAX_PACK_BYTES,
-    MAX_PACK_FILES,
     MAX_WINDOWS_PER_FILE,
     SEARCH_WINDOW_LINES,
 )
@@ -36,10 +34,11 @@ MAX_CALLEE_WINDOWS = 2
 PLAIN_BEFORE_CALLEES = 2
 """Plain hit lines that keep their window ahead of the callees: where the ticket's words are
 is evidence, a callee only a guess."""
-CLIPPED_FUNCTION_BYTES = MAX_PACK_BYTES // MAX_PACK_FILES
+CLIPPED_FUNCTION_BYTES = MAX_FUNCTION_WINDOW_BYTES // 2
 """Around a strong line in a function too long to pack whole: this much of the function's body
-on both sides of the line, so the window reaches the statements a fix would change; a later
-file's equal share, so any of the six can hold it."""
+on both sides of the line, so the window reaches the statements a fix would change. More than a
+later file's share: only the first two files can pay for it, the others get the 12-line
+window."""
 _CALL = re.compile(r"(?<![\w.])(?:self\.|cls\.)?([A-Za-z_]\w*)\s*\(")
 _PY_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 MAX_TOPIC_SCAN_LINES = 5_000
