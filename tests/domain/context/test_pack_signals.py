@@ -233,7 +233,7 @@ def test_a_function_over_the_window_bound_gets_the_part_of_its_body_around_the_l
 ):
     monkeypatch.setattr(pack_windows, "MAX_WIDEN_LINES", 0)  # the plan, before widening
     body = "".join(
-        f"    total += {i}  # a long body, one line after another, padding\n" for i in range(80)
+        f"    total += {i}  # a long body, one line after another, padding\n" for i in range(120)
     )
     function = "def big_hook(values):\n    total = 0\n" + body + "    return total\n"
     assert len(function.encode()) > MAX_FUNCTION_WINDOW_BYTES
@@ -246,13 +246,13 @@ def test_a_function_over_the_window_bound_gets_the_part_of_its_body_around_the_l
 
 
 def test_a_traceback_line_deep_in_a_long_function_is_seen_with_the_lines_around_it(tmp_path):
-    body = "".join(f"    total += {i}  # padding padding padding padding\n" for i in range(150))
+    body = "".join(f"    total += {i}  # padding padding padding padding\n" for i in range(300))
     function = "def big_hook(values):\n    total = 0\n" + body + "    return total\n"
     search = LocalGitGrep(make_repo(tmp_path / "repo", {"src/pkg/big.py": function}))
-    ticket = 'Traceback:\n  File "/site-packages/pkg/big.py", line 100, in big_hook\nKeyError: 1'
+    ticket = 'Traceback:\n  File "/site-packages/pkg/big.py", line 200, in big_hook\nKeyError: 1'
     pack = build_pack([], search, ticket_text=ticket)
-    [window] = [w for w in pack.files[0].windows if w.start <= 100 <= w.end]
-    assert window.start < 100 - 6 and window.end > 100 + 6  # wider than the 12-line window
+    [window] = [w for w in pack.files[0].windows if w.start <= 200 <= w.end]
+    assert window.start < 200 - 6 and window.end > 200 + 6  # wider than the 12-line window
     assert window.start > 1  # and still a clip of the function, not its whole body
 
 

@@ -36,7 +36,9 @@ PLAIN_BEFORE_CALLEES = 2
 is evidence, a callee only a guess."""
 CLIPPED_FUNCTION_BYTES = MAX_FUNCTION_WINDOW_BYTES // 2
 """Around a strong line in a function too long to pack whole: this much of the function's body
-on both sides of the line, so the window reaches the statements a fix would change."""
+on both sides of the line, so the window reaches the statements a fix would change. More than a
+later file's share: only the first two files can pay for it, the others get the 12-line
+window."""
 _CALL = re.compile(r"(?<![\w.])(?:self\.|cls\.)?([A-Za-z_]\w*)\s*\(")
 _PY_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 MAX_TOPIC_SCAN_LINES = 5_000
@@ -177,6 +179,7 @@ def file_windows(
     if lines:
         ordered = _with_callees(lines, ordered, ev.strong)
     scored: list[_Candidate] = []
+    placed: list[int] = []
     for line, value in ordered[: MAX_WINDOWS_PER_FILE * 4]:
         if any(c.window.start <= line <= c.window.end for c in scored):
             continue
@@ -186,7 +189,10 @@ def file_windows(
         # changes are rarely within six lines of where the ticket's words are
         first = not scored
         whole = _function_window(lines, line, clip=strong) if lines and (strong or first) else None
+        if whole is None and lines:
+            whole = _shared_function(lines, line, placed)
         window = whole if whole is not None else short
+        placed.append(line)
         for i, other in enumerate(scored):
             if window.start <= other.window.end + 1 and other.window.start <= window.end + 1:
                 merged = _merge(other.window, window)
@@ -197,6 +203,17 @@ def file_windows(
                 break
             scored.append(_Candidate(window, value, short if window is not short else None))
     return scored
+
+
+def _shared_function(lines: list[str], line: int, placed: list[int]) -> Window | None:
+    """The whole function around the plain hit ``line`` when a line the file already has a
+    window for (``placed``) is in it too, and it is at most ``MAX_FUNCTION_WINDOW_BYTES``. Why:
+    two separate hits in one function say the ticket is about that function, and the lines a
+    fix changes are as often between or after the hits as on them."""
+    body = _function_window(lines, line)
+    if body is None or not any(body.start <= at <= body.end for at in placed):
+        return None
+    return body
 
 
 def _with_callees(

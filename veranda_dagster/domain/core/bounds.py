@@ -155,9 +155,12 @@ largest file and the index's identifier counts instead of by the tree (``repo_co
 MAX_FULL_TEXT_FILES: Final = 20_000
 """Source files one full-text index may hold; a larger tree is not indexed (reported)."""
 
-MAX_FUNCTION_WINDOW_BYTES: Final = 4_000
-"""A whole function is packed as one window up to a third of the byte ceiling; a longer body
-gets a 12-line window at the matched line so one function cannot starve five files."""
+MAX_FUNCTION_WINDOW_BYTES: Final = MAX_PACK_BYTES // 2
+"""A whole function is packed as one window up to half the byte ceiling, which only the first
+two files can pay for (the fix is in the first file most of the time, and a long function's
+edit is as often past the part a clipped window shows); a later file keeps to its share, and a
+longer body gets a clip or a 12-line window at the matched line so one function cannot starve
+five files."""
 
 # --- ops: metrics ----------------------------------------------------------------------------
 
