@@ -192,6 +192,55 @@ def test_a_leader_nothing_named_builds_on_still_proceeds():
     assert (guess.decision, guess.repo) == ("proceed", "acme/gadget"), guess.evidence
 
 
+def _with_plugin(*ships: str) -> Catalog:
+    """A three-letter tool (``acme/tox``) and its plugin ``acme/tox-uv`` depending on ``ships``:
+    a plugin is named after its host however short the host's name (``tox-uv``, ``pytest-x``,
+    ``flake8-x``), which is shorter than ``umbrella_of`` reads as an umbrella."""
+    return Catalog(
+        org="acme",
+        repositories=[
+            CatalogRepo(
+                full_name="acme/tox", vocabulary=RepoVocabulary(imports=["tox"], commands=["tox"])
+            ),
+            CatalogRepo(
+                full_name="acme/tox-uv",
+                vocabulary=RepoVocabulary(
+                    distributions=["tox-uv"], imports=["tox_uv"], ships=list(ships)
+                ),
+            ),
+            CatalogRepo(full_name="acme/wire", vocabulary=RepoVocabulary(imports=["wire"])),
+        ],
+    )
+
+
+_USES_TOX_WITH_PLUGIN = Ticket(
+    id="E",
+    source="linear",
+    title="Env not recreated",
+    description=(
+        "```python\nfrom tox.config import Config\nsession = tox.session.Session()\n```\n"
+        "Then `pip install tox-uv` and the env is not recreated."
+    ),
+)
+
+
+def test_a_short_named_host_whose_plugin_is_installed_asks():
+    """``_dependents_in_ticket`` covers the plugins it was written for whatever their host's
+    name: tox-uv depends on tox and is installed in the ticket, so tox's imports do not choose
+    tox (a restriction to dependents ``umbrella_of`` the leader, proposed in round five, would
+    drop it: ``umbrella_of`` needs four characters)."""
+    guess = detect_repo(_USES_TOX_WITH_PLUGIN, _with_plugin("tox"))
+    assert guess.decision == "ask" and guess.candidates[:2] == ["acme/tox", "acme/tox-uv"]
+    assert "acme/tox-uv depends on acme/tox" in (guess.question or "")
+
+
+def test_a_short_named_host_beside_an_unrelated_install_proceeds():
+    """The adversarial twin: the same ticket when tox-uv does not depend on tox proceeds to
+    tox (an install of something else is no plugin's ticket)."""
+    guess = detect_repo(_USES_TOX_WITH_PLUGIN, _with_plugin("wire"))
+    assert (guess.decision, guess.repo) == ("proceed", "acme/tox"), guess.evidence
+
+
 def test_what_the_leader_depends_on_named_in_passing_is_context_not_a_rival():
     """``_dependencies_in_passing``: bridge's command is run and gadget, which bridge depends
     on, is only mentioned ("autoflake uses pyflakes"): bridge proceeds, with a note."""

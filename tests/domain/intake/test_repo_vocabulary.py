@@ -54,6 +54,10 @@ DEV_DOCKERFILE = "FROM python:3.12\nRUN apt-get install -y build-essential && pi
 """A package's development container: what it installs is not what the package ships."""
 DEV_README = "# cache\nWorks with [beaker](https://pypi.org/project/beaker/).\n"
 """A package's README linking a neighbour it works with, not a tool it ships."""
+REGION = (
+    "class RegionInvalidationStrategy:\n    def invalidate(self): ...\n\ndef make_key(x): ...\n"
+)
+"""A module of the package: its top-level public names are definitions, its methods are not."""
 HOOKS = "- id: trailing-whitespace\n  name: trim\n- id: end-of-file-fixer\n  name: eof\n"
 
 
@@ -245,6 +249,8 @@ def _bare_repos(tmp_path: Path, root: str) -> Path:
         {
             "pyproject.toml": PYPROJECT,
             "dogpile/__init__.py": INIT,
+            "dogpile/region.py": REGION,
+            "dogpile/_private.py": "class HiddenStrategy:\n    pass\n",
             "README.md": DEV_README,
             "Dockerfile": DEV_DOCKERFILE,
         },
@@ -273,6 +279,8 @@ def test_the_github_client_reads_vocabulary_from_the_fake_forge(tmp_path):
     hooks = catalog.by_full_name("acme/hooks")
     assert cache and cache.vocabulary.imports == ["dogpile"]
     assert "make_region" in cache.vocabulary.symbols
+    # the package's modules, read through the forge: public top-level names, no private module
+    assert cache.vocabulary.definitions == ["RegionInvalidationStrategy", "make_key"]
     assert hooks and hooks.vocabulary.hooks == ["trailing-whitespace", "end-of-file-fixer"]
     web = catalog.by_full_name("acme/web-docker")
     assert web and web.vocabulary.images == ["acme/web"]  # not its base, not another image
@@ -300,6 +308,7 @@ def test_the_gitlab_client_reads_vocabulary_from_the_fake_forge(tmp_path):
     assert cache and cache.vocabulary.distributions == ["dogpile.cache"]
     assert cache.vocabulary.commands == ["dogpile-admin"]
     assert cache.vocabulary.ships == ["stevedore", "typing_extensions"]  # no dev container
+    assert cache.vocabulary.definitions == ["RegionInvalidationStrategy", "make_key"]
     web = catalog.by_full_name("data/platform/web-docker")
     assert web and web.vocabulary.images == ["acme/web"]
     assert web.vocabulary.ships == ["auditwheel", "patchelf", "git"]

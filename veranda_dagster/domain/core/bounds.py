@@ -243,6 +243,23 @@ MAX_VOCABULARY_FILE_BYTES: Final = 262_144
 MAX_VOCABULARY_REPOS: Final = 400
 """Repositories one ``veranda catalog`` run reads vocabulary for; the rest keep what they had."""
 
+MAX_DEFINITION_TERMS: Final = 256
+"""Public definitions (top-level class and function names of a package's modules) one
+repository's index keeps: far more than the names it is known by (``MAX_VOCABULARY_TERMS``),
+since a colleague also places a ticket by a class or function it never headlines. 256 names
+are at most about 7 KB of catalog per repository (the benchmark catalogs: median 29 names and
+0.6 KB, largest 155 names and 4 KB)."""
+
+MAX_DEFINITION_FILE_READS: Final = 16
+"""Folder listings and modules one repository's definitions read may fetch, on top of the
+vocabulary's own reads (``MAX_VOCABULARY_FILE_READS``): the package's first modules, nearest
+the top first, where its public API lives (issue 33, development splits: 16, 64 or 400 files
+decided the same tickets)."""
+
+MAX_DEFINITION_FILE_BYTES: Final = 131_072
+"""Bytes of one module read for definitions; a larger (generated or vendored) module is
+skipped, not parsed."""
+
 # --- hostile text: what one extractor reads of a ticket, comment or model reply ----------------
 
 MAX_EXTRACT_TEXT_CHARS: Final = 65_536

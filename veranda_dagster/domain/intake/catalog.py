@@ -20,6 +20,7 @@ from pydantic import Field, field_validator
 
 from veranda_dagster.domain.core.bounds import (
     MAX_CATALOG_BYTES,
+    MAX_DEFINITION_TERMS,
     MAX_GROUP_DEPTH,
     MAX_SHIPPED_TOOLS,
     MAX_VOCABULARY_TERMS,
@@ -90,6 +91,12 @@ class RepoVocabulary(Strict):
     the PyPI projects its README links): never a name it is known by, so not among ``terms()``;
     detection reads it to doubt a title that names one of them (``auditwheel`` in manylinux's
     images). Bounded by ``MAX_SHIPPED_TOOLS``."""
+    definitions: list[str] = Field(default_factory=list)
+    """A second, larger index: the top-level public class and function names of its package's
+    modules (``RegionInvalidationStrategy``, ``permission_classes``), read by
+    ``repo_definitions``. Not a name it is known by (so not among ``terms()``): detection reads
+    it only for a ticket that names no repository at all, and only for a name written as code
+    that one repository defines. Bounded by ``MAX_DEFINITION_TERMS``."""
 
     @field_validator(*VOCABULARY_KINDS)
     @classmethod
@@ -105,12 +112,19 @@ class RepoVocabulary(Strict):
             raise ValueError(f"more than {MAX_SHIPPED_TOOLS} shipped tools")
         return _names_only(values)
 
+    @field_validator("definitions")
+    @classmethod
+    def _bounded_definitions(cls, values: list[str]) -> list[str]:
+        if len(values) > MAX_DEFINITION_TERMS:
+            raise ValueError(f"more than {MAX_DEFINITION_TERMS} definitions")
+        return _names_only(values)
+
     def terms(self) -> list[tuple[str, str]]:
         """``(kind, term)`` for every term, kinds in declaration order."""
         return [(kind, term) for kind in VOCABULARY_KINDS for term in getattr(self, kind)]
 
     def is_empty(self) -> bool:
-        return not self.terms() and not self.ships
+        return not self.terms() and not self.ships and not self.definitions
 
 
 class CatalogRepo(Strict):

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol, runtime_checkable
 
 from veranda_dagster.domain.core.bounds import (
+    MAX_DEFINITION_TERMS,
     MAX_RENAME_LOOKUPS,
     MAX_SHIPPED_TOOLS,
     MAX_VOCABULARY_REPOS,
@@ -83,7 +84,8 @@ def merge_vocabulary(kept: RepoVocabulary, read: RepoVocabulary) -> RepoVocabula
         merged[kind] = terms[: min(MAX_VOCABULARY_TERMS_PER_KIND, room)]
         room -= len(merged[kind])
     ships = list(dict.fromkeys([*kept.ships, *read.ships]))[:MAX_SHIPPED_TOOLS]
-    return RepoVocabulary(**merged, ships=ships)
+    definitions = list(dict.fromkeys([*kept.definitions, *read.definitions]))
+    return RepoVocabulary(**merged, ships=ships, definitions=definitions[:MAX_DEFINITION_TERMS])
 
 
 def refresh_vocabulary(

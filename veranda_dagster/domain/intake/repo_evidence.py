@@ -25,7 +25,11 @@ from veranda_dagster.domain.core.bounds import MAX_DETECT_TEXT_CHARS, MAX_GROUP_
 from veranda_dagster.domain.core.models import RepoEvidence, Ticket
 from veranda_dagster.domain.core.redaction import scrub
 from veranda_dagster.domain.intake.catalog import Catalog, CatalogRepo, normalise
-from veranda_dagster.domain.intake.repo_usage import CONTEXT, gather_usage
+from veranda_dagster.domain.intake.repo_usage import (
+    CONTEXT,
+    gather_definition_uses,
+    gather_usage,
+)
 
 WEIGHTS: Final[dict[str, float]] = {
     "declaration": 1.0,  # repo: <name>, or the ticket's repo field: decides on its own
@@ -864,6 +868,8 @@ def gather_evidence(ticket: Ticket, catalog: Catalog) -> Evidence:
     _bare_refs(blanked, catalog, ev)
     _misspellings(blanked, catalog, matched, ev)
     _confirm_misspellings(blanked, catalog, ev)
+    if not ev.hits:  # names no repository: a class or function it writes may place it
+        gather_definition_uses(blanked, catalog, ev.add)
     _weigh_context(catalog, ev)
     ev.declared = list(dict.fromkeys(ev.declared))
     ev.weak = [w for w in dict.fromkeys(ev.weak) if w not in {r for r, _ in ev.hits}]

@@ -301,15 +301,17 @@ def _is_symbol(word: str) -> bool:
 _QUALIFIER_BEFORE = re.compile(r"(\w+)\.$")
 
 
-def _symbols(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
-    """A public name of exactly one repository, written as code (in backticks, quoted, called,
-    or beside a dot). Shared names (``Connection``) are everybody's and count for nobody; a
-    name reached through another catalog package (``cf.run_tasks`` after ``import controlflow
-    as cf``) is that package's."""
+def _symbols(
+    text: str, index: dict[str, dict[str, list[str]]], add: Adder, table: str = "symbols"
+) -> None:
+    """A public name of exactly one repository (in ``index[table]``), written as code (in
+    backticks, quoted, called, or beside a dot). Shared names (``Connection``) are everybody's
+    and count for nobody; a name reached through another catalog package (``cf.run_tasks``
+    after ``import controlflow as cf``) is that package's."""
     aliases = import_aliases(text)
     for m in _IDENT.finditer(text):
         word = m.group()
-        repos = index["symbols"].get(word.lower(), [])
+        repos = index[table].get(word.lower(), [])
         if len(repos) != 1 or not _is_symbol(word):
             continue
         before, after = text[max(0, m.start() - 1) : m.start()], text[m.end() : m.end() + 1]
@@ -423,3 +425,36 @@ def gather_usage(
     _symbols(text, index, add)
     _qualified(text, index, add)
     return spans
+
+
+def definitions_index(catalog: Catalog) -> dict[str, list[str]]:
+    """name (lower-cased) -> the repositories defining it, over every repository's public
+    names and its definitions (``RepoVocabulary.definitions``), so a name one repository
+    exports and another defines is shared. Another repository's name is never a definition
+    (as in ``vocabulary_index``)."""
+    names = {normalise(n) for r in catalog.repositories for n in [r.name, *r.aliases]}
+    index: dict[str, list[str]] = defaultdict(list)
+    for repo in catalog.repositories:
+        own = {normalise(repo.name), *(normalise(a) for a in repo.aliases)}
+        for term in [*repo.vocabulary.symbols, *repo.vocabulary.definitions]:
+            if normalise(term) in names - own or repo.full_name in index[term.lower()]:
+                continue
+            index[term.lower()].append(repo.full_name)
+    return index
+
+
+def gather_definition_uses(
+    text: str, catalog: Catalog, record: Callable[[str, str, str, str], None]
+) -> None:
+    """A name from the definitions index written as code and defined by exactly one catalog
+    repository, recorded as that repository's ``api`` use (``_symbols``' rules: code, not
+    prose; a qualifier naming another catalog package wins). Read only for a ticket that names
+    no repository (the caller's rule): beside named repositories, thousands of module-level
+    names would add noise to a contest the names decide."""
+    index = vocabulary_index(catalog)
+    index["definitions"] = definitions_index(catalog)
+
+    def add(repo: str, kind: str, start: int, end: int) -> None:
+        record(repo, kind, _excerpt(text, start, end), text[start:end])
+
+    _symbols(text, index, add, "definitions")

@@ -30,6 +30,7 @@ from veranda_dagster.domain.core.bounds import (
     MAX_VOCABULARY_TERMS_PER_KIND,
 )
 from veranda_dagster.domain.intake.catalog import VOCABULARY_KINDS, VOCABULARY_TERM, RepoVocabulary
+from veranda_dagster.domain.intake.repo_definitions import read_definitions
 from veranda_dagster.domain.intake.repo_usage import image_names, image_refs
 
 MANIFESTS = (
@@ -501,12 +502,15 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
         inner = [e.rstrip("/") for e in read.listdir("src") if e.endswith("/")]
         candidates += [f for f in inner if _may_be_package(f) and f not in candidates]
     namespaces: set[str] = set()
+    packages: list[str] = []  # the package folders found, for the definitions index
     for candidate in candidates:
         for path in PACKAGE_PATHS:
             text = read.read(path.format(candidate))
             if text is not None:
                 terms.add("imports", [candidate])
                 terms.add("symbols", _symbols(text))
+                if path.endswith("/__init__.py"):
+                    packages.append(path.format(candidate).removesuffix("/__init__.py"))
                 break
         else:
             where = next(
@@ -527,7 +531,16 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
     terms.add("charts", _charts(read, folders, root))
     # what it ships last of all: the names it is known by come first in the read budget
     _shipped(read, full_name, root, folders, terms)
-    return terms.vocabulary(full_name.rsplit("/", 1)[-1]), notes
+    vocabulary = terms.vocabulary(full_name.rsplit("/", 1)[-1])
+    # its own read budget (``MAX_DEFINITION_FILE_READS``): the names it is known by come first
+    definitions = read_definitions(
+        full_name,
+        lambda path: files.read_repository_file(full_name, path),
+        lambda path: files.list_repository_dir(full_name, path),
+        packages,
+        notes,
+    )
+    return vocabulary.model_copy(update={"definitions": definitions}), notes
 
 
 DOCKERFILES = ("Dockerfile", "docker/Dockerfile")

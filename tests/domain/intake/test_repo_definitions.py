@@ -1,0 +1,139 @@
+"""The public-definitions index (``repo_definitions``): read breadth first from a package's
+modules within its bounds, stored bounded in the catalog, and used by detection only for a
+ticket that names no repository, only for a name written as code that one repository defines.
+The forge fakes (GitHub and GitLab) are exercised in ``test_repo_vocabulary``."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from veranda_dagster.domain.core.bounds import (
+    MAX_DEFINITION_FILE_BYTES,
+    MAX_DEFINITION_FILE_READS,
+    MAX_DEFINITION_TERMS,
+)
+from veranda_dagster.domain.core.models import Ticket
+from veranda_dagster.domain.intake.catalog import Catalog, CatalogRepo, RepoVocabulary
+from veranda_dagster.domain.intake.repo_definitions import read_definitions
+from veranda_dagster.domain.intake.repo_detection import detect_repo
+
+
+class Tree:
+    """A repository's files as a dict, folders derived from the paths; counts reads."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files, self.reads = files, 0
+
+    def read(self, path: str) -> str | None:
+        self.reads += 1
+        return self.files.get(path)
+
+    def listdir(self, path: str) -> list[str] | None:
+        self.reads += 1
+        prefix = f"{path}/"
+        heads = {
+            n[len(prefix) :].partition("/")[0] + ("/" if "/" in n[len(prefix) :] else "")
+            for n in self.files
+            if n.startswith(prefix)
+        }
+        return sorted(heads) or None
+
+
+def _read(tree: Tree, packages: list[str]) -> tuple[list[str], list[str]]:
+    notes: list[str] = []
+    return read_definitions("acme/cache", tree.read, tree.listdir, packages, notes), notes
+
+
+def test_public_top_level_names_are_read_breadth_first_skipping_private_and_tests():
+    tree = Tree(
+        {
+            "pkg/__init__.py": "def from_init(): ...\n",
+            "pkg/sub/deep.py": "class DeepStrategy:\n    pass\n",
+            "pkg/api.py": "class AlphaClient:\n    def method_name(self): ...\n"
+            "def run(): ...\ndef _hidden(): ...\nasync def fetch_many(): ...\n",
+            "pkg/_internal/core.py": "class InternalThing: ...\n",
+            "pkg/tests/test_api.py": "def test_alpha(): ...\n",
+            "pkg/vendored/six.py": "def with_metaclass(): ...\n",
+        }
+    )
+    names, notes = _read(tree, ["pkg"])
+    # a folder's modules before the folders beneath it; methods, short and private names not
+    assert names == ["AlphaClient", "fetch_many", "DeepStrategy"]
+    assert notes == []
+
+
+def test_reads_module_size_and_names_are_bounded():
+    many = {f"pkg/m{i:03}.py": f"def name_{i:03}(): ...\n" for i in range(40)}
+    tree = Tree(many)
+    names, notes = _read(tree, ["pkg"])
+    assert tree.reads == MAX_DEFINITION_FILE_READS  # one listing and the first modules
+    assert names == [f"name_{i:03}" for i in range(MAX_DEFINITION_FILE_READS - 1)]
+    assert notes == [
+        f"acme/cache: stopped reading definitions after {MAX_DEFINITION_FILE_READS} files"
+    ]
+    huge = "def too_big(): ...\n" + "#" * MAX_DEFINITION_FILE_BYTES
+    assert _read(Tree({"pkg/a.py": huge, "pkg/b.py": "def fits_here(): ...\n"}), ["pkg"])[0] == [
+        "fits_here"
+    ]
+    crowded = "".join(f"def name_{i:04}(): ...\n" for i in range(MAX_DEFINITION_TERMS + 50))
+    assert len(_read(Tree({"pkg/a.py": crowded}), ["pkg"])[0]) == MAX_DEFINITION_TERMS
+
+
+def test_the_catalog_bounds_definitions_and_refuses_non_names():
+    RepoVocabulary(definitions=[f"name_{i}" for i in range(MAX_DEFINITION_TERMS)])
+    with pytest.raises(ValidationError):
+        RepoVocabulary(definitions=[f"name_{i}" for i in range(MAX_DEFINITION_TERMS + 1)])
+    with pytest.raises(ValidationError):
+        RepoVocabulary(definitions=["rm -rf /"])
+    assert not RepoVocabulary(definitions=["make_key"]).is_empty()
+
+
+def _catalog(other_defines: str = "render_page") -> Catalog:
+    """acme/cache defines two names only in its modules (not exported: no ``symbols``);
+    acme/web defines ``other_defines``."""
+    return Catalog(
+        org="acme",
+        repositories=[
+            CatalogRepo(
+                full_name="acme/cache",
+                vocabulary=RepoVocabulary(
+                    imports=["dogpile"],
+                    definitions=["RegionInvalidationStrategy", "get_or_create_multi"],
+                ),
+            ),
+            CatalogRepo(
+                full_name="acme/web",
+                vocabulary=RepoVocabulary(imports=["webapp"], definitions=[other_defines]),
+            ),
+        ],
+    )
+
+
+def _ticket(description: str) -> Ticket:
+    return Ticket(
+        id="E", source="linear", title="Invalidation ignores the key", description=description
+    )
+
+
+AS_CODE = (
+    "I subclass `RegionInvalidationStrategy`, but `get_or_create_multi()` never passes the key."
+)
+
+
+def test_two_definitions_only_one_repository_has_written_as_code_place_an_unnamed_ticket():
+    guess = detect_repo(_ticket(AS_CODE), _catalog())
+    assert (guess.decision, guess.repo) == ("proceed", "acme/cache"), guess
+    assert {i.kind for i in guess.evidence} == {"api"}
+
+
+def test_definitions_in_prose_shared_or_beside_a_named_repository_do_not_place_it():
+    """The adversarial twins: the same names as prose; one of them defined by two
+    repositories (one term of its own is no proof); and a ticket that names a repository,
+    where definitions are not read at all."""
+    prose = AS_CODE.replace("`", "").replace("()", "")
+    assert detect_repo(_ticket(prose), _catalog()).decision == "ask"
+    shared = detect_repo(_ticket(AS_CODE), _catalog(other_defines="get_or_create_multi"))
+    assert shared.decision == "ask"
+    named = detect_repo(_ticket(AS_CODE + "\nIt shows in the acme/web dashboard."), _catalog())
+    assert not [i for i in named.evidence if i.repo == "acme/cache"], named.evidence
