@@ -6,23 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.domain.intake.small_catalogs import catalog
 from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.domain.intake.catalog import Catalog
 from veranda_dagster.domain.intake.repo_detection import detect_repo
 from veranda_dagster.domain.intake.repo_evidence import gather_evidence, org_brand
-
-
-def catalog(org: str, repos: dict[str, dict[str, list[str]]]) -> Catalog:
-    return Catalog.model_validate(
-        {
-            "org": org,
-            "repositories": [
-                {"full_name": f"{org}/{name}", "vocabulary": vocabulary}
-                for name, vocabulary in repos.items()
-            ],
-        }
-    )
-
 
 ORBIT = catalog("orbit", {"orbit": {}, "comet": {"imports": ["comet"]}})
 """An org named like its namesake repository (``celery/celery``)."""

@@ -11,6 +11,7 @@ context may not contest. Each rule beside its adversarial twin, on small catalog
 
 from __future__ import annotations
 
+from tests.domain.intake.small_catalogs import catalog
 from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.domain.intake.catalog import Catalog
 from veranda_dagster.domain.intake.repo_detection import (
@@ -20,18 +21,6 @@ from veranda_dagster.domain.intake.repo_detection import (
     names_repo,
 )
 from veranda_dagster.domain.intake.repo_evidence import gather_evidence
-
-
-def catalog(org: str, repos: dict[str, dict[str, list[str]]]) -> Catalog:
-    return Catalog.model_validate(
-        {
-            "org": org,
-            "repositories": [
-                {"full_name": f"{org}/{name}", "vocabulary": vocabulary}
-                for name, vocabulary in repos.items()
-            ],
-        }
-    )
 
 
 def ticket(title: str, description: str = "") -> Ticket:
