@@ -54,6 +54,14 @@ VOCABULARY_KINDS = (
 )
 
 
+def _capped_names(values: list[str], cap: int, what: str) -> list[str]:
+    """``values`` as names (``_names_only``), refused past ``cap``: a stored catalog is input
+    too, and one field may not grow without bound."""
+    if len(values) > cap:
+        raise ValueError(f"more than {cap} {what}")
+    return _names_only(values)
+
+
 def _names_only(values: list[str]) -> list[str]:
     for value in values:
         if not VOCABULARY_TERM.match(value):
@@ -101,23 +109,17 @@ class RepoVocabulary(Strict):
     @field_validator(*VOCABULARY_KINDS)
     @classmethod
     def _bounded_terms(cls, values: list[str]) -> list[str]:
-        if len(values) > MAX_VOCABULARY_TERMS_PER_KIND:
-            raise ValueError(f"more than {MAX_VOCABULARY_TERMS_PER_KIND} terms of one kind")
-        return _names_only(values)
+        return _capped_names(values, MAX_VOCABULARY_TERMS_PER_KIND, "terms of one kind")
 
     @field_validator("ships")
     @classmethod
     def _bounded_ships(cls, values: list[str]) -> list[str]:
-        if len(values) > MAX_SHIPPED_TOOLS:
-            raise ValueError(f"more than {MAX_SHIPPED_TOOLS} shipped tools")
-        return _names_only(values)
+        return _capped_names(values, MAX_SHIPPED_TOOLS, "shipped tools")
 
     @field_validator("definitions")
     @classmethod
     def _bounded_definitions(cls, values: list[str]) -> list[str]:
-        if len(values) > MAX_DEFINITION_TERMS:
-            raise ValueError(f"more than {MAX_DEFINITION_TERMS} definitions")
-        return _names_only(values)
+        return _capped_names(values, MAX_DEFINITION_TERMS, "definitions")
 
     def terms(self) -> list[tuple[str, str]]:
         """``(kind, term)`` for every term, kinds in declaration order."""
