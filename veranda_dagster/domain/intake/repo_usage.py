@@ -96,7 +96,7 @@ def vocabulary_index(catalog: Catalog) -> dict[str, dict[str, list[str]]]:
         own_squashed = {_squashed(n) for n in [repo.name, *repo.aliases]}
         # a repository is imported, installed and run by its own name too (``aiohttp``)
         implicit = [
-            (kind, n.replace("-", "_") if kind == "imports" else n)
+            (kind, n.replace("-", "_").lower() if kind == "imports" else n)
             for n in [repo.name, *repo.aliases]
             for kind in ("imports", "distributions", "commands")
         ]
@@ -117,7 +117,24 @@ def vocabulary_index(catalog: Catalog) -> dict[str, dict[str, list[str]]]:
 
             if repo.full_name not in index[kind][key]:
                 index[kind][key].append(repo.full_name)
+            if kind == "imports" and term not in index[SPELLINGS][key]:
+                index[SPELLINGS][key].append(term)
     return index
+
+
+SPELLINGS: Final = "import_spellings"
+"""The index table of how each import name is spelt in the catalog (``PIL``, ``sentry``): its
+keys are lower-cased like every table's, and Python's are not."""
+
+
+def spelt_as_module(written: str, key: str, index: dict[str, dict[str, list[str]]]) -> bool:
+    """Whether ``written`` (a module path as the ticket writes it) can be the catalog's module
+    ``key``. Python's module names are case-sensitive and almost all lower-case, so a name
+    written with a capital (``Sentry.init(``, ``import Sentry from '@sentry/node'``: a class or
+    another language's namespace) is that module only where the catalog spells it so
+    (``PIL``); one written in lower case always may be."""
+    top = written.split(".", 1)[0]
+    return top == top.lower() or top in index[SPELLINGS].get(key.split(".", 1)[0], [])
 
 
 def image_names(repo_name: str) -> list[str]:
@@ -157,7 +174,10 @@ def most_specific(module: str, imports: dict[str, list[str]]) -> str:
 
 def _imports(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
     for module, start, end in _import_modules(text):
-        for repo in index["imports"].get(most_specific(module, index["imports"]), []):
+        key = most_specific(module, index["imports"])
+        if key and not spelt_as_module(module, key, index):
+            continue
+        for repo in index["imports"].get(key, []):
             add(repo, "import", start, end)
 
 
@@ -360,8 +380,8 @@ def _qualified(text: str, index: dict[str, dict[str, list[str]]], add: Adder) ->
     for m in _QUALIFIED.finditer(text):
         attribute = m.group(2)
         qualifier = aliases.get(m.group(1), m.group(1))
-        repos = index["imports"].get(most_specific(f"{qualifier}.{attribute}", index["imports"]))
-        repos = repos or []
+        key = most_specific(f"{qualifier}.{attribute}", index["imports"])
+        repos = index["imports"].get(key, []) if spelt_as_module(qualifier, key, index) else []
         host = attribute.lower() in _HOST_SUFFIXES and not _MODULE_GOES_ON.match(text, m.end())
         file = attribute.isdigit() or attribute in _FILE_SUFFIXES
         if len(repos) == 1 and not file and not host:
