@@ -12,6 +12,7 @@ matched. Nothing here decides; ``repo_detection`` does.
 from __future__ import annotations
 
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Final
@@ -342,6 +343,8 @@ def _symbols(
         owners = _qualifier_repos(qualifier.group(1), index, aliases) if qualifier else []
         if owners and repos[0] not in owners:
             continue
+        if not owners and qualifier and _standard_module(qualifier.group(1), aliases):
+            continue
         add(repos[0], "api", m.start(), m.end())
 
 
@@ -358,6 +361,13 @@ site, its SaaS) is no use of it, unless it is called (``x.io(``) or goes on as a
 ``dev``: ``celery.app``, ``marvin.ai.text`` are modules)."""
 _MODULE_GOES_ON = re.compile(r"[(]|\.\w")
 _IMPORT_ALIAS = re.compile(r"(?m)^[ \t>]*import[ \t]+([\w.]+)[ \t]+as[ \t]+(\w+)")
+
+
+def _standard_module(qualifier: str, aliases: dict[str, str]) -> bool:
+    """``asyncio`` in ``asyncio.wait_for(``, ``os`` in ``os.path``: a name reached through a
+    module of Python's standard library (``sys.stdlib_module_names``, as the interpreter itself
+    lists them) is the standard library's, whatever a catalog package also exports by it."""
+    return aliases.get(qualifier, qualifier) in sys.stdlib_module_names
 
 
 def import_aliases(text: str) -> dict[str, str]:
