@@ -159,8 +159,13 @@ def named_callee_first(
     for index, ev in enumerate(ranked[1:max_files], 1):
         text = file_text(ev.path) or []
         if any(_defined_at(text, line, called) for line in ev.strong):
-            return [ev, *ranked[:index], *ranked[index + 1 :]]
+            return _moved_first(ranked, index)
     return ranked
+
+
+def _moved_first(ranked: list[FileEvidence], index: int) -> list[FileEvidence]:
+    """``ranked`` with the file at ``index`` first and the others in their order."""
+    return [ranked[index], *ranked[:index], *ranked[index + 1 :]]
 
 
 def definer_over_reexport(
@@ -186,7 +191,7 @@ def definer_over_reexport(
         return ranked
     for index, ev in enumerate(ranked[1:max_files], 1):
         if defines_any(file_text(ev.path) or [], seed_names):
-            return [ev, *ranked[:index], *ranked[index + 1 :]]
+            return _moved_first(ranked, index)
     return ranked
 
 
@@ -219,7 +224,7 @@ def definer_over_importer(
         if ev.path not in imported or ev.path.endswith("/__init__.py"):
             continue
         if defines_any(file_text(ev.path) or [], {strongest}):
-            return [ev, *ranked[:index], *ranked[index + 1 :]]
+            return _moved_first(ranked, index)
     return ranked
 
 

@@ -33,6 +33,16 @@ Reader = Callable[[str], str | None]
 Lister = Callable[[str], list[str] | None]
 
 
+def is_public_name(name: str) -> bool:
+    """A name a colleague could search for: not private, ``MIN_DEFINITION_CHARS`` or longer."""
+    return not name.startswith("_") and len(name) >= MIN_DEFINITION_CHARS
+
+
+def public_top_level_names(text: str) -> list[str]:
+    """The public classes and functions a module defines at its top level, in file order."""
+    return [name for name in _TOP_LEVEL.findall(text) if is_public_name(name)]
+
+
 def _public(entry: str) -> bool:
     return not entry.rstrip("/").lower().startswith(PRIVATE_PREFIXES)
 
@@ -52,9 +62,8 @@ def read_definitions(
             text = read(modules.popleft())
             if text is None or len(text.encode("utf-8", "ignore")) > MAX_DEFINITION_FILE_BYTES:
                 continue
-            for name in _TOP_LEVEL.findall(text):
-                if not name.startswith("_") and len(name) >= MIN_DEFINITION_CHARS:
-                    names.setdefault(name)
+            for name in public_top_level_names(text):
+                names.setdefault(name)
             continue
         folder = folders.popleft()
         entries = sorted(e for e in listdir(folder) or [] if _public(e))

@@ -85,15 +85,24 @@ def _squashed(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
+def _names_of_others(catalog: Catalog) -> dict[str, set[str]]:
+    """Repository -> the names and aliases (``normalise``d) of the catalog's other repositories,
+    less its own: never one of its terms (``celery`` is the ``celery`` repository's)."""
+    own: dict[str, set[str]] = defaultdict(set)
+    for repo in catalog.repositories:
+        own[repo.full_name] |= {normalise(n) for n in [repo.name, *repo.aliases]}
+    every = set().union(*own.values())
+    return {full_name: every - names for full_name, names in own.items()}
+
+
 def vocabulary_index(catalog: Catalog) -> dict[str, dict[str, list[str]]]:
     """kind -> term -> the repositories defining it. A term that is another repository's name
     or alias is that repository's, not a vocabulary term of the others (``celery`` is the
     ``celery`` repository even if ``pytest-celery`` registers a plugin by that name)."""
-    names = {normalise(n) for r in catalog.repositories for n in [r.name, *r.aliases]}
+    foreign = _names_of_others(catalog)
     orgs = {_squashed(org) for org in catalog.orgs}
     index: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for repo in catalog.repositories:
-        own = {normalise(repo.name), *(normalise(a) for a in repo.aliases)}
         own_squashed = {_squashed(n) for n in [repo.name, *repo.aliases]}
         # a repository is imported, installed and run by its own name too (``aiohttp``)
         implicit = [
@@ -109,7 +118,7 @@ def vocabulary_index(catalog: Catalog) -> dict[str, dict[str, list[str]]]:
         ]
         for kind, term in [*implicit, *repo.vocabulary.terms()]:
             key = term.lower()
-            if len(term) < MIN_TERM_CHARS or (normalise(term) in names - own):
+            if len(term) < MIN_TERM_CHARS or normalise(term) in foreign[repo.full_name]:
                 continue
             if _squashed(term) in orgs and _squashed(term) not in own_squashed:
                 continue  # ``opentelemetry`` is the org, not one repository; but the org's
@@ -462,12 +471,11 @@ def definitions_index(catalog: Catalog) -> dict[str, list[str]]:
     names and its definitions (``RepoVocabulary.definitions``), so a name one repository
     exports and another defines is shared. Another repository's name is never a definition
     (as in ``vocabulary_index``)."""
-    names = {normalise(n) for r in catalog.repositories for n in [r.name, *r.aliases]}
+    foreign = _names_of_others(catalog)
     index: dict[str, list[str]] = defaultdict(list)
     for repo in catalog.repositories:
-        own = {normalise(repo.name), *(normalise(a) for a in repo.aliases)}
         for term in [*repo.vocabulary.symbols, *repo.vocabulary.definitions]:
-            if normalise(term) in names - own or repo.full_name in index[term.lower()]:
+            if normalise(term) in foreign[repo.full_name] or repo.full_name in index[term.lower()]:
                 continue
             index[term.lower()].append(repo.full_name)
     return index

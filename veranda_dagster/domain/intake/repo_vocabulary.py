@@ -30,7 +30,11 @@ from veranda_dagster.domain.core.bounds import (
     MAX_VOCABULARY_TERMS_PER_KIND,
 )
 from veranda_dagster.domain.intake.catalog import VOCABULARY_KINDS, VOCABULARY_TERM, RepoVocabulary
-from veranda_dagster.domain.intake.repo_definitions import read_definitions
+from veranda_dagster.domain.intake.repo_definitions import (
+    is_public_name,
+    public_top_level_names,
+    read_definitions,
+)
 from veranda_dagster.domain.intake.repo_usage import image_names, image_refs
 
 MANIFESTS = (
@@ -80,7 +84,6 @@ _SETUP_REQUIRES = re.compile(r"""install_requires\s*=\s*[\[(]([^\])]{0,4000})[\]
 _QUOTED_REQUIREMENT = re.compile(r"""["']([^"'\n]{1,200})["']""")
 _ALL = re.compile(r"__all__\s*(?::[^=]*)?=\s*[\[(]([^\])]{0,20000})[\])]", re.S)
 _QUOTED = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]{0,99})["']""")
-_TOP_LEVEL = re.compile(r"^(?:class|def|async def)\s+([A-Za-z][A-Za-z0-9_]{0,99})", re.M)
 _GO_MODULE = re.compile(r"^module\s+(\S{1,200})", re.M)
 
 
@@ -337,8 +340,9 @@ def _symbols(text: str) -> list[str]:
     """A package's public top-level names: its ``__all__``, else its public classes and
     functions. Only names a colleague could search for (four characters or more)."""
     listed = _ALL.search(text)
-    names = _QUOTED.findall(listed.group(1)) if listed else _TOP_LEVEL.findall(text)
-    return [n for n in names if not n.startswith("_") and len(n) >= 4]
+    if listed is None:
+        return public_top_level_names(text)
+    return [name for name in _QUOTED.findall(listed.group(1)) if is_public_name(name)]
 
 
 def _manifests(
