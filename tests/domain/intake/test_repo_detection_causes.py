@@ -17,7 +17,7 @@ from veranda_dagster.domain.intake.catalog import (
 )
 from veranda_dagster.domain.intake.repo_detection import detect_repo
 from veranda_dagster.domain.intake.repo_evidence import template_spans
-from veranda_dagster.domain.intake.repo_usage import gather_usage
+from veranda_dagster.domain.intake.repo_usage import MAX_MODULE_DEPTH, gather_usage, most_specific
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures/repo_detection"
 CATALOG = load_catalog(FIX / "catalog_vocabulary.json")
@@ -384,3 +384,13 @@ def test_an_import_or_frame_names_the_most_specific_definer(text, kind, repo):
     found: list[tuple[str, str]] = []
     gather_usage(text, NAMESPACE, lambda r, k, _excerpt, _term: found.append((r, k)))
     assert {r for r, k in found if k == kind} == {repo}
+
+
+def test_a_module_path_is_looked_up_at_most_the_bound_deep():
+    """``MAX_MODULE_DEPTH``: the most specific definer is sought among a path's first parts
+    only; a catalog module deeper than the bound is never matched, the one at the bound is."""
+    at_bound = ".".join(f"p{i}" for i in range(MAX_MODULE_DEPTH))
+    deeper = f"{at_bound}.deep"
+    imports = {at_bound: ["acme/shallow"], deeper: ["acme/deep"]}
+    assert most_specific(f"{deeper}.leaf", imports) == at_bound
+    assert most_specific(f"{deeper}.leaf", {deeper: ["acme/deep"]}) == ""

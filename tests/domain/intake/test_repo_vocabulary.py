@@ -23,7 +23,10 @@ from veranda_dagster.domain.intake.catalog_builder import (
     build_catalog_from_forge,
     refresh_vocabulary,
 )
-from veranda_dagster.domain.intake.repo_vocabulary import read_vocabulary
+from veranda_dagster.domain.intake.repo_vocabulary import (
+    MAX_REQUIREMENT_FILES_NAMED,
+    read_vocabulary,
+)
 from veranda_dagster.forges.github.client import GitHubClient
 from veranda_dagster.forges.gitlab.client import GitLabClient
 from veranda_dagster.sim.github_fake import GitHubFake
@@ -562,3 +565,19 @@ def test_namespace_members_are_capped():
     }
     vocab, _ = read_vocabulary("acme/poetry", DictFiles({"pyproject.toml": POETRY_CORE, **subs}))
     assert len(vocab.imports) == repo_vocabulary.MAX_NAMESPACE_MEMBERS
+
+
+@pytest.mark.parametrize(
+    ("extras", "ships"),
+    [(MAX_REQUIREMENT_FILES_NAMED - 1, ["amqp"]), (MAX_REQUIREMENT_FILES_NAMED, [])],
+)
+def test_a_setup_py_names_at_most_the_bound_of_requirement_files(extras, ships):
+    """``MAX_REQUIREMENT_FILES_NAMED``: the ``.txt`` names one ``setup.py`` gives are kept up
+    to the bound; a runtime file named past it is not read."""
+    named = "".join(f"reqs('extra{i}.txt'), " for i in range(extras))
+    files = {
+        "setup.py": f"setup(name='lib', extras_require=[{named}], x=reqs('default.txt'))",
+        "requirements/default.txt": "amqp>=5\n",
+    }
+    vocab, _ = read_vocabulary("acme/lib", DictFiles(files))
+    assert vocab.ships == ships
