@@ -141,6 +141,8 @@ ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/veranda-entrypoint"]
 #   dagster-daemon run                                   (daemon: sensors, queue, monitoring)
 #   dagster-webserver -h 0.0.0.0 -p 3000 -w workspace.yaml   (UI; cluster-internal only)
 #   veranda serve-ops                                    (probes + metrics sidecar/process)
+#   veranda intake serve --host 0.0.0.0 --port 8790 --workspace <workspace.yaml>
+#                                                        (push intake: deploy/k8s/intake.yaml)
 # Run Jobs are launched by the K8sRunLauncher with `dagster api execute_run` on this image.
 CMD ["dagster", "code-server", "start", "-h", "0.0.0.0", "-p", "4000", "-m", "veranda_dagster.definitions"]
 

@@ -159,7 +159,7 @@ def test_rendered_user_deployment_validates_with_one_ops_port() -> None:
 
 def test_network_policies_validate_and_deny_run_ingress() -> None:
     docs = k8s_documents(ROOT / "deploy/k8s/networkpolicy.yaml")
-    assert len(docs) == 2
+    assert len(docs) == 3
     for doc in docs:
         kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
     run = docs[0]["spec"]
