@@ -16,9 +16,15 @@ leave-one-org-out scores choose them), so nothing is tuned on the held-out org:
   threshold under which no training-org ask would have become a wrong proceed or a proceed on
   an ask-labelled ticket.
 
-Run::
+``--l2 auto`` chooses the strength inside each fold too (``L2_GRID``, by the training orgs' own
+leave-one-org-out log loss); ``--features compact`` fits ``COMPACT_FEATURES`` only;
+``--in-sample`` fits weights and thresholds on every org at once, the optimistic figure a fit
+on the development orgs would claim. Finding (issue 33, round seven; docs/benchmarks.md): no
+variant beats the rules leave-one-org-out by more than one ticket of 232, so no gate is
+shipped. Run::
 
-    python benchmarks/fit_repo_gate.py [--l2 1.0] [--json out.json]
+    python benchmarks/fit_repo_gate.py [--l2 1.0|auto] [--features full|compact]
+        [--in-sample] [--json out.json]
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import json
 import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -110,6 +116,7 @@ def gate_features(ev: Evidence, catalog: Catalog) -> dict[str, float] | None:
     f["score"] = lead
     f["ratio"] = second / lead if lead else 0.0
     f["margin"] = lead - second
+    f["lead_usage_all"] = _group_weight(ev, top, USAGE_ALL)
     lead_kinds = ev.kinds(top)
     named = bool(lead_kinds & (DECISIVE_KINDS | GROUPS["title"] | GROUPS["passing"]))
     package = bool(lead_kinds & USAGE_ALL)
@@ -331,6 +338,72 @@ def nested_thresholds(cases: Sequence[Case], l2: float) -> dict[str, tuple[float
     return out
 
 
+L2_GRID: Final = (0.3, 1.0, 3.0, 10.0, 30.0)
+"""The regularisation strengths a fold chooses among (``--l2 auto``), by its training orgs'
+own leave-one-org-out log loss."""
+
+
+def log_loss(cases: Sequence[Case], scores: dict[str, float]) -> float:
+    """Mean negative log-likelihood of the labels under ``scores`` (clipped away from 0 and 1)."""
+    rows = [
+        (c.leader_right, min(max(scores[c.id], 1e-6), 1 - 1e-6)) for c in cases if c.id in scores
+    ]
+    return -sum(math.log(p if ok else 1 - p) for ok, p in rows) / len(rows)
+
+
+def nested_auto(
+    cases: Sequence[Case],
+) -> tuple[dict[str, float], dict[str, tuple[float, float]], dict[str, float]]:
+    """Leave-one-org-out scores and thresholds with the strength chosen inside each fold: the
+    training orgs' own leave-one-org-out log loss picks it from ``L2_GRID``, their scores under
+    it pick the thresholds, and the weights for the held-out org are fit on them with it."""
+    scores: dict[str, float] = {}
+    taus: dict[str, tuple[float, float]] = {}
+    chosen: dict[str, float] = {}
+    for org in orgs_of(cases):
+        train = [c for c in cases if c.org != org]
+        inner = {l2: looo_scores(train, l2) for l2 in L2_GRID}
+        best = min(L2_GRID, key=lambda l2: (log_loss(train, inner[l2]), l2))
+        scored = [(c, inner[best][c.id]) for c in train if c.id in inner[best]]
+        taus[org] = (choose_veto(scored), choose_converter(scored))
+        chosen[org] = best
+        model = fit_cases(train, best)
+        for c in cases:
+            if c.org == org and c.features is not None:
+                scores[c.id] = model.p(c.features)
+    return scores, taus, chosen
+
+
+COMPACT_FEATURES: Final = (
+    "lead_pointer",
+    "lead_usage_all",
+    "lead_title",
+    "lead_vocabulary",
+    "lead_passing",
+    "run_pointer",
+    "run_usage_all",
+    "run_title",
+    "run_passing",
+    "ratio",
+)
+"""A second, smaller feature set written before it was measured: the leader's and runner-up's
+evidence in the rules' own five groups and their ratio (fewer weights to fit to 16 orgs)."""
+FULL_EXCLUDES: Final = frozenset({"lead_usage_all"})
+"""The full set splits the leader's usage by kind instead."""
+
+
+def project(cases: Sequence[Case], names: Sequence[str] | None) -> list[Case]:
+    """The cases with only the ``names`` features (``None``: the full set)."""
+    out = []
+    for c in cases:
+        if c.features is None:
+            out.append(c)
+            continue
+        keep = names or [k for k in c.features if k not in FULL_EXCLUDES]
+        out.append(replace(c, features={k: c.features[k] for k in keep}))
+    return out
+
+
 def apply_gate(case: Case, p: float | None, veto: float, convert: float) -> tuple[str, str | None]:
     """The decision after the gate: (decision, repository proceeded on)."""
     if p is None or not gateable(case):
@@ -384,13 +457,17 @@ def in_sample(
     return scores, {org: taus for org in orgs_of(cases)}
 
 
-def evaluate(cases: Sequence[Case], l2: float, *, looo: bool = True) -> dict[str, Any]:
-    if looo:
+def evaluate(cases: Sequence[Case], l2: float | None, *, looo: bool = True) -> dict[str, Any]:
+    """The rules and the three uses of the gate; ``l2=None`` chooses it inside each fold."""
+    chosen: dict[str, float] = {}
+    if l2 is None:
+        scores, taus, chosen = nested_auto(cases)
+    elif looo:
         scores, taus = looo_scores(cases, l2), nested_thresholds(cases, l2)
     else:
         scores, taus = in_sample(cases, l2)
     uses = {"rules": (0, 0), "veto": (1, 0), "converter": (0, 1), "both": (1, 1)}
-    report: dict[str, Any] = {"thresholds": taus, "uses": {}}
+    report: dict[str, Any] = {"thresholds": taus, "uses": {}, "l2": chosen}
     report["auc"] = auc([(c.leader_right, scores[c.id]) for c in cases if c.id in scores])
     for use, (v, k) in uses.items():
         rows = []
@@ -413,7 +490,10 @@ def evaluate(cases: Sequence[Case], l2: float, *, looo: bool = True) -> dict[str
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--l2", type=float, default=1.0)
+    parser.add_argument(
+        "--l2", default="1.0", help="the L2 strength, or `auto` to choose it inside each fold"
+    )
+    parser.add_argument("--features", choices=["full", "compact"], default="full")
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--in-sample",
@@ -421,8 +501,9 @@ def main(argv: list[str]) -> int:
         help="fit weights and thresholds on every org at once (the optimistic dev figure)",
     )
     args = parser.parse_args(argv)
-    cases = load_dev_cases()
-    report = evaluate(cases, args.l2, looo=not args.in_sample)
+    cases = project(load_dev_cases(), COMPACT_FEATURES if args.features == "compact" else None)
+    l2 = None if args.l2 == "auto" else float(args.l2)
+    report = evaluate(cases, l2, looo=not args.in_sample)
     print(f"AUC of P(leader right): {report['auc']:.3f}")
     for use, per in report["uses"].items():
         for key, t in per.items():
@@ -432,11 +513,12 @@ def main(argv: list[str]) -> int:
                 f"{t['ask_rate_decidable']:.3f}"
             )
     for org, (veto, convert) in report["thresholds"].items():
-        print(f"  {org:16} veto<{veto:.3f} convert>={convert:.3f}")
+        lam = f" l2={report['l2'][org]}" if org in report["l2"] else ""
+        print(f"  {org:16} veto<{veto:.3f} convert>={convert:.3f}{lam}")
     for use, moved in report["moved"].items():
         for row in moved:
             print(f"  moved {use}: {row}")
-    full = fit_cases(cases, args.l2)
+    full = fit_cases(cases, l2 or 1.0)
     for name, w in sorted(zip(full.names, full.weights, strict=True), key=lambda t: -abs(t[1])):
         print(f"  w {name:22} {w:+.3f}")
     print(f"  bias {full.bias:+.3f}")

@@ -115,3 +115,20 @@ def test_the_features_read_the_leader_and_its_umbrella() -> None:
     assert g["run_is_umbrella"] == 0.0 and g["ratio"] == 0.0  # no runner-up: no relation
     empty = Ticket(id="3", source="linear", title="crash", description="nothing here")
     assert gate.gate_features(gather_evidence(empty, cat), cat) is None
+
+
+def test_the_strength_is_chosen_inside_each_fold_from_the_grid() -> None:
+    cases = [_case(o, i, float(i), right=i >= 3) for o in ("a", "b", "c") for i in range(6)]
+    scores, taus, chosen = gate.nested_auto(cases)
+    assert set(chosen) == {"a", "b", "c"} and set(chosen.values()) <= set(gate.L2_GRID)
+    assert set(taus) == {"a", "b", "c"} and len(scores) == len(cases)
+    assert gate.nested_auto(cases) == (scores, taus, chosen)  # deterministic
+
+
+def test_the_compact_set_keeps_only_its_features() -> None:
+    full = {name: 0.0 for name in (*gate.COMPACT_FEATURES, "lead_import", "lead_usage_all")}
+    case = gate.Case("x#1", "x", "dev", "proceed", "x/a", "x/a", "ask", None, False, full)
+    (compact,) = gate.project([case], gate.COMPACT_FEATURES)
+    assert set(compact.features) == set(gate.COMPACT_FEATURES)
+    (whole,) = gate.project([case], None)  # the twin: the full set splits usage by kind
+    assert "lead_import" in whole.features and "lead_usage_all" not in whole.features
