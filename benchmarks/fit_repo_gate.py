@@ -44,9 +44,9 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.repo_detection import HIDDEN_SPLITS, REAL, TICKET_FILES, real_ticket  # noqa: E402
 from veranda_dagster.domain.intake.catalog import Catalog, load_catalog  # noqa: E402
 from veranda_dagster.domain.intake.repo_detection import (  # noqa: E402
-    _shipped_by,
-    _shippers,
     detect_repo,
+    shipped_by,
+    shippers_of,
 )
 from veranda_dagster.domain.intake.repo_evidence import (  # noqa: E402
     DECISIVE_KINDS,
@@ -126,8 +126,8 @@ def gate_features(ev: Evidence, catalog: Catalog) -> dict[str, float] | None:
     run_name = run.rsplit("/", 1)[-1] if run else ""
     f["run_is_umbrella"] = float(bool(run) and umbrella_of(run_name, top_name))
     f["lead_is_umbrella"] = float(bool(run) and umbrella_of(top_name, run_name))
-    f["run_is_dependency"] = float(bool(run) and run in _shipped_by(catalog, top))
-    f["run_is_dependent"] = float(bool(run) and run in _shippers(catalog, top))
+    f["run_is_dependency"] = float(bool(run) and run in shipped_by(catalog, top))
+    f["run_is_dependent"] = float(bool(run) and run in shippers_of(catalog, top))
     brands = {org_brand(o) for o in catalog.orgs}
     f["lead_product_word"] = float(top in ev.family_word)
     f["run_product_word"] = float(bool(run) and run in ev.family_word)

@@ -3,7 +3,7 @@ ticket does with each side (issue 33, round seven).
 
 For every development ticket (a hidden split's tickets are dropped before they are read) whose
 three highest-scored repositories include a pair where one depends on the other (it ships or
-wraps it, and not the other way round: ``_shipped_by``/``_shippers``), the ticket's evidence
+wraps it, and not the other way round: ``shipped_by``/``shippers_of``), the ticket's evidence
 for each side is classed as **used** (a pointer: link, label, ``uses:``, ``org/name``; or a
 use: import, install, command, frame, image, chart) or **named** (only its name: title, prose,
 version line, path). The table counts, per label, which side the ticket was filed in. A rule
@@ -28,8 +28,8 @@ from benchmarks.repo_detection import HIDDEN_SPLITS, REAL, TICKET_FILES, real_ti
 from veranda_dagster.domain.intake.catalog import Catalog, load_catalog  # noqa: E402
 from veranda_dagster.domain.intake.repo_detection import (  # noqa: E402
     USAGE_KINDS,
-    _shipped_by,
-    _shippers,
+    shipped_by,
+    shippers_of,
 )
 from veranda_dagster.domain.intake.repo_evidence import (  # noqa: E402
     DECISIVE_KINDS,
@@ -54,7 +54,7 @@ def dependency_pair(ev: Evidence, catalog: Catalog) -> tuple[str, str] | None:
     scores = ev.scores()
     ranked = sorted(scores, key=lambda r: (-scores[r], r))[:PAIR_DEPTH]
     for dependent in ranked:
-        deps = set(_shipped_by(catalog, dependent)) - set(_shippers(catalog, dependent))
+        deps = set(shipped_by(catalog, dependent)) - set(shippers_of(catalog, dependent))
         for dependency in ranked:
             if dependency in deps:
                 return dependent, dependency

@@ -419,7 +419,7 @@ def detect_repo(ticket: Ticket, catalog: Catalog, *, model: bool = False) -> Rep
             "traceback points at it)"
         )
     elif _strong_kinds(ev, top) == TITLE_ALONE_KINDS and not model:
-        shippers = _shippers(catalog, top)
+        shippers = shippers_of(catalog, top)
         if shippers:
             return _title_names_a_shipped_tool(ticket, catalog, ev, ranked, shippers, scores)
         if second >= PROCEED_MIN:
@@ -530,7 +530,7 @@ def _known_as(repo: CatalogRepo) -> set[str]:
     return {n.lower() for n in names}
 
 
-def _shippers(catalog: Catalog, top: str) -> list[str]:
+def shippers_of(catalog: Catalog, top: str) -> list[str]:
     """The other catalog repositories that ship, wrap or bundle ``top``'s tool
     (``RepoVocabulary.ships``), in catalog order."""
     leader = next((r for r in catalog.repositories if r.full_name == top), None)
@@ -556,8 +556,10 @@ def _dependents_in_ticket(catalog: Catalog, ev: Evidence, top: str) -> list[str]
     write too (``tox`` in a ``tox-uv`` ticket, ``celery`` in a ``pytest-celery`` one)."""
     if ev.kinds(top) & DECISIVE_KINDS:
         return []
-    mutual = set(_shipped_by(catalog, top))
-    return [s for s in _shippers(catalog, top) if s not in mutual and ev.kinds(s) & DEPENDENT_KINDS]
+    mutual = set(shipped_by(catalog, top))
+    return [
+        s for s in shippers_of(catalog, top) if s not in mutual and ev.kinds(s) & DEPENDENT_KINDS
+    ]
 
 
 def _dependencies_in_passing(
@@ -566,11 +568,11 @@ def _dependencies_in_passing(
     """The other repositories the ticket only mentions in passing (``PASSING_KINDS``) that
     ``top`` depends on and that do not depend on it back: what the leader is built from, as a
     version table lists it ("autoflake uses pyflakes"). They are context, not rivals."""
-    deps = set(_shipped_by(catalog, top)) - set(_shippers(catalog, top))
+    deps = set(shipped_by(catalog, top)) - set(shippers_of(catalog, top))
     return [r for r in others if r in deps and _passing_only(ev, [r])]
 
 
-def _shipped_by(catalog: Catalog, top: str) -> list[str]:
+def shipped_by(catalog: Catalog, top: str) -> list[str]:
     """The other catalog repositories ``top`` ships, wraps or depends on."""
     leader = next((r for r in catalog.repositories if r.full_name == top), None)
     if leader is None:
