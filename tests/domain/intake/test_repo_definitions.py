@@ -137,3 +137,23 @@ def test_definitions_in_prose_shared_or_beside_a_named_repository_do_not_place_i
     assert shared.decision == "ask"
     named = detect_repo(_ticket(AS_CODE + "\nIt shows in the acme/web dashboard."), _catalog())
     assert not [i for i in named.evidence if i.repo == "acme/cache"], named.evidence
+
+
+def test_an_unnamed_ticket_builds_the_vocabulary_index_once(monkeypatch: pytest.MonkeyPatch):
+    """Usage and definitions read the same index: the second reading must not build it again,
+    nor leave its ``definitions`` kind in the index the usage reading was given."""
+    from veranda_dagster.domain.intake import repo_evidence, repo_usage
+
+    built: list[dict[str, dict[str, list[str]]]] = []
+    build = repo_usage.vocabulary_index
+
+    def counting(catalog: Catalog) -> dict[str, dict[str, list[str]]]:
+        built.append(build(catalog))
+        return built[-1]
+
+    monkeypatch.setattr(repo_evidence, "vocabulary_index", counting)
+    monkeypatch.setattr(repo_usage, "vocabulary_index", counting)
+    guess = detect_repo(_ticket(AS_CODE), _catalog())
+    assert guess.repo == "acme/cache"  # the definitions were read
+    assert len(built) == 1
+    assert "definitions" not in built[0]

@@ -29,6 +29,7 @@ from veranda_dagster.domain.intake.repo_usage import (
     CONTEXT,
     gather_definition_uses,
     gather_usage,
+    vocabulary_index,
 )
 
 WEIGHTS: Final[dict[str, float]] = {
@@ -863,13 +864,14 @@ def gather_evidence(ticket: Ticket, catalog: Catalog) -> Evidence:
         lambda m: " " * len(m.group()), _ANY_URL.sub(lambda m: " " * len(m.group()), text)
     )  # links first: ``- repo: https://...`` must not leave the link's tail behind
     blanked = _blank(blanked, boilerplate + [m.span(1) for m in _FENCE_INFO.finditer(text)])
-    used = gather_usage(blanked, catalog, ev.add)
+    index = vocabulary_index(catalog)
+    used = gather_usage(blanked, catalog, ev.add, index)
     matched = _mentions(blanked, len(title), catalog, ev, used)
     _bare_refs(blanked, catalog, ev)
     _misspellings(blanked, catalog, matched, ev)
     _confirm_misspellings(blanked, catalog, ev)
     if not ev.hits:  # names no repository: a class or function it writes may place it
-        gather_definition_uses(blanked, catalog, ev.add)
+        gather_definition_uses(blanked, catalog, ev.add, index)
     _weigh_context(catalog, ev)
     ev.declared = list(dict.fromkeys(ev.declared))
     ev.weak = [w for w in dict.fromkeys(ev.weak) if w not in {r for r, _ in ev.hits}]

@@ -11,6 +11,7 @@ matched. Nothing here decides; ``repo_detection`` does.
 
 from __future__ import annotations
 
+import copy
 import re
 import sys
 from collections import defaultdict
@@ -439,19 +440,23 @@ CONTEXT: Final = "*"
 
 
 def gather_usage(
-    text: str, catalog: Catalog, record: Callable[[str, str, str, str], None]
+    text: str,
+    catalog: Catalog,
+    record: Callable[[str, str, str, str], None],
+    index: dict[str, dict[str, list[str]]] | None = None,
 ) -> dict[str, list[tuple[int, int]]]:
     """Every kind of usage evidence in ``text`` for the catalog's repositories, recorded as
     ``(repo, kind, excerpt, term as written)``; returns each repository's used spans, so the
     same words are not counted again as a mention of its name, and under ``CONTEXT`` the spans
-    of installers and runners, which are no mention of anything."""
+    of installers and runners, which are no mention of anything. ``index``: the catalog's
+    ``vocabulary_index``, when the caller already built it."""
     spans: dict[str, list[tuple[int, int]]] = defaultdict(list)
 
     def add(repo: str, kind: str, start: int, end: int) -> None:
         record(repo, kind, _excerpt(text, start, end), text[start:end])
         spans[repo].append((start, end))
 
-    index = vocabulary_index(catalog)
+    index = vocabulary_index(catalog) if index is None else index
     _imports(text, index, add)
     _traces(text, index, add)
     _installs(text, index, add, spans[CONTEXT])
@@ -482,15 +487,18 @@ def definitions_index(catalog: Catalog) -> dict[str, list[str]]:
 
 
 def gather_definition_uses(
-    text: str, catalog: Catalog, record: Callable[[str, str, str, str], None]
+    text: str,
+    catalog: Catalog,
+    record: Callable[[str, str, str, str], None],
+    index: dict[str, dict[str, list[str]]] | None = None,
 ) -> None:
     """A name from the definitions index written as code and defined by exactly one catalog
     repository, recorded as that repository's ``api`` use (``_symbols``' rules: code, not
     prose; a qualifier naming another catalog package wins). Read only for a ticket that names
     no repository (the caller's rule): beside named repositories, thousands of module-level
     names would add noise to a contest the names decide."""
-    index = vocabulary_index(catalog)
-    index["definitions"] = definitions_index(catalog)
+    index = copy.copy(vocabulary_index(catalog) if index is None else index)  # the caller's
+    index["definitions"] = definitions_index(catalog)  # stays as it was
 
     def add(repo: str, kind: str, start: int, end: int) -> None:
         record(repo, kind, _excerpt(text, start, end), text[start:end])
