@@ -15,6 +15,7 @@ interpreter and Dagster import (seconds on a loaded box); in process the table t
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -210,7 +211,11 @@ def veranda_in_process(
     args: list[str], env: dict[str, str], capfd: pytest.CaptureFixture[str]
 ) -> Outcome:
     """``main(args)`` here, with what a subprocess would see: the same environment overlay, and
-    every byte written to fd 2 and every warning (a process prints each) on its stderr."""
+    every byte written to fd 2 and every warning (a process prints each) on its stderr.
+    Earlier tests' garbage is collected first: a client another test left open would otherwise
+    warn of its socket whenever the collector happens to run inside this command's window,
+    which a fresh process never sees."""
+    gc.collect()
     capfd.readouterr()
     started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, _on_alarm)

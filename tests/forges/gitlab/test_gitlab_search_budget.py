@@ -14,6 +14,7 @@ Against the GitLab fake (real bare repositories, blob search by ``git grep``):
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack, closing
 from pathlib import Path
 
 import pytest
@@ -66,12 +67,14 @@ def test_a_pack_without_a_clone_plans_gitlab_search_within_what_is_free(
 ) -> None:
     org = create_sample_org(tmp_path / "org")
     ticket = _ticket("ENG-1")
-    with GitLabFake(org.git_base, token=TOKEN) as gl:
+    with GitLabFake(org.git_base, token=TOKEN) as gl, ExitStack() as stack:
         budget = _budget(tmp_path, gl.base_url)
         for _ in range(FORGE_BLOB_SEARCH_PER_MINUTE - free):
             budget.acquire()  # other tickets spent the rest of the token's minute
         before = len(budget.sent())
-        index = GitLabCodeSearch(gl.base_url, TOKEN, BILLING, budget=budget)
+        index = stack.enter_context(
+            closing(GitLabCodeSearch(gl.base_url, TOKEN, BILLING, budget=budget))
+        )
         search, kind = search_for_pack(index, None, "")
         assert kind == "forge_index" and search is index
         started = time.monotonic()
