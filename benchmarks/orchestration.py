@@ -202,25 +202,13 @@ def _start_receiver(home: Path, workspace: Path, env: dict[str, str], log: Any) 
 
 def _push(url: str, keys: list[str]) -> None:
     """One signed Linear ``Issue`` ``create`` webhook per key, as Linear posts them."""
-    import urllib.request
-
-    from veranda_dagster.sources.webhook_auth import sign_linear
+    from veranda_dagster.sim.push_intake import linear_issue_body, post_signed_linear
 
     for key in keys:
-        body = json.dumps(
-            {
-                "action": "create",
-                "type": "Issue",
-                "data": {"identifier": key, "assigneeId": PUSH_BOT, "state": {"type": "unstarted"}},
-                "webhookId": f"bench-{key}",
-                "webhookTimestamp": int(time.time() * 1000),
-            }
-        ).encode()
-        headers = {**sign_linear(PUSH_SECRET, body), "Content-Type": "application/json"}
-        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-        with urllib.request.urlopen(request, timeout=POST_TIMEOUT_S) as response:
-            if response.status != 201:
-                raise RuntimeError(f"the receiver answered {response.status} for {key}")
+        body = linear_issue_body(key, assignee_id=PUSH_BOT, delivery_id=f"bench-{key}")
+        status = post_signed_linear(url, PUSH_SECRET, body, POST_TIMEOUT_S)
+        if status != 201:
+            raise RuntimeError(f"the receiver answered {status} for {key}")
 
 
 def product(

@@ -22,13 +22,17 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from veranda_dagster.cli.dev_state import STATE_ENV, claim, own_state_path, release
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.sim.sim_vendors import AGENTS, AgentNotInstalledError, default_agent
+
+if TYPE_CHECKING:
+    from veranda_dagster.sim.push_intake import IntakeProcess
+    from veranda_dagster.sim.world import SimWorld
 
 DEV_MODEL_RETRY_DELAY_S = 5
 """Model phases retry after 5 s here instead of minutes, so an injected 5xx is watchable."""
@@ -144,17 +148,38 @@ def _run_claimed(args: argparse.Namespace, state_path: Path, port: int) -> int:
                 except DagsterDevError as exc:
                     sys.stderr.write(f"dev: {exc}\n")
                     return 1
+                intake = _start_intake(world, dev.workspace_path, env)
+                info["intake_url"] = intake.linear_url if intake is not None else ""
+                claim(state_path, info)  # veranda sim (and a test) can see the push is on
                 try:
-                    _say(_banner(ui, world.dagster_home, dev.log_path, world.agent))
+                    _say(_banner(ui, world.dagster_home, dev.log_path, world.agent, intake))
                     stop.wait()
                 finally:
-                    _say("stopping dagster dev and the fakes ...")
+                    _say("stopping dagster dev, the push intake and the fakes ...")
+                    if intake is not None:
+                        intake.stop()
                     dev.stop()
                     kill_agents_in(world.dagster_home / "workspaces")
     finally:
         if not args.workdir:
             shutil.rmtree(root, ignore_errors=True)
     return 0
+
+
+def _start_intake(world: SimWorld, workspace: Path, env: dict[str, str]) -> IntakeProcess | None:
+    """The push intake beside ``dagster dev``, with the fake Linear posting each new ticket to
+    it; when it cannot start, tickets still arrive by the poll, and the reason is said."""
+    from veranda_dagster.cli import one_line
+    from veranda_dagster.sim.push_intake import IntakeProcess, IntakeStartError
+
+    _say("starting the push intake (veranda intake serve) ...")
+    try:
+        intake = IntakeProcess(world.dagster_home, workspace, env).start()
+    except IntakeStartError as exc:
+        _say(f"push intake not started; tickets arrive by the poll: {one_line(str(exc))}")
+        return None
+    world.linear.deliver_webhooks(intake.linear_url, intake.secret)
+    return intake
 
 
 def instance_line(home: Path) -> str:
@@ -168,7 +193,16 @@ def instance_line(home: Path) -> str:
     return "differs from the shipped dagster.yaml: " + "; ".join(changed)
 
 
-def _banner(ui: str, home: Path, log: Path, agent: str) -> str:
+def _intake_line(intake: IntakeProcess | None) -> str:
+    if intake is None:
+        return "not running (see above); the poll brings each ticket"
+    return (
+        f"{intake.linear_url}\n                       (the fake Linear posts each new ticket "
+        f"here, signed; its run starts at once)\n                       log: {intake.log_path}"
+    )
+
+
+def _banner(ui: str, home: Path, log: Path, agent: str, intake: IntakeProcess | None) -> str:
     stand_in = (
         "\nAgent:                 sim, a scripted stand-in (no model): it fixes only the "
         "sample's tickets\n                       and refuses any other (the run fails saying "
@@ -183,6 +217,7 @@ Dagster UI: {ui}
   Runs, the asset graph under Assets > Lineage (one partition per ticket). Re-execute a failed
   run from failure, or backfill a phase and its downstream over tickets, from the UI.
 File another ticket:   veranda sim ticket "Fix the retry bug" --body "repo: acme/billing ..."
+Push intake:           {_intake_line(intake)}
 Inject a fault:        veranda sim fault model-5xx | revoke-key | ci-red
 Failure notes:         veranda sim notes
 Instance:              {instance_line(home)}

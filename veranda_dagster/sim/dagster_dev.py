@@ -65,8 +65,13 @@ class DagsterDev:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def workspace_path(self) -> Path:
+        """The workspace file ``dagster dev`` loads (written by ``start``)."""
+        return self.home / "workspace.yaml"
+
     def start(self, timeout: float = DEV_START_TIMEOUT_S) -> DagsterDev:
-        workspace = self.home / "workspace.yaml"
+        workspace = self.workspace_path
         workspace.write_text(WORKSPACE_YAML)
         self._log = self.log_path.open("ab")
         argv = [sys.executable, "-m", "dagster", "dev", "-w", str(workspace)]

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import base64
 import re
+import threading
 import uuid
+from collections import deque
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
 from veranda_dagster.sim.human_pages import HumanPage, page_response
+from veranda_dagster.sim.push_intake import linear_issue_body, post_signed_linear
 
 BOT_USER_ID = "lin-user-bot"
 HUMAN_USER_ID = "lin-user-ana"
@@ -32,6 +36,9 @@ ISSUE_PAGE = re.compile(r"/[\w.-]+/issue/([A-Z][A-Z0-9]*-\d+)(?:/[\w-]*)?")
 MAX_PAGE = 250
 """Linear caps ``first`` at 250."""
 
+MAX_RECORDED_DELIVERIES: Final = 256
+"""Webhook deliveries remembered for ``deliveries`` (a long ``veranda dev`` session files
+tickets for hours; the oldest are forgotten first)."""
 _ROOT = re.compile(r"\b(issues|issue|commentCreate|issueUpdate|viewer|team)\s*[({]")
 
 
@@ -56,6 +63,15 @@ def _error(message: str, kind: str, status: int = 200) -> FakeResponse:
     return FakeResponse(status, {"errors": [{"message": message, "extensions": ext}]})
 
 
+@dataclass(frozen=True)
+class Delivery:
+    """One webhook the fake posted: the receiver's status, or the error that stopped it."""
+
+    key: str
+    status: int | None
+    error: str = ""
+
+
 class LinearFake(FakeHttpServer):
     """``file_ticket`` puts an issue in; ``comments_of`` reads what the product posted."""
 
@@ -69,6 +85,9 @@ class LinearFake(FakeHttpServer):
         self.issues: dict[str, dict[str, Any]] = {}
         self._number = 100
         self._clock = datetime.now(UTC) - timedelta(minutes=5)
+        self._webhook: tuple[str, str] | None = None
+        self.deliveries: deque[Delivery] = deque(maxlen=MAX_RECORDED_DELIVERIES)
+        """Each webhook sent, oldest first: the receiver's status, or why none came."""
 
     @property
     def graphql_url(self) -> str:
@@ -117,7 +136,30 @@ class LinearFake(FakeHttpServer):
                 "comments": {"nodes": []},
             }
             self.issues[issue_id] = issue
-            return issue
+        if self._webhook is not None:
+            url, secret = self._webhook
+            body = linear_issue_body(
+                identifier,
+                assignee_id=assignee,
+                labels=list(labels),
+                state_type=str(STATES[state]["type"]),
+                delivery_id=f"linear-fake-{uuid.uuid4()}",
+            )
+            args = (identifier, url, secret, body)
+            threading.Thread(target=self._deliver, args=args, daemon=True).start()
+        return issue
+
+    def deliver_webhooks(self, url: str, secret: str) -> None:
+        """From now on, post each ticket filed to ``url``, signed with ``secret``, as Linear's
+        workspace webhook posts an ``Issue`` ``create``: after the issue exists, from another
+        thread, so a slow or dead receiver never delays filing (the poll still finds it)."""
+        self._webhook = (url, secret)
+
+    def _deliver(self, key: str, url: str, secret: str, body: bytes) -> None:
+        try:
+            self.deliveries.append(Delivery(key, post_signed_linear(url, secret, body)))
+        except OSError as exc:
+            self.deliveries.append(Delivery(key, None, f"{type(exc).__name__}: {exc}"))
 
     def touch(self, identifier: str, **fields: Any) -> dict[str, Any]:
         """Edit an issue (title, description) and bump ``updatedAt``, like a human edit."""
