@@ -145,12 +145,19 @@ def _pack(texts: list[str], search: CodeSearch, ticket: Ticket) -> tuple[Retriev
     prefetch_queries(search, likely_queries(candidates, keywords, ticket_text))
     plan = getattr(search, "plan", None)
     if not callable(plan):
-        pack = build_pack(candidates, search, keywords=keywords, ticket_text=ticket_text)
+        pack = build_pack(
+            candidates, search, keywords=keywords, ticket_text=ticket_text, title=ticket.title
+        )
         return pack, MAX_SEARCHES
     allowed = int(plan(MAX_SEARCHES, 0))  # what is free now: never a wait
     try:
         pack = build_pack(
-            candidates, search, keywords=keywords, ticket_text=ticket_text, max_searches=allowed
+            candidates,
+            search,
+            keywords=keywords,
+            ticket_text=ticket_text,
+            title=ticket.title,
+            max_searches=allowed,
         )
         return pack, allowed
     finally:

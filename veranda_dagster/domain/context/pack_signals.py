@@ -68,6 +68,9 @@ class TicketEvidence:
     messages: list[tuple[str, list[Hit]]] = field(default_factory=list)
     full_text: dict[str, float] = field(default_factory=dict)
     """Path -> normalised BM25 score in (0, 1]."""
+    title: dict[str, float] = field(default_factory=dict)
+    """Path -> normalised BM25 score of the title alone, in (0, 1]: a feature of the fitted
+    ranking (``pack_ranker.TITLE``)."""
     term_weights: dict[str, float] = field(default_factory=dict)
     """The ticket's terms found in the tree, with their idf (empty without the ranking)."""
     searches: int = 0
@@ -163,9 +166,18 @@ def _link_anchors(
     return anchors
 
 
-def gather(text: str, search: CodeSearch, max_searches: int) -> TicketEvidence:
+def _normalised(ranked: list[tuple[str, float]]) -> dict[str, float]:
+    """The first ``FULL_TEXT_DEPTH`` files of a BM25 ranking, scores divided by the best's."""
+    top = ranked[0][1] if ranked else 0.0
+    return {p: s / top for p, s in ranked[:FULL_TEXT_DEPTH] if top > 0}
+
+
+def gather(
+    text: str, search: CodeSearch, max_searches: int, title: str | None = None
+) -> TicketEvidence:
     """Frames (free), then the full-text ranking and the error messages, each one search, all
-    within ``max_searches``."""
+    within ``max_searches``. With the full-text ranking, the ``title`` alone is ranked over the
+    same index too (no search: its terms are the ticket's own)."""
     evidence = TicketEvidence()
     paths = getattr(search, "paths", None)
     listing = paths() if callable(paths) else None
@@ -186,10 +198,11 @@ def gather(text: str, search: CodeSearch, max_searches: int) -> TicketEvidence:
         evidence.unavailable.append(SIGNAL_FULL_TEXT)
     else:
         evidence.searches += 1
-        top = ranked[0][1] if ranked else 0.0
-        evidence.full_text = {p: s / top for p, s in ranked[:FULL_TEXT_DEPTH] if top > 0}
+        evidence.full_text = _normalised(ranked)
         weights = getattr(search, "term_weights", None)
         evidence.term_weights = weights() if callable(weights) else {}
+        if callable(rank) and title and title.strip():  # read after the ticket's term weights
+            evidence.title = _normalised(rank(title) or [])
     for message in error_messages(text):
         if evidence.searches >= max_searches:
             break

@@ -58,6 +58,11 @@ class FileEvidence:
     strong: set[int] = field(default_factory=set)
     """Lines that define a matched symbol, are named by a traceback frame or raise a quoted
     message: their whole function is packed when it fits."""
+    parts: dict[str, float] = field(default_factory=dict)
+    """The score's evidence by kind (``pack_ranker.PARTS``: definition hits, plain hits, path
+    hits, frames, the full-text share, ...) before the path factors: the ranking's features."""
+    factor: float = 1.0
+    """The path, tooling and language discount the parts were multiplied by."""
 
 
 def _merge(a: Window, b: Window) -> Window:

@@ -29,11 +29,12 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from veranda_dagster.domain.context import pack_ranker
 from veranda_dagster.domain.context.code_search import CodeSearch, Hit, looks_like_path
 from veranda_dagster.domain.context.module_docstring import module_docstring_end
 from veranda_dagster.domain.context.pack_promotion import (
@@ -231,10 +232,22 @@ class DocstringLines:
         return 0 < line <= self.ends[path]
 
 
+def _hit_kind(result: SearchResult, hit: Hit, value_kind: str) -> str:
+    """The evidence kind (``pack_ranker.PARTS``) a hit's value counts as."""
+    if hit.kind == "path":
+        return pack_ranker.PATH
+    if result.strong:
+        return pack_ranker.MESSAGE
+    if result.seed is None and result.weight == KEYWORD_WEIGHT:
+        return pack_ranker.WORD
+    return value_kind
+
+
 def rank_files(
     results: list[SearchResult],
     signals: TicketEvidence | None = None,
     file_text: FileLines | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> list[FileEvidence]:
     """Files by score, best first; ties broken by path so the same inputs give the same pack.
 
@@ -243,7 +256,11 @@ def rank_files(
     (``rich/panel.py``) even though 35 files import it, and the importers must not dilute it.
     With the search index's ``file_text``, a hit in a Python module's docstring is documentation
     (``DOCS_FACTOR``, never a definition): a package ``__init__`` whose docstring lists every
-    class it exports must not outrank the modules defining them."""
+    class it exports must not outrank the modules defining them.
+
+    Each file's score is also kept by evidence kind (``FileEvidence.parts``) with its path
+    factor (``FileEvidence.factor``); ``weights`` (``pack_ranker.RANKER_WEIGHTS`` when not given)
+    rescore every file from them, ``pack_ranker.TODAY_WEIGHTS`` keeping the hand-set sum."""
     evidence: dict[str, FileEvidence] = {}
     noise = noise_seeds(results, signals.term_weights) if signals is not None else set()
     in_docstring = DocstringLines(file_text)
@@ -260,16 +277,20 @@ def rank_files(
         literal = looks_like_path(result.query) or result.strong
         pattern = None if literal else _definition_pattern(result.query)
         best: dict[str, float] = defaultdict(float)
+        best_kind: dict[str, str] = {}
         for hit in result.hits:
             strong = result.strong
             if hit.kind == "path":
-                value = path_weight * PATH_MATCH_BONUS
+                value, kind = path_weight * PATH_MATCH_BONUS, pack_ranker.PATH
             elif in_docstring(hit.path, hit.line):
-                value, strong = weight * DOCS_FACTOR, False
+                value, strong, kind = weight * DOCS_FACTOR, False, pack_ranker.DOCSTRING
             elif pattern is not None and pattern.search(hit.text):
                 value, strong = weight * (1.0 + DEFINITION_BONUS), True
+                kind = pack_ranker.DEFINITION
+            elif _IMPORT_LINE.match(hit.text):
+                value, kind = weight * IMPORT_FACTOR, pack_ranker.IMPORT
             else:
-                value = weight * (IMPORT_FACTOR if _IMPORT_LINE.match(hit.text) else 1.0)
+                value, kind = weight, pack_ranker.PLAIN
             ev = evidence.setdefault(hit.path, FileEvidence(hit.path))
             if hit.kind == "path":
                 ev.head = max(ev.head, value)
@@ -277,17 +298,31 @@ def rank_files(
                 ev.lines[hit.line] = max(ev.lines.get(hit.line, 0.0), value)
             if strong and hit.kind != "path":
                 ev.strong.add(hit.line)
+            if hit.path not in best_kind or value > best[hit.path]:
+                best_kind[hit.path] = _hit_kind(result, hit, kind)
             best[hit.path] = max(best[hit.path], value)
         for path, value in best.items():
             evidence[path].score += value
+            _add_part(evidence[path], best_kind[path], value)
+            _add_part(evidence[path], pack_ranker.SEEDS, 1.0)
     main_language = None
     if signals is not None:
         _add_signals(evidence, signals)
         main_language = signals.main_language
     for ev in evidence.values():
         factor = path_factor(ev.path) * tooling_factor(ev.path)
-        ev.score *= min(factor, language_factor(ev.path, main_language))
+        ev.factor = min(factor, language_factor(ev.path, main_language))
+        ev.score *= ev.factor
+    chosen = pack_ranker.RANKER_WEIGHTS if weights is None else weights
+    if chosen != pack_ranker.TODAY_WEIGHTS:
+        for ev in evidence.values():
+            ev.score = pack_ranker.weighted_score(ev, chosen)
     return sorted(evidence.values(), key=lambda e: (-e.score, e.path))
+
+
+def _add_part(ev: FileEvidence, kind: str, value: float) -> None:
+    """Count ``value`` under ``kind`` in the file's parts (``pack_ranker.py``)."""
+    ev.parts[kind] = ev.parts.get(kind, 0.0) + value
 
 
 def _add_signals(evidence: dict[str, FileEvidence], signals: TicketEvidence) -> None:
@@ -296,6 +331,7 @@ def _add_signals(evidence: dict[str, FileEvidence], signals: TicketEvidence) -> 
     for frame in signals.frames:
         ev = evidence.setdefault(frame.path, FileEvidence(frame.path))
         ev.score += frame.weight
+        _add_part(ev, pack_ranker.FRAME, frame.weight)
         ev.lines[frame.line] = max(ev.lines.get(frame.line, 0.0), frame.weight)
         ev.strong.add(frame.line)
     linked: dict[str, float] = {}
@@ -309,9 +345,14 @@ def _add_signals(evidence: dict[str, FileEvidence], signals: TicketEvidence) -> 
             ev.head = max(ev.head, link.weight)
     for path, weight in linked.items():
         evidence[path].score += weight
+        _add_part(evidence[path], pack_ranker.LINK, weight)
     for path, share in signals.full_text.items():
         ev = evidence.setdefault(path, FileEvidence(path))
         ev.score += FULL_TEXT_WEIGHT * share
+        _add_part(ev, pack_ranker.FULL_TEXT, FULL_TEXT_WEIGHT * share)
+    for path, share in signals.title.items():
+        if path in evidence:  # the title orders the files other evidence found: none is added
+            _add_part(evidence[path], pack_ranker.TITLE, share)
 
 
 def build_pack(
@@ -324,19 +365,22 @@ def build_pack(
     keywords: list[str] | None = None,
     max_seeds: int = MAX_SEEDS,
     ticket_text: str | None = None,
+    title: str | None = None,
 ) -> RetrievalResult:
     """Search, rank, and spend the byte budget. ``seeds`` may be longer than ``max_seeds``
-    (``seed_candidates``): the first ``max_seeds`` that hit are kept and reported in ``seeds``.
-    Limits above the bounds are clamped to them. ``ticket_text`` (title and description) adds
-    the ticket signals (``pack_signals.py``): frames, error messages and the full-text ranking,
-    the last two spending searches from the same ``max_searches``."""
+        (``seed_candidates``): the first ``max_seeds`` that hit are kept and reported in ``seeds``.
+        Limits above the bounds are clamped to them. ``ticket_text`` (title and description) adds
+        the ticket signals (``pack_signals.py``): frames, error messages and the full-text ranking,
+        the last two spending searches from the same ``max_searches``. ``title`` is ranked on its
+    own only when the ranking's weights read it (``pack_ranker.TITLE``)."""
     max_seeds = max(0, min(max_seeds, MAX_SEEDS))
     max_searches = max(0, min(max_searches, MAX_SEARCHES))
     max_files = max(0, min(max_files, MAX_PACK_FILES))
     max_bytes = max(0, min(max_bytes, MAX_PACK_BYTES))
     signals = TicketEvidence()
     if ticket_text:
-        signals = gather(ticket_text, search, max_searches)
+        ranked_title = title if pack_ranker.RANKER_WEIGHTS.get(pack_ranker.TITLE) else None
+        signals = gather(ticket_text, search, max_searches, ranked_title)
     results = run_searches(seeds, search, max_searches - signals.searches, keywords, max_seeds)
     results += [
         SearchResult(message, 0, hits, MESSAGE_WEIGHT, strong=True)
