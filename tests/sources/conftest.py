@@ -3,6 +3,8 @@ the daemon's view of the product's own code location share ``workspace_instance`
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Iterator
 
 import dagster as dg
@@ -20,6 +22,12 @@ __all__ = ["_shared_instance", "instance", "workspace_instance"]
 @pytest.fixture(scope="module")
 def workspace_instance() -> Iterator[tuple[dg.DagsterInstance, WorkspaceProcessContext]]:
     # queued, as the shipped dagster.yaml: submit_run queues, nothing executes in the test
+    # the code location as a fresh process loads it: its resources are read from the environment
+    # at import (a forge token there becomes an EnvVar), so a module an earlier test imported
+    # under its own environment (a monkeypatched GITHUB_TOKEN since removed) would fail every
+    # launch's config here
+    if "veranda_dagster.definitions" in sys.modules:
+        importlib.reload(sys.modules["veranda_dagster.definitions"])
     coordinator = {"module": "dagster.core.run_coordinator", "class": "QueuedRunCoordinator"}
     origin = InProcessCodeLocationOrigin(
         LoadableTargetOrigin(module_name="veranda_dagster.definitions"), location_name="veranda"

@@ -10,17 +10,16 @@ and nothing else.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import httpx
+
+from veranda_dagster.sim.child_process import ChildProcess
 
 DEV_START_TIMEOUT_S = 180.0
 """Webserver up and the code location loaded; two busy cores take a minute."""
@@ -50,16 +49,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class DagsterDev:
+class DagsterDev(ChildProcess):
     """``with DagsterDev(home, env) as dev: dev.url``; ``dev.graphql(query, variables)``."""
 
     def __init__(self, home: Path, env: dict[str, str], port: int | None = None) -> None:
         self.home = Path(home)
+        super().__init__(self.home / "dagster-dev.log", DEV_STOP_TIMEOUT_S)
         self.env = dict(env)
         self.port = port or free_port()
-        self.log_path = self.home / "dagster-dev.log"
-        self.proc: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -73,18 +70,9 @@ class DagsterDev:
     def start(self, timeout: float = DEV_START_TIMEOUT_S) -> DagsterDev:
         workspace = self.workspace_path
         workspace.write_text(WORKSPACE_YAML)
-        self._log = self.log_path.open("ab")
         argv = [sys.executable, "-m", "dagster", "dev", "-w", str(workspace)]
         argv += ["-h", "127.0.0.1", "-p", str(self.port)]
-        self.proc = subprocess.Popen(
-            argv,
-            cwd=self.home,
-            env={**os.environ, **self.env, "DAGSTER_HOME": str(self.home)},
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        self.spawn(argv, self.home, {**os.environ, **self.env, "DAGSTER_HOME": str(self.home)})
         try:
             self._wait_ready(timeout)
         except BaseException:
@@ -96,10 +84,8 @@ class DagsterDev:
         deadline = time.monotonic() + timeout
         last = "no answer yet"
         while time.monotonic() < deadline:
-            if self.proc is not None and self.proc.poll() is not None:
-                raise DagsterDevError(
-                    f"dagster dev exited {self.proc.returncode}: {self.log_tail()}"
-                )
+            if (code := self.exit_code()) is not None:
+                raise DagsterDevError(f"dagster dev exited {code}: {self.log_tail()}")
             try:
                 data = self.graphql(LOCATION_QUERY, timeout=10)
                 entries = data["workspaceOrError"].get("locationEntries") or []
@@ -131,30 +117,6 @@ class DagsterDev:
             raise DagsterDevError(f"GraphQL errors: {body['errors']}")
         data: dict[str, Any] = body["data"]
         return data
-
-    def log_tail(self, chars: int = 3000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        """SIGINT (dagster dev shuts its children down), then SIGKILL whatever of its session
-        is left: run workers mid-step included."""
-        proc, self.proc = self.proc, None
-        if proc is not None:
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGINT)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(DEV_STOP_TIMEOUT_S)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(10)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
 
     def __enter__(self) -> DagsterDev:
         return self.start()

@@ -13,16 +13,15 @@ import contextlib
 import json
 import os
 import secrets
-import signal
 import socket
-import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import IO, Final
+from typing import Final
 
+from veranda_dagster.sim.child_process import ChildProcess
 from veranda_dagster.sim.dagster_dev import free_port
 from veranda_dagster.sources.webhook_auth import SECRET_ENV, sign_linear
 
@@ -83,39 +82,29 @@ def post_signed_linear(
         return int(exc.code)
 
 
-class IntakeProcess:
+class IntakeProcess(ChildProcess):
     """``veranda intake serve`` on a free loopback port, on ``home``'s instance and the
     workspace file ``dagster dev`` reads. It alone gets the Linear webhook secret (a fresh one
     each start): the daemon and the runs never hold it, as in a deployment."""
 
     def __init__(self, home: Path, workspace: Path, env: dict[str, str]) -> None:
         self.home = Path(home)
+        super().__init__(self.home / "intake.log", INTAKE_STOP_TIMEOUT_S)
         self.workspace = Path(workspace)
         self.env = dict(env)
         self.secret = secrets.token_hex(16)
         self.port = free_port()
-        self.log_path = self.home / "intake.log"
-        self.proc: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
 
     @property
     def linear_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/webhooks/linear"
 
     def start(self, timeout: float = INTAKE_START_TIMEOUT_S) -> IntakeProcess:
-        self._log = self.log_path.open("ab")
         argv = [sys.executable, "-c", CLI, "intake", "serve", "--host", "127.0.0.1"]
         argv += ["--port", str(self.port), "--workspace", str(self.workspace)]
         env = {k: v for k, v in {**os.environ, **self.env}.items() if k not in _WEBHOOK_SECRETS}
-        self.proc = subprocess.Popen(
-            argv,
-            cwd=self.home,
-            env={**env, "DAGSTER_HOME": str(self.home), SECRET_ENV["linear"]: self.secret},
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        env |= {"DAGSTER_HOME": str(self.home), SECRET_ENV["linear"]: self.secret}
+        self.spawn(argv, self.home, env)
         try:
             self._wait_ready(timeout)
         except BaseException:
@@ -126,37 +115,13 @@ class IntakeProcess:
     def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.proc is not None and self.proc.poll() is not None:
-                raise IntakeStartError(
-                    f"veranda intake serve exited {self.proc.returncode}: {self.log_tail()}"
-                )
+            if (code := self.exit_code()) is not None:
+                raise IntakeStartError(f"veranda intake serve exited {code}: {self.log_tail()}")
             with contextlib.suppress(OSError):
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
                 return
             time.sleep(READY_POLL_S)
         raise IntakeStartError(f"not listening after {timeout:g} s: {self.log_tail()}")
-
-    def log_tail(self, chars: int = 2000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is not None:
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGINT)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(INTAKE_STOP_TIMEOUT_S)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(INTAKE_STOP_TIMEOUT_S)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
 
     def __enter__(self) -> IntakeProcess:
         return self.start()
