@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 from veranda_dagster.domain.context.code_search import CodeSearch, split_lines
 from veranda_dagster.domain.context.full_text import IDENT, identifier_terms
-from veranda_dagster.domain.context.function_spans import enclosing_function
+from veranda_dagster.domain.context.function_spans import class_span, enclosing_function
 from veranda_dagster.domain.core.bounds import (
     MAX_FUNCTION_WINDOW_BYTES,
     MAX_WINDOWS_PER_FILE,
@@ -41,6 +42,18 @@ later file's share: only the first two files can pay for it, the others get the 
 window."""
 _CALL = re.compile(r"(?<![\w.])(?:self\.|cls\.)?([A-Za-z_]\w*)\s*\(")
 _PY_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
+_ANY_DEF = re.compile(
+    r"^[ \t]*(?:export[ \t]+)?(?:pub(?:\([\w:]+\))?[ \t]+)?(?:async[ \t]+)?"
+    r"(?:def|class|func|fn|function)[ \t]+([A-Za-z_]\w*)"
+)
+NAMED_DEFINITION_VALUE: Final = 0.5
+"""A named definition ranks after the file's definitions of whole seeds (worth at least a seed's
+share with the definition bonus), before the topic span and plain hits."""
+MAX_NAMED_DEFINITIONS: Final = 2
+"""Named definitions planned per file: each is a whole-function window the budget pays for."""
+MAX_DEFINITION_SCAN_LINES: Final = 5_000
+"""Lines of a file read for the definitions a qualified seed names: a module longer than that
+keeps its windows on the search's hits."""
 MAX_TOPIC_SCAN_LINES = 5_000
 """Lines of a file scanned for the ticket's words when only the full-text ranking chose it."""
 
@@ -58,6 +71,11 @@ class FileEvidence:
     strong: set[int] = field(default_factory=set)
     """Lines that define a matched symbol, are named by a traceback frame or raise a quoted
     message: their whole function is packed when it fits."""
+    qualified: list[tuple[str, str]] = field(default_factory=list)
+    """``(qualifier, name)`` of the ticket's qualified seeds (``nx_agraph.to_agraph``,
+    ``WaitIterator.next``): where the qualifier is this file's module or a class it defines,
+    the definition of the name is a strong line even when the search matched only the
+    qualified text elsewhere (``qualified_definitions``)."""
 
 
 def _merge(a: Window, b: Window) -> Window:
@@ -135,6 +153,42 @@ def same_file_callees(lines: list[str], body: Window, limit: int = MAX_CALLEE_WI
     return found
 
 
+def qualified_definitions(path: str, lines: list[str], pairs: list[tuple[str, str]]) -> list[int]:
+    """Lines of ``path`` defining the name of a ``(qualifier, name)`` pair whose qualifier is the
+    file's module (``gen`` for ``tornado/gen.py``, the package for an ``__init__``) or a class
+    the file defines (the name's definition then inside that class), in the pairs' order, at
+    most ``MAX_NAMED_DEFINITIONS``. A name defined more than once in that scope is left out
+    (which ``get`` the ticket means is not known). Why: a ticket writes the call it makes
+    (``nx_agraph.to_agraph(G)``, ``WaitIterator.next``), and the search finds that text in
+    examples and docstrings, not on the ``def`` line where the fix goes."""
+    if not pairs:
+        return []
+    defined: dict[str, list[int]] = {}
+    for number, text in enumerate(lines[:MAX_DEFINITION_SCAN_LINES], 1):
+        if m := _ANY_DEF.match(text):
+            defined.setdefault(m.group(1), []).append(number)
+    stem = module_name(path)
+    found: list[int] = []
+    for qualifier, name in pairs:
+        at = defined.get(name, [])
+        if qualifier != stem:
+            spans = (class_span(lines, line) for line in defined.get(qualifier, []))
+            scope = next((span for span in spans if span is not None), None)
+            at = [line for line in at if scope is not None and scope[0] < line <= scope[1]]
+        if len(at) == 1 and at[0] not in found:
+            found.append(at[0])
+            if len(found) >= MAX_NAMED_DEFINITIONS:
+                break
+    return found
+
+
+def module_name(path: str) -> str:
+    """The name a file is imported by: its stem, or its folder's name for an ``__init__``."""
+    parts = path.rsplit("/", 2)
+    stem = parts[-1].split(".", 1)[0]
+    return parts[-2] if stem == "__init__" and len(parts) > 1 else stem
+
+
 def _topic_line(lines: list[str], weights: dict[str, float]) -> int | None:
     """The line the ticket talks about most: inside the ``SEARCH_WINDOW_LINES``-line span whose
     lines carry the most ticket words (each weighted by its rarity in the tree, counted once per
@@ -168,6 +222,10 @@ def file_windows(
     file_text = getattr(search, "file_text", None)
     lines = file_text(ev.path) if callable(file_text) else None
     anchors = dict(ev.lines)
+    if lines and ev.qualified:
+        for at in qualified_definitions(ev.path, lines, ev.qualified):
+            anchors.setdefault(at, NAMED_DEFINITION_VALUE)
+            ev.strong.add(at)
     if lines and weights and (topic := _topic_line(lines, weights)) and topic not in anchors:
         anchors[topic] = TOPIC_VALUE
         ev.strong.add(topic)
