@@ -40,6 +40,9 @@ CLIPPED_FUNCTION_BYTES = MAX_FUNCTION_WINDOW_BYTES // 2
 on both sides of the line, so the window reaches the statements a fix would change. More than a
 later file's share: only the first two files can pay for it, the others get the 12-line
 window."""
+CLASS_WINDOW_BYTES: Final = CLIPPED_FUNCTION_BYTES
+"""A long class's head window, from the ``class`` line down: the size of a long function's
+clip, so only the first two files can pay for it (``spend_budget``)."""
 _CALL = re.compile(r"(?<![\w.])(?:self\.|cls\.)?([A-Za-z_]\w*)\s*\(")
 _PY_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _ANY_DEF = re.compile(
@@ -102,6 +105,9 @@ def _function_window(lines: list[str], line: int, clip: bool = False) -> Window 
     with ``clip`` a longer one still gives the part of its body around ``line``
     (``_clipped``), so a traceback line deep in a long function is seen with the statements
     around it rather than twelve lines."""
+    cls = class_span(lines, line)
+    if cls is not None and (head := _class_window(lines, cls, clip)) is not None:
+        return head
     span = enclosing_function(lines, line)
     if span is None:
         return None
@@ -109,6 +115,24 @@ def _function_window(lines: list[str], line: int, clip: bool = False) -> Window 
     if utf8_len(text) > MAX_FUNCTION_WINDOW_BYTES:
         return _clipped(lines, line, span) if clip else None
     return Window(start=span[0], end=span[1], text=text)
+
+
+def _class_window(lines: list[str], span: tuple[int, int], clip: bool) -> Window | None:
+    """For a strong line on a ``class`` line (``clip``), the class ``span`` from its head down
+    to ``CLASS_WINDOW_BYTES`` when the class is longer than that; ``None`` otherwise (the line
+    keeps the window it had: 12 lines, or the function a nested class is in). Why: a class is
+    laid out head first (docstring, attributes, constructor), and in a long one the 12 lines
+    at the ``class`` line show only the docstring, while a ticket naming a class is about how
+    it is built or what it does; a short class is mostly inside its 12-line window once
+    widened, and packing it whole cost other windows their place (measured: as many edits
+    lost as won)."""
+    if not clip or utf8_len("".join(lines[span[0] - 1 : span[1]])) <= CLASS_WINDOW_BYTES:
+        return None
+    end, used = span[0], utf8_len(lines[span[0] - 1])
+    while end < span[1] and used + utf8_len(lines[end]) <= CLASS_WINDOW_BYTES:
+        used += utf8_len(lines[end])
+        end += 1
+    return Window(start=span[0], end=end, text="".join(lines[span[0] - 1 : end]))
 
 
 def _clipped(lines: list[str], line: int, span: tuple[int, int]) -> Window:
