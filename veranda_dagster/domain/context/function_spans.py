@@ -18,6 +18,9 @@ _DEF_LINE = re.compile(
     r"^([ \t]*)(?:export\s+)?(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?(?:static\s+)?"
     r"(?:def|func|fn|function|sub)\s+[\w(]"
 )
+_CLASS_LINE = re.compile(
+    r"^[ \t]*(?:export\s+)?(?:default\s+)?(?:(?:public|abstract|final|sealed)\s+)*class\s+[A-Za-z_]"
+)
 _DECORATOR = re.compile(r"^[ \t]*@")
 _CLOSER = re.compile(r"^[ \t]*(?:[}\])]|end\b)")
 
@@ -87,3 +90,14 @@ def enclosing_function(lines: list[str], line: int) -> tuple[int, int] | None:
         if limit == 0:
             return None
     return None
+
+
+def class_span(lines: list[str], line: int) -> tuple[int, int] | None:
+    """1-based ``(start, end)`` of the class defined on ``line`` (decorators included), by the
+    same indentation rule as a function; ``None`` when ``line`` defines no class."""
+    if not 1 <= line <= len(lines) or not _CLASS_LINE.match(lines[line - 1]):
+        return None
+    start = line - 1
+    while start > 0 and _DECORATOR.match(lines[start - 1]):
+        start -= 1
+    return start + 1, _block_end(lines, line - 1) + 1

@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 from veranda_dagster.domain.context.code_search import CodeSearch, split_lines
 from veranda_dagster.domain.context.full_text import IDENT, identifier_terms
-from veranda_dagster.domain.context.function_spans import enclosing_function
+from veranda_dagster.domain.context.function_spans import class_span, enclosing_function
 from veranda_dagster.domain.core.bounds import (
     MAX_FUNCTION_WINDOW_BYTES,
     MAX_WINDOWS_PER_FILE,
@@ -39,8 +40,23 @@ CLIPPED_FUNCTION_BYTES = MAX_FUNCTION_WINDOW_BYTES // 2
 on both sides of the line, so the window reaches the statements a fix would change. More than a
 later file's share: only the first two files can pay for it, the others get the 12-line
 window."""
+CLASS_WINDOW_BYTES: Final = CLIPPED_FUNCTION_BYTES
+"""A long class's head window, from the ``class`` line down: the size of a long function's
+clip, so only the first two files can pay for it (``spend_budget``)."""
 _CALL = re.compile(r"(?<![\w.])(?:self\.|cls\.)?([A-Za-z_]\w*)\s*\(")
 _PY_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
+_ANY_DEF = re.compile(
+    r"^[ \t]*(?:export[ \t]+)?(?:pub(?:\([\w:]+\))?[ \t]+)?(?:async[ \t]+)?"
+    r"(?:def|class|func|fn|function)[ \t]+([A-Za-z_]\w*)"
+)
+NAMED_DEFINITION_VALUE: Final = 0.5
+"""A named definition ranks after the file's definitions of whole seeds (worth at least a seed's
+share with the definition bonus), before the topic span and plain hits."""
+MAX_NAMED_DEFINITIONS: Final = 2
+"""Named definitions planned per file: each is a whole-function window the budget pays for."""
+MAX_DEFINITION_SCAN_LINES: Final = 5_000
+"""Lines of a file read for the definitions a qualified seed names: a module longer than that
+keeps its windows on the search's hits."""
 MAX_TOPIC_SCAN_LINES = 5_000
 """Lines of a file scanned for the ticket's words when only the full-text ranking chose it."""
 
@@ -58,6 +74,11 @@ class FileEvidence:
     strong: set[int] = field(default_factory=set)
     """Lines that define a matched symbol, are named by a traceback frame or raise a quoted
     message: their whole function is packed when it fits."""
+    qualified: list[tuple[str, str]] = field(default_factory=list)
+    """``(qualifier, name)`` of the ticket's qualified seeds (``nx_agraph.to_agraph``,
+    ``WaitIterator.next``): where the qualifier is this file's module or a class it defines,
+    the definition of the name is a strong line even when the search matched only the
+    qualified text elsewhere (``qualified_definitions``)."""
 
 
 def _merge(a: Window, b: Window) -> Window:
@@ -84,6 +105,9 @@ def _function_window(lines: list[str], line: int, clip: bool = False) -> Window 
     with ``clip`` a longer one still gives the part of its body around ``line``
     (``_clipped``), so a traceback line deep in a long function is seen with the statements
     around it rather than twelve lines."""
+    cls = class_span(lines, line)
+    if cls is not None and (head := _class_window(lines, cls, clip)) is not None:
+        return head
     span = enclosing_function(lines, line)
     if span is None:
         return None
@@ -91,6 +115,24 @@ def _function_window(lines: list[str], line: int, clip: bool = False) -> Window 
     if utf8_len(text) > MAX_FUNCTION_WINDOW_BYTES:
         return _clipped(lines, line, span) if clip else None
     return Window(start=span[0], end=span[1], text=text)
+
+
+def _class_window(lines: list[str], span: tuple[int, int], clip: bool) -> Window | None:
+    """For a strong line on a ``class`` line (``clip``), the class ``span`` from its head down
+    to ``CLASS_WINDOW_BYTES`` when the class is longer than that; ``None`` otherwise (the line
+    keeps the window it had: 12 lines, or the function a nested class is in). Why: a class is
+    laid out head first (docstring, attributes, constructor), and in a long one the 12 lines
+    at the ``class`` line show only the docstring, while a ticket naming a class is about how
+    it is built or what it does; a short class is mostly inside its 12-line window once
+    widened, and packing it whole cost other windows their place (measured: as many edits
+    lost as won)."""
+    if not clip or utf8_len("".join(lines[span[0] - 1 : span[1]])) <= CLASS_WINDOW_BYTES:
+        return None
+    end, used = span[0], utf8_len(lines[span[0] - 1])
+    while end < span[1] and used + utf8_len(lines[end]) <= CLASS_WINDOW_BYTES:
+        used += utf8_len(lines[end])
+        end += 1
+    return Window(start=span[0], end=end, text="".join(lines[span[0] - 1 : end]))
 
 
 def _clipped(lines: list[str], line: int, span: tuple[int, int]) -> Window:
@@ -135,6 +177,42 @@ def same_file_callees(lines: list[str], body: Window, limit: int = MAX_CALLEE_WI
     return found
 
 
+def qualified_definitions(path: str, lines: list[str], pairs: list[tuple[str, str]]) -> list[int]:
+    """Lines of ``path`` defining the name of a ``(qualifier, name)`` pair whose qualifier is the
+    file's module (``gen`` for ``tornado/gen.py``, the package for an ``__init__``) or a class
+    the file defines (the name's definition then inside that class), in the pairs' order, at
+    most ``MAX_NAMED_DEFINITIONS``. A name defined more than once in that scope is left out
+    (which ``get`` the ticket means is not known). Why: a ticket writes the call it makes
+    (``nx_agraph.to_agraph(G)``, ``WaitIterator.next``), and the search finds that text in
+    examples and docstrings, not on the ``def`` line where the fix goes."""
+    if not pairs:
+        return []
+    defined: dict[str, list[int]] = {}
+    for number, text in enumerate(lines[:MAX_DEFINITION_SCAN_LINES], 1):
+        if m := _ANY_DEF.match(text):
+            defined.setdefault(m.group(1), []).append(number)
+    stem = module_name(path)
+    found: list[int] = []
+    for qualifier, name in pairs:
+        at = defined.get(name, [])
+        if qualifier != stem:
+            spans = (class_span(lines, line) for line in defined.get(qualifier, []))
+            scope = next((span for span in spans if span is not None), None)
+            at = [line for line in at if scope is not None and scope[0] < line <= scope[1]]
+        if len(at) == 1 and at[0] not in found:
+            found.append(at[0])
+            if len(found) >= MAX_NAMED_DEFINITIONS:
+                break
+    return found
+
+
+def module_name(path: str) -> str:
+    """The name a file is imported by: its stem, or its folder's name for an ``__init__``."""
+    parts = path.rsplit("/", 2)
+    stem = parts[-1].split(".", 1)[0]
+    return parts[-2] if stem == "__init__" and len(parts) > 1 else stem
+
+
 def _topic_line(lines: list[str], weights: dict[str, float]) -> int | None:
     """The line the ticket talks about most: inside the ``SEARCH_WINDOW_LINES``-line span whose
     lines carry the most ticket words (each weighted by its rarity in the tree, counted once per
@@ -168,6 +246,10 @@ def file_windows(
     file_text = getattr(search, "file_text", None)
     lines = file_text(ev.path) if callable(file_text) else None
     anchors = dict(ev.lines)
+    if lines and ev.qualified:
+        for at in qualified_definitions(ev.path, lines, ev.qualified):
+            anchors.setdefault(at, NAMED_DEFINITION_VALUE)
+            ev.strong.add(at)
     if lines and weights and (topic := _topic_line(lines, weights)) and topic not in anchors:
         anchors[topic] = TOPIC_VALUE
         ev.strong.add(topic)

@@ -198,6 +198,20 @@ def strongest_seed_name(results: list[SearchResult]) -> str | None:
     return None
 
 
+def qualified_names(results: list[SearchResult]) -> list[tuple[str, str]]:
+    """``(qualifier, name)``, the last two identifiers of every qualified seed that hit
+    (``nx.nx_agraph.to_agraph`` -> ``("nx_agraph", "to_agraph")``), in rank order: the calls
+    the ticket writes, which a file's windows place on their definitions."""
+    pairs: list[tuple[str, str]] = []
+    for r in sorted(results, key=lambda r: r.rank):
+        if r.seed is None or not r.hits:
+            continue
+        found = _SINGLE_IDENT.findall(r.seed)
+        if len(found) >= 2 and (pair := (found[-2], found[-1])) not in pairs:
+            pairs.append(pair)
+    return pairs
+
+
 def seed_names(results: list[SearchResult]) -> set[str]:
     """The last identifier of every searched seed that hit (``client.get_user`` -> ``get_user``):
     the names the ticket gives, as a definition would spell them."""
@@ -355,6 +369,9 @@ def build_pack(
         for t, w in signals.term_weights.items()
         if len(t) >= MIN_SEED_LEN and t not in PROSE_WORDS
     }
+    qualified = qualified_names(results)
+    for ev in chosen:
+        ev.qualified = qualified
     candidates = [(ev.path, file_windows(ev, search, weights)) for ev in chosen]
     kept = spend_budget(candidates, max_bytes)
     if callable(file_text):
