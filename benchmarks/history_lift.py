@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 import retrieval as bench
 
 DEPTHS: Final = (10, 30, 100, 300)
