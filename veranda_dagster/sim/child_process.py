@@ -8,6 +8,7 @@ import contextlib
 import os
 import signal
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -38,6 +39,23 @@ class ChildProcess:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+
+    def spawn_until_ready(
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        wait_ready: Callable[[float], None],
+        timeout: float,
+    ) -> None:
+        """``spawn``, then ``wait_ready(timeout)``; whatever it raises stops the child first, so
+        a failed start leaves no process behind."""
+        self.spawn(argv, cwd, env)
+        try:
+            wait_ready(timeout)
+        except BaseException:
+            self.stop()
+            raise
 
     def exit_code(self) -> int | None:
         """The child's exit code once it has exited, else ``None``."""

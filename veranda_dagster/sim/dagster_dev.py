@@ -72,12 +72,8 @@ class DagsterDev(ChildProcess):
         workspace.write_text(WORKSPACE_YAML)
         argv = [sys.executable, "-m", "dagster", "dev", "-w", str(workspace)]
         argv += ["-h", "127.0.0.1", "-p", str(self.port)]
-        self.spawn(argv, self.home, {**os.environ, **self.env, "DAGSTER_HOME": str(self.home)})
-        try:
-            self._wait_ready(timeout)
-        except BaseException:
-            self.stop()
-            raise
+        env = {**os.environ, **self.env, "DAGSTER_HOME": str(self.home)}
+        self.spawn_until_ready(argv, self.home, env, self._wait_ready, timeout)
         return self
 
     def _wait_ready(self, timeout: float) -> None:

@@ -104,12 +104,7 @@ class IntakeProcess(ChildProcess):
         argv += ["--port", str(self.port), "--workspace", str(self.workspace)]
         env = {k: v for k, v in {**os.environ, **self.env}.items() if k not in _WEBHOOK_SECRETS}
         env |= {"DAGSTER_HOME": str(self.home), SECRET_ENV["linear"]: self.secret}
-        self.spawn(argv, self.home, env)
-        try:
-            self._wait_ready(timeout)
-        except BaseException:
-            self.stop()
-            raise
+        self.spawn_until_ready(argv, self.home, env, self._wait_ready, timeout)
         return self
 
     def _wait_ready(self, timeout: float) -> None:
