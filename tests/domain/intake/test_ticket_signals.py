@@ -36,9 +36,9 @@ pkg.errors.ReadFailed: could not read the configured source file /tmp/x.json
 def test_frames_are_deepest_first_with_site_packages_cut_and_each_once():
     frames = traceback_frames(CHAINED)
     assert frames == [
-        Frame("pkg/io.py", 12, "read"),
-        Frame("srv/app/pkg/api.py", 40, "handler"),
-        Frame("pkg/io.py", 10, "read"),
+        Frame("pkg/io.py", 12, "read", "raise ReadFailed(path) from exc"),
+        Frame("srv/app/pkg/api.py", 40, "handler", "return read(path)"),
+        Frame("pkg/io.py", 10, "read", "data = fh.read()"),
     ]
 
 

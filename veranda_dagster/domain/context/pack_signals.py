@@ -76,12 +76,39 @@ class TicketEvidence:
     """The language most of the tree's source files are in (``None`` without a listing)."""
 
 
+def _def_pattern(function: str) -> re.Pattern[str]:
+    return re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(function)}\b")
+
+
 def _definition_line(lines: list[str], function: str, near: int) -> int | None:
     """The line defining ``function`` closest to ``near`` (the reporter's version may differ
     from the base by a few lines, or many)."""
-    pattern = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(function)}\b")
+    pattern = _def_pattern(function)
     found = [n for n, text in enumerate(lines, 1) if pattern.match(text)]
     return min(found, key=lambda n: abs(n - near)) if found else None
+
+
+def _printed_line(lines: list[str], frame: Frame) -> int | None:
+    """The line holding the statement the frame printed (``Frame.code``), the one nearest the
+    printed line number, inside the frame's function when the file defines it. Why: the
+    reporter's version and the base differ, so the printed number can point at another
+    statement, or another function of the same name (a second ``def get`` in another class);
+    the printed statement is what actually ran. ``None`` when nothing matches."""
+    if frame.code is None:
+        return None
+    at = [n for n, text in enumerate(lines, 1) if text.strip() == frame.code]
+    if frame.function and at:
+        spans = _function_spans(lines, frame.function)
+        inside = [n for n in at if any(start <= n <= end for start, end in spans)]
+        at = inside or ([] if spans else at)
+    return min(at, key=lambda n: abs(n - frame.line)) if at else None
+
+
+def _function_spans(lines: list[str], function: str) -> list[tuple[int, int]]:
+    """The spans of every ``def function`` in the file."""
+    pattern = _def_pattern(function)
+    spans = (enclosing_function(lines, n) for n, text in enumerate(lines, 1) if pattern.match(text))
+    return [span for span in spans if span is not None]
 
 
 FileText = Callable[[str], list[str] | None]
@@ -128,7 +155,9 @@ def _frame_anchors(
             continue
         lines = file_text(path) or []
         line = min(max(1, frame.line), max(1, len(lines)))
-        if frame.function and (found := _definition_line(lines, frame.function, frame.line)):
+        if (printed := _printed_line(lines, frame)) is not None:
+            line = printed  # the statement the frame printed, wherever the base moved it
+        elif frame.function and (found := _definition_line(lines, frame.function, frame.line)):
             span = enclosing_function(lines, found)
             if span is None or not span[0] <= frame.line <= span[1]:
                 line = found  # the base moved: the function, not the printed line number

@@ -78,13 +78,44 @@ class Frame:
     """As the ticket printed it, site-packages prefix removed."""
     line: int
     function: str | None
+    code: str | None = None
+    """The statement CPython prints under the frame (``result = foo(bar)``), stripped; ``None``
+    when the form prints none or it is too short to find one line by (``MIN_FRAME_CODE_CHARS``)."""
 
 
-def _frame(raw_path: str, line: str, function: str | None) -> Frame:
+MIN_FRAME_CODE_CHARS = 8
+"""A printed statement shorter than this (``pass``, ``raise``, ``return x``) is on too many
+lines of a file to say which one the frame meant."""
+MAX_FRAME_CODE_CHARS = 300
+"""Past this a line is not a statement CPython printed (it prints one source line)."""
+_MARKERS = re.compile(r"^[\s^~]*$")
+"""CPython 3.11's ``^^^^~~~~`` line under the statement (no statement of its own)."""
+
+
+def _printed_code(text: str, end: int) -> str | None:
+    """The line after a CPython frame line ending at ``end``, when it is the printed statement:
+    indented, not another frame, not only markers, not the exception line."""
+    rest_of_line, _, after = text[end : end + 2 * MAX_FRAME_CODE_CHARS].partition("\n")
+    if rest_of_line.strip():
+        return None
+    line = after.split("\n", 1)[0]
+    code = line.strip()
+    if (
+        not line[:1].isspace()
+        or len(code) < MIN_FRAME_CODE_CHARS
+        or len(code) > MAX_FRAME_CODE_CHARS
+        or code.startswith(("File ", "Traceback"))
+        or _MARKERS.match(code)
+    ):
+        return None
+    return code
+
+
+def _frame(raw_path: str, line: str, function: str | None, code: str | None = None) -> Frame:
     """A frame as printed, its path without the install prefix (``site-packages/``, ``~/``)."""
     path = _SITE_PREFIX.sub("", re.sub(r"[/\\]+", "/", raw_path))
     func = function if function and not function.startswith("<") else None
-    return Frame(path.lstrip("~").lstrip("./"), int(line), func)
+    return Frame(path.lstrip("~").lstrip("./"), int(line), func, code)
 
 
 def traceback_frames(text: str) -> list[Frame]:
@@ -92,7 +123,10 @@ def traceback_frames(text: str) -> list[Frame]:
     ``(path, line)`` once; at most ``MAX_FRAMES``."""
     text = text[:MAX_EXTRACT_TEXT_CHARS]
     found: list[tuple[int, Frame]] = []
-    for pattern in (_PY_FRAME, _PYTEST_FRAME, _IPYTHON_FRAME):
+    for m in _PY_FRAME.finditer(text):
+        code = _printed_code(text, m.end())
+        found.append((m.start(), _frame(m.group(1), m.group(2), m.group(3), code)))
+    for pattern in (_PYTEST_FRAME, _IPYTHON_FRAME):
         for m in pattern.finditer(text):
             found.append((m.start(), _frame(m.group(1), m.group(2), m.group(3))))
     for m in _IPYTHON7_FRAME.finditer(text):
