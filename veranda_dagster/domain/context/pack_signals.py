@@ -76,15 +76,16 @@ class TicketEvidence:
     """The language most of the tree's source files are in (``None`` without a listing)."""
 
 
-def _def_pattern(function: str) -> re.Pattern[str]:
-    return re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(function)}\b")
+def _def_lines(lines: list[str], function: str) -> list[int]:
+    """Every line (1-based) that defines ``function`` with ``def``, at any depth."""
+    pattern = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(function)}\b")
+    return [n for n, text in enumerate(lines, 1) if pattern.match(text)]
 
 
 def _definition_line(lines: list[str], function: str, near: int) -> int | None:
     """The line defining ``function`` closest to ``near`` (the reporter's version may differ
     from the base by a few lines, or many)."""
-    pattern = _def_pattern(function)
-    found = [n for n, text in enumerate(lines, 1) if pattern.match(text)]
+    found = _def_lines(lines, function)
     return min(found, key=lambda n: abs(n - near)) if found else None
 
 
@@ -106,8 +107,7 @@ def _printed_line(lines: list[str], frame: Frame) -> int | None:
 
 def _function_spans(lines: list[str], function: str) -> list[tuple[int, int]]:
     """The spans of every ``def function`` in the file."""
-    pattern = _def_pattern(function)
-    spans = (enclosing_function(lines, n) for n, text in enumerate(lines, 1) if pattern.match(text))
+    spans = (enclosing_function(lines, n) for n in _def_lines(lines, function))
     return [span for span in spans if span is not None]
 
 

@@ -74,11 +74,6 @@ class FileEvidence:
     strong: set[int] = field(default_factory=set)
     """Lines that define a matched symbol, are named by a traceback frame or raise a quoted
     message: their whole function is packed when it fits."""
-    qualified: list[tuple[str, str]] = field(default_factory=list)
-    """``(qualifier, name)`` of the ticket's qualified seeds (``nx_agraph.to_agraph``,
-    ``WaitIterator.next``): where the qualifier is this file's module or a class it defines,
-    the definition of the name is a strong line even when the search matched only the
-    qualified text elsewhere (``qualified_definitions``)."""
 
 
 def _merge(a: Window, b: Window) -> Window:
@@ -235,19 +230,26 @@ def _topic_line(lines: list[str], weights: dict[str, float]) -> int | None:
 
 
 def file_windows(
-    ev: FileEvidence, search: CodeSearch, weights: dict[str, float] | None = None
+    ev: FileEvidence,
+    search: CodeSearch,
+    weights: dict[str, float] | None = None,
+    qualified: list[tuple[str, str]] | None = None,
 ) -> list[_Candidate]:
     """A file's windows, best first: the strong lines (definitions, frames, messages) before
     plain hit lines, each by value; around a strong line the whole function when the search index
     has the file's text and the body is at most ``MAX_FUNCTION_WINDOW_BYTES``. With the
     ticket's term ``weights`` the span the ticket talks about most (``_topic_line``) is a strong
     line too: a fix often edits the function whose body uses the report's words. Overlapping or
-    adjacent windows merge; at most ``MAX_WINDOWS_PER_FILE``."""
+    adjacent windows merge; at most ``MAX_WINDOWS_PER_FILE``. ``qualified``: the ticket's
+    qualified seeds as ``(qualifier, name)`` (``nx_agraph.to_agraph``, ``WaitIterator.next``):
+    where the qualifier is this file's module or a class it defines, the definition of the name
+    is a strong line even when the search matched only the qualified text elsewhere
+    (``qualified_definitions``)."""
     file_text = getattr(search, "file_text", None)
     lines = file_text(ev.path) if callable(file_text) else None
     anchors = dict(ev.lines)
-    if lines and ev.qualified:
-        for at in qualified_definitions(ev.path, lines, ev.qualified):
+    if lines and qualified:
+        for at in qualified_definitions(ev.path, lines, qualified):
             anchors.setdefault(at, NAMED_DEFINITION_VALUE)
             ev.strong.add(at)
     if lines and weights and (topic := _topic_line(lines, weights)) and topic not in anchors:

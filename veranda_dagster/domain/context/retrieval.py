@@ -370,9 +370,7 @@ def build_pack(
         if len(t) >= MIN_SEED_LEN and t not in PROSE_WORDS
     }
     qualified = qualified_names(results)
-    for ev in chosen:
-        ev.qualified = qualified
-    candidates = [(ev.path, file_windows(ev, search, weights)) for ev in chosen]
+    candidates = [(ev.path, file_windows(ev, search, weights, qualified)) for ev in chosen]
     kept = spend_budget(candidates, max_bytes)
     if callable(file_text):
         kept = widen_windows(kept, [path for path, _ in candidates], file_text, max_bytes)
