@@ -36,6 +36,9 @@ WEBHOOK_POST_TIMEOUT_S: Final = 10.0
 a run submission, well under a second; a dead receiver must not hold whoever posted."""
 CLI = "import sys; from veranda_dagster.cli import main; sys.exit(main(sys.argv[1:]))"
 """The product's CLI from this interpreter (the console script may not be on PATH)."""
+_WEBHOOK_SECRETS: Final = frozenset(SECRET_ENV.values())
+"""Whatever webhook secrets the caller's environment holds stay out: the receiver verifies with
+the secret this process gave it, and the sources without one stay off."""
 
 
 class IntakeStartError(RuntimeError):
@@ -123,8 +126,3 @@ class IntakeProcess(ChildProcess):
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-_WEBHOOK_SECRETS: Final = frozenset(SECRET_ENV.values())
-"""Whatever webhook secrets the caller's environment holds stay out: the receiver verifies with
-the secret this process gave it, and the sources without one stay off."""
