@@ -10,7 +10,11 @@ import pytest
 from tests.fixtures.context.gitrepo import make_repo
 from veranda_dagster.domain.context.code_search import LocalGitGrep
 from veranda_dagster.domain.context.pack_signals import frame_anchors
-from veranda_dagster.domain.intake.ticket_signals import MIN_FRAME_CODE_CHARS, traceback_frames
+from veranda_dagster.domain.intake.ticket_signals import (
+    MAX_FRAME_CODE_CHARS,
+    MIN_FRAME_CODE_CHARS,
+    traceback_frames,
+)
 
 
 def _tb(statement_lines: str, line: int = 5, function: str = "get") -> str:
@@ -40,6 +44,14 @@ def test_the_printed_statement_is_read_with_its_frame(printed: str, code: str | 
     frames = [f for f in traceback_frames(_tb(printed)) if f.path == "pkg/web.py"]
     assert [f.code for f in frames] == [code]
     assert len("raise") < MIN_FRAME_CODE_CHARS
+
+
+def test_a_printed_line_past_max_frame_code_chars_is_no_statement() -> None:
+    longest = "x = " + "a" * (MAX_FRAME_CODE_CHARS - 4)
+    too_long = longest + "a"
+    for statement, code in ((longest, longest), (too_long, None)):
+        [frame] = [f for f in traceback_frames(_tb(f"    {statement}\n")) if f.path == "pkg/web.py"]
+        assert frame.code == code
 
 
 WEB = """\

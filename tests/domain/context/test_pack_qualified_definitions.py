@@ -9,7 +9,12 @@ import pytest
 
 from tests.fixtures.context.gitrepo import make_repo
 from veranda_dagster.domain.context.code_search import LocalGitGrep
-from veranda_dagster.domain.context.pack_windows import module_name, qualified_definitions
+from veranda_dagster.domain.context.pack_windows import (
+    MAX_DEFINITION_SCAN_LINES,
+    MAX_NAMED_DEFINITIONS,
+    module_name,
+    qualified_definitions,
+)
 from veranda_dagster.domain.context.retrieval import build_pack
 
 
@@ -131,3 +136,20 @@ def test_qualified_definitions_by_module_or_class(case, path, pairs, expected):
 )
 def test_module_name(path, name):
     assert module_name(path) == name
+
+
+def test_at_most_max_named_definitions_per_file() -> None:
+    names = [f"step_{i}" for i in range(MAX_NAMED_DEFINITIONS + 1)]
+    lines = [f"def {name}():\n    pass\n" for name in names]
+    found = qualified_definitions("pkg/flow.py", lines, [("flow", n) for n in names])
+    assert found == [1 + i for i in range(MAX_NAMED_DEFINITIONS)]
+
+
+def test_a_definition_past_the_scanned_lines_is_not_found() -> None:
+    filler = ["x = 1\n"] * (MAX_DEFINITION_SCAN_LINES - 1)
+    inside = [*filler, "def last_read():\n"]
+    past = [*filler, "y = 2\n", "def too_far():\n"]
+    assert qualified_definitions("pkg/flow.py", inside, [("flow", "last_read")]) == [
+        MAX_DEFINITION_SCAN_LINES
+    ]
+    assert qualified_definitions("pkg/flow.py", past, [("flow", "too_far")]) == []
