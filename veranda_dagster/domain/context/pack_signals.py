@@ -77,8 +77,10 @@ class TicketEvidence:
 
 
 def _def_lines(lines: list[str], function: str) -> list[int]:
-    """Every line (1-based) that defines ``function`` with ``def``, at any depth."""
-    pattern = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(function)}\b")
+    """Every line (1-based) that defines ``function`` with ``def``, at any depth. IPython 8
+    prints the qualified name (``DataFrame.__getitem__``); its ``def`` has the last part."""
+    name = function.rsplit(".", 1)[-1]
+    pattern = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\b")
     return [n for n, text in enumerate(lines, 1) if pattern.match(text)]
 
 

@@ -92,23 +92,77 @@ _MARKERS = re.compile(r"^[\s^~]*$")
 """CPython 3.11's ``^^^^~~~~`` line under the statement (no statement of its own)."""
 
 
-def _printed_code(text: str, end: int) -> str | None:
-    """The line after a CPython frame line ending at ``end``, when it is the printed statement:
-    indented, not another frame, not only markers, not the exception line."""
-    rest_of_line, _, after = text[end : end + 2 * MAX_FRAME_CODE_CHARS].partition("\n")
-    if rest_of_line.strip():
-        return None
-    line = after.split("\n", 1)[0]
-    code = line.strip()
+def _statement(code: str) -> str | None:
+    """``code`` as a printed statement, or ``None`` when it cannot say which line it is: too
+    short (``raise``), too long for one source line, a frame header, or only markers."""
+    code = code.strip()
     if (
-        not line[:1].isspace()
-        or len(code) < MIN_FRAME_CODE_CHARS
+        len(code) < MIN_FRAME_CODE_CHARS
         or len(code) > MAX_FRAME_CODE_CHARS
         or code.startswith(("File ", "Traceback"))
         or _MARKERS.match(code)
     ):
         return None
     return code
+
+
+def _printed_code(text: str, end: int) -> str | None:
+    """The line after a frame line ending at ``end`` (CPython's, pytest's ``--tb=short``), when
+    it is the printed statement: indented, not another frame, not only markers, not the
+    exception line."""
+    rest_of_line, _, after = text[end : end + 2 * MAX_FRAME_CODE_CHARS].partition("\n")
+    if rest_of_line.strip():
+        return None
+    line = after.split("\n", 1)[0]
+    return _statement(line) if line[:1].isspace() else None
+
+
+MAX_PYTEST_LOOKBACK_LINES = 40
+"""Lines above pytest's long-form location line searched for its ``>`` statement: the ``E``
+lines of one exception sit between them; the function's whole source above is not needed."""
+_PYTEST_FAILING_LINE = re.compile(r"^>\s([^\n]*)$")
+"""pytest's long form marks the line that ran with ``>`` at the start of the line."""
+_PYTEST_SECTION_END = re.compile(r"^(?:_ _ |[_=]{5,}|\S[^\n]*\.py:\d+:)")
+"""A separator between frames, or the previous frame's location line: the lookback stops."""
+
+
+def _pytest_failing_code(text: str, start: int) -> str | None:
+    """pytest's long form (``--tb=long``/``auto``) prints a frame's source with the line that ran
+    marked ``>`` and its location (``pkg/mod.py:12: ValueError``) below: the nearest marked
+    line above ``start`` within ``MAX_PYTEST_LOOKBACK_LINES``, not past another frame."""
+    above = text[max(0, start - MAX_PYTEST_LOOKBACK_LINES * MAX_FRAME_CODE_CHARS) : start]
+    for line in reversed(above.split("\n")[-MAX_PYTEST_LOOKBACK_LINES - 1 : -1]):
+        if (marked := _PYTEST_FAILING_LINE.match(line)) is not None:
+            return _statement(marked.group(1))
+        if _PYTEST_SECTION_END.match(line):
+            return None
+    return None
+
+
+def _rest_of_arrow_line(text: str, end: int) -> str | None:
+    """IPython 7's statement: what follows the ``---> 41`` ending at ``end`` on its line."""
+    rest = text[end : end + MAX_FRAME_CODE_CHARS + 2].split("\n", 1)[0]
+    return _statement(rest) if rest[:1].isspace() else None
+
+
+MAX_IPYTHON_CONTEXT_LINES = 12
+"""Lines below an IPython frame header searched for its arrow line (IPython prints a few lines
+of context on either side)."""
+_IPYTHON_ARROW = re.compile(r"^\s{0,8}-*>\s*(\d{1,7})\s([^\n]*)$")
+"""IPython's ``-> 41 code`` (8) or ``---> 41     code`` (7): the line that ran, numbered."""
+
+
+def _arrow_code(text: str, end: int, line: str) -> str | None:
+    """The statement on the arrow line numbered ``line`` within ``MAX_IPYTHON_CONTEXT_LINES``
+    after ``end``, before a blank line (the end of the frame's context)."""
+    below = text[end : end + (MAX_IPYTHON_CONTEXT_LINES + 1) * MAX_FRAME_CODE_CHARS]
+    for row in below.split("\n")[1 : MAX_IPYTHON_CONTEXT_LINES + 1]:
+        if not row.strip():
+            return None
+        arrow = _IPYTHON_ARROW.match(row)
+        if arrow is not None and arrow.group(1) == line:
+            return _statement(arrow.group(2))
+    return None
 
 
 def _frame(raw_path: str, line: str, function: str | None, code: str | None = None) -> Frame:
@@ -126,11 +180,17 @@ def traceback_frames(text: str) -> list[Frame]:
     for m in _PY_FRAME.finditer(text):
         code = _printed_code(text, m.end())
         found.append((m.start(), _frame(m.group(1), m.group(2), m.group(3), code)))
-    for pattern in (_PYTEST_FRAME, _IPYTHON_FRAME):
-        for m in pattern.finditer(text):
-            found.append((m.start(), _frame(m.group(1), m.group(2), m.group(3))))
+    for m in _PYTEST_FRAME.finditer(text):
+        code = (  # --tb=short's statement below ``path:12: in func``; the long form's above
+            _printed_code(text, m.end()) if m.group(3) else _pytest_failing_code(text, m.start())
+        )
+        found.append((m.start(), _frame(m.group(1), m.group(2), m.group(3), code)))
+    for m in _IPYTHON_FRAME.finditer(text):
+        code = _arrow_code(text, m.end(), m.group(2))
+        found.append((m.start(), _frame(m.group(1), m.group(2), m.group(3), code)))
     for m in _IPYTHON7_FRAME.finditer(text):
-        found.append((m.start(), _frame(m.group(1), m.group(3), m.group(2))))
+        code = _rest_of_arrow_line(text, m.end())
+        found.append((m.start(), _frame(m.group(1), m.group(3), m.group(2), code)))
     frames: list[Frame] = []
     seen: set[tuple[str, int]] = set()
     for _, frame in sorted(found, key=lambda item: -item[0]):
