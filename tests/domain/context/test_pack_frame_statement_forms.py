@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.domain.context.test_pack_frame_statement import WEB
 from tests.fixtures.context.gitrepo import make_repo
 from veranda_dagster.domain.context.code_search import LocalGitGrep
 from veranda_dagster.domain.context.pack_signals import frame_anchors
@@ -108,28 +109,8 @@ def test_the_ipython_arrow_search_is_bounded() -> None:
         assert _web_frame(text).code == code, context_lines
 
 
-WEB = """\
-class Page:
-    def get(self, request):
-        return render(request)
-
-
-class Api:
-    def get(self, request):
-        payload = load(request)
-        total = compute(request.args)
-        return payload, total
-
-
-def render(request):
-    total = compute(request.args)
-    body = template(request, total)
-    return body
-"""
-"""The statement is at line 9 (``Api.get``) and 14 (``render``); every form above printed
-line 3, inside ``Page.get`` of the base (an older, shorter file on the reporter's side)."""
-
-
+# ``WEB``: the statement is at line 9 (``Api.get``) and 14 (``render``); every form above
+# printed line 3, inside ``Page.get`` of the base (the reporter's file was older and shorter).
 @pytest.mark.parametrize(
     ("form", "text", "anchor"),
     [
