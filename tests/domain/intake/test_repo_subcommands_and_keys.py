@@ -21,12 +21,19 @@ from veranda_dagster.domain.core.bounds import (
 )
 from veranda_dagster.domain.intake.catalog import RepoVocabulary, load_catalog
 from veranda_dagster.domain.intake.catalog_builder import build_catalog_from_forge
-from veranda_dagster.domain.intake.repo_config_keys import page_keys, read_config_keys
+from veranda_dagster.domain.intake.repo_config_keys import (
+    MAX_SCHEMA_DEPTH,
+    page_keys,
+    read_config_keys,
+    schema_keys,
+)
 from veranda_dagster.domain.intake.repo_subcommands import (
+    MAX_DECORATOR_LINES,
+    MAX_SEARCH_DEPTH,
     declared_subcommands,
     read_subcommands,
 )
-from veranda_dagster.domain.intake.repo_vocabulary import read_vocabulary
+from veranda_dagster.domain.intake.repo_vocabulary import MAX_ENTRY_MODULES, read_vocabulary
 from veranda_dagster.forges.github.client import GitHubClient
 from veranda_dagster.forges.gitlab.client import GitLabClient
 from veranda_dagster.sim.github_fake import GitHubFake
@@ -360,3 +367,39 @@ def test_the_gitlab_client_reads_subcommands_and_keys_from_the_fake_forge(tmp_pa
         finally:
             client.close()
     _assert_built(catalog.by_full_name("data/platform/worker"))
+
+
+def test_a_commands_folder_past_the_search_depth_is_not_looked_for():
+    found, _, _ = _subcommands({"pkg/a/b/commands/deploy.py": ""}, ["pkg"])
+    assert MAX_SEARCH_DEPTH == 2 and found == []  # pkg/a/b/commands is three levels down
+    found, _, _ = _subcommands({"pkg/a/commands/deploy.py": ""}, ["pkg"])
+    assert found == ["deploy"]
+
+
+def test_a_decorator_further_from_its_def_than_the_bound_names_nothing():
+    near = (
+        "@cli.command()\n"
+        + "@click.option('-x')\n" * (MAX_DECORATOR_LINES - 1)
+        + "def near(): ...\n"
+    )
+    far = "@cli.command()\n" + "@click.option('-x')\n" * MAX_DECORATOR_LINES + "def far(): ...\n"
+    assert declared_subcommands(near, "cli.py") == ["near"]
+    assert declared_subcommands(far, "cli.py") == []
+
+
+def test_at_most_the_bound_of_console_script_modules_is_read():
+    scripts = "".join(f'tool{i} = "tool.m{i}:main"\n' for i in range(MAX_ENTRY_MODULES + 2))
+    modules = {f"tool/m{i}.py": f"add_parser('sub{i}')\n" for i in range(MAX_ENTRY_MODULES + 2)}
+    files = {"pyproject.toml": f'[project]\nname = "tool"\n[project.scripts]\n{scripts}', **modules}
+    vocab, _ = read_vocabulary("acme/tool", _dict_files(files))
+    assert vocab.subcommands == [f"sub{i}" for i in range(MAX_ENTRY_MODULES)]
+
+
+def test_schema_properties_past_the_depth_bound_are_not_keys():
+    node: dict[str, object] = {"properties": {"leaf_key": {}}}
+    for level in range(MAX_SCHEMA_DEPTH):
+        node = {"properties": {f"level_{level}": node}}
+    keys = schema_keys(json.dumps(node))
+    assert keys[:MAX_SCHEMA_DEPTH] == [f"level_{i}" for i in reversed(range(MAX_SCHEMA_DEPTH))]
+    assert "leaf_key" not in keys
+    assert schema_keys("[1, 2]") == [] and schema_keys("{not json") == []
