@@ -68,7 +68,7 @@ class Tree:
 def _subcommands(
     files: dict[str, str], packages: list[str], entry: list[str] | None = None
 ) -> tuple[list[str], list[str], Tree]:
-    tree, notes = Tree(files), []
+    tree, notes = Tree(files), list[str]()
     root = tree.root()
     found = read_subcommands(
         "acme/tool", tree.read, tree.listdir, packages, entry or [], root, notes
@@ -206,7 +206,7 @@ def test_the_subcommand_read_bound_stops_a_deep_search_with_a_note_and_a_huge_fi
 
 
 def _keys(files: dict[str, str], packages: list[str]) -> tuple[list[str], list[str], Tree]:
-    tree, notes = Tree(files), []
+    tree, notes = Tree(files), list[str]()
     root = tree.root()
     return (
         read_config_keys("acme/tool", tree.read, tree.listdir, packages, root, notes),
