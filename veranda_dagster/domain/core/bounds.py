@@ -260,6 +260,25 @@ MAX_DEFINITION_FILE_BYTES: Final = 131_072
 """Bytes of one module read for definitions; a larger (generated or vendored) module is
 skipped, not parsed."""
 
+MAX_SUBCOMMANDS: Final = 64
+"""Subcommands one repository's vocabulary keeps (``RepoVocabulary.subcommands``): celery
+declares 17, pre-commit 14, tox 12, sentry-cli about 30; past it a folder of plugins or
+generated commands is read as if each were one."""
+
+MAX_SUBCOMMAND_FILE_READS: Final = 16
+"""Folder listings and CLI modules one repository's subcommand read may fetch, on top of the
+vocabulary's own reads: the modules its console scripts point at, its package's CLI files and
+the commands folder found within two levels (tox's ``src/tox/session/cmd`` costs 9)."""
+
+MAX_CONFIG_KEYS: Final = 256
+"""Configuration keys one repository's vocabulary keeps (``RepoVocabulary.settings``): celery
+documents about 200 settings, tox about 90; 256 names are at most about 7 KB of catalog."""
+
+MAX_CONFIG_FILE_READS: Final = 12
+"""Folder listings and files one repository's configuration-key read may fetch, on top of the
+vocabulary's own reads: its docs folder and the guide folders beneath it, the configuration
+pages they hold, a settings module and a JSON schema."""
+
 # --- hostile text: what one extractor reads of a ticket, comment or model reply ----------------
 
 MAX_EXTRACT_TEXT_CHARS: Final = 65_536

@@ -5,8 +5,9 @@ the ``mailman`` service) are aliases only the org knows. The forge fills what it
 descriptions, topics, languages, and which old names redirect where; see ``catalog_builder``);
 the hand-kept file adds aliases and service names. Each repository's ``vocabulary`` is what a
 colleague knows it by (its distribution and import names, commands, plugins, hooks, action and
-image names, public top-level names), read from its files by ``veranda catalog``. A catalog with
-only ``full_name``, ``description`` and ``aliases`` (the first format) still loads unchanged.
+image names, public top-level names, subcommands and documented configuration keys), read from
+its files by ``veranda catalog``. A catalog with only ``full_name``, ``description`` and
+``aliases`` (the first format) still loads unchanged.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from pydantic import Field, field_validator
 
 from veranda_dagster.domain.core.bounds import (
     MAX_CATALOG_BYTES,
+    MAX_CONFIG_KEYS,
     MAX_DEFINITION_TERMS,
     MAX_GROUP_DEPTH,
     MAX_SHIPPED_TOOLS,
+    MAX_SUBCOMMANDS,
     MAX_VOCABULARY_TERMS,
     MAX_VOCABULARY_TERMS_PER_KIND,
 )
@@ -106,6 +109,18 @@ class RepoVocabulary(Strict):
     it only for a ticket that names no repository at all, and only for a name written as code
     that one repository defines. Bounded by ``MAX_DEFINITION_TERMS``."""
 
+    subcommands: list[str] = Field(default_factory=list)
+    """Subcommands its command line declares (``worker``, ``autoupdate``, ``devenv``), read by
+    ``repo_subcommands``. A word on its own (``run``, ``export``), so not among ``terms()``:
+    detection counts one only written after a command (``celery worker``, ``poetry export``:
+    a plugin declares its host's subcommands too). Bounded by ``MAX_SUBCOMMANDS``."""
+    settings: list[str] = Field(default_factory=list)
+    """Configuration keys it documents (``worker_prefetch_multiplier``, ``allowlist_externals``,
+    ``OTEL_EXPORTER_OTLP_ENDPOINT``), read by ``repo_config_keys``. Not among ``terms()``: a key
+    is no name the repository is known by, and many are ordinary words (``timeout``);
+    detection counts one only written as configuration and documented by one repository alone.
+    Bounded by ``MAX_CONFIG_KEYS``."""
+
     @field_validator(*VOCABULARY_KINDS)
     @classmethod
     def _bounded_terms(cls, values: list[str]) -> list[str]:
@@ -121,12 +136,23 @@ class RepoVocabulary(Strict):
     def _bounded_definitions(cls, values: list[str]) -> list[str]:
         return _capped_names(values, MAX_DEFINITION_TERMS, "definitions")
 
+    @field_validator("subcommands")
+    @classmethod
+    def _bounded_subcommands(cls, values: list[str]) -> list[str]:
+        return _capped_names(values, MAX_SUBCOMMANDS, "subcommands")
+
+    @field_validator("settings")
+    @classmethod
+    def _bounded_settings(cls, values: list[str]) -> list[str]:
+        return _capped_names(values, MAX_CONFIG_KEYS, "configuration keys")
+
     def terms(self) -> list[tuple[str, str]]:
         """``(kind, term)`` for every term, kinds in declaration order."""
         return [(kind, term) for kind in VOCABULARY_KINDS for term in getattr(self, kind)]
 
     def is_empty(self) -> bool:
-        return not self.terms() and not self.ships and not self.definitions
+        extra = (self.ships, self.definitions, self.subcommands, self.settings)
+        return not self.terms() and not any(extra)
 
 
 class CatalogRepo(Strict):

@@ -8,8 +8,9 @@ still points at that repository (or when no lookup is available); at most
 ``MAX_RENAME_LOOKUPS`` names are checked per build, the rest are kept unconfirmed with a note.
 
 Each repository's vocabulary (``repo_vocabulary``: its package, import and command names, hooks,
-actions, public names) is read again on every build when the forge can serve files, for at most
-``MAX_VOCABULARY_REPOS`` repositories; terms the hand-kept file lists are kept beside them.
+actions, public names, subcommands, documented configuration keys) is read again on every build
+when the forge can serve files, for at most ``MAX_VOCABULARY_REPOS`` repositories; terms the
+hand-kept file lists are kept beside them.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol, runtime_checkable
 
 from veranda_dagster.domain.core.bounds import (
+    MAX_CONFIG_KEYS,
     MAX_DEFINITION_TERMS,
     MAX_RENAME_LOOKUPS,
     MAX_SHIPPED_TOOLS,
+    MAX_SUBCOMMANDS,
     MAX_VOCABULARY_REPOS,
     MAX_VOCABULARY_TERMS,
     MAX_VOCABULARY_TERMS_PER_KIND,
@@ -85,7 +88,15 @@ def merge_vocabulary(kept: RepoVocabulary, read: RepoVocabulary) -> RepoVocabula
         room -= len(merged[kind])
     ships = list(dict.fromkeys([*kept.ships, *read.ships]))[:MAX_SHIPPED_TOOLS]
     definitions = list(dict.fromkeys([*kept.definitions, *read.definitions]))
-    return RepoVocabulary(**merged, ships=ships, definitions=definitions[:MAX_DEFINITION_TERMS])
+    subcommands = list(dict.fromkeys([*kept.subcommands, *read.subcommands]))
+    settings = list(dict.fromkeys([*kept.settings, *read.settings]))
+    return RepoVocabulary(
+        **merged,
+        ships=ships,
+        definitions=definitions[:MAX_DEFINITION_TERMS],
+        subcommands=subcommands[:MAX_SUBCOMMANDS],
+        settings=settings[:MAX_CONFIG_KEYS],
+    )
 
 
 def refresh_vocabulary(

@@ -30,11 +30,13 @@ from veranda_dagster.domain.core.bounds import (
     MAX_VOCABULARY_TERMS_PER_KIND,
 )
 from veranda_dagster.domain.intake.catalog import VOCABULARY_KINDS, VOCABULARY_TERM, RepoVocabulary
+from veranda_dagster.domain.intake.repo_config_keys import read_config_keys
 from veranda_dagster.domain.intake.repo_definitions import (
     is_public_name,
     public_top_level_names,
     read_definitions,
 )
+from veranda_dagster.domain.intake.repo_subcommands import read_subcommands
 from veranda_dagster.domain.intake.repo_usage import image_names, image_refs
 
 MANIFESTS = (
@@ -77,6 +79,12 @@ names under three characters): its docs, examples and demos, and its development
 _SETUP_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][\w.-]{0,99})["']""")
 _SETUP_SCRIPTS = re.compile(r"""console_scripts["']?\s*[:=]\s*[\[(]([^\])]{0,4000})[\])]""")
 _SETUP_SCRIPT = re.compile(r"""["']\s*([A-Za-z0-9][\w.-]{0,60})\s*=\s*[\w.]+\s*:\s*\w+""")
+_SCRIPT_TARGET = re.compile(r"""^\s*([A-Za-z_][\w.]{0,200})\s*:\s*\w""")
+"""The module of a console script's target (``pre_commit.main:main``)."""
+_SETUP_TARGET = re.compile(r"""["']\s*[A-Za-z0-9][\w.-]{0,60}\s*=\s*([\w.]+)\s*:\s*\w+""")
+MAX_ENTRY_MODULES = 4
+"""Console-script target modules read for subcommands: a tool has one or two entry points;
+a repository with dozens of scripts (a hook collection) has one command per script instead."""
 _TXT_FILE = re.compile(r"""["']((?:[\w.-]{1,60}/)?[\w.-]{1,60}\.txt)["']""")
 MAX_REQUIREMENT_FILES_NAMED = 8
 """``.txt`` names kept from one ``setup.py``: its runtime, test and extras files."""
@@ -141,6 +149,15 @@ class _Terms:
         self.shipped: list[str] = []
         self.requirement_files: list[str] = []
         """``.txt`` files a ``setup.py`` names (``reqs('default.txt')``)."""
+        self.entry_modules: list[str] = []
+        """The modules its console scripts point at (``pre_commit.main``): its command line."""
+
+    def entry_points(self, targets: Iterable[Any]) -> None:
+        """Record the modules of console-script targets (``pkg.mod:func``), each once."""
+        for target in targets:
+            m = _SCRIPT_TARGET.match(str(target))
+            if m and m.group(1) not in self.entry_modules:
+                self.entry_modules.append(m.group(1))
 
     def ship(self, values: Iterable[str]) -> None:
         """Record tools it ships or wraps, lower-cased, each once; twice ``MAX_SHIPPED_TOOLS``
@@ -261,6 +278,7 @@ def _pyproject(text: str, terms: _Terms) -> list[str]:
     for table in (project.get("scripts"), project.get("gui-scripts"), poetry.get("scripts")):
         if isinstance(table, dict):
             terms.add("commands", table)
+            terms.entry_points(table.values())
     for table in (project.get("entry-points"), poetry.get("plugins")):
         if isinstance(table, dict):
             for group in table.values():
@@ -288,6 +306,7 @@ def _setup_cfg(text: str, terms: _Terms) -> list[str]:
     terms.ship(_requirement_names(requires.splitlines()))
     scripts = parser.get("options.entry_points", "console_scripts", fallback="")
     terms.add("commands", [line.split("=")[0] for line in scripts.splitlines() if "=" in line])
+    terms.entry_points(line.split("=", 1)[1] for line in scripts.splitlines() if "=" in line)
     for group in (
         parser.options("options.entry_points") if parser.has_section("options.entry_points") else []
     ):
@@ -310,6 +329,7 @@ def _setup_py(text: str, terms: _Terms, named: bool) -> list[str]:
     terms.requirement_files += _TXT_FILE.findall(text)[:MAX_REQUIREMENT_FILES_NAMED]
     for block in _SETUP_SCRIPTS.findall(text):
         terms.add("commands", _SETUP_SCRIPT.findall(block))
+        terms.entry_points(f"{t}:_" for t in _SETUP_TARGET.findall(block))
     return names
 
 
@@ -544,7 +564,26 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
         packages,
         notes,
     )
-    return vocabulary.model_copy(update={"definitions": definitions}), notes
+    # the command line and the documented configuration: reads of their own, after the rest
+    subcommands = read_subcommands(
+        full_name,
+        lambda path: files.read_repository_file(full_name, path),
+        lambda path: files.list_repository_dir(full_name, path),
+        packages,
+        terms.entry_modules[:MAX_ENTRY_MODULES],
+        root,
+        notes,
+    )
+    settings = read_config_keys(
+        full_name,
+        lambda path: files.read_repository_file(full_name, path),
+        lambda path: files.list_repository_dir(full_name, path),
+        packages,
+        root,
+        notes,
+    )
+    update = {"definitions": definitions, "subcommands": subcommands, "settings": settings}
+    return vocabulary.model_copy(update=update), notes
 
 
 DOCKERFILES = ("Dockerfile", "docker/Dockerfile")
