@@ -85,10 +85,13 @@ STRONG_KINDS: Final = DECISIVE_KINDS | {
     "usage",
     "image",
     "chart",
+    "subcommand",
+    "setting",
 }
 """Evidence a proceed without a model may rest on (``STRONG_MIN`` of it)."""
 USAGE_KINDS: Final = frozenset(
     {"import", "trace", "command", "hook", "install", "usage", "api", "image", "chart"}
+    | {"subcommand", "setting"}
 )
 """Evidence that the ticket's code runs in the repository."""
 PASSING_KINDS: Final = frozenset({"prose", "env", "path", "misspelling", "docs_link"})
@@ -116,21 +119,23 @@ NAMING_KINDS: Final = DECISIVE_KINDS | {
     "usage",
     "image",
     "chart",
+    "subcommand",
 }
 """Evidence that *names* a repository by a name a colleague knows it by: a pointer (link,
 label, declaration, ``uses:``, ``org/name``), its name or former name written down, or the
 name its code is imported, installed, run, crashed in, pulled or charted under. What is left
 (``VOCABULARY_ONLY_KINDS``) is vocabulary the repository happens to define."""
 PACKAGE_NAME_KINDS: Final = frozenset(
-    {"import", "install", "command", "trace", "usage", "image", "chart"}
+    {"import", "install", "command", "trace", "usage", "image", "chart", "subcommand"}
 )
 """The part of ``NAMING_KINDS`` that names a repository by what it publishes (its package,
 command, image or chart) rather than by its own name or a pointer: the names its dependents'
 users write too."""
-VOCABULARY_ONLY_KINDS: Final = frozenset({"api", "hook"})
+VOCABULARY_ONLY_KINDS: Final = frozenset({"api", "hook", "setting"})
 """Terms a repository defines without being named by them: a public name of its package, a hook
-id it registers. A ticket that uses only these never says which repository it is about; on
-issue 33's independent set such unnamed tickets were proceeded on wrongly 10 times in 12."""
+id it registers, a configuration key it documents. A ticket that uses only these never says
+which repository it is about; on issue 33's independent set such unnamed tickets were proceeded
+on wrongly 10 times in 12."""
 VOCABULARY_MIN_TERMS: Final = 2
 """Distinct terms, each defined by the leader alone and written as code, that a proceed without
 a model needs when nothing names the leader: one public name can be a re-export, a copied
@@ -179,6 +184,8 @@ _SIGNAL: Final[dict[str, RepoSignal]] = {
     "usage": "vocabulary",
     "image": "vocabulary",
     "chart": "vocabulary",
+    "subcommand": "vocabulary",
+    "setting": "vocabulary",
 }
 _KIND_WORDS: Final[dict[str, str]] = {
     "declaration": "declared in the ticket",
@@ -207,6 +214,8 @@ _KIND_WORDS: Final[dict[str, str]] = {
     "usage": "its package used by name in code",
     "image": "its container image built from or run",
     "chart": "its Helm chart",
+    "subcommand": "a subcommand it declares, run",
+    "setting": "a configuration key only it documents, set",
 }
 
 
@@ -225,6 +234,7 @@ _PRIORITY: Final = (
     "import",
     "trace",
     "command",
+    "subcommand",
     "hook",
     "install",
     "image",
@@ -232,6 +242,7 @@ _PRIORITY: Final = (
     "title",
     "usage",
     "api",
+    "setting",
     "url_comment",
     "former_name:url_comment",
     "url_docs",

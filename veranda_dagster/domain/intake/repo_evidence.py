@@ -25,8 +25,16 @@ from veranda_dagster.domain.core.bounds import MAX_DETECT_TEXT_CHARS, MAX_GROUP_
 from veranda_dagster.domain.core.models import RepoEvidence, Ticket
 from veranda_dagster.domain.core.redaction import scrub
 from veranda_dagster.domain.intake.catalog import Catalog, CatalogRepo, normalise
+from veranda_dagster.domain.intake.repo_settings import (
+    extends,
+    gather_setting_uses,
+    gather_subcommand_uses,
+    settings_index,
+    subcommand_index,
+)
 from veranda_dagster.domain.intake.repo_usage import (
     CONTEXT,
+    command_starts,
     gather_definition_uses,
     gather_usage,
     vocabulary_index,
@@ -59,6 +67,8 @@ WEIGHTS: Final[dict[str, float]] = {
     "usage": 0.45,  # its package used by name: @click.option(, httpx.AsyncClient(
     "image": 0.5,  # its container image built from, run or named with a tag
     "chart": 0.45,  # its Helm chart's name in a ticket about Helm or charts
+    "subcommand": 0.45,  # `<command> <sub>` of a subcommand it declares: as strong as a command
+    "setting": 0.3,  # a configuration key only it documents, set or read: as a public name
 }
 WEIGHTS.update(
     {f"former_name:{k}": WEIGHTS[k] for k in ("url_code", "url_ref", "url_comment", "url_docs")}
@@ -81,6 +91,8 @@ CAPS: Final[dict[str, float]] = {
     "ref": 0.7,
     "image": 0.6,
     "chart": 0.55,
+    "subcommand": 0.55,
+    "setting": 0.45,
 }
 UMBRELLA_FACTOR: Final = 0.25
 """An umbrella's name evidence (``celery``, ``flake8``, ``attrs``) counts this much when a
@@ -106,6 +118,8 @@ SECOND_SIGNAL_KINDS: Final = frozenset(
         "image",
         "chart",
         "fork_url",
+        "subcommand",
+        "setting",
     }
 )
 """What confirms a common-word name (``docs``, ``relay``, ``security``): evidence that is not
@@ -852,6 +866,32 @@ def _blank(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
+def _commands_and_settings(
+    text: str,
+    catalog: Catalog,
+    ev: Evidence,
+    index: dict[str, dict[str, list[str]]],
+    used: dict[str, list[tuple[int, int]]],
+) -> None:
+    """A subcommand run after a known command and a key only one repository documents, set
+    (``repo_settings``); their spans are uses, not mentions of a name."""
+
+    def add(repo: str, kind: str, start: int, end: int) -> None:
+        ev.add(repo, kind, _excerpt(text, start, end), text[start:end])
+        used[repo].append((start, end))
+
+    starts = command_starts(text)
+    subcommands = subcommand_index(catalog)
+    related = functools.partial(extends, catalog)
+    commands = index["commands"]
+    gather_subcommand_uses(text, starts, commands, subcommands, add, related)
+
+    def seconded(repo: str) -> bool:
+        return bool(ev.kinds(repo) & (SECOND_SIGNAL_KINDS - {"setting"}))
+
+    gather_setting_uses(text, settings_index(catalog), add, seconded)
+
+
 def gather_evidence(ticket: Ticket, catalog: Catalog) -> Evidence:
     title = ticket.title[:MAX_DETECT_TEXT_CHARS]
     text = f"{title}\n{ticket.description}"[:MAX_DETECT_TEXT_CHARS]
@@ -866,6 +906,7 @@ def gather_evidence(ticket: Ticket, catalog: Catalog) -> Evidence:
     blanked = _blank(blanked, boilerplate + [m.span(1) for m in _FENCE_INFO.finditer(text)])
     index = vocabulary_index(catalog)
     used = gather_usage(blanked, catalog, ev.add, index)
+    _commands_and_settings(blanked, catalog, ev, index, used)
     matched = _mentions(blanked, len(title), catalog, ev, used)
     _bare_refs(blanked, catalog, ev)
     _misspellings(blanked, catalog, matched, ev)

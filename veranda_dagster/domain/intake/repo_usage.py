@@ -235,9 +235,10 @@ def _installs(
                 context.append((m.start(), m.start(1)))
 
 
-def _commands(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
-    """A command run at a prompt (``$ pre-commit run``), at the start of a line in a code block,
-    or quoted at the start of a backticked span (`` `sentry-cli sourcemaps upload` ``)."""
+def command_starts(text: str) -> list[tuple[str, int, int]]:
+    """``(word, start, end)`` of every word that starts a command: at a prompt (``$ pre-commit
+    run``), at the start of a line in a code block or of a shell-like prose line, or quoted at
+    the start of a backticked span of two words or more (`` `sentry-cli sourcemaps upload` ``)."""
     starts = [(m.group(1), m.start(1), m.end(1)) for m in _COMMAND_LINE.finditer(text)]
     starts += [(m.group(1), m.start(1), m.end(1)) for m in _SHELL_LINE.finditer(text)]
     for block in _FENCED.finditer(text):
@@ -252,8 +253,13 @@ def _commands(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> 
         for m in _BACKTICK.finditer(text)
         if len(m.group(1).split()) >= 2
     ]
+    return starts
+
+
+def _commands(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
+    """A command run (``command_starts``): its repository's."""
     seen: set[tuple[str, int]] = set()
-    for word, start, end in starts:
+    for word, start, end in command_starts(text):
         command = word.rsplit("/", 1)[-1].lower()
         if (command, start) in seen:
             continue
