@@ -35,7 +35,7 @@ from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.domain.core.redaction import scrub
 from veranda_dagster.domain.deliver import citations, review
 from veranda_dagster.domain.intake import repo_detection, repo_evidence, ticket_signals
-from veranda_dagster.domain.intake.catalog import Catalog, CatalogRepo
+from veranda_dagster.domain.intake.catalog import Catalog, CatalogRepo, RepoVocabulary
 from veranda_dagster.domain.intake.repo_confirmation import parse_confirmation
 from veranda_dagster.domain.work.patch import parse_coverage_total
 from veranda_dagster.domain.work.static_analysis import threshold
@@ -58,7 +58,16 @@ WORST_SHAPES = (
 CATALOG = Catalog(
     org="acme",
     repositories=[
-        CatalogRepo(full_name=f"acme/service-{i}", aliases=[f"svc {i}", f"team{i} api"])
+        CatalogRepo(
+            full_name=f"acme/service-{i}",
+            aliases=[f"svc {i}", f"team{i} api"],
+            vocabulary=RepoVocabulary(  # so every vocabulary reader runs, not only the names
+                commands=[f"svc{i}"],
+                subcommands=["a", f"run{i}"],
+                settings=[f"a_{i}", f"service_{i}_timeout", f"SERVICE_{i}_HOME"],
+                symbols=[f"Client{i}"],
+            ),
+        )
         for i in range(30)
     ],
 )
