@@ -42,10 +42,16 @@ COMPOSE_FILES = (
     "docker-compose.test.yml", "docker-compose.test.yaml", "docker-compose.ci.yml",
 )  # fmt: skip
 _TESTCONTAINERS = re.compile(
-    r"^\s*(?:from\s+testcontainers|import\s+testcontainers|.*[\"'][\w.-]+/testcontainers/testcontainers-"
-    r"|.*require\([\"']testcontainers|.*from\s+[\"']testcontainers|import\s+org\.testcontainers)",
+    r"^[ \t]*(?:from[ \t]+testcontainers|import[ \t]+(?:org\.)?testcontainers)"
+    r"|[\"'][\w.-]+/testcontainers/testcontainers-|require\([\"']testcontainers"
+    r"|from[ \t]+[\"']testcontainers",
     re.MULTILINE,
 )
+"""A test suite that starts containers: a Python or Java import at the start of a line, a Go
+module path, a Node ``require``/``import … from``. No run of "whitespace or anything" before
+a literal: over a repository's file (hostile, up to ``MAX_REPO_FILE_BYTES``) one backtracked
+from every position of a whitespace run (a megabyte of it would have taken hours); each branch
+here fails at its first literal."""
 _GO_BUILD = re.compile(r"^//go:build\s+(.+)$", re.MULTILINE)
 _GO_PLATFORM_TEXT = (
     "linux darwin windows freebsd openbsd netbsd dragonfly solaris illumos aix plan9 android ios"
