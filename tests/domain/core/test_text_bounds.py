@@ -62,10 +62,19 @@ CATALOG = Catalog(
             full_name=f"acme/service-{i}",
             aliases=[f"svc {i}", f"team{i} api"],
             vocabulary=RepoVocabulary(  # so every vocabulary reader runs, not only the names
+                distributions=[f"acme-svc{i}"],
+                imports=[f"acme_svc{i}"],
                 commands=[f"svc{i}"],
+                plugins=[f"svc{i}-plugin"],
+                hooks=[f"svc{i}-hook"],
+                actions=[f"acme/setup-svc{i}"],
+                images=[f"acme/svc{i}"],
+                charts=[f"svc{i}-chart"],
+                symbols=[f"Client{i}", "a"],
+                ships=[f"tool{i}"],
+                definitions=[f"make_client{i}", "aB"],
                 subcommands=["a", f"run{i}"],
                 settings=[f"a_{i}", f"service_{i}_timeout", f"SERVICE_{i}_HOME"],
-                symbols=[f"Client{i}"],
             ),
         )
         for i in range(30)
