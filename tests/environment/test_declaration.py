@@ -58,6 +58,8 @@ def test_the_org_hints_file_can_name_a_script_in_the_repository(tmp_path: Path) 
     assert read_repo_facts(repo, "setup: scripts/missing.sh\n").setup == []
     for hostile in ("setup: ../../etc/passwd", "setup: /bin/evil", "setup: a;rm -rf /"):
         assert hinted_script(hostile) is None
+    assert hinted_script("\n\n  setup:\tscripts/b.sh  \nmore") == "scripts/b.sh"  # indented
+    assert hinted_script("setup:\nscripts/b.sh\n") is None  # the path on its own line
 
 
 def test_a_linked_setup_script_is_not_read(tmp_path: Path) -> None:

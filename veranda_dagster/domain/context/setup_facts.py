@@ -28,7 +28,10 @@ DEVCONTAINER_FILES = (".devcontainer/devcontainer.json", ".devcontainer.json")
 DEVCONTAINER_KEYS = ("onCreateCommand", "updateContentCommand", "postCreateCommand")
 MAX_SETUP_COMMANDS = 16
 """Commands kept from one declaration: a devcontainer map with more is not a setup step."""
-_HINTS_SETUP = re.compile(r"^\s*setup:\s*(\S+)\s*$", re.MULTILINE)
+_HINTS_SETUP = re.compile(r"^[ \t]*setup:[ \t]*(\S+)[ \t]*$", re.MULTILINE)
+"""``setup: scripts/bootstrap.sh`` on a line of its own, blanks matched inside the line only:
+whitespace matched at a line's start spans the newlines below it, so a hints file of blank
+lines was rescanned from every line (20 s for 128 kB of them)."""
 _SAFE_PATH = re.compile(r"^[\w][\w./-]*$")
 
 

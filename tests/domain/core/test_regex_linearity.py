@@ -1,0 +1,101 @@
+"""Every regular expression the domain compiles is linear over hostile text, or names the bound
+that keeps its input short.
+
+The ticket, every comment, the repository's files and the agent's output are hostile, and a
+pattern that backtracks over a run (``^\\s*(?:…|.*x)``, an optional prefix that can start at
+every dot) costs time in the square of the run: a megabyte of whitespace in a repository's test
+file once made the testcontainers scan take hours (``facts._TESTCONTAINERS``), and a run of
+``a.a.a.`` in a ticket 3 s of detection (``repo_settings._KEY_WRITTEN``). ``test_text_bounds``
+drives the extractors it knows; this test finds every module-level pattern by itself, so a new
+one is measured the day it is written. Each is run (``finditer``, the widest use) over
+``SMALL_CHARS`` and eight times that of each worst shape; eight times the text may cost at most
+``MAX_GROWTH`` times the CPU once it is measurable.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+import time
+
+import veranda_dagster.domain as domain
+
+SMALL_CHARS = 2_000
+GROWTH_TEXT = 8
+MEASURABLE_S = 0.01
+"""Below this the large run is too fast for a quadratic to hide in (one took 0.6 s at 16 kB)."""
+MAX_GROWTH = 24.0
+"""Linear work grows 8x with eight times the text, quadratic 64x; headroom for a loaded machine."""
+
+WORST_SHAPES = (
+    "a", "a.", "a/", "a-", "a_", "aB", "_a", "A_", "a@", "a:", "a:1", "a(", "`a", "{", " \t",
+    "a =", "a=", "@a.", "a,", "'a", '"a', "| a", "# a", "--a ", "a\n", " a\n", "\n\n", "#L1-",
+    "[R1", "http://a", "a\\", "~/a", "<a", "a>", "0x", "1.", "E ", "> a\n",
+)  # fmt: skip
+
+BOUNDED_INPUT: dict[str, str] = {
+    "context.code_search._DOTTED_NAME": "fullmatch on one seed, at most MAX_SEED_CHARS",
+    "intake.ticket_signals._DYNAMIC": "one error message, at most MAX_MESSAGE_CHARS",
+    "work.turn._TEST_NAME": "match on one file name",
+    "intake.repo_usage._QUALIFIER_BEFORE": "search over the 40 characters before a name",
+    "intake.repo_settings._SUB_AFTER": "match at a command's end only: each run is read once",
+    "intake.repo_evidence._VERSION_AFTER": "match at a mention's end only: each run read once",
+}
+"""Patterns never run over a whole text: where each is applied, and what bounds it."""
+
+
+def _domain_patterns() -> dict[str, re.Pattern[str]]:
+    found: dict[str, re.Pattern[str]] = {}
+    for info in pkgutil.walk_packages(domain.__path__, domain.__name__ + "."):
+        module = importlib.import_module(info.name)
+        short = info.name.removeprefix(domain.__name__ + ".")
+        for name, value in vars(module).items():
+            if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
+                found.setdefault(f"{short}.{name}", value)
+    return found
+
+
+def _cpu(pattern: re.Pattern[str], text: str) -> float:
+    started = time.thread_time()
+    for _ in pattern.finditer(text):
+        pass
+    return time.thread_time() - started
+
+
+def _superlinear(pattern: re.Pattern[str]) -> list[str]:
+    problems = []
+    for unit in WORST_SHAPES:
+        small = (unit * (SMALL_CHARS // len(unit) + 1))[:SMALL_CHARS]
+        large = small * GROWTH_TEXT
+        spent = _cpu(pattern, large)
+        if spent < MEASURABLE_S:
+            continue
+        spent = min(spent, _cpu(pattern, large))
+        growth = spent / max(min(_cpu(pattern, small) for _ in range(3)), 1e-4)
+        if spent >= MEASURABLE_S and growth > MAX_GROWTH:
+            problems.append(f"{unit!r}: 8x the text cost {growth:.0f}x")
+    return problems
+
+
+def test_every_domain_pattern_is_linear_or_names_its_bound() -> None:
+    patterns = _domain_patterns()
+    assert len(patterns) > 100  # the walk found the domain's patterns, not an empty package
+    problems = {
+        name: found
+        for name, pattern in sorted(patterns.items())
+        if name not in BOUNDED_INPUT and (found := _superlinear(pattern))
+    }
+    assert problems == {}
+
+
+def test_every_bounded_pattern_still_exists() -> None:
+    """An entry whose pattern was renamed or removed would silently exempt its successor."""
+    assert set(BOUNDED_INPUT) <= set(_domain_patterns())
+
+
+def test_the_check_catches_a_backtracking_pattern() -> None:
+    """The pattern facts.py had: a leading ``\\s*`` before alternatives starting with ``.*``."""
+    old = re.compile(r"^\s*(?:from\s+x|.*require\(x)", re.MULTILINE)
+    assert _superlinear(old)
+    assert not _superlinear(re.compile(r"^[ \t]*from[ \t]+x|require\(x", re.MULTILINE))
