@@ -15,6 +15,7 @@ Node and mark names are from the ADF structure reference
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any
 
@@ -164,13 +165,36 @@ def text_to_adf(text: str) -> dict[str, Any]:
     return {"type": "doc", "version": 1, "content": content}
 
 
+_FENCE_OPEN = re.compile(r"```([\w+-]*)")
+"""A line opening a fenced block (full line): the fence and its language."""
+_FENCE_CLOSE = re.compile(r"```[ \t]*")
+"""A line closing one (full line)."""
+
+
 def _chunks(text: str) -> list[tuple[str, str, str]]:
-    """``("text" | "code", body, language)`` pieces split on fenced code blocks."""
+    """``("text" | "code", body, language)`` pieces split on fenced code blocks: an opening line
+    pairs with the first closing line below it; an opening with none below is text. Lines are
+    classified once and each opening finds its closing by bisection, so the work is linear in
+    the text: a single regex (an opening, then the shortest body up to a closing) rescanned the
+    rest of the text from every unclosed opening (2.8 s for 32 kB of them; the text carries
+    agent-written and ticket-quoted parts)."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    closings = [i for i, line in enumerate(lines) if _FENCE_CLOSE.fullmatch(line)]
     out: list[tuple[str, str, str]] = []
-    pos = 0
-    for match in re.finditer(r"^```([\w+-]*)\n(.*?)\n?^```[ \t]*$", text, re.M | re.S):
-        out.append(("text", text[pos : match.start()], ""))
-        out.append(("code", match.group(2), match.group(1)))
-        pos = match.end()
+    pos = i = 0
+    while i < len(lines):
+        opening = _FENCE_OPEN.fullmatch(lines[i])
+        after = bisect.bisect_right(closings, i) if opening else len(closings)
+        if opening is None or after == len(closings):
+            i += 1
+            continue
+        close = closings[after]
+        out.append(("text", text[pos : starts[i]], ""))
+        out.append(("code", "\n".join(lines[i + 1 : close]), opening.group(1)))
+        pos = starts[close] + len(lines[close])
+        i = close + 1
     out.append(("text", text[pos:], ""))
     return out
