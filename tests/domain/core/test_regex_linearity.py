@@ -60,9 +60,26 @@ def _product_patterns() -> dict[str, re.Pattern[str]]:
         module = importlib.import_module(info.name)
         short = info.name.removeprefix(product.__name__ + ".").removeprefix("domain.")
         for name, value in vars(module).items():
-            if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
-                found.setdefault(f"{short}.{name}", value)
+            for key, pattern in _patterns_in(name, value):
+                found.setdefault(f"{short}.{key}", pattern)
     return found
+
+
+def _patterns_in(name: str, value: object) -> list[tuple[str, re.Pattern[str]]]:
+    """A module attribute's text patterns: itself, or those in a tuple, list or dict of them
+    (``redaction``'s token shapes, ``patch``'s coverage lines), named ``NAME[i]``/``NAME[key]``."""
+    if isinstance(value, re.Pattern):
+        return [(name, value)] if isinstance(value.pattern, str) else []
+    items: list[tuple[object, object]] = []
+    if type(value) in (tuple, list):  # exactly: a record or a NamedTuple is not a pattern list
+        items = list(enumerate(value))  # type: ignore[arg-type]
+    elif type(value) is dict:
+        items = list(value.items())  # type: ignore[attr-defined]
+    return [
+        (f"{name}[{key}]", item)
+        for key, item in items
+        if isinstance(item, re.Pattern) and isinstance(item.pattern, str)
+    ]
 
 
 def _cpu(pattern: re.Pattern[str], text: str) -> float:
