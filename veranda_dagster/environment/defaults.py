@@ -12,10 +12,10 @@ Other languages have no default yet; the outcome says so instead of guessing.
 from __future__ import annotations
 
 import shlex
-import tomllib
 from typing import Any, Final
 
 from veranda_dagster.domain.clone.repo_files import RepoFiles
+from veranda_dagster.domain.core.documents import toml_or_none
 
 DEV_GROUPS: Final = ("dev", "test", "tests", "lint")
 MAX_DEFAULT_REQUIREMENTS: Final = 200
@@ -31,10 +31,7 @@ def python_requirements(files: RepoFiles) -> tuple[list[str], bool]:
     """Requirement strings from ``pyproject.toml`` and whether a ``requirements-dev.txt`` is
     there to install with ``-r``."""
     text = files.read_text("pyproject.toml") or ""
-    try:
-        data = tomllib.loads(text) if text else {}
-    except tomllib.TOMLDecodeError:
-        data = {}
+    data = (toml_or_none(text) or {}) if text else {}
     project = data.get("project") if isinstance(data.get("project"), dict) else {}
     assert isinstance(project, dict)
     found = _strings(project.get("dependencies"))

@@ -121,7 +121,7 @@ def error_events(stdout: str) -> list[str]:
             continue
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the decoder
             lines.append(line)
             continue
         if not isinstance(event, dict):

@@ -71,3 +71,18 @@ def test_a_forged_feedback_marker_with_the_batch_digest_does_not_mark_it_handled
     assert "please add NOTES.md" in agent.requests[0].prompt
     posted = [c for c in client.list_comments(REPO, pr.number) if c.by_self]
     assert any("Added it." in c.body for c in posted)
+
+
+def test_our_marker_nested_past_the_decoder_is_skipped_not_a_crash():
+    """A marker whose payload is ten thousand ``[`` (our comment, edited by nobody, yet not a
+    payload) is skipped like any other unreadable one; the readable marker beside it is read."""
+    import base64
+
+    from veranda_dagster.domain.core.forge_port import Comment
+    from veranda_dagster.domain.deliver.progress import read_markers
+
+    deep = base64.b64encode(b"[" * 100_000).decode()
+    body = f"<!-- veranda-progress k {deep} -->\n" + marker("k", {"index": 1})
+    assert read_markers([Comment(id="1", author="v", body=body, by_self=True)], "k") == [
+        {"index": 1}
+    ]

@@ -1,6 +1,7 @@
 """GitHub code search through httpx.MockTransport with recorded response shapes."""
 
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -11,7 +12,11 @@ from veranda_dagster.domain.context.code_search import CodeSearch
 from veranda_dagster.domain.context.retrieval import build_pack
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.forges.github.code_search import TEXT_MATCH, GitHubCodeSearch
-from veranda_dagster.forges.github.limits import GITHUB_CODE_SEARCH_PER_MINUTE
+from veranda_dagster.forges.github.limits import (
+    GITHUB_CODE_SEARCH_PER_MINUTE,
+    GITHUB_SEARCH_PER_PAGE,
+    GITHUB_TEXT_MATCHES_READ,
+)
 from veranda_dagster.storage.search_budget import MemoryBudgetState, SearchBudget
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "context"
@@ -209,3 +214,66 @@ def test_without_a_clone_the_pack_names_the_signals_github_cannot_give(tmp_path)
     assert pack.unavailable == []
     assert pack.searches == 2  # one code search and the full-text ranking over the clone
     assert pack.files[0].path == "src/http/retry.py"
+
+
+def _answer(items: list[dict]) -> Forge:
+    """A forge whose code search answers ``items`` (a hostile or an edge-case answer)."""
+
+    class Answering(Forge):
+        def __call__(self, request: httpx.Request) -> httpx.Response:
+            self.requests.append(request)
+            return httpx.Response(200, json={"total_count": len(items), "items": items})
+
+    return Answering()
+
+
+def _fragments(count: int, present: int | None) -> list[dict]:
+    """``count`` fragments none of whose text is in the file but number ``present`` (1-based)."""
+    return [
+        {"property": "content", "fragment": "line 7" if n == present else f"absent {n}"}
+        for n in range(1, count + 1)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("present", "expected"),
+    [(1, (7, "content")), (GITHUB_TEXT_MATCHES_READ, (7, "content")), (None, (1, "path"))],
+)
+def test_a_fragment_within_the_bound_places_the_hit(present, expected):
+    texts = {"f.py": "".join(f"line {n}x\n" for n in range(1, 20))}
+    fragments = _fragments(GITHUB_TEXT_MATCHES_READ, present)
+    search = _client(_answer([{"path": "f.py", "text_matches": fragments}]), contents=texts.get)
+    assert [(h.line, h.kind) for h in search.search("seed")] == [expected]
+
+
+def test_a_fragment_past_the_bound_is_not_looked_for():
+    """Twin: the same fragment one past the bound is not read (the hit falls back to the path)."""
+    texts = {"f.py": "".join(f"line {n}x\n" for n in range(1, 20))}
+    fragments = _fragments(GITHUB_TEXT_MATCHES_READ + 1, GITHUB_TEXT_MATCHES_READ + 1)
+    search = _client(_answer([{"path": "f.py", "text_matches": fragments}]), contents=texts.get)
+    assert [(h.line, h.kind) for h in search.search("seed")] == [(1, "path")]
+
+
+def test_results_past_the_page_asked_for_are_not_read():
+    texts = {f"f{n}.py": "seed\n" for n in range(GITHUB_SEARCH_PER_PAGE + 5)}
+    items = [{"path": path} for path in texts]
+    search = _client(_answer(items), contents=texts.get)
+    assert len(search.search("seed")) == GITHUB_SEARCH_PER_PAGE
+
+
+def _cpu_of_answer(scale: int) -> float:
+    texts = {"f.py": "".join(f"line {n} text\n" for n in range(2_000 * scale))}
+    items = [{"path": "f.py", "text_matches": _fragments(500 * scale, None)}]
+    search = _client(_answer(items), contents=texts.get)
+    started = time.thread_time()
+    search.search("nomatch")
+    return time.thread_time() - started
+
+
+def test_a_hostile_answer_costs_work_linear_in_the_file():
+    """Eight times the file and eight times the fragments cost at most 24 times the CPU (the
+    product of the two, before the bound: 64 times, 3 s at the larger size)."""
+    large = _cpu_of_answer(8)
+    if large >= 0.05:
+        assert large / max(min(_cpu_of_answer(1) for _ in range(3)), 1e-3) <= 24
+    assert large < 1.0

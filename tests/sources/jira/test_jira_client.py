@@ -258,3 +258,48 @@ def adf(text: str) -> dict[str, Any]:
     return {"type": "doc", "version": 1, "content": [
         {"type": "paragraph", "content": [{"type": "text", "text": text}]}
     ]}  # fmt: skip
+
+
+def _marked(marks: list[dict]) -> dict:
+    return {
+        "type": "doc",
+        "content": [
+            {"type": "paragraph", "content": [{"type": "text", "text": "a", "marks": marks}]}
+        ],
+    }
+
+
+CODE = {"type": "code"}
+LINK = {"type": "link", "attrs": {"href": "http://h/x"}}
+
+
+@pytest.mark.parametrize(
+    ("marks", "expected"),
+    [
+        ([CODE], "`a`"),
+        ([LINK], "a (http://h/x)"),
+        ([CODE, LINK], "`a` (http://h/x)"),
+        ([LINK, CODE], "`a (http://h/x)`"),
+        ([CODE, CODE, LINK, LINK], "`a` (http://h/x)"),  # a repeat adds nothing
+        ([CODE, "x", {"type": "strong"}], "`a`"),
+    ],
+)
+def test_each_mark_type_is_applied_once(marks, expected):
+    assert adf_to_text(_marked(marks)) == expected
+
+
+def test_thousands_of_repeated_marks_cost_linear_work():
+    """Eight times the marks may cost at most 24 times the CPU (each repeat wrapping the text
+    again: about 45 times, and the text grew with the square)."""
+    import time
+
+    def cpu(n: int) -> float:
+        doc = _marked([CODE, LINK] * n)
+        started = time.thread_time()
+        adf_to_text(doc)
+        return time.thread_time() - started
+
+    large = cpu(160_000)
+    assert large < 1.0
+    if large >= 0.05:
+        assert large / max(min(cpu(20_000) for _ in range(3)), 1e-3) <= 24

@@ -126,3 +126,27 @@ def test_connections_past_the_concurrency_bound_are_closed_unanswered(
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b"[" * 100_000, "nests deeper"),  # past the decoder's recursion: was a RecursionError
+        (b"[" * 40 + b"]" * 40, "webhookTimestamp"),  # twin: read, then refused for its stamp
+        (b"{not json", "not JSON"),
+    ],
+    ids=["deep", "shallow", "not-json"],
+)
+def test_a_signed_body_nested_past_the_decoder_is_malformed_not_a_crash(
+    body: bytes, reason: str
+) -> None:
+    from veranda_dagster.sources.webhook_auth import (
+        WebhookMalformed,
+        WebhookUnauthorized,
+        verify_linear,
+    )
+
+    with pytest.raises((WebhookMalformed, WebhookUnauthorized), match=reason):
+        verify_linear(
+            "s", body, {"linear-signature": sign_linear("s", body)["Linear-Signature"]}, 0.0
+        )

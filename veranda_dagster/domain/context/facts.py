@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from veranda_dagster.domain.clone.repo_files import RepoFiles
 from veranda_dagster.domain.context.setup_facts import setup_declaration
 from veranda_dagster.domain.core.bounds import MAX_FACT_SCAN_FILES
+from veranda_dagster.domain.core.documents import json_or_none, toml_or_none
 from veranda_dagster.domain.core.models import RepoFacts
 
 FRONTEND_PACKAGES = frozenset(
@@ -94,19 +94,13 @@ def _package_manager(repo: Path) -> str:
 
 def _load_json(files: RepoFiles, path: str | Path) -> dict[str, Any]:
     text = files.read_text(path)
-    try:
-        data = json.loads(text) if text else {}
-    except ValueError:
-        return {}
+    data = json_or_none(text) if text else {}
     return data if isinstance(data, dict) else {}
 
 
 def _load_toml(files: RepoFiles, path: str | Path) -> dict[str, Any]:
     text = files.read_text(path)
-    try:
-        return tomllib.loads(text) if text else {}
-    except tomllib.TOMLDecodeError:
-        return {}
+    return (toml_or_none(text) or {}) if text else {}
 
 
 def _node_facts(repo: Path, files: RepoFiles, out: dict[str, list[str]]) -> None:

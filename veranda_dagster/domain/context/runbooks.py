@@ -13,10 +13,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from veranda_dagster.domain.context.seeds import STOPWORDS
 from veranda_dagster.domain.core.bounds import MAX_RUNBOOK_BYTES, MAX_RUNBOOKS
+from veranda_dagster.domain.core.documents import yaml_or_none
 
 MAX_RUNBOOK_FILES = 500
 """Markdown files read from the architecture repository; beyond that it is not a runbook dir."""
@@ -67,10 +66,7 @@ def parse_runbook(source: str, text: str) -> Runbook:
     body = text
     m = _FRONT.match(text)
     if m:
-        try:
-            loaded = yaml.safe_load(m.group(1))
-        except yaml.YAMLError:
-            loaded = None
+        loaded = yaml_or_none(m.group(1))
         meta = loaded if isinstance(loaded, dict) else {}
         body = text[m.end() :]
     headings = _HEADING.findall(body)

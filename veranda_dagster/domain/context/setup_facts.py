@@ -16,12 +16,12 @@ The first found wins. Nothing here runs anything: ``environment.setup`` runs it 
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from typing import Any
 
 from veranda_dagster.domain.clone.repo_files import RepoFiles
+from veranda_dagster.domain.core.documents import json_or_none
 
 SETUP_SCRIPTS = (".veranda/setup.sh", ".openhands/setup.sh")
 DEVCONTAINER_FILES = (".devcontainer/devcontainer.json", ".devcontainer.json")
@@ -51,10 +51,7 @@ def _devcontainer(files: RepoFiles, path: str) -> list[str]:
         return []
     # devcontainer.json is JSON with comments; whole-line // comments are the common case
     body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return []
+    data = json_or_none(body)
     if not isinstance(data, dict):
         return []
     return [c for key in DEVCONTAINER_KEYS for c in _commands(data.get(key))]

@@ -17,6 +17,7 @@ import json
 import re
 from typing import Any
 
+from veranda_dagster.domain.core.documents import json_or_none
 from veranda_dagster.domain.core.forge_port import Comment
 
 MARKER = re.compile(r"<!-- veranda-progress ([a-z_]+) ([A-Za-z0-9+/=]+) -->")
@@ -40,9 +41,10 @@ def read_markers(comments: list[Comment], kind: str) -> list[dict[str, Any]]:
             if match[1] != kind:
                 continue
             try:
-                payload = json.loads(base64.b64decode(match[2], validate=True))
+                raw = base64.b64decode(match[2], validate=True)
             except ValueError:
                 continue
+            payload = json_or_none(raw)  # a nesting past the decoder is not a payload either
             if isinstance(payload, dict):
                 found.append(payload)
     return found

@@ -27,6 +27,7 @@ from veranda_dagster.domain.core.bounds import (
     MAX_REVIEW_ROUNDS,
     VALIDATION_TIMEOUT_S,
 )
+from veranda_dagster.domain.core.documents import json_or_none
 from veranda_dagster.domain.core.forge_port import BOT_MARKER, Comment, Forge, truncation
 from veranda_dagster.domain.core.models import (
     ContextPack,
@@ -81,10 +82,7 @@ def parse_findings(text: str) -> list[str] | None:
     if "{" in text and "}" in text:
         candidates.append(text[text.index("{") : text.rindex("}") + 1])
     for raw in candidates:
-        try:
-            data: Any = json.loads(raw)
-        except ValueError:
-            continue
+        data = json_or_none(raw)
         if isinstance(data, dict) and isinstance(data.get("findings"), list):
             return [_finding_line(f) for f in data["findings"]]
     return None

@@ -21,7 +21,6 @@ keys.
 
 from __future__ import annotations
 
-import json
 import keyword
 import re
 from collections.abc import Callable, Iterable
@@ -32,6 +31,7 @@ from veranda_dagster.domain.core.bounds import (
     MAX_CONFIG_KEYS,
     MAX_VOCABULARY_FILE_BYTES,
 )
+from veranda_dagster.domain.core.documents import json_or_none
 
 Reader = Callable[[str], str | None]
 Lister = Callable[[str], list[str] | None]
@@ -91,10 +91,7 @@ def module_keys(text: str) -> list[str]:
 
 def schema_keys(text: str) -> list[str]:
     """A JSON schema's property names, outer ones first, ``MAX_SCHEMA_DEPTH`` deep."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return []
+    data = json_or_none(text)
     keys: list[str] = []
     level: list[Any] = [data]
     for _ in range(MAX_SCHEMA_DEPTH):

@@ -10,10 +10,9 @@ linked: there it can only record a dispute. On a ``medium`` guess it may also an
 
 from __future__ import annotations
 
-import json
-
 from veranda_dagster.domain.core.agent import AgentPort, AgentRequest, role_line
 from veranda_dagster.domain.core.budget import BudgetExceededError
+from veranda_dagster.domain.core.documents import json_or_none
 from veranda_dagster.domain.core.errors import VerandaError
 from veranda_dagster.domain.core.models import RepoGuess, Ticket
 from veranda_dagster.domain.intake.catalog import Catalog
@@ -48,10 +47,7 @@ def parse_confirmation(text: str) -> dict[str, object] | None:
         # ``^```(?:json)?\s*(.*?)\s*```$`` without the regex, whose lazy body against a
         # whitespace run was quadratic
         body = body[3:-3].removeprefix("json").strip()
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return None
+    data = json_or_none(body)
     if not isinstance(data, dict) or any(k not in data for k in _CONFIRM_KEYS):
         return None
     if not all(isinstance(data[k], bool) for k in _CONFIRM_KEYS[1:]):

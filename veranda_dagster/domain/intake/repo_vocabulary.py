@@ -14,13 +14,9 @@ repository, and at most ``MAX_VOCABULARY_TERMS_PER_KIND`` / ``MAX_VOCABULARY_TER
 from __future__ import annotations
 
 import configparser
-import json
 import re
-import tomllib
 from collections.abc import Iterable
 from typing import Any, Protocol, runtime_checkable
-
-import yaml
 
 from veranda_dagster.domain.core.bounds import (
     MAX_SHIPPED_TOOLS,
@@ -29,6 +25,7 @@ from veranda_dagster.domain.core.bounds import (
     MAX_VOCABULARY_TERMS,
     MAX_VOCABULARY_TERMS_PER_KIND,
 )
+from veranda_dagster.domain.core.documents import json_or_none, toml_or_none, yaml_or_none
 from veranda_dagster.domain.intake.catalog import VOCABULARY_KINDS, VOCABULARY_TERM, RepoVocabulary
 from veranda_dagster.domain.intake.repo_config_keys import read_config_keys
 from veranda_dagster.domain.intake.repo_definitions import (
@@ -264,9 +261,8 @@ def _table(data: Any, key: str) -> dict[str, Any]:
 
 
 def _pyproject(text: str, terms: _Terms) -> list[str]:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    data = toml_or_none(text)
+    if data is None:
         return []
     project, tool = _table(data, "project"), _table(data, "tool")
     poetry = _table(tool, "poetry")
@@ -334,10 +330,7 @@ def _setup_py(text: str, terms: _Terms, named: bool) -> list[str]:
 
 
 def _package_json(text: str, terms: _Terms) -> None:
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return
+    data = json_or_none(text)
     if not isinstance(data, dict):
         return
     if isinstance(data.get("name"), str) and data.get("private") is not True:
@@ -350,10 +343,7 @@ def _package_json(text: str, terms: _Terms) -> None:
 
 
 def _yaml(text: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
-        return None
+    return yaml_or_none(text)
 
 
 def _symbols(text: str) -> list[str]:
@@ -394,9 +384,8 @@ def _manifests(
             if isinstance(hooks, list):
                 terms.add("hooks", [h["id"] for h in hooks if isinstance(h, dict) and "id" in h])
         elif manifest == "Cargo.toml":
-            try:
-                cargo = tomllib.loads(text)
-            except tomllib.TOMLDecodeError:
+            cargo = toml_or_none(text)
+            if cargo is None:
                 continue
             package = _table(cargo, "package")
             terms.add("distributions", [package.get("name")] if package.get("name") else [])

@@ -19,6 +19,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from veranda_dagster.domain.core.bounds import MAX_LINT_MESSAGE_CHARS
+from veranda_dagster.domain.core.documents import json_or_none
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.core.forge_port import CiFinding
 from veranda_dagster.domain.core.models import Violation
@@ -225,10 +226,7 @@ def json_in_text(text: str) -> Any:
     start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
     if start < 0:
         return None
-    try:
-        return json.loads(text[start:])
-    except ValueError:
-        return None
+    return json_or_none(text[start:])
 
 
 def parse_report(text: str, root: str | None = None) -> list[Violation]:

@@ -28,6 +28,7 @@ from veranda_dagster.domain.core.models import Window
 from veranda_dagster.forges.github.limits import (
     GITHUB_CODE_SEARCH_PER_MINUTE,
     GITHUB_SEARCH_PER_PAGE,
+    GITHUB_TEXT_MATCHES_READ,
 )
 from veranda_dagster.http.client import HttpSeams, HttpService, HttpStatusError
 from veranda_dagster.storage.search_budget import PlannedSearches, SearchBudget, own_budget
@@ -146,10 +147,12 @@ class GitHubCodeSearch(HttpService):
         if not isinstance(items, list):
             raise InputError("github code search: response has no 'items' list")
         hits: list[Hit] = []
-        for item in items:
+        for item in items[:GITHUB_SEARCH_PER_PAGE]:
             path = item.get("path") if isinstance(item, dict) else None
+            matches = item.get("text_matches") if isinstance(item, dict) else None
             if isinstance(path, str):
-                hits += self._locate(path, seed, item.get("text_matches") or [])
+                fragments = matches[:GITHUB_TEXT_MATCHES_READ] if isinstance(matches, list) else []
+                hits += self._locate(path, seed, fragments)
             if len(hits) >= MAX_HITS_PER_SEARCH:
                 return hits[:MAX_HITS_PER_SEARCH]
         return hits
@@ -167,6 +170,8 @@ class GitHubCodeSearch(HttpService):
         if hits:
             return hits
         for match in matches:
+            if not isinstance(match, dict):
+                continue
             fragment = str(match.get("fragment") or "")
             if match.get("property") == "path":
                 return [Hit(path, 1, "", "path")]

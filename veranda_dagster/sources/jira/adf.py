@@ -56,9 +56,14 @@ def _inline(node: dict[str, Any], depth: int) -> str:
     kind = node.get("type")
     if kind == "text":
         text = str(node.get("text") or "")
-        for mark in node.get("marks") or []:
-            if not isinstance(mark, dict):
+        marks = node.get("marks")
+        applied: set[object] = set()
+        for mark in marks if isinstance(marks, list) else []:
+            # each mark type once, as ADF allows: a text node of 40,000 repeated marks, each
+            # wrapping the text again, cost time in the square of their number
+            if not isinstance(mark, dict) or mark.get("type") in applied:
                 continue
+            applied.add(mark.get("type"))
             if mark.get("type") == "code":
                 text = f"`{text}`"
             elif mark.get("type") == "link":

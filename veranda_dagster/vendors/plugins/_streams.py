@@ -61,6 +61,10 @@ def json_lines(stdout: str, vendor: str) -> Iterator[dict[str, Any]]:
             raise StreamParseError(
                 f"{vendor} stream line {n} is not JSON ({exc.msg}): {line[:80]!r}"
             ) from exc
+        except RecursionError:  # ten thousand ``[``: the decoder's recursion, not a crash
+            raise StreamParseError(
+                f"{vendor} stream line {n} nests deeper than JSON is read: {line[:80]!r}"
+            ) from None
         if not isinstance(obj, dict):
             raise StreamParseError(f"{vendor} stream line {n} is not an object: {line[:80]!r}")
         yield obj

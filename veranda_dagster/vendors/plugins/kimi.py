@@ -11,12 +11,12 @@ so vision is declared False. Facts: reference §1, verified on 2.1.0 against a l
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
+from veranda_dagster.domain.core.documents import json_or_none
 from veranda_dagster.domain.core.models import Tier, Usage
 from veranda_dagster.domain.core.redaction import TokenShape
 from veranda_dagster.sandbox.egress import BEARER, X_API_KEY, KeyCarrier
@@ -53,10 +53,7 @@ def parse_kimi_wire(text: str) -> Usage:
     not the stream contract."""
     total = Usage()
     for line in text.splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
+        rec = json_or_none(line)
         if not isinstance(rec, dict) or "usage.record" not in (rec.get("type"), rec.get("event")):
             continue
         if rec.get("usageScope", "turn") != "turn":
