@@ -50,7 +50,19 @@ def test_toml_reads_a_line_of_exactly_the_bound():
 
 def test_toml_leaves_a_line_past_the_bound_unread():
     assert toml_or_none(KEY_OF + ".a = 1\n") is None
-    assert toml_or_none('d = "' + "." * (MAX_TOML_LINE_DOTS + 1) + '"\n') is None
+    assert toml_or_none("x = {" + KEY_OF + ".a = 1}\n") is None  # in an inline table too
+    assert toml_or_none('"q".' + KEY_OF + " = 1\n") is None  # beside a quoted part
+
+
+def test_dots_inside_one_line_strings_are_no_key_parts():
+    """Adversarial twin: a pinned dependency list on one line holds many dots, all inside
+    strings; it is read."""
+    pins = ", ".join(f'"pkg{i}>=1.{i}.0"' for i in range(MAX_TOML_LINE_DOTS))
+    parsed = toml_or_none(f"[project]\ndependencies = [{pins}]\n")
+    assert parsed is not None and len(parsed["project"]["dependencies"]) == MAX_TOML_LINE_DOTS
+    assert toml_or_none("d = '" + "." * (MAX_TOML_LINE_DOTS + 1) + "'\n") == {
+        "d": "." * (MAX_TOML_LINE_DOTS + 1)
+    }
 
 
 def test_dots_spread_over_lines_are_not_one_key():

@@ -14,6 +14,7 @@ instead, which names the refusal.
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from typing import Any
 
@@ -40,16 +41,25 @@ def yaml_or_none(text: str) -> Any | None:
         return None
 
 
+_ONE_LINE_STRING = re.compile(r""""(?:[^"\\\n]|\\.)*"|'[^'\n]*'""")
+"""A basic or literal string on one line (a value, or a quoted key part): its dots separate no
+key parts (``"1.2.3"``, ``"a.b".c`` is two parts)."""
+
+
 def toml_dots_bounded(text: str) -> bool:
-    """Whether every line holds at most ``MAX_TOML_LINE_DOTS`` dots. Split on ``\\n`` only:
-    TOML ends a line there, and a quoted key part may hold the other characters
-    ``str.splitlines`` breaks on (``\\u2028``), which would hide a long key across "lines"."""
-    return all(line.count(".") <= MAX_TOML_LINE_DOTS for line in text.split("\n"))
+    """Whether every line holds at most ``MAX_TOML_LINE_DOTS`` dots outside its one-line
+    strings: the dots that can separate key parts (a pinned dependency list on one line is
+    read). Split on ``\\n`` only: TOML ends a line there, and a quoted key part may hold the
+    other characters ``str.splitlines`` breaks on (``\\u2028``), which would hide a long key
+    across "lines"."""
+    return all(
+        _ONE_LINE_STRING.sub("", line).count(".") <= MAX_TOML_LINE_DOTS for line in text.split("\n")
+    )
 
 
 def toml_or_none(text: str) -> dict[str, Any] | None:
     """The parsed TOML table, or ``None`` when ``text`` is not TOML, nests past the parser's
-    recursion, or holds a line of more than ``MAX_TOML_LINE_DOTS`` dots."""
+    recursion, or holds a line of more than ``MAX_TOML_LINE_DOTS`` dots outside its strings."""
     if not toml_dots_bounded(text):
         return None
     try:
