@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, Final
 
 from veranda_dagster.domain.core.bounds import (
@@ -32,9 +32,7 @@ from veranda_dagster.domain.core.bounds import (
     MAX_VOCABULARY_FILE_BYTES,
 )
 from veranda_dagster.domain.core.documents import json_or_none
-
-Reader = Callable[[str], str | None]
-Lister = Callable[[str], list[str] | None]
+from veranda_dagster.domain.intake.read_budget import Lister, ReadBudget, Reader
 
 DOC_ROOTS: Final = ("docs", "doc", "documentation")
 """Where a repository keeps its documentation."""
@@ -111,37 +109,6 @@ def schema_keys(text: str) -> list[str]:
     return keys
 
 
-class _Reads:
-    """The forge reads left (``MAX_CONFIG_FILE_READS``), a note when they run out."""
-
-    def __init__(self, full_name: str, read: Reader, listdir: Lister, notes: list[str]) -> None:
-        self.full_name, self._read, self._listdir, self.notes = full_name, read, listdir, notes
-        self.left = MAX_CONFIG_FILE_READS
-
-    def _spend(self) -> bool:
-        if self.left <= 0:
-            if self.left == 0:
-                self.notes.append(
-                    f"{self.full_name}: stopped reading configuration keys after "
-                    f"{MAX_CONFIG_FILE_READS} files"
-                )
-                self.left = -1
-            return False
-        self.left -= 1
-        return True
-
-    def read(self, path: str) -> str | None:
-        if not self._spend():
-            return None
-        text = self._read(path)
-        if text is None or len(text.encode("utf-8", "ignore")) > MAX_VOCABULARY_FILE_BYTES:
-            return None
-        return text
-
-    def listdir(self, path: str) -> list[str]:
-        return (self._listdir(path) or []) if self._spend() else []
-
-
 def _pages(entries: list[str]) -> list[str]:
     return [e for e in entries if e.endswith(PAGE_SUFFIXES) and CONFIG_PAGE.match(e)]
 
@@ -157,7 +124,15 @@ def read_config_keys(
     """The configuration keys the repository documents: its configuration pages, the settings
     modules and JSON schemas of its packages (``packages``: ``celery``, ``src/tox``) and a schema
     at its root (``root``: the root listing); each once, at most ``MAX_CONFIG_KEYS``."""
-    reads = _Reads(full_name, read, listdir, notes)
+    reads = ReadBudget(
+        full_name,
+        read,
+        listdir,
+        notes,
+        limit=MAX_CONFIG_FILE_READS,
+        max_bytes=MAX_VOCABULARY_FILE_BYTES,
+        what="configuration keys",
+    )
     found: dict[str, None] = {}
 
     def add(keys: Iterable[str]) -> None:

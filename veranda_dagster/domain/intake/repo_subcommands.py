@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Final
 
 from veranda_dagster.domain.core.bounds import (
@@ -34,9 +34,7 @@ from veranda_dagster.domain.core.bounds import (
     MAX_SUBCOMMANDS,
     MAX_VOCABULARY_FILE_BYTES,
 )
-
-Reader = Callable[[str], str | None]
-Lister = Callable[[str], list[str] | None]
+from veranda_dagster.domain.intake.read_budget import Lister, ReadBudget, Reader
 
 CLI_MODULES: Final = ("cli.py", "__main__.py", "main.py", "command.py", "commands.py")
 """Files of a package (or its ``cli`` folder) that hold its command line, by the names people
@@ -134,37 +132,6 @@ def module_paths(target: str, src_layout: bool) -> list[str]:
     return [f"{prefix}{base}{suffix}" for prefix in prefixes for suffix in (".py", "/__init__.py")]
 
 
-class _Reads:
-    """The forge reads left (``MAX_SUBCOMMAND_FILE_READS``), a note when they run out."""
-
-    def __init__(self, full_name: str, read: Reader, listdir: Lister, notes: list[str]) -> None:
-        self.full_name, self._read, self._listdir, self.notes = full_name, read, listdir, notes
-        self.left = MAX_SUBCOMMAND_FILE_READS
-
-    def _spend(self) -> bool:
-        if self.left <= 0:
-            if self.left == 0:
-                self.notes.append(
-                    f"{self.full_name}: stopped reading subcommands after "
-                    f"{MAX_SUBCOMMAND_FILE_READS} files"
-                )
-                self.left = -1
-            return False
-        self.left -= 1
-        return True
-
-    def read(self, path: str) -> str | None:
-        if not self._spend():
-            return None
-        text = self._read(path)
-        if text is None or len(text.encode("utf-8", "ignore")) > MAX_VOCABULARY_FILE_BYTES:
-            return None
-        return text
-
-    def listdir(self, path: str) -> list[str]:
-        return (self._listdir(path) or []) if self._spend() else []
-
-
 def read_subcommands(
     full_name: str,
     read: Reader,
@@ -178,7 +145,15 @@ def read_subcommands(
     (``entry_modules``: ``pre_commit.main``), then in its packages' (``packages``: ``celery``,
     ``src/tox``) CLI files and commands folders, then in a source tree's command folders outside
     a package (``root``: the root listing); each once, at most ``MAX_SUBCOMMANDS``."""
-    reads = _Reads(full_name, read, listdir, notes)
+    reads = ReadBudget(
+        full_name,
+        read,
+        listdir,
+        notes,
+        limit=MAX_SUBCOMMAND_FILE_READS,
+        max_bytes=MAX_VOCABULARY_FILE_BYTES,
+        what="subcommands",
+    )
     found: dict[str, None] = {}
 
     def add(names: Iterable[str]) -> None:
@@ -226,5 +201,5 @@ def read_subcommands(
             elif not members_seen:  # elsewhere only while no commands folder was found
                 folders.append((f"{folder}/{sub}", depth + 1))
     if folders and reads.left <= 0:
-        reads.listdir("")  # spends nothing: notes that the bound stopped the search
+        reads.note_stopped()
     return list(found)[:MAX_SUBCOMMANDS]

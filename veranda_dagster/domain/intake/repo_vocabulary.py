@@ -14,6 +14,7 @@ repository, and at most ``MAX_VOCABULARY_TERMS_PER_KIND`` / ``MAX_VOCABULARY_TER
 from __future__ import annotations
 
 import configparser
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any, Protocol, runtime_checkable
@@ -27,6 +28,7 @@ from veranda_dagster.domain.core.bounds import (
 )
 from veranda_dagster.domain.core.documents import json_or_none, toml_or_none, yaml_or_none
 from veranda_dagster.domain.intake.catalog import VOCABULARY_KINDS, VOCABULARY_TERM, RepoVocabulary
+from veranda_dagster.domain.intake.read_budget import ReadBudget
 from veranda_dagster.domain.intake.repo_config_keys import read_config_keys
 from veranda_dagster.domain.intake.repo_definitions import (
     is_public_name,
@@ -101,41 +103,6 @@ class RepositoryFiles(Protocol):
     def read_repository_file(self, full_name: str, path: str) -> str | None: ...
 
     def list_repository_dir(self, full_name: str, path: str) -> list[str] | None: ...
-
-
-class _Budget:
-    """Counts forge reads against ``MAX_VOCABULARY_FILE_READS``."""
-
-    def __init__(self, files: RepositoryFiles, full_name: str, notes: list[str]) -> None:
-        self.files, self.full_name, self.notes = files, full_name, notes
-        self.left = MAX_VOCABULARY_FILE_READS
-        self.noted = False
-
-    def _spend(self) -> bool:
-        if self.left <= 0:
-            if not self.noted:
-                self.notes.append(
-                    f"{self.full_name}: stopped reading vocabulary after "
-                    f"{MAX_VOCABULARY_FILE_READS} files"
-                )
-                self.noted = True
-            return False
-        self.left -= 1
-        return True
-
-    def read(self, path: str) -> str | None:
-        if not self._spend():
-            return None
-        text = self.files.read_repository_file(self.full_name, path)
-        if text is not None and len(text.encode("utf-8", "ignore")) > MAX_VOCABULARY_FILE_BYTES:
-            self.notes.append(f"{self.full_name}: skipped {path} (over the vocabulary size bound)")
-            return None
-        return text
-
-    def listdir(self, path: str) -> list[str]:
-        if not self._spend():
-            return []
-        return self.files.list_repository_dir(self.full_name, path) or []
 
 
 class _Terms:
@@ -356,7 +323,7 @@ def _symbols(text: str) -> list[str]:
 
 
 def _manifests(
-    read: _Budget,
+    read: ReadBudget,
     prefix: str,
     terms: _Terms,
     full_name: str,
@@ -408,7 +375,7 @@ PROVIDER_DOC_FOLDERS = ("docs/resources", "docs/data-sources")
 """Where a Terraform provider documents its resource and data source types, one page each."""
 
 
-def _provider_types(read: _Budget, full_name: str) -> list[str]:
+def _provider_types(read: ReadBudget, full_name: str) -> list[str]:
     """``prefect_deployment`` of ``terraform-provider-prefect``'s ``docs/resources/
     deployment.md``: the names a configuration writes (``resource "prefect_deployment"``)."""
     name = full_name.rsplit("/", 1)[-1].lower()
@@ -427,7 +394,7 @@ MAX_CHART_READS = 12
 would spend the reads its packages need."""
 
 
-def _charts(read: _Budget, folders: list[str], root: list[str]) -> list[str]:
+def _charts(read: ReadBudget, folders: list[str], root: list[str]) -> list[str]:
     """``name:`` of the root ``Chart.yaml`` and of ``charts/<chart>/Chart.yaml`` (at most
     ``MAX_CHART_READS``): what ``helm install`` and a values file name it by."""
     paths = ["Chart.yaml"] if "Chart.yaml" in root else []
@@ -474,7 +441,7 @@ has 18; past it a namespace is a whole ecosystem and its members cannot all fit 
 kind (``MAX_VOCABULARY_TERMS_PER_KIND``) anyway."""
 
 
-def _namespace_members(read: _Budget, folder: str) -> list[str]:
+def _namespace_members(read: ReadBudget, folder: str) -> list[str]:
     """The sub-packages of a namespace package (PEP 420: a folder without ``__init__.py``, as
     poetry and poetry-core share ``poetry/``), at most ``MAX_NAMESPACE_MEMBERS``; none for a
     folder that is no namespace."""
@@ -488,7 +455,17 @@ def _namespace_members(read: _Budget, folder: str) -> list[str]:
 def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabulary, list[str]]:
     """The repository's vocabulary and notes on what was skipped, within the read bounds."""
     notes: list[str] = []
-    read = _Budget(files, full_name, notes)
+    read_file = functools.partial(files.read_repository_file, full_name)
+    list_dir = functools.partial(files.list_repository_dir, full_name)
+    read = ReadBudget(
+        full_name,
+        read_file,
+        list_dir,
+        notes,
+        limit=MAX_VOCABULARY_FILE_READS,
+        max_bytes=MAX_VOCABULARY_FILE_BYTES,
+        what="vocabulary",
+    )
     terms = _Terms()
     names = _manifests(read, "", terms, full_name)
     root = read.listdir("")
@@ -548,16 +525,16 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
     # its own read budget (``MAX_DEFINITION_FILE_READS``): the names it is known by come first
     definitions = read_definitions(
         full_name,
-        lambda path: files.read_repository_file(full_name, path),
-        lambda path: files.list_repository_dir(full_name, path),
+        read_file,
+        list_dir,
         packages,
         notes,
     )
     # the command line and the documented configuration: reads of their own, after the rest
     subcommands = read_subcommands(
         full_name,
-        lambda path: files.read_repository_file(full_name, path),
-        lambda path: files.list_repository_dir(full_name, path),
+        read_file,
+        list_dir,
         packages,
         terms.entry_modules[:MAX_ENTRY_MODULES],
         root,
@@ -565,8 +542,8 @@ def read_vocabulary(full_name: str, files: RepositoryFiles) -> tuple[RepoVocabul
     )
     settings = read_config_keys(
         full_name,
-        lambda path: files.read_repository_file(full_name, path),
-        lambda path: files.list_repository_dir(full_name, path),
+        read_file,
+        list_dir,
         packages,
         root,
         notes,
@@ -594,7 +571,7 @@ rule, snapshot or not."""
 
 
 def _shipped(
-    read: _Budget, full_name: str, root: list[str], folders: list[str], terms: _Terms
+    read: ReadBudget, full_name: str, root: list[str], folders: list[str], terms: _Terms
 ) -> None:
     """Tools it ships or wraps, beside the dependencies its manifests declared. A repository
     that publishes no package (``PACKAGE_MANIFESTS``) ships what its Dockerfiles install and
