@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from tests.domain.intake.repo_tree import Tree
 from veranda_dagster.domain.core.bounds import (
     MAX_DEFINITION_FILE_BYTES,
     MAX_DEFINITION_FILE_READS,
@@ -17,27 +18,6 @@ from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.domain.intake.catalog import Catalog, CatalogRepo, RepoVocabulary
 from veranda_dagster.domain.intake.repo_definitions import read_definitions
 from veranda_dagster.domain.intake.repo_detection import detect_repo
-
-
-class Tree:
-    """A repository's files as a dict, folders derived from the paths; counts reads."""
-
-    def __init__(self, files: dict[str, str]) -> None:
-        self.files, self.reads = files, 0
-
-    def read(self, path: str) -> str | None:
-        self.reads += 1
-        return self.files.get(path)
-
-    def listdir(self, path: str) -> list[str] | None:
-        self.reads += 1
-        prefix = f"{path}/"
-        heads = {
-            n[len(prefix) :].partition("/")[0] + ("/" if "/" in n[len(prefix) :] else "")
-            for n in self.files
-            if n.startswith(prefix)
-        }
-        return sorted(heads) or None
 
 
 def _read(tree: Tree, packages: list[str]) -> tuple[list[str], list[str]]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from tests.domain.intake.repo_tree import Tree
 from veranda_dagster.domain.core.bounds import (
     MAX_CONFIG_FILE_READS,
     MAX_CONFIG_KEYS,
@@ -39,30 +40,6 @@ from veranda_dagster.forges.gitlab.client import GitLabClient
 from veranda_dagster.sim.github_fake import GitHubFake
 from veranda_dagster.sim.gitlab_fake import GitLabFake
 from veranda_dagster.sim.sample_org import create_bare_repo
-
-
-class Tree:
-    """A repository's files as a dict, folders derived from the paths; counts reads."""
-
-    def __init__(self, files: dict[str, str]) -> None:
-        self.files, self.reads = files, 0
-
-    def read(self, path: str) -> str | None:
-        self.reads += 1
-        return self.files.get(path)
-
-    def listdir(self, path: str) -> list[str] | None:
-        self.reads += 1
-        prefix = f"{path.strip('/')}/" if path.strip("/") else ""
-        heads = {
-            n[len(prefix) :].partition("/")[0] + ("/" if "/" in n[len(prefix) :] else "")
-            for n in self.files
-            if n.startswith(prefix)
-        }
-        return sorted(heads) or None
-
-    def root(self) -> list[str]:
-        return self.listdir("") or []
 
 
 def _subcommands(
