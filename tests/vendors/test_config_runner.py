@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import sys
 import time
 
 import pytest
 
 from veranda_dagster.domain.core.errors import ConfigError
-from veranda_dagster.vendors import registry
+from veranda_dagster.sandbox import Sandbox
+from veranda_dagster.vendors import registry, runner
 from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.resolver import build_agent
 from veranda_dagster.vendors.runner import (
@@ -129,6 +133,42 @@ def test_real_runner_kills_the_whole_group_at_the_timeout(tmp_path):
     assert time.monotonic() - started < 5
     time.sleep(1.6)
     assert not marker.exists(), "the grandchild outlived the timeout"
+
+
+def test_a_process_that_left_the_group_holds_the_turn_no_longer_than_the_drain(
+    tmp_path, monkeypatch
+):
+    """With the sandbox off a grandchild can leave the group (``setsid``) with the CLI's stdout
+    open: the kill does not reach it, and reading the pipes to their end would wait for it.
+    ``KILLED_DRAIN_S`` ends the turn with what was read; the escaped process is ours to end."""
+    monkeypatch.setattr(runner, "KILLED_DRAIN_S", 0.5)
+    pid_file = tmp_path / "escaped.pid"
+    escaped = tmp_path / "escaped.py"
+    escaped.write_text(
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(20)\n"
+    )
+    parent = tmp_path / "parent.py"
+    parent.write_text(
+        "import subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, {str(escaped)!r}], start_new_session=True)\n"
+        "print('partial', flush=True)\n"
+        "time.sleep(20)\n"
+    )
+    started = time.monotonic()
+    try:
+        out = SubprocessRunner(Sandbox(mode="off")).run(
+            [sys.executable, str(parent)], str(tmp_path), {"PATH": "/usr/bin:/bin"}, None, 1.0
+        )
+        elapsed = time.monotonic() - started
+    finally:
+        deadline = time.monotonic() + 5
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with contextlib.suppress(ProcessLookupError, ValueError, FileNotFoundError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    assert out.timed_out and out.exit_code is None
+    assert out.stdout == "partial\n" and "held past the kill" in out.stderr
+    assert elapsed < 1.0 + 0.5 + 3, f"the turn waited {elapsed:.1f} s for the escaped process"
 
 
 def test_missing_binary_is_127():

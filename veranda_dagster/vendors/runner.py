@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Final
 
 from veranda_dagster.domain.clone.active_environment import active_environment
 from veranda_dagster.domain.clone.borrowed_objects import store_binds
@@ -35,6 +36,11 @@ from veranda_dagster.vendors.command import (
 from veranda_dagster.vendors.isolation import TurnIsolation, turn_binds
 
 NO_REAL_CLI_ENV = "VERANDA_NO_REAL_CLI"
+KILLED_DRAIN_S: Final = 5.0
+"""After the timeout's group kill, how long the CLI's pipes are still read. A killed group
+closes them at once (the kernel delivers SIGKILL in milliseconds), but a process that left
+the group (``setsid``: possible with the sandbox off) keeps them open for as long as it
+lives; past this the turn ends with what was read and the pipes are closed on it."""
 
 
 def vendor_binaries() -> frozenset[str]:
@@ -178,7 +184,7 @@ def _spawn(
         timed_out = False
     except subprocess.TimeoutExpired:
         _kill_group(proc)
-        out, err = proc.communicate()
+        out, err = _drain_killed(proc)
         timed_out = True
     return RunOutput(
         exit_code=None if timed_out else proc.returncode,
@@ -210,6 +216,26 @@ def _own_home(home: str) -> bool:
 def _kill_group(proc: subprocess.Popen[str]) -> None:
     with contextlib.suppress(ProcessLookupError):  # already gone
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _drain_killed(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """What the killed CLI wrote, read for at most ``KILLED_DRAIN_S``; past it (an escaped
+    process holds the pipes) the partial output, the pipes closed and the leader reaped."""
+    try:
+        return proc.communicate(timeout=KILLED_DRAIN_S)
+    except subprocess.TimeoutExpired as exc:
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        proc.wait(timeout=KILLED_DRAIN_S)  # the leader itself was killed: only reaping is left
+        return _decoded(exc.output), _decoded(exc.stderr) + "\n[output pipes held past the kill]"
+
+
+def _decoded(partial: bytes | str | None) -> str:
+    """``TimeoutExpired`` carries the bytes read so far even when the pipes are text."""
+    if isinstance(partial, bytes):
+        return partial.decode("utf-8", errors="replace")
+    return partial or ""
 
 
 class CredentialFileLogin:
