@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from veranda_dagster.environment import registry_proxy
 from veranda_dagster.environment.registries import Registry
 from veranda_dagster.environment.registry_proxy import RegistryProxy
 
@@ -102,3 +103,20 @@ def test_an_absolute_target_on_a_configured_origin_is_forwarded(proxy: RegistryP
     answer = _send(proxy, "HEAD https://files.example.org/t/x.whl HTTP/1.1\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 200") and b"wheel-bytes" not in answer
     assert [r.method for r in seen] == ["HEAD"]
+
+
+@pytest.mark.parametrize(
+    ("sent", "kept"), [(5, 3), (3, 3)], ids=["past-the-bound-counted", "at-the-bound-all-kept"]
+)
+def test_a_setups_refusals_are_all_counted_and_the_first_max_kept(
+    proxy: RegistryProxy, monkeypatch: pytest.MonkeyPatch, sent: int, kept: int
+) -> None:
+    """The repository's script decides how many refused requests it makes: the first
+    ``MAX_REFUSALS_KEPT`` are kept (in request order), every one is counted; at the bound all
+    are kept."""
+    monkeypatch.setattr(registry_proxy, "MAX_REFUSALS_KEPT", 3)
+    for number in range(sent):
+        answer = _send(proxy, f"GET /other/{number} HTTP/1.1\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 403")
+    assert proxy.refusals == sent
+    assert [f"/other/{n}" in line for n, line in enumerate(proxy.refused)] == [True] * kept

@@ -56,6 +56,10 @@ CLIENT_READ_TIMEOUT_S: Final = 60.0
 UPSTREAM_CONNECT_TIMEOUT_S: Final = 20.0
 UPSTREAM_READ_TIMEOUT_S: Final = 120.0
 """Silence between two chunks of a download; a registry that stalls this long is down."""
+MAX_REFUSALS_KEPT: Final = 50
+"""Refusals one setup run keeps for its outcome (the error shows five; each is also logged);
+the rest are only counted (``refusals``). The repository's script decides how many requests
+it makes, and the kept ones are stored with the outcome and its ready record."""
 MAX_CONCURRENT_REQUESTS: Final = 32
 """pip and npm fetch a handful of files at once."""
 SOCKET_NAME: Final = "proxy.sock"
@@ -83,6 +87,8 @@ class RegistryProxy:
         self.registries = {r.name: r for r in registries}
         self.local_origin = local_origin.rstrip("/")
         self.refused: list[str] = []
+        self.refusals = 0
+        self._refusals_lock = threading.Lock()
         self.forwarded = 0
         self._slots = threading.BoundedSemaphore(MAX_CONCURRENT_REQUESTS)
         self._client = httpx.Client(
@@ -229,7 +235,10 @@ class RegistryProxy:
         shown = request.shown if request is not None else "(unread request)"
         line = f"registry proxy refused {shown}: {refusal.reason} ({refusal.status})"
         log.warning(line)
-        self.refused.append(line)
+        with self._refusals_lock:  # requests are served on threads of their own
+            self.refusals += 1
+            if len(self.refused) < MAX_REFUSALS_KEPT:
+                self.refused.append(line)
         body = f"veranda registry proxy: {refusal.reason}\n"
         head = (
             f"HTTP/1.1 {refusal.status} Refused by veranda registry proxy\r\n"

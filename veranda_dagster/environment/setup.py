@@ -141,6 +141,8 @@ def _run(
         with _sandboxed(script, repo_dir, folder, registries) as (argv, env, proxy):
             code, why, tail = _wait(argv, env, repo_dir, folder, timeout_s, max_bytes)
             refused = list(proxy.refused)
+            if proxy.refusals > len(refused):
+                refused.append(f"... and {proxy.refusals - len(refused)} more refusals")
     except BaseException:
         discard(folder)
         raise

@@ -32,7 +32,7 @@ import socket
 import tempfile
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Final
@@ -75,17 +75,29 @@ HOP_BY_HOP: Final = frozenset(
 )  # fmt: skip
 
 
+MAX_REFUSALS_KEPT: Final = 200
+"""Refusals one turn's record keeps (each is also logged as it happens); the rest are only
+counted. The agent decides how many requests it makes, and each refusal costs it one
+connection, so a turn could otherwise grow its record by the hundred thousand."""
+
+
 @dataclass
 class ProxyLog:
-    """What this turn's proxy did, for the turn's own record and for tests."""
+    """What this turn's proxy did, for the turn's own record and for tests: every refusal
+    counted, the first ``MAX_REFUSALS_KEPT`` kept."""
 
     forwarded: int = 0
     refused: list[tuple[int, str]] | None = None
+    refusals: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def refusal(self, status: int, line: str) -> None:
-        if self.refused is None:
-            self.refused = []
-        self.refused.append((status, line))
+        with self._lock:  # requests are served on threads of their own
+            self.refusals += 1
+            if self.refused is None:
+                self.refused = []
+            if len(self.refused) < MAX_REFUSALS_KEPT:
+                self.refused.append((status, line))
 
 
 class CredentialProxy:
