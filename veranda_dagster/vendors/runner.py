@@ -27,6 +27,12 @@ from veranda_dagster.sandbox.egress import Egress
 from veranda_dagster.sandbox.metering import RequestMeter
 from veranda_dagster.sandbox.proxied import EgressError, through_proxy
 from veranda_dagster.vendors import registry
+from veranda_dagster.vendors.capped_output import (
+    MAX_CLI_OUTPUT_BYTES,
+    OVER_NOTE,
+    CappedPipe,
+    feed,
+)
 from veranda_dagster.vendors.command import (
     EGRESS_REFUSED,
     EXIT_EGRESS_REFUSED,
@@ -172,24 +178,37 @@ def _spawn(
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
             start_new_session=True,
         )
     except FileNotFoundError as exc:
         return RunOutput(exit_code=127, stderr=f"binary not found: {exc.filename}")
     except PermissionError as exc:
         return RunOutput(exit_code=126, stderr=f"binary not executable: {exc.filename}")
-    try:
-        out, err = proc.communicate(stdin, timeout=timeout)
-        timed_out = False
+    assert proc.stdout is not None and proc.stderr is not None
+    pipes = [
+        CappedPipe(proc.stdout, MAX_CLI_OUTPUT_BYTES, lambda: _kill_group(proc)),
+        CappedPipe(proc.stderr, MAX_CLI_OUTPUT_BYTES, lambda: _kill_group(proc)),
+    ]
+    feed(proc, stdin)
+    deadline = time.monotonic() + timeout
+    try:  # the CLI's end, then its pipes' end (a child of its may still hold them), in time
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        timed_out = not all(p.join(max(0.0, deadline - time.monotonic())) for p in pipes)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        out, err = _drain_killed(proc)
         timed_out = True
+    if timed_out:
+        _kill_group(proc)
+    held = _drain_killed(proc, pipes) if timed_out or any(p.over for p in pipes) else False
+    over = any(p.over for p in pipes)
+    stderr = pipes[1].text()
+    if over:
+        stderr += "\n" + OVER_NOTE.format(limit=MAX_CLI_OUTPUT_BYTES)
+    if held:
+        stderr += "\n[output pipes held past the kill]"
     return RunOutput(
-        exit_code=None if timed_out else proc.returncode,
-        stdout=out or "",
-        stderr=err or "",
+        exit_code=None if timed_out or over else proc.returncode,
+        stdout=pipes[0].text(),
+        stderr=stderr,
         timed_out=timed_out,
         duration_s=round(time.monotonic() - started, 3),
     )
@@ -213,29 +232,22 @@ def _own_home(home: str) -> bool:
     return os.path.realpath(home) != os.path.realpath(Path.home())
 
 
-def _kill_group(proc: subprocess.Popen[str]) -> None:
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):  # already gone
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def _drain_killed(proc: subprocess.Popen[str]) -> tuple[str, str]:
-    """What the killed CLI wrote, read for at most ``KILLED_DRAIN_S``; past it (an escaped
-    process holds the pipes) the partial output, the pipes closed and the leader reaped."""
-    try:
-        return proc.communicate(timeout=KILLED_DRAIN_S)
-    except subprocess.TimeoutExpired as exc:
-        for pipe in (proc.stdout, proc.stderr):
-            if pipe is not None:
-                pipe.close()
+def _drain_killed(proc: subprocess.Popen[bytes], pipes: list[CappedPipe]) -> bool:
+    """After the group's kill: the pipes read to their end for at most ``KILLED_DRAIN_S``;
+    past it (an escaped process holds them) they are abandoned to it. Whether they were held."""
+    drain_end = time.monotonic() + KILLED_DRAIN_S
+    held = not all(p.join(max(0.0, drain_end - time.monotonic())) for p in pipes)
+    if held:
+        for pipe in pipes:
+            pipe.abandon()
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=KILLED_DRAIN_S)  # the leader itself was killed: only reaping is left
-        return _decoded(exc.output), _decoded(exc.stderr) + "\n[output pipes held past the kill]"
-
-
-def _decoded(partial: bytes | str | None) -> str:
-    """``TimeoutExpired`` carries the bytes read so far even when the pipes are text."""
-    if isinstance(partial, bytes):
-        return partial.decode("utf-8", errors="replace")
-    return partial or ""
+    return held
 
 
 class CredentialFileLogin:
