@@ -53,7 +53,10 @@ MAX_REWRITE_BYTES: Final = 16 * 1024 * 1024
 """An index page or metadata JSON read whole to rewrite registry URLs (PyPI's largest simple
 pages are a few MB); a larger one streams through unchanged."""
 CLIENT_READ_TIMEOUT_S: Final = 60.0
+"""Silence from pip or npm while it sends its request (a few hundred bytes): a client that
+says nothing for a minute holds a slot for nothing."""
 UPSTREAM_CONNECT_TIMEOUT_S: Final = 20.0
+"""Reaching a package registry: a reachable one connects in well under a second."""
 UPSTREAM_READ_TIMEOUT_S: Final = 120.0
 """Silence between two chunks of a download; a registry that stalls this long is down."""
 MAX_REFUSALS_KEPT: Final = 50

@@ -52,11 +52,14 @@ MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
 CLIENT_READ_TIMEOUT_S: Final = 60.0
 """Silence while reading a request from the bridge: the CLI writes requests at once."""
 UPSTREAM_CONNECT_TIMEOUT_S: Final = 20.0
+"""Reaching the model vendor's API: a reachable one connects in well under a second."""
 UPSTREAM_READ_TIMEOUT_S: Final = 600.0
 """Silence between two chunks of an answer: a model may think for minutes before a token."""
 MAX_CONCURRENT_REQUESTS: Final = 32
 """In flight at once for one turn (a CLI runs a few sub-agents in parallel at most)."""
 MAX_DRAIN_BYTES: Final = 1024 * 1024
+"""After a refusal, at most this much of the rest of the request is read and dropped (so the
+client sees the answer rather than a reset); a larger body is cut off."""
 DRAIN_TIMEOUT_S: Final = 1.0
 """After a refusal, how much (and how long) of the rest of the request is read and dropped."""
 METER_SETTLE_TIMEOUT_S: Final = 10.0
