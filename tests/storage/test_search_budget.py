@@ -240,6 +240,7 @@ def test_a_run_outbid_for_every_freed_slot_gives_up_after_max_budget_waits(
             budget.acquire()
         assert len(budget.waits) == MAX_BUDGET_WAITS
     else:
+        assert outbids is not None
         budget.acquire()
         assert len(budget.waits) == outbids + 1
 
