@@ -120,3 +120,46 @@ def test_a_setups_refusals_are_all_counted_and_the_first_max_kept(
         assert answer.startswith(b"HTTP/1.1 403")
     assert proxy.refusals == sent
     assert [f"/other/{n}" in line for n, line in enumerate(proxy.refused)] == [True] * kept
+
+
+def _unchunked(answer: bytes) -> tuple[bytes, bytes]:
+    """(head, body) of a chunked answer, the chunks joined."""
+    head, _, rest = answer.partition(b"\r\n\r\n")
+    body = b""
+    while rest:
+        size_line, _, rest = rest.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            break
+        body, rest = body + rest[:size], rest[size + 2 :]
+    return head, body
+
+
+@pytest.mark.parametrize(
+    ("page_bytes", "rewritten"), [(300, False), (60, True)], ids=["past-the-bound", "within"]
+)
+def test_an_index_page_past_the_rewrite_bound_streams_through_whole_and_unchanged(
+    monkeypatch: pytest.MonkeyPatch, page_bytes: int, rewritten: bool
+) -> None:
+    """An index page sent without a length (chunked) and longer than ``MAX_REWRITE_BYTES``
+    (here 100) is sent on unchanged and whole, the part read while looking for the end first;
+    its twin, within the bound, comes back rewritten, with its length."""
+    monkeypatch.setattr(registry_proxy, "MAX_REWRITE_BYTES", 100)
+    link = b'<a href="https://files.example.org/t/tool-1.whl">tool</a>\n'
+    page = (link * (page_bytes // len(link) + 1))[:page_bytes]
+
+    def chunked_page(request: httpx.Request) -> httpx.Response:
+        pieces = (page[i : i + 32] for i in range(0, len(page), 32))
+        return httpx.Response(200, headers={"content-type": "text/html"}, content=pieces)
+
+    with RegistryProxy([CORP, FILES], LOCAL, transport=httpx.MockTransport(chunked_page)) as p:
+        answer = _send(p, "GET /corp/simple/tool/ HTTP/1.1\r\nhost: x\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:120]
+    if rewritten:
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert b"content-length" in head.lower()
+        assert body == page.replace(b"https://files.example.org", f"{LOCAL}/files".encode())
+    else:
+        head, body = _unchunked(answer)
+        assert b"transfer-encoding: chunked" in head.lower()
+        assert body == page
