@@ -163,3 +163,24 @@ def test_an_index_page_past_the_rewrite_bound_streams_through_whole_and_unchange
         head, body = _unchunked(answer)
         assert b"transfer-encoding: chunked" in head.lower()
         assert body == page
+
+
+@pytest.mark.parametrize(("size", "whole"), [(101, False), (100, True)], ids=["past", "at"])
+def test_a_package_past_max_package_bytes_is_cut_without_a_last_chunk(
+    monkeypatch: pytest.MonkeyPatch, size: int, whole: bool
+) -> None:
+    """A download one byte past ``MAX_PACKAGE_BYTES`` (here 100) is cut before the chunk that
+    crosses it and never given its last chunk, so pip sees a broken answer, not a short file;
+    its twin, exactly at the bound, arrives whole and terminated."""
+    monkeypatch.setattr(registry_proxy, "MAX_PACKAGE_BYTES", 100)
+    wheel = bytes(range(size))
+
+    def download(request: httpx.Request) -> httpx.Response:
+        pieces = (wheel[i : i + 25] for i in range(0, len(wheel), 25))
+        return httpx.Response(200, headers={"content-type": "application/zip"}, content=pieces)
+
+    with RegistryProxy([CORP, FILES], LOCAL, transport=httpx.MockTransport(download)) as p:
+        answer = _send(p, "GET /files/t/tool-1.whl HTTP/1.1\r\nhost: x\r\n\r\n")
+    _, body = _unchunked(answer)
+    assert answer.endswith(b"0\r\n\r\n") is whole
+    assert body == (wheel if whole else wheel[:100])
