@@ -13,15 +13,11 @@ import pytest
 
 from veranda_dagster.sources.webhook_auth import (
     MAX_TIMESTAMP_CHARS,
+    WebhookMalformed,
     WebhookUnauthorized,
     verify_slack,
 )
-from veranda_dagster.sources.webhook_events import (
-    MAX_DELIVERY_ID_CHARS,
-    Scope,
-    WebhookMalformed,
-    slack_event,
-)
+from veranda_dagster.sources.webhook_events import MAX_DELIVERY_ID_CHARS, Scope, slack_event
 
 SECRET = "slack-signing-secret"
 NOW = 1_790_000_000
