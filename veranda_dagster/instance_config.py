@@ -25,7 +25,11 @@ DEQUEUE_INTERVAL_S = 1
 MAX_RUN_RETRIES = 2
 """A run whose worker died is retried from its failed step at most this many times."""
 RUN_START_TIMEOUT_S = 180
+"""A launched run that has not started in three minutes is marked failed by run monitoring
+(a worker that never came up); a run starts in seconds on a healthy deployment."""
 RUN_CANCEL_TIMEOUT_S = 180
+"""A canceled run that has not stopped in three minutes is marked canceled anyway: each phase
+kills its CLI and commands within seconds of the stop."""
 RUN_MONITOR_POLL_S = 120
 INSTANCE_MODULE = "veranda_dagster.instance"
 INSTANCE_CLASS = "VerandaInstance"

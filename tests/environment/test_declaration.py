@@ -15,7 +15,7 @@ from veranda_dagster.domain.context.setup_facts import hinted_script, setup_decl
 from veranda_dagster.domain.core.errors import ConfigError, SetupError
 from veranda_dagster.environment.cache import environment_dir, locked
 from veranda_dagster.environment.defaults import python_default
-from veranda_dagster.environment.registries import load_registries
+from veranda_dagster.environment.registries import MAX_REGISTRIES, load_registries
 
 
 def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -142,3 +142,19 @@ def test_waiting_for_another_ticket_is_bounded(tmp_path: Path) -> None:
     for hostile in ("..", ".hidden/x", "a\x00b"):
         with pytest.raises(SetupError, match="cannot name"):
             environment_dir(tmp_path, hostile, "k")
+
+
+@pytest.mark.parametrize(
+    ("count", "refused"), [(MAX_REGISTRIES + 1, True), (MAX_REGISTRIES, False)]
+)
+def test_the_registry_allowance_holds_at_most_max_registries(count: int, refused: bool) -> None:
+    """One registry past ``MAX_REGISTRIES`` is a configuration error naming the bound; its
+    twin, exactly at the bound, loads every registry."""
+    raw = json.dumps({f"r{n}": {"url": f"https://r{n}.example/simple"} for n in range(count)})
+    if refused:
+        with pytest.raises(
+            ConfigError, match=f"lists {count} registries \\(max {MAX_REGISTRIES}\\)"
+        ):
+            load_registries({"VERANDA_REGISTRIES": raw})
+    else:
+        assert len(load_registries({"VERANDA_REGISTRIES": raw})) == MAX_REGISTRIES

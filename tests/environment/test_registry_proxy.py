@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from veranda_dagster.environment import registry_proxy
 from veranda_dagster.environment.registries import Registry
 from veranda_dagster.environment.registry_proxy import RegistryProxy
 
@@ -102,3 +103,84 @@ def test_an_absolute_target_on_a_configured_origin_is_forwarded(proxy: RegistryP
     answer = _send(proxy, "HEAD https://files.example.org/t/x.whl HTTP/1.1\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 200") and b"wheel-bytes" not in answer
     assert [r.method for r in seen] == ["HEAD"]
+
+
+@pytest.mark.parametrize(
+    ("sent", "kept"), [(5, 3), (3, 3)], ids=["past-the-bound-counted", "at-the-bound-all-kept"]
+)
+def test_a_setups_refusals_are_all_counted_and_the_first_max_kept(
+    proxy: RegistryProxy, monkeypatch: pytest.MonkeyPatch, sent: int, kept: int
+) -> None:
+    """The repository's script decides how many refused requests it makes: the first
+    ``MAX_REFUSALS_KEPT`` are kept (in request order), every one is counted; at the bound all
+    are kept."""
+    monkeypatch.setattr(registry_proxy, "MAX_REFUSALS_KEPT", 3)
+    for number in range(sent):
+        answer = _send(proxy, f"GET /other/{number} HTTP/1.1\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 403")
+    assert proxy.refusals == sent
+    assert [f"/other/{n}" in line for n, line in enumerate(proxy.refused)] == [True] * kept
+
+
+def _unchunked(answer: bytes) -> tuple[bytes, bytes]:
+    """(head, body) of a chunked answer, the chunks joined."""
+    head, _, rest = answer.partition(b"\r\n\r\n")
+    body = b""
+    while rest:
+        size_line, _, rest = rest.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            break
+        body, rest = body + rest[:size], rest[size + 2 :]
+    return head, body
+
+
+@pytest.mark.parametrize(
+    ("page_bytes", "rewritten"), [(300, False), (60, True)], ids=["past-the-bound", "within"]
+)
+def test_an_index_page_past_the_rewrite_bound_streams_through_whole_and_unchanged(
+    monkeypatch: pytest.MonkeyPatch, page_bytes: int, rewritten: bool
+) -> None:
+    """An index page sent without a length (chunked) and longer than ``MAX_REWRITE_BYTES``
+    (here 100) is sent on unchanged and whole, the part read while looking for the end first;
+    its twin, within the bound, comes back rewritten, with its length."""
+    monkeypatch.setattr(registry_proxy, "MAX_REWRITE_BYTES", 100)
+    link = b'<a href="https://files.example.org/t/tool-1.whl">tool</a>\n'
+    page = (link * (page_bytes // len(link) + 1))[:page_bytes]
+
+    def chunked_page(request: httpx.Request) -> httpx.Response:
+        pieces = (page[i : i + 32] for i in range(0, len(page), 32))
+        return httpx.Response(200, headers={"content-type": "text/html"}, content=pieces)
+
+    with RegistryProxy([CORP, FILES], LOCAL, transport=httpx.MockTransport(chunked_page)) as p:
+        answer = _send(p, "GET /corp/simple/tool/ HTTP/1.1\r\nhost: x\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:120]
+    if rewritten:
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert b"content-length" in head.lower()
+        assert body == page.replace(b"https://files.example.org", f"{LOCAL}/files".encode())
+    else:
+        head, body = _unchunked(answer)
+        assert b"transfer-encoding: chunked" in head.lower()
+        assert body == page
+
+
+@pytest.mark.parametrize(("size", "whole"), [(101, False), (100, True)], ids=["past", "at"])
+def test_a_package_past_max_package_bytes_is_cut_without_a_last_chunk(
+    monkeypatch: pytest.MonkeyPatch, size: int, whole: bool
+) -> None:
+    """A download one byte past ``MAX_PACKAGE_BYTES`` (here 100) is cut before the chunk that
+    crosses it and never given its last chunk, so pip sees a broken answer, not a short file;
+    its twin, exactly at the bound, arrives whole and terminated."""
+    monkeypatch.setattr(registry_proxy, "MAX_PACKAGE_BYTES", 100)
+    wheel = bytes(range(size))
+
+    def download(request: httpx.Request) -> httpx.Response:
+        pieces = (wheel[i : i + 25] for i in range(0, len(wheel), 25))
+        return httpx.Response(200, headers={"content-type": "application/zip"}, content=pieces)
+
+    with RegistryProxy([CORP, FILES], LOCAL, transport=httpx.MockTransport(download)) as p:
+        answer = _send(p, "GET /files/t/tool-1.whl HTTP/1.1\r\nhost: x\r\n\r\n")
+    _, body = _unchunked(answer)
+    assert answer.endswith(b"0\r\n\r\n") is whole
+    assert body == (wheel if whole else wheel[:100])

@@ -18,6 +18,7 @@ from veranda_dagster.domain.clone.active_environment import READY_FILE, active_e
 from veranda_dagster.domain.context.facts import read_repo_facts
 from veranda_dagster.domain.core.errors import SetupError
 from veranda_dagster.domain.work.validation import run_command
+from veranda_dagster.environment import registry_proxy
 from veranda_dagster.environment.setup import prepare_environment
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
 from veranda_dagster.sim.package_index import PackageIndex
@@ -232,3 +233,24 @@ def test_an_agent_turn_in_the_clone_sees_the_environment_read_only(
     assert out.exit_code == 0, out.stderr
     assert "veranda-hello-tool ok from-agent" in out.stdout and "read-only" in out.stdout
     assert not (Path(outcome.env_dir) / "planted").exists()
+
+
+@pytest.mark.parametrize(("kept", "more"), [(1, 2), (3, 0)], ids=["cut-counted", "all-kept"])
+def test_a_setups_refusals_past_the_kept_bound_are_counted_in_its_outcome(
+    tmp_path: Path,
+    index: PackageIndex,
+    monkeypatch: pytest.MonkeyPatch,
+    kept: int,
+    more: int,
+) -> None:
+    """Three refused requests with ``MAX_REFUSALS_KEPT`` at one: the outcome keeps the first
+    and says how many more there were; at three it keeps all three and adds no count."""
+    use_registries(monkeypatch, pypi={"url": index.base_url + "/simple", "kind": "pypi"})
+    monkeypatch.setattr(registry_proxy, "MAX_REFUSALS_KEPT", kept)
+    script = f"cat > /tmp/reach.py <<'PY'\n{REACH}PY\n" + "".join(
+        f"python3 /tmp/reach.py http://registry.evil.example/x{n} GET\n" for n in range(3)
+    )
+    outcome = _prepare(make_repo(tmp_path, script))
+    assert outcome.status == "ready"
+    assert ["/x" in line for line in outcome.refused[:kept]] == [True] * kept
+    assert outcome.refused[kept:] == ([f"... and {more} more refusals"] if more else [])

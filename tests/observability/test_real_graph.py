@@ -11,6 +11,7 @@ import dagster as dg
 import pytest
 
 from tests.assets.fakes import fake_definitions
+from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.observability import metrics as m
 from veranda_dagster.observability.materializations import MaterializationTail, read_phase_records
 from veranda_dagster.observability.report import report_from_instance
@@ -70,3 +71,14 @@ def test_report_and_tail_agree_with_the_stored_metadata(ran) -> None:
     assert replay.registry.get_sample_value("veranda_task_usd_sum") == pytest.approx(
         report["total"]["usd"]
     )
+
+
+def test_past_the_report_bound_the_read_is_an_error_not_a_short_total(ran) -> None:
+    """``MAX_REPORT_EVENTS`` (the ``limit``; here the run's own count less one) makes a window
+    with more materializations an error that names the fix, never a silently short total; its
+    twin, the limit at the count, reads every one."""
+    instance, _ = ran
+    count = len(read_phase_records(instance))
+    with pytest.raises(InputError, match=f"more than {count - 1} phase materializations"):
+        read_phase_records(instance, limit=count - 1)
+    assert len(read_phase_records(instance, limit=count)) == count

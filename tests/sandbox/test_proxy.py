@@ -352,3 +352,20 @@ def test_after_a_refusal_a_silent_client_is_dropped_at_the_drain_timeout(running
     monkeypatch.setattr(proxy_module, "DRAIN_TIMEOUT_S", 0.3)
     code, waited = _refused_then_wait(proxy, placeholder, b"")
     assert code == 413 and waited < 5
+
+
+@pytest.mark.parametrize(
+    ("sent", "kept"), [(5, 3), (3, 3)], ids=["past-the-bound-counted", "at-the-bound-all-kept"]
+)
+def test_a_turns_refusals_are_all_counted_and_the_first_max_kept(
+    running, upstream, monkeypatch, sent, kept
+):
+    """The agent decides how many refused requests it makes: the record keeps the first
+    ``MAX_REFUSALS_KEPT`` and counts every one; its twin, at the bound, keeps them all."""
+    monkeypatch.setattr(proxy_module, "MAX_REFUSALS_KEPT", 3)
+    proxy, _ = running
+    for number in range(sent):
+        assert status(ask(proxy, post(f"/v1/{number}", {}))) == 403
+    assert proxy.record.refusals == sent
+    refused = proxy.record.refused or []
+    assert [f"/v1/{n}" in line for n, (_, line) in enumerate(refused)] == [True] * kept

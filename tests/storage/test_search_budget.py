@@ -10,7 +10,8 @@ import pytest
 
 from tests.storage.sim_clock import SimClock
 from veranda_dagster.domain.context.pack import _pack
-from veranda_dagster.domain.core.bounds import MAX_SEARCHES, SEARCH_CLAIM_TTL_S
+from veranda_dagster.domain.core.bounds import MAX_BUDGET_WAITS, MAX_SEARCHES, SEARCH_CLAIM_TTL_S
+from veranda_dagster.domain.core.errors import TransientError
 from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.forges.github.code_search import GitHubCodeSearch
 from veranda_dagster.forges.github.limits import GITHUB_CODE_SEARCH_PER_MINUTE
@@ -208,3 +209,41 @@ def test_the_postgres_budget_is_shared_through_the_database(postgres_url: str):
     plan.spend()
     plan.release()
     assert len(one.sent()) == 1
+
+
+@pytest.mark.parametrize(
+    ("outbids", "gives_up"),
+    [(None, True), (3, False)],
+    ids=["outbid-every-time-gives-up", "outbid-three-times-then-served"],
+)
+def test_a_run_outbid_for_every_freed_slot_gives_up_after_max_budget_waits(
+    tmp_path: Path, outbids: int | None, gives_up: bool
+):
+    """A slot frees, and another run takes it before this one wakes, again and again: after
+    ``MAX_BUDGET_WAITS`` waits the search is a transient failure instead of a wait without
+    end; its twin, outbid three times, is served on its fourth wait."""
+    now = [1_000_000.0]
+    state = MemoryBudgetState()
+    rival = SearchBudget(state, "k", 1, clock=lambda: now[0], sleep=_never_sleeps)
+    rival.acquire()
+    taken = [0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+        if outbids is None or taken[0] < outbids:
+            rival.acquire()  # the freed slot goes to the other run first
+            taken[0] += 1
+
+    budget = SearchBudget(state, "k", 1, clock=lambda: now[0], sleep=sleep)
+    if gives_up:
+        with pytest.raises(TransientError, match=f"after {MAX_BUDGET_WAITS} waits"):
+            budget.acquire()
+        assert len(budget.waits) == MAX_BUDGET_WAITS
+    else:
+        assert outbids is not None
+        budget.acquire()
+        assert len(budget.waits) == outbids + 1
+
+
+def _never_sleeps(seconds: float) -> None:
+    raise AssertionError(f"the rival found no free slot ({seconds} s)")

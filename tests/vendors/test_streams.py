@@ -3,18 +3,30 @@ typed ``StreamParseError`` (never a crash) for garbage and truncated streams."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import threading
+import tracemalloc
+
 import pytest
 
 from tests.vendors.conftest import FakeLogin, ScriptedRunner, fixture_text
 from veranda_dagster.domain.core.models import Usage
 from veranda_dagster.vendors.command import RunOutput
+from veranda_dagster.vendors.plugins import kimi
 from veranda_dagster.vendors.plugins.claude import parse_claude_stream
 from veranda_dagster.vendors.plugins.codex import parse_codex_stream
 from veranda_dagster.vendors.plugins.cursor import parse_cursor_stream
 from veranda_dagster.vendors.plugins.gemini import parse_gemini_stream
 from veranda_dagster.vendors.plugins.glm import parse_opencode_stream
 from veranda_dagster.vendors.plugins.grok import parse_grok_stream
-from veranda_dagster.vendors.plugins.kimi import KimiVendor, parse_kimi_stream, parse_kimi_wire
+from veranda_dagster.vendors.plugins.kimi import (
+    KimiVendor,
+    parse_kimi_stream,
+    parse_kimi_wire,
+    read_kimi_wire,
+)
 from veranda_dagster.vendors.port import StreamParseError, Turn
 from veranda_dagster.vendors.vendor_config import VendorConfig
 
@@ -146,3 +158,86 @@ def test_kimi_vendor_reads_wire_log_after_the_run(tmp_path):
     result = vendor.run(Turn(prompt="hi", workdir=str(tmp_path), model="kimi-k3"))
     assert result.usage == Usage(input=260, output=10, cached=2200)
     assert runner.calls[0].env["KIMI_MODEL_NAME"] == "kimi-k3"
+
+
+def _record(uncached: int, pad: str = "") -> bytes:
+    line = {"type": "usage.record", "usage": {"inputOther": uncached, "output": 1}, "pad": pad}
+    return json.dumps(line).encode() + b"\n"
+
+
+@pytest.mark.parametrize(
+    ("records_within", "expected_input"),
+    [(2, 30), (3, 70)],
+    ids=["bound-cuts-the-third-record", "bound-at-the-end-reads-all"],
+)
+def test_kimi_wire_read_stops_at_its_byte_bound(
+    tmp_path, monkeypatch, records_within, expected_input
+):
+    """The wire log is in the turn's home, which the agent may fill: past ``MAX_WIRE_BYTES``
+    nothing more is read (the record the bound cuts is not counted); its twin, the bound at
+    the file's end, counts every record."""
+    records = [_record(10), _record(20), _record(40)]
+    wire = tmp_path / "wire.jsonl"
+    wire.write_bytes(b"".join(records))
+    cut = sum(len(r) for r in records[:records_within]) + (5 if records_within < 3 else 0)
+    monkeypatch.setattr(kimi, "MAX_WIRE_BYTES", cut)
+    assert read_kimi_wire(wire).input == expected_input
+
+
+@pytest.mark.parametrize(
+    ("pad", "expected_input"),
+    [(200, 20), (0, 30)],
+    ids=["record-past-the-line-bound-skipped", "record-within-the-line-bound-read"],
+)
+def test_kimi_wire_lines_past_their_bound_are_skipped_not_held(
+    tmp_path, monkeypatch, pad, expected_input
+):
+    """A line past ``MAX_WIRE_LINE_BYTES`` is never held: skipped to its end, the next line read
+    as a line of its own; its twin (the same record, short) is counted."""
+    monkeypatch.setattr(kimi, "MAX_WIRE_LINE_BYTES", 128)
+    wire = tmp_path / "wire.jsonl"
+    wire.write_bytes(_record(10, "x" * pad) + _record(20))
+    assert read_kimi_wire(wire).input == expected_input
+
+
+def test_kimi_wire_at_exactly_the_line_bound_does_not_swallow_the_next_line(tmp_path, monkeypatch):
+    """The first line is one byte past the bound with its newline as that byte: it is skipped,
+    and the (shorter) line after it is still read whole."""
+    first, second = _record(10, "x" * 20), _record(20)
+    monkeypatch.setattr(kimi, "MAX_WIRE_LINE_BYTES", len(first) - 1)
+    wire = tmp_path / "wire.jsonl"
+    wire.write_bytes(first + second)
+    assert read_kimi_wire(wire).input == 20
+
+
+def test_kimi_wire_that_is_a_fifo_is_no_usage_not_a_wait(tmp_path):
+    """The agent could leave a FIFO where the log belongs: opening it to read would wait for a
+    writer that never comes. It is opened without blocking and, not a regular file, unread."""
+    wire = tmp_path / "wire.jsonl"
+    os.mkfifo(wire)
+    answer: list[Usage] = []
+    reader = threading.Thread(target=lambda: answer.append(read_kimi_wire(wire)), daemon=True)
+    reader.start()
+    reader.join(timeout=5)
+    if reader.is_alive():  # release the blocked open so the thread ends, then fail
+        with contextlib.suppress(OSError):
+            os.close(os.open(wire, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(timeout=5)
+        pytest.fail("reading the wire log waited on a FIFO")
+    assert answer == [Usage()]
+
+
+def test_kimi_wire_long_line_is_never_held_whole(tmp_path, monkeypatch):
+    """A 4 MiB line (no usage in it) with the line bound at 1 KiB: it is read past in pieces of
+    the bound, so the read's peak memory stays far below the line; the record after it counts."""
+    monkeypatch.setattr(kimi, "MAX_WIRE_LINE_BYTES", 1024)
+    wire = tmp_path / "wire.jsonl"
+    wire.write_bytes(b"usage.record" + b"x" * (4 * 1024 * 1024) + b"\n" + _record(20))
+    tracemalloc.start()
+    try:
+        usage = read_kimi_wire(wire)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert usage.input == 20
+    assert peak < 512 * 1024, f"peak {peak} bytes while reading past a 4 MiB line"

@@ -12,13 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import Any, Final
 
 import httpx
 
 from veranda_dagster.cli.dev_state import STATE_ENV, find_dev
 
-CONTROL_TIMEOUT_S = 10.0
+CONTROL_TIMEOUT_S: Final = 10.0
+"""One request to the simulation's control endpoint on loopback: it answers in
+milliseconds, so ten seconds means it is not running (or hung), said as an error."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -23,7 +23,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Final, Literal
 from urllib.parse import urlsplit
 
 from veranda_dagster.domain.core.errors import ConfigError
@@ -31,7 +31,7 @@ from veranda_dagster.domain.core.errors import ConfigError
 REGISTRIES_ENV = "VERANDA_REGISTRIES"
 RegistryKind = Literal["pypi", "npm", "go", ""]
 KINDS: tuple[RegistryKind, ...] = ("pypi", "npm", "go", "")
-MAX_REGISTRIES = 32
+MAX_REGISTRIES: Final = 32
 """Registries in one deployment's allowance; a list longer than this is a config mistake."""
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 

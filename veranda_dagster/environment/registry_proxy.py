@@ -26,12 +26,13 @@ Log lines and the refusal record name the method, the path without its query, an
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import shutil
 import socket
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Final
@@ -53,9 +54,16 @@ MAX_REWRITE_BYTES: Final = 16 * 1024 * 1024
 """An index page or metadata JSON read whole to rewrite registry URLs (PyPI's largest simple
 pages are a few MB); a larger one streams through unchanged."""
 CLIENT_READ_TIMEOUT_S: Final = 60.0
+"""Silence from pip or npm while it sends its request (a few hundred bytes): a client that
+says nothing for a minute holds a slot for nothing."""
 UPSTREAM_CONNECT_TIMEOUT_S: Final = 20.0
+"""Reaching a package registry: a reachable one connects in well under a second."""
 UPSTREAM_READ_TIMEOUT_S: Final = 120.0
 """Silence between two chunks of a download; a registry that stalls this long is down."""
+MAX_REFUSALS_KEPT: Final = 50
+"""Refusals one setup run keeps for its outcome (the error shows five; each is also logged);
+the rest are only counted (``refusals``). The repository's script decides how many requests
+it makes, and the kept ones are stored with the outcome and its ready record."""
 MAX_CONCURRENT_REQUESTS: Final = 32
 """pip and npm fetch a handful of files at once."""
 SOCKET_NAME: Final = "proxy.sock"
@@ -83,6 +91,8 @@ class RegistryProxy:
         self.registries = {r.name: r for r in registries}
         self.local_origin = local_origin.rstrip("/")
         self.refused: list[str] = []
+        self.refusals = 0
+        self._refusals_lock = threading.Lock()
         self.forwarded = 0
         self._slots = threading.BoundedSemaphore(MAX_CONCURRENT_REQUESTS)
         self._client = httpx.Client(
@@ -188,27 +198,25 @@ class RegistryProxy:
                 size = int(resp.headers.get("content-length") or 0)
                 whole = any(t in kind for t in _REWRITTEN_TYPES) and size <= MAX_REWRITE_BYTES
                 if whole and request.method == "GET":
-                    body = self._read_bounded(resp)
-                    if body is not None:
+                    decoded = resp.iter_bytes()
+                    body, complete = _read_bounded(decoded)
+                    if complete:
                         data = self._rewrite(body.decode(resp.encoding or "utf-8", "replace"))
                         payload = data.encode(resp.encoding or "utf-8")
                         _send_head(conn, resp, self._rewrite, length=len(payload))
                         conn.sendall(payload)
                         return
+                    # past the rewrite bound: through unchanged, what was read then the rest
+                    _send_head(conn, resp, self._rewrite, length=None, decoded=True)
+                    self._stream(conn, request, itertools.chain([body], decoded))
+                    return
                 _send_head(conn, resp, self._rewrite, length=None)
                 if request.method == "HEAD" or resp.status_code in (204, 304):
                     return
-                sent = 0
                 # a response the transport already read (a test's mock) has no stream left
-                chunks = [resp.content] if resp.is_stream_consumed else resp.iter_raw()
-                for chunk in chunks:
-                    sent += len(chunk)
-                    if sent > MAX_PACKAGE_BYTES:
-                        log.warning("registry proxy cut %s past %d bytes", request.shown, sent)
-                        return
-                    if chunk:
-                        conn.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                conn.sendall(b"0\r\n\r\n")
+                self._stream(
+                    conn, request, [resp.content] if resp.is_stream_consumed else resp.iter_raw()
+                )
         except httpx.TimeoutException:
             self._refuse(conn, request, Refused(504, "registry did not answer in time"))
         except (httpx.HTTPError, httpx.StreamError) as exc:
@@ -217,19 +225,27 @@ class RegistryProxy:
             log.info("registry proxy: client went away during %s", request.shown)
 
     @staticmethod
-    def _read_bounded(resp: httpx.Response) -> bytes | None:
-        data = bytearray()
-        for chunk in resp.iter_bytes():
-            data += chunk
-            if len(data) > MAX_REWRITE_BYTES:
-                return None
-        return bytes(data)
+    def _stream(conn: socket.socket, request: Request, chunks: Iterable[bytes]) -> None:
+        """``chunks`` sent chunked, cut past ``MAX_PACKAGE_BYTES`` (no last chunk: the client
+        sees a truncated answer, never a complete-looking one)."""
+        sent = 0
+        for chunk in chunks:
+            sent += len(chunk)
+            if sent > MAX_PACKAGE_BYTES:
+                log.warning("registry proxy cut %s past %d bytes", request.shown, sent)
+                return
+            if chunk:
+                conn.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        conn.sendall(b"0\r\n\r\n")
 
     def _refuse(self, conn: socket.socket, request: Request | None, refusal: Refused) -> None:
         shown = request.shown if request is not None else "(unread request)"
         line = f"registry proxy refused {shown}: {refusal.reason} ({refusal.status})"
         log.warning(line)
-        self.refused.append(line)
+        with self._refusals_lock:  # requests are served on threads of their own
+            self.refusals += 1
+            if len(self.refused) < MAX_REFUSALS_KEPT:
+                self.refused.append(line)
         body = f"veranda registry proxy: {refusal.reason}\n"
         head = (
             f"HTTP/1.1 {refusal.status} Refused by veranda registry proxy\r\n"
@@ -241,16 +257,31 @@ class RegistryProxy:
             conn.shutdown(socket.SHUT_WR)
 
 
+def _read_bounded(chunks: Iterator[bytes]) -> tuple[bytes, bool]:
+    """What ``chunks`` hold up to past ``MAX_REWRITE_BYTES``, and whether that was all of it
+    (the rest, if not, is still in ``chunks``)."""
+    data = bytearray()
+    for chunk in chunks:
+        data += chunk
+        if len(data) > MAX_REWRITE_BYTES:
+            return bytes(data), False
+    return bytes(data), True
+
+
 def _send_head(
     conn: socket.socket,
     resp: httpx.Response,
     rewrite: Callable[[str], str],
     length: int | None,
+    *,
+    decoded: bool = False,
 ) -> None:
+    """The answer's head; ``decoded``: the body sent is the decoded one (no content-encoding),
+    as it is whenever it was read to be rewritten."""
     lines = [f"HTTP/1.1 {resp.status_code} {resp.reason_phrase or 'OK'}"]
     for name, value in resp.headers.multi_items():
         low = name.lower()
-        if low in _DROPPED or (low == "content-encoding" and length is not None):
+        if low in _DROPPED or (low == "content-encoding" and (length is not None or decoded)):
             continue
         lines.append(f"{name}: {rewrite(value) if low == 'location' else value}")
     if length is not None:

@@ -32,7 +32,6 @@ from typing import Final
 
 from veranda_dagster.domain.clone.active_environment import (
     ENV_VAR,
-    READY_FILE,
     ActiveEnvironment,
     write_pointer,
 )
@@ -49,6 +48,7 @@ from veranda_dagster.environment.cache import (
     locked,
 )
 from veranda_dagster.environment.defaults import python_default
+from veranda_dagster.environment.ready_record import read_ready, write_ready
 from veranda_dagster.environment.registries import Registry, load_registries
 from veranda_dagster.environment.registry_proxy import SOCKET_NAME, RegistryProxy
 from veranda_dagster.sandbox import Sandbox, bridge
@@ -113,12 +113,13 @@ def prepare_environment(
     base = SetupOutcome(
         status="cached", source=source, commands=commands, key=key, env_dir=str(folder)
     )
-    if not (folder / READY_FILE).is_file():
+    ready = read_ready(folder)
+    if ready is None:
         with locked(folder):
-            if not (folder / READY_FILE).is_file():  # nobody made it while we waited
+            ready = read_ready(folder)
+            if ready is None:  # nobody made it while we waited
                 base = _run(base, Path(repo_dir), folder, registries, timeout_s, max_bytes)
-    if base.status == "cached":
-        ready = SetupOutcome.model_validate_json((folder / READY_FILE).read_text())
+    if ready is not None:
         base = base.model_copy(update={"size_bytes": ready.size_bytes})
     write_pointer(repo_dir, base)
     return base
@@ -140,6 +141,8 @@ def _run(
         with _sandboxed(script, repo_dir, folder, registries) as (argv, env, proxy):
             code, why, tail = _wait(argv, env, repo_dir, folder, timeout_s, max_bytes)
             refused = list(proxy.refused)
+            if proxy.refusals > len(refused):
+                refused.append(f"... and {proxy.refusals - len(refused)} more refusals")
     except BaseException:
         discard(folder)
         raise
@@ -163,7 +166,7 @@ def _run(
             + (f"; the registry proxy refused: {shown}" if shown else "")
             + f"\n{tail[-2000:]}"
         )
-    (folder / READY_FILE).write_text(outcome.model_dump_json())
+    write_ready(folder, outcome)
     return outcome
 
 

@@ -14,7 +14,7 @@ import ipaddress
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypedDict
+from typing import Any, ClassVar, Final, TypedDict
 
 import httpx
 
@@ -36,7 +36,10 @@ MAX_HTTP_ATTEMPTS = 4
 MAX_RETRY_AFTER_S = 60.0
 """Longest Retry-After we sleep through in-line; longer waits surface as a TransientError."""
 
-DEFAULT_TIMEOUT = httpx.Timeout(20.0, connect=5.0)
+DEFAULT_TIMEOUT: Final = httpx.Timeout(20.0, connect=5.0)
+"""Per read and per connect of one request to a tracker or forge API: their answers come in
+well under a second, so twenty seconds of silence is an outage (retried, ``MAX_REQUEST_S``
+bounds the whole attempt) and five to connect is an unreachable host."""
 
 Sleep = Callable[[float], None]
 

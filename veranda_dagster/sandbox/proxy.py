@@ -32,7 +32,7 @@ import socket
 import tempfile
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Final
@@ -52,11 +52,14 @@ MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
 CLIENT_READ_TIMEOUT_S: Final = 60.0
 """Silence while reading a request from the bridge: the CLI writes requests at once."""
 UPSTREAM_CONNECT_TIMEOUT_S: Final = 20.0
+"""Reaching the model vendor's API: a reachable one connects in well under a second."""
 UPSTREAM_READ_TIMEOUT_S: Final = 600.0
 """Silence between two chunks of an answer: a model may think for minutes before a token."""
 MAX_CONCURRENT_REQUESTS: Final = 32
 """In flight at once for one turn (a CLI runs a few sub-agents in parallel at most)."""
 MAX_DRAIN_BYTES: Final = 1024 * 1024
+"""After a refusal, at most this much of the rest of the request is read and dropped (so the
+client sees the answer rather than a reset); a larger body is cut off."""
 DRAIN_TIMEOUT_S: Final = 1.0
 """After a refusal, how much (and how long) of the rest of the request is read and dropped."""
 METER_SETTLE_TIMEOUT_S: Final = 10.0
@@ -75,17 +78,29 @@ HOP_BY_HOP: Final = frozenset(
 )  # fmt: skip
 
 
+MAX_REFUSALS_KEPT: Final = 200
+"""Refusals one turn's record keeps (each is also logged as it happens); the rest are only
+counted. The agent decides how many requests it makes, and each refusal costs it one
+connection, so a turn could otherwise grow its record by the hundred thousand."""
+
+
 @dataclass
 class ProxyLog:
-    """What this turn's proxy did, for the turn's own record and for tests."""
+    """What this turn's proxy did, for the turn's own record and for tests: every refusal
+    counted, the first ``MAX_REFUSALS_KEPT`` kept."""
 
     forwarded: int = 0
     refused: list[tuple[int, str]] | None = None
+    refusals: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def refusal(self, status: int, line: str) -> None:
-        if self.refused is None:
-            self.refused = []
-        self.refused.append((status, line))
+        with self._lock:  # requests are served on threads of their own
+            self.refusals += 1
+            if self.refused is None:
+                self.refused = []
+            if len(self.refused) < MAX_REFUSALS_KEPT:
+                self.refused.append((status, line))
 
 
 class CredentialProxy:

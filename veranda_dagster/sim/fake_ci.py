@@ -45,6 +45,11 @@ The sample repository's CI takes a second or two; answering ``in_progress`` send
 into its poll back-off (``CI_POLL_INITIAL_S`` doubling) whenever the machine is a little slow,
 which made e2e run times vary at random. The poll loop has unit tests of its own."""
 
+KILLED_DRAIN_S = 5.0
+"""After a timed-out command's group is killed, how long its output pipe is still read: the
+group closes it at once, but a process the repository's command started in a session of its
+own (``setsid``) keeps it open for as long as it lives; the check run then ends without it."""
+
 OUTPUT_SUMMARY_BYTES = 4_000
 """Tail of a command's output kept as the check run's summary."""
 
@@ -240,7 +245,14 @@ class FakeCI:
             return out or "", "success" if proc.returncode == 0 else "failure"
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
+            try:
+                out, _ = proc.communicate(timeout=KILLED_DRAIN_S)
+            except subprocess.TimeoutExpired as exc:  # an escaped process holds the pipe
+                if proc.stdout is not None:
+                    proc.stdout.close()
+                proc.wait(timeout=KILLED_DRAIN_S)
+                partial = exc.output or b""
+                out = partial.decode(errors="replace") if isinstance(partial, bytes) else partial
             killed = f"\n{name} exceeded {self.command_timeout_s:g}s and was killed"
             return (out or "") + killed, "timed_out"
 

@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Final
 
 from veranda_dagster.domain.clone.active_environment import active_environment
 from veranda_dagster.domain.clone.borrowed_objects import store_binds
@@ -26,6 +27,12 @@ from veranda_dagster.sandbox.egress import Egress
 from veranda_dagster.sandbox.metering import RequestMeter
 from veranda_dagster.sandbox.proxied import EgressError, through_proxy
 from veranda_dagster.vendors import registry
+from veranda_dagster.vendors.capped_output import (
+    MAX_CLI_OUTPUT_BYTES,
+    OVER_NOTE,
+    CappedPipe,
+    feed,
+)
 from veranda_dagster.vendors.command import (
     EGRESS_REFUSED,
     EXIT_EGRESS_REFUSED,
@@ -35,6 +42,11 @@ from veranda_dagster.vendors.command import (
 from veranda_dagster.vendors.isolation import TurnIsolation, turn_binds
 
 NO_REAL_CLI_ENV = "VERANDA_NO_REAL_CLI"
+KILLED_DRAIN_S: Final = 5.0
+"""After the timeout's group kill, how long the CLI's pipes are still read. A killed group
+closes them at once (the kernel delivers SIGKILL in milliseconds), but a process that left
+the group (``setsid``: possible with the sandbox off) keeps them open for as long as it
+lives; past this the turn ends with what was read and the pipes are closed on it."""
 
 
 def vendor_binaries() -> frozenset[str]:
@@ -166,24 +178,37 @@ def _spawn(
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
             start_new_session=True,
         )
     except FileNotFoundError as exc:
         return RunOutput(exit_code=127, stderr=f"binary not found: {exc.filename}")
     except PermissionError as exc:
         return RunOutput(exit_code=126, stderr=f"binary not executable: {exc.filename}")
-    try:
-        out, err = proc.communicate(stdin, timeout=timeout)
-        timed_out = False
+    assert proc.stdout is not None and proc.stderr is not None
+    pipes = [
+        CappedPipe(proc.stdout, MAX_CLI_OUTPUT_BYTES, lambda: _kill_group(proc)),
+        CappedPipe(proc.stderr, MAX_CLI_OUTPUT_BYTES, lambda: _kill_group(proc)),
+    ]
+    feed(proc, stdin)
+    deadline = time.monotonic() + timeout
+    try:  # the CLI's end, then its pipes' end (a child of its may still hold them), in time
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        timed_out = not all(p.join(max(0.0, deadline - time.monotonic())) for p in pipes)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        out, err = proc.communicate()
         timed_out = True
+    if timed_out:
+        _kill_group(proc)
+    held = _drain_killed(proc, pipes) if timed_out or any(p.over for p in pipes) else False
+    over = any(p.over for p in pipes)
+    stderr = pipes[1].text()
+    if over:
+        stderr += "\n" + OVER_NOTE.format(limit=MAX_CLI_OUTPUT_BYTES)
+    if held:
+        stderr += "\n[output pipes held past the kill]"
     return RunOutput(
-        exit_code=None if timed_out else proc.returncode,
-        stdout=out or "",
-        stderr=err or "",
+        exit_code=None if timed_out or over else proc.returncode,
+        stdout=pipes[0].text(),
+        stderr=stderr,
         timed_out=timed_out,
         duration_s=round(time.monotonic() - started, 3),
     )
@@ -207,9 +232,22 @@ def _own_home(home: str) -> bool:
     return os.path.realpath(home) != os.path.realpath(Path.home())
 
 
-def _kill_group(proc: subprocess.Popen[str]) -> None:
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):  # already gone
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _drain_killed(proc: subprocess.Popen[bytes], pipes: list[CappedPipe]) -> bool:
+    """After the group's kill: the pipes read to their end for at most ``KILLED_DRAIN_S``;
+    past it (an escaped process holds them) they are abandoned to it. Whether they were held."""
+    drain_end = time.monotonic() + KILLED_DRAIN_S
+    held = not all(p.join(max(0.0, drain_end - time.monotonic())) for p in pipes)
+    if held:
+        for pipe in pipes:
+            pipe.abandon()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=KILLED_DRAIN_S)  # the leader itself was killed: only reaping is left
+    return held
 
 
 class CredentialFileLogin:

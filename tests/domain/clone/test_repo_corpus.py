@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import time
+
 import pytest
 
 from tests.fixtures.context.gitrepo import git, make_repo
@@ -40,3 +43,30 @@ def test_past_the_corpus_bound_nothing_is_read(tmp_path, monkeypatch):
     repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n" * 10, "b.py": "b = 2\n" * 10})
     monkeypatch.setattr(repo_corpus, "MAX_CORPUS_BYTES", 70)
     assert load_texts(repo, git(repo, "rev-parse", "HEAD"), is_probably_text) is None
+
+
+@pytest.mark.parametrize("hangs", [True, False], ids=["git-hangs-killed", "git-answers-in-time"])
+def test_a_cat_file_that_answers_nothing_is_killed_at_its_timeout(tmp_path, monkeypatch, hangs):
+    """A git that never answers (a stalled disk, a held lock) is killed by the reader's timer
+    at ``CAT_FILE_TIMEOUT_S`` and the read is a typed error naming the timeout; its twin, the
+    same reader against a git that answers, reads the blob under the same short timeout."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n"})
+    blob = git(repo, "rev-parse", "HEAD:a.py")
+    monkeypatch.setattr(repo_corpus, "CAT_FILE_TIMEOUT_S", 0.5)
+    if hangs:
+
+        def silent_git(repo_dir, args, **popen):
+            return subprocess.Popen(["sleep", "20"], **popen)
+
+        monkeypatch.setattr(repo_corpus, "popen_git", silent_git)
+    started = time.monotonic()
+    if hangs:
+        with (
+            pytest.raises(InputError, match="timed out"),
+            repo_corpus._BatchReader(repo, f"{blob}\n".encode()) as reader,
+        ):
+            reader.next_blob(blob)
+    else:
+        with repo_corpus._BatchReader(repo, f"{blob}\n".encode()) as reader:
+            assert reader.next_blob(blob) == b"a = 1\n"
+    assert time.monotonic() - started < 5

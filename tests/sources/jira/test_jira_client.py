@@ -14,6 +14,7 @@ import pytest
 
 from veranda_dagster.domain.core.bounds import (
     MAX_RICH_TEXT_DEPTH,
+    MAX_TICKET_COMMENT_PAGES,
     MAX_TICKET_SEARCH_PAGES_PER_TICK,
 )
 from veranda_dagster.domain.core.errors import ConfigError, InputError, TransientError
@@ -303,3 +304,27 @@ def test_thousands_of_repeated_marks_cost_linear_work():
     assert large < 1.0
     if large >= 0.05:
         assert large / max(min(cpu(20_000) for _ in range(3)), 1e-3) <= 24
+
+
+@pytest.mark.parametrize(
+    ("total", "pages"),
+    [(10**6, MAX_TICKET_COMMENT_PAGES), (3, 3)],
+    ids=["endless-thread-stops-at-the-bound", "short-thread-read-to-its-end"],
+)
+def test_comment_pages_are_read_up_to_max_ticket_comment_pages(total, pages):
+    """The tracker says how many comments there are: a thread it says never ends (one comment
+    a page) is read for ``MAX_TICKET_COMMENT_PAGES`` pages, newest first; its twin, a thread
+    of three, is read to its end in three."""
+    template = fixture("comments_v3.json")["comments"][0]
+    asked: list[int] = []
+
+    def pages_without_end(request: httpx.Request) -> httpx.Response:
+        start = int(request.url.params["startAt"])
+        asked.append(start)
+        comment = {**template, "id": str(40000 + start)}
+        return httpx.Response(200, json={"startAt": start, "total": total, "comments": [comment]})
+
+    client, _ = cloud(pages_without_end)  # type: ignore[arg-type]
+    found = client.comments("PAY-17")
+    assert asked == list(range(pages))
+    assert [c.id for c in found] == [str(40000 + n) for n in reversed(range(pages))]

@@ -10,7 +10,11 @@ from tests.sources.linear.test_linear_client import Script, reply
 from veranda_dagster.domain.core.errors import ConfigError, InputError, TransientError
 from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.sources.slack.client import SlackApiError, SlackClient
-from veranda_dagster.sources.slack.limits import MAX_SLACK_PAGES_PER_TICK, SLACK_HISTORY_LIMIT
+from veranda_dagster.sources.slack.limits import (
+    MAX_SLACK_PAGES_PER_TICK,
+    MAX_SLACK_THREAD_MESSAGES,
+    SLACK_HISTORY_LIMIT,
+)
 
 TOKEN = "xoxb-SECRET-TOKEN"
 
@@ -140,3 +144,20 @@ def test_bot_user_id_comes_from_auth_test_once():
     assert len(script.requests) == 1
     given, _ = slack(Script({}), bot_user_id="U999")
     assert given.bot_user_id == "U999"
+
+
+@pytest.mark.parametrize(
+    ("answered", "kept"),
+    [(500, MAX_SLACK_THREAD_MESSAGES + 1), (MAX_SLACK_THREAD_MESSAGES + 1,) * 2],
+    ids=["limit-ignored-cut-to-the-bound", "limit-honoured-all-kept"],
+)
+def test_a_thread_is_the_parent_and_at_most_max_slack_thread_messages_replies(answered, kept):
+    """The reply limit is asked for, and the answer is cut to it as well: a workspace that
+    answers 500 messages gives the parent and ``MAX_SLACK_THREAD_MESSAGES`` replies, oldest
+    first; its twin answers exactly that many and all are kept."""
+    messages = [{"ts": f"1712345000.{n:06}", "text": f"m{n}"} for n in range(answered)]
+    script = Script({"conversations.replies": [reply(body={"ok": True, "messages": messages})]})
+    client, _ = slack(script)
+    thread = client.replies("C0ACME001", messages[0]["ts"])
+    assert script.requests[0].url.params["limit"] == str(MAX_SLACK_THREAD_MESSAGES + 1)
+    assert [m["text"] for m in thread] == [f"m{n}" for n in range(kept)]

@@ -26,6 +26,9 @@ ENV_VAR: Final = "VERANDA_ENV"
 BIN_DIRS: Final = ("venv/bin", "bin", "node_modules/.bin")
 """Under the environment folder, first on ``PATH`` in this order."""
 MAX_POINTER_BYTES: Final = 64 * 1024
+"""Of the pointer beside the clone, read back by every command of the ticket. The product
+writes it (a setup outcome: its commands, a setup script rarely past a few kilobytes, an
+output tail of 8,000 bytes, the kept refusals); a longer one counts as no setup."""
 
 
 def pointer_path(repo_dir: str | Path) -> Path:

@@ -14,6 +14,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Final
 
 from veranda_dagster.domain.clone.clone_layout import PARTIAL_CLONE_MARK
 from veranda_dagster.domain.clone.git_command import run_git
@@ -23,7 +24,10 @@ LOCK_GLOBS = ("*.lock", "refs/**/*.lock", "logs/**/*.lock")
 """Where git takes its lock files (index, HEAD, config, packed-refs, shallow, each ref)."""
 
 
-WHOLE_CLONE_CHECK_TIMEOUT_S = 60.0
+WHOLE_CLONE_CHECK_TIMEOUT_S: Final = 60.0
+"""One sandboxed ``rev-parse``/``remote get-url`` of a clone a killed run left: milliseconds on
+any clone, so a minute is a git stuck on a lock or a stalled disk; the clone then counts as
+not whole and is made again."""
 
 
 def lock_files(git_dir: Path) -> list[Path]:

@@ -32,6 +32,7 @@ import threading
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from veranda_dagster.domain.clone.git_command import popen_git, run_git
 from veranda_dagster.domain.core.bounds import (
@@ -41,9 +42,12 @@ from veranda_dagster.domain.core.bounds import (
 )
 from veranda_dagster.domain.core.errors import InputError
 
-BINARY_PROBE_BYTES = 8_000
+BINARY_PROBE_BYTES: Final = 8_000
 """git's ``buffer_is_binary`` looks this far for a NUL byte."""
-CAT_FILE_TIMEOUT_S = 120.0
+CAT_FILE_TIMEOUT_S: Final = 120.0
+"""One ``git cat-file --batch`` of a tree, or a listing: half a second on a 5,000-file tree,
+some seconds on a monorepo's, so two minutes is a git hung on a stalled disk or a lock, not
+a large tree; the timer kills it and the read is a typed error."""
 
 
 @dataclass(frozen=True)

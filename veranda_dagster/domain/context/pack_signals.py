@@ -38,6 +38,9 @@ FRAME_WEIGHT = 3.0
 FRAME_DECAY = 0.6
 """Each outer frame weighs this much of the one below it."""
 MAX_PROJECT_FRAMES = 6
+"""Project frames of a ticket's traceback weighed as signals (and files they name): with
+``FRAME_DECAY`` 0.6 a seventh frame would weigh under a twentieth of the innermost, nothing
+the ranking feels, and a recursion's thousand frames cost no more than six."""
 LINK_WEIGHT = FRAME_WEIGHT
 """The first linked file: a reporter pointing at a line of the tree is as specific as a frame;
 each further linked file weighs ``FRAME_DECAY`` of the one before, like outer frames."""

@@ -55,6 +55,8 @@ from veranda_dagster.domain.work.validation import failure_report, run_validatio
 PHASE = "feedback"
 PROGRESS_KIND = "feedback_round"
 MAX_REPLY_CHARS = 2_000
+"""Of the agent's reply posted on the pull request for one feedback round: a reviewer reads
+a paragraph or two; the rest of what the agent said is in the run's record."""
 BOUND_NOTICE = (
     f"I have revised this pull request {MAX_FEEDBACK_ROUNDS} times, which is my limit; I will "
     "not make further changes on comments here. Please take it from here."

@@ -23,7 +23,11 @@ from veranda_dagster.domain.core.forge_port import Comment
 MARKER = re.compile(r"<!-- veranda-progress ([a-z_]+) ([A-Za-z0-9+/=]+) -->")
 FEEDBACK_TRAILER = "Veranda-Feedback-Round"
 MAX_MARKER_FINDINGS = 50
+"""Findings carried in one progress marker (a hidden comment the next round reads back):
+the marker rides in a posted message, which forges cap at some tens of kilobytes."""
 MAX_MARKER_FINDING_CHARS = 500
+"""Of one finding in a marker: its line and message, not a log (50 x 500 chars, base64, stays
+well under a posted message's cap)."""
 
 
 def marker(kind: str, payload: dict[str, Any]) -> str:

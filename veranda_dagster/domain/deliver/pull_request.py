@@ -28,6 +28,8 @@ from veranda_dagster.domain.deliver.instruction_leaks import withhold_instructio
 from veranda_dagster.domain.work.turn import prepare
 
 MAX_TITLE_CHARS = 120
+"""Of a pull request's title (the ticket's key and title): lists and notifications show about
+this much; a ticket title pasted with its whole description would otherwise be the title."""
 PLANNED_REASONS = frozenset({"preferred", "pinned"})
 """Resolution reasons that are not a fallback."""
 

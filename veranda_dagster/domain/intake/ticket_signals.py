@@ -30,6 +30,8 @@ MAX_MESSAGES = 2
 MIN_MESSAGE_CHARS = 12
 """A shorter static fragment (``not found``) matches everywhere and ranks nothing."""
 MAX_MESSAGE_CHARS = 120
+"""Of one error-message search: a message's static part is a sentence; past this the text is a
+whole log line with values in it, which matches nothing verbatim."""
 
 _PY_FRAME = re.compile(
     r"""File\s+["']([^"'\n]{1,300})["'],\s+line\s+(\d{1,7})"""

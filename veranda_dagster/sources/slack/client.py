@@ -127,7 +127,8 @@ class SlackClient(HttpService):
                 return
 
     def replies(self, channel: str, ts: str) -> list[dict[str, Any]]:
-        """The thread: parent first, then up to ``MAX_SLACK_THREAD_MESSAGES`` replies."""
+        """The thread: parent first, then up to ``MAX_SLACK_THREAD_MESSAGES`` replies (the
+        answer is cut there too: the limit asked for is the workspace's to honour)."""
         payload = self._call(
             "conversations.replies",
             params={
@@ -137,7 +138,7 @@ class SlackClient(HttpService):
                 "include_all_metadata": "true",
             },
         )
-        return _messages(payload, "conversations.replies")
+        return _messages(payload, "conversations.replies")[: MAX_SLACK_THREAD_MESSAGES + 1]
 
     def post_message(
         self,

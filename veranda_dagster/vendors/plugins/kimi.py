@@ -12,9 +12,10 @@ so vision is declared False. Facts: reference §1, verified on 2.1.0 against a l
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from veranda_dagster.domain.core.documents import json_or_none
 from veranda_dagster.domain.core.models import Tier, Usage
@@ -47,19 +48,62 @@ def parse_kimi_stream(stdout: str) -> StreamSummary:
     return s.require_terminal("kimi", "session.resume_hint")
 
 
+MAX_WIRE_BYTES: Final = 64 * 1024 * 1024
+"""Of a session's wire log read for its usage. The log lives in the turn's home, which the
+agent's own tools may write (or point at ``/dev/zero``); a turn's usage record is a few hundred
+bytes among its messages and tool output, so 64 MiB is many long sessions. Past it the usage
+read so far is kept (the turn's proxy meters the spend on its own)."""
+MAX_WIRE_LINE_BYTES: Final = 1024 * 1024
+"""One line held at a time; a longer one is a message or a tool's output, never a usage
+record (a few hundred bytes), and is skipped unparsed."""
+
+
 def parse_kimi_wire(text: str) -> Usage:
     """Sum the per-turn ``usage.record`` entries of a session wire log (``inputOther`` is the
     uncached input). Lines that are not JSON are skipped: the wire log is the CLI's own file,
     not the stream contract."""
     total = Usage()
     for line in text.splitlines():
-        rec = json_or_none(line)
-        if not isinstance(rec, dict) or "usage.record" not in (rec.get("type"), rec.get("event")):
-            continue
-        if rec.get("usageScope", "turn") != "turn":
-            continue
-        total = total + KIMI_WIRE_USAGE.read(rec.get("usage") or {})
+        total = total + _wire_line_usage(line)
     return total
+
+
+def read_kimi_wire(path: Path) -> Usage:
+    """``parse_kimi_wire`` of the log at ``path``, read a line at a time within
+    ``MAX_WIRE_BYTES`` (lines past ``MAX_WIRE_LINE_BYTES`` skipped), never held whole. Only a
+    regular file is read: opened without blocking, so a FIFO or a device put in its place
+    (the agent could) is no usage rather than a wait or an endless read."""
+    total = Usage()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return total
+    with os.fdopen(fd, "rb") as wire:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return total
+        left = MAX_WIRE_BYTES
+        while left > 0 and (line := wire.readline(min(MAX_WIRE_LINE_BYTES + 1, left))):
+            left -= len(line)
+            if len(line) > MAX_WIRE_LINE_BYTES:  # the rest of it is skipped as it is read
+                while (
+                    not line.endswith(b"\n")
+                    and left > 0
+                    and (line := wire.readline(min(MAX_WIRE_LINE_BYTES, left)))
+                ):
+                    left -= len(line)
+                continue
+            if b"usage.record" in line:
+                total = total + _wire_line_usage(line.decode("utf-8", errors="replace"))
+    return total
+
+
+def _wire_line_usage(line: str) -> Usage:
+    rec = json_or_none(line)
+    if not isinstance(rec, dict) or "usage.record" not in (rec.get("type"), rec.get("event")):
+        return Usage()
+    if rec.get("usageScope", "turn") != "turn":
+        return Usage()
+    return KIMI_WIRE_USAGE.read(rec.get("usage") or {})
 
 
 class KimiVendor(CliVendor):
@@ -176,7 +220,7 @@ class KimiVendor(CliVendor):
             return summary
         pattern = f"sessions/*/{summary.session_id}/agents/main/wire.jsonl"
         for wire in self.kimi_home().glob(pattern):
-            summary.usage = parse_kimi_wire(wire.read_text(errors="replace"))
+            summary.usage = read_kimi_wire(wire)
             break
         return summary
 
