@@ -17,6 +17,7 @@ import pytest
 from tests.environment.conftest import make_repo
 from veranda_dagster.domain.clone.active_environment import READY_FILE
 from veranda_dagster.domain.context.facts import read_repo_facts
+from veranda_dagster.domain.core.bounds import MAX_REPO_FILE_BYTES
 from veranda_dagster.domain.core.models import SetupOutcome
 from veranda_dagster.environment import ready_record
 from veranda_dagster.environment.ready_record import read_ready, write_ready
@@ -125,3 +126,23 @@ def test_a_ready_record_is_read_only_from_a_regular_file_not_through_a_link(
         write_ready(folder, _outcome())
     found = _bounded(lambda: read_ready(folder), lambda: _open_fifo_ends(record), "read_ready")
     assert (found == _outcome()) is (kind == "regular")
+
+
+def test_a_record_of_commands_that_escape_past_the_bound_is_cut_and_still_read(
+    tmp_path: Path,
+) -> None:
+    """A devcontainer's commands are the repository's: a megabyte of control characters is
+    six megabytes of JSON, past ``MAX_READY_BYTES``, and an unreadable record would run the
+    setup again on every ticket. The record is cut to fit and read back ready; its twin, a
+    small record, is read whole."""
+    escaping = "\x01" * MAX_REPO_FILE_BYTES
+    huge = SetupOutcome(status="ready", source=".devcontainer.json", commands=[escaping])
+    assert len(huge.model_dump_json()) > ready_record.MAX_READY_BYTES
+    write_ready(tmp_path, huge)
+    read = read_ready(tmp_path)
+    assert read is not None and (read.status, read.source) == ("ready", ".devcontainer.json")
+    assert read.commands and read.commands[0] == escaping[: len(read.commands[0])]
+    small = tmp_path / "small"
+    small.mkdir()
+    write_ready(small, _outcome())
+    assert read_ready(small) == _outcome()

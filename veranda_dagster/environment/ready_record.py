@@ -19,7 +19,7 @@ from typing import Final
 
 from pydantic import ValidationError
 
-from veranda_dagster.domain.clone.active_environment import READY_FILE
+from veranda_dagster.domain.clone.active_environment import READY_FILE, fitting_pointer
 from veranda_dagster.domain.core.bounds import MAX_REPO_FILE_BYTES
 from veranda_dagster.domain.core.models import SetupOutcome
 
@@ -31,7 +31,10 @@ under this. A longer one is not the product's record and is not read further."""
 
 def write_ready(folder: Path, outcome: SetupOutcome) -> None:
     """``outcome`` as ``folder``'s ready record, a new regular file: an entry the setup script
-    left at that name (a link, a FIFO, a folder) is removed first, never written through."""
+    left at that name (a link, a FIFO, a folder) is removed first, never written through. The
+    record is cut as the pointer is (``fitting_pointer``): the commands are the repository's
+    and escape to several times their length in JSON, and a record past ``MAX_READY_BYTES``
+    would read as "not ready" and run the setup again on every ticket."""
     path = folder / READY_FILE
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
@@ -39,7 +42,7 @@ def write_ready(folder: Path, outcome: SetupOutcome) -> None:
         path.unlink(missing_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(outcome.model_dump_json())
+        handle.write(fitting_pointer(outcome).model_dump_json())
 
 
 def read_ready(folder: Path) -> SetupOutcome | None:

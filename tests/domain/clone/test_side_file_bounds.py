@@ -10,6 +10,8 @@ import pytest
 
 from veranda_dagster.domain.clone import active_environment, borrowed_objects
 from veranda_dagster.domain.clone.active_environment import (
+    MAX_POINTER_BYTES,
+    fitting_pointer,
     pointer_path,
     setup_outcome,
     write_pointer,
@@ -49,3 +51,41 @@ def test_the_borrow_record_is_read_within_max_record_bytes(
     record.write_text(store.name + "\n" * (10 + extra))  # stripped when read
     monkeypatch.setattr(borrowed_objects, "MAX_RECORD_BYTES", len(store.name) + 10)
     assert (borrowed_store(repo) == store) is read
+
+
+HUGE = "x" * MAX_POINTER_BYTES
+"""One repository-declared string as long as the whole pointer bound."""
+
+
+def _ready(**fields: object) -> SetupOutcome:
+    return SetupOutcome.model_validate({"status": "ready", **fields})
+
+
+@pytest.mark.parametrize(
+    ("name", "outcome", "kept_commands"),
+    [
+        ("a huge command", _ready(commands=["make env", HUGE]), 2),
+        ("sixteen long commands", _ready(commands=[HUGE[:20_000]] * 16), 16),
+        ("a huge output tail", _ready(commands=["make"], output_tail=HUGE), 1),
+        ("many long refusals", _ready(refused=[HUGE[:1_000]] * 200), 0),
+        ("every kind at once", _ready(commands=[HUGE] * 16, output_tail=HUGE, refused=[HUGE]), 16),
+        # twin: an outcome within the bound is written whole
+        ("a small outcome", _ready(commands=["make env"], output_tail="ok"), 1),
+    ],
+)
+def test_a_pointer_the_repository_would_outgrow_is_cut_to_fit_not_lost(
+    tmp_path: Path, name: str, outcome: SetupOutcome, kept_commands: int
+) -> None:
+    repo = _clone(tmp_path)
+    whole = outcome.model_copy(update={"source": ".devcontainer.json", "env_dir": "/envs/e1"})
+    write_pointer(repo, whole)
+    assert pointer_path(repo).stat().st_size <= MAX_POINTER_BYTES, name
+    read = setup_outcome(repo)
+    assert read is not None, name  # without the cut: read as no setup at all
+    assert (read.status, read.source, read.env_dir) == ("ready", ".devcontainer.json", "/envs/e1")
+    assert len(read.commands) <= kept_commands
+    if len(whole.model_dump_json()) <= MAX_POINTER_BYTES:
+        assert read == whole, name
+    else:
+        assert read != whole, name
+    assert fitting_pointer(read) == read  # a fitted pointer is a fixed point

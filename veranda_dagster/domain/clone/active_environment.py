@@ -56,10 +56,40 @@ class ActiveEnvironment:
         return {self.env_dir: self.env_dir}
 
 
+OUTPUT_TAIL_IN_POINTER: Final = 2_000
+"""Characters of the setup's output tail a cut pointer keeps: its last error line or two."""
+
+
+POINTER_COMMAND_CHARS: Final = 500
+"""Of each command, kept in a pointer that would not fit whole: enough to say which it was."""
+
+
+def fitting_pointer(outcome: SetupOutcome) -> SetupOutcome:
+    """``outcome`` within ``MAX_POINTER_BYTES`` of JSON, so the reader never takes the pointer
+    for no setup. The repository declares the commands (a devcontainer's may be any length) and
+    the refusals, so a long outcome could outgrow the bound and silently cost the clone its
+    environment; what locates the environment (status, folder, key, source) is kept whole, and
+    the record of what ran is cut, bulkiest first: the refusals, the output tail, each command
+    to ``POINTER_COMMAND_CHARS``, then the commands themselves."""
+    cuts = (
+        {"refused": outcome.refused[:1]},
+        {"output_tail": outcome.output_tail[-OUTPUT_TAIL_IN_POINTER:]},
+        {"commands": [c[:POINTER_COMMAND_CHARS] for c in outcome.commands]},
+        {"commands": [], "refused": [], "output_tail": ""},
+    )
+    fitted = outcome
+    for cut in cuts:
+        if len(fitted.model_dump_json().encode()) <= MAX_POINTER_BYTES:
+            break
+        fitted = fitted.model_copy(update=cut)
+    return fitted
+
+
 def write_pointer(repo_dir: str | Path, outcome: SetupOutcome) -> None:
+    """Write the pointer atomically, cut to fit its reader's bound (``fitting_pointer``)."""
     path = pointer_path(repo_dir)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(outcome.model_dump_json())
+    tmp.write_text(fitting_pointer(outcome).model_dump_json())
     tmp.replace(path)
 
 
