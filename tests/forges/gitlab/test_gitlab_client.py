@@ -30,7 +30,7 @@ from veranda_dagster.forges.gitlab.base import (
 )
 from veranda_dagster.forges.gitlab.ci import LOG_TAIL_BYTES, job_state
 from veranda_dagster.forges.gitlab.client import GitLabClient
-from veranda_dagster.forges.gitlab.code_search import GitLabCodeSearch
+from veranda_dagster.forges.gitlab.code_search import SEARCH_PER_PAGE, GitLabCodeSearch
 from veranda_dagster.http.client import MAX_HTTP_ATTEMPTS, HttpAuthError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gitlab"
@@ -392,3 +392,26 @@ def test_blob_search_places_hits_in_snippets_and_waits_before_the_limit():
     assert waits == []
     code.search("apply_refund")  # the third in a minute waits, it does not spend a 429
     assert waits == [60.0]
+
+
+def test_blob_results_past_the_page_asked_for_are_not_read():
+    """An answer of more results than ``SEARCH_PER_PAGE`` is not what was asked: only the page
+    is read, so a thousand snippet-less paths cannot cost a thousand raw-file requests. Twin:
+    a page of exactly ``SEARCH_PER_PAGE`` is read whole."""
+    for extra, read in ((5, SEARCH_PER_PAGE), (0, SEARCH_PER_PAGE)):
+        results = [
+            {"path": f"f{n}.py", "startline": 1, "data": "no match here"}
+            for n in range(SEARCH_PER_PAGE + extra)
+        ]
+        router = Router({("GET", f"{ENC}/search"): [respond(body=results)]})
+        for n in range(SEARCH_PER_PAGE + extra):
+            router.routes[("GET", f"{ENC}/repository/files/f{n}.py/raw")] = [
+                httpx.Response(200, text="x = 1\nseed_value = 2\n")
+            ]
+        code = GitLabCodeSearch(
+            BASE, TOKEN, PROJECT, transport=httpx.MockTransport(router), sha="3f1e2d4c" * 5
+        )
+        hits = code.search("seed_value")
+        assert len({h.path for h in hits}) == read
+        raw = [r for r in router.requests if r.url.path.endswith("/raw")]
+        assert len(raw) == read

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any, Final, Unpack
 from urllib.parse import quote
 
 from veranda_dagster.domain.context.code_search import Hit, LocalGitGrep, split_lines, window_in
@@ -32,7 +32,10 @@ from veranda_dagster.forges.gitlab.base import API, GitLabApi, GitLabNotFoundErr
 from veranda_dagster.http.client import HttpSeams
 from veranda_dagster.storage.search_budget import PlannedSearches, SearchBudget, own_budget
 
-SEARCH_PER_PAGE = 20
+SEARCH_PER_PAGE: Final = 20
+"""Blob results asked for per search, and read: an answer with more is not what was asked
+(each result without a snippet hit costs a raw-file request, so a hostile answer of a thousand
+paths would otherwise cost a thousand)."""
 
 
 class GitLabCodeSearch(GitLabApi):
@@ -122,7 +125,7 @@ class GitLabCodeSearch(GitLabApi):
         if not isinstance(results, list):
             raise InputError("gitlab blob search: response is not a JSON list")
         hits: list[Hit] = []
-        for result in results:
+        for result in results[:SEARCH_PER_PAGE]:
             if isinstance(result, dict):
                 hits += self._locate(result, seed)
             if len(hits) >= MAX_HITS_PER_SEARCH:
