@@ -24,7 +24,6 @@ from veranda_dagster.vendors.plugins.grok import parse_grok_stream
 from veranda_dagster.vendors.plugins.kimi import (
     KimiVendor,
     parse_kimi_stream,
-    parse_kimi_wire,
     read_kimi_wire,
 )
 from veranda_dagster.vendors.port import StreamParseError, Turn
@@ -136,8 +135,10 @@ def test_every_parser_rejects_junk_with_a_typed_error(parser, junk):
         PARSERS[parser](junk)
 
 
-def test_kimi_usage_comes_from_the_session_wire_log():
-    usage = parse_kimi_wire(fixture_text("kimi_wire_usage.jsonl"))
+def test_kimi_usage_comes_from_the_session_wire_log(tmp_path):
+    wire = tmp_path / "wire.jsonl"
+    wire.write_text(fixture_text("kimi_wire_usage.jsonl"))
+    usage = read_kimi_wire(wire)
     # two turn records summed; the session roll-up and the junk line are ignored
     assert usage == Usage(input=260, output=10, cached=2200)
 

@@ -78,6 +78,11 @@ def _requirements(text: str, tmp: Path) -> object:
     return python_requirements(RepoFiles(tmp))
 
 
+def _kimi_wire(text: str, tmp: Path) -> object:
+    (tmp / "wire.jsonl").write_text(text, encoding="utf-8")
+    return kimi.read_kimi_wire(tmp / "wire.jsonl")
+
+
 def _stream(parse: Callable[[str], object]) -> Callable[[str], object]:
     def run(text: str) -> object:
         try:
@@ -105,7 +110,6 @@ TEXT_ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "opencode_stream": _stream(glm.parse_opencode_stream),
     "grok_stream": _stream(grok.parse_grok_stream),
     "kimi_stream": _stream(kimi.parse_kimi_stream),
-    "kimi_wire": kimi.parse_kimi_wire,
     "jira_text_to_adf": text_to_adf,
     "ticket_keys_mentioned": lambda t: list(keys_mentioned(t)),
 }
@@ -115,6 +119,7 @@ REPO_ENTRY_POINTS: dict[str, Callable[[str, Path], object]] = {
     "facts_cargo": _facts("Cargo.toml"),
     "facts_package_json": _facts("package.json"),
     "python_requirements": _requirements,
+    "kimi_wire": _kimi_wire,
 }
 
 

@@ -58,18 +58,10 @@ MAX_WIRE_LINE_BYTES: Final = 1024 * 1024
 record (a few hundred bytes), and is skipped unparsed."""
 
 
-def parse_kimi_wire(text: str) -> Usage:
-    """Sum the per-turn ``usage.record`` entries of a session wire log (``inputOther`` is the
-    uncached input). Lines that are not JSON are skipped: the wire log is the CLI's own file,
-    not the stream contract."""
-    total = Usage()
-    for line in text.splitlines():
-        total = total + _wire_line_usage(line)
-    return total
-
-
 def read_kimi_wire(path: Path) -> Usage:
-    """``parse_kimi_wire`` of the log at ``path``, read a line at a time within
+    """The sum of the per-turn ``usage.record`` entries (``inputOther`` is the uncached input)
+    of the session wire log at ``path``; lines that are not JSON are skipped, the wire log is
+    the CLI's own file, not the stream contract. Read a line at a time within
     ``MAX_WIRE_BYTES`` (lines past ``MAX_WIRE_LINE_BYTES`` skipped), never held whole. Only a
     regular file is read: opened without blocking, so a FIFO or a device put in its place
     (the agent could) is no usage rather than a wait or an endless read."""
