@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Callable
 
 from veranda_dagster.domain.core.bounds import (
     MAX_DEFINITION_FILE_BYTES,
     MAX_DEFINITION_FILE_READS,
     MAX_DEFINITION_TERMS,
 )
+from veranda_dagster.domain.intake.read_budget import Lister, Reader
 
 _TOP_LEVEL = re.compile(r"^(?:class|def|async def)\s+([A-Za-z][A-Za-z0-9_]{0,99})", re.M)
 MIN_DEFINITION_CHARS = 4
@@ -28,9 +28,6 @@ MIN_DEFINITION_CHARS = 4
 PRIVATE_PREFIXES = ("_", "test", "conftest", "vendor")
 """Modules and folders that are no public API: private (``_internal``), a test suite, a
 vendored copy of another project."""
-
-Reader = Callable[[str], str | None]
-Lister = Callable[[str], list[str] | None]
 
 
 def is_public_name(name: str) -> bool:

@@ -309,10 +309,6 @@ def _package_json(text: str, terms: _Terms) -> None:
         terms.add("commands", [data["name"].split("/")[-1]])
 
 
-def _yaml(text: str) -> Any:
-    return yaml_or_none(text)
-
-
 def _symbols(text: str) -> list[str]:
     """A package's public top-level names: its ``__all__``, else its public classes and
     functions. Only names a colleague could search for (four characters or more)."""
@@ -347,7 +343,7 @@ def _manifests(
         elif manifest in ("action.yml", "action.yaml"):
             terms.add("actions", [full_name])
         elif manifest == ".pre-commit-hooks.yaml":
-            hooks = _yaml(text)
+            hooks = yaml_or_none(text)
             if isinstance(hooks, list):
                 terms.add("hooks", [h["id"] for h in hooks if isinstance(h, dict) and "id" in h])
         elif manifest == "Cargo.toml":
@@ -403,7 +399,7 @@ def _charts(read: ReadBudget, folders: list[str], root: list[str]) -> list[str]:
             paths += [f"{folder}/{e}Chart.yaml" for e in read.listdir(folder) if e.endswith("/")]
     names: list[str] = []
     for path in paths[:MAX_CHART_READS]:
-        chart = _yaml(read.read(path) or "")
+        chart = yaml_or_none(read.read(path) or "")
         if isinstance(chart, dict) and isinstance(chart.get("name"), str):
             names.append(chart["name"])
     return names
