@@ -283,6 +283,7 @@ LINK = {"type": "link", "attrs": {"href": "http://h/x"}}
         ([LINK, CODE], "`a (http://h/x)`"),
         ([CODE, CODE, LINK, LINK], "`a` (http://h/x)"),  # a repeat adds nothing
         ([CODE, "x", {"type": "strong"}], "`a`"),
+        ([{"type": ["code"]}, {"type": {}}, CODE], "`a`"),  # a type that is no name: skipped
     ],
 )
 def test_each_mark_type_is_applied_once(marks, expected):

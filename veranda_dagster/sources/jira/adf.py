@@ -57,16 +57,17 @@ def _inline(node: dict[str, Any], depth: int) -> str:
     if kind == "text":
         text = str(node.get("text") or "")
         marks = node.get("marks")
-        applied: set[object] = set()
+        applied: set[str] = set()
         for mark in marks if isinstance(marks, list) else []:
             # each mark type once, as ADF allows: a text node of 40,000 repeated marks, each
             # wrapping the text again, cost time in the square of their number
-            if not isinstance(mark, dict) or mark.get("type") in applied:
-                continue
-            applied.add(mark.get("type"))
-            if mark.get("type") == "code":
+            mark_type = mark.get("type") if isinstance(mark, dict) else None
+            if not isinstance(mark_type, str) or mark_type in applied:
+                continue  # a type that is no string (a list: unhashable) is no mark we apply
+            applied.add(mark_type)
+            if mark_type == "code":
                 text = f"`{text}`"
-            elif mark.get("type") == "link":
+            elif mark_type == "link":
                 href = _attr(mark, "href")
                 if href and href != text:
                     text = f"{text} ({href})"
