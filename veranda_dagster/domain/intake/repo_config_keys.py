@@ -67,7 +67,6 @@ def page_keys(text: str) -> list[str]:
     """The keys a configuration page documents: those its directives declare first (celery's
     page opens with a table of the old names of its settings), then those its tables and
     headings list, then environment variables it writes in backticks; each in file order."""
-    keys = [m.group(1) for m in _DIRECTIVE.finditer(text)]
     declared = sorted(
         [(m.start(), m.group(1)) for m in _DIRECTIVE.finditer(text)]
         + [
