@@ -5,20 +5,19 @@ ticket-text extractors; neither sees what the parsers a pattern never touches do
 parser over a planted ``pyproject.toml`` (quadratic in a dotted key's parts), or JSON and YAML
 over a reply of brackets (a ``RecursionError`` that failed the step). Here each entry point that
 reads a repository's manifests or a model's reply gets each worst shape at ``SMALL_CHARS`` and
-eight times that; eight times the text may cost at most ``MAX_GROWTH`` times the CPU once it is
-measurable, and it must finish (a parser's ``RecursionError`` is a failure, not a skip).
+eight times that (``tests.support.linearity``), and it must finish (a parser's
+``RecursionError`` is a failure, not a skip).
 """
 
 from __future__ import annotations
 
-import gc
-import time
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.support.linearity import superlinear
 from veranda_dagster.domain.clone.repo_files import RepoFiles
 from veranda_dagster.domain.context.facts import read_repo_facts
 from veranda_dagster.domain.deliver import review
@@ -33,11 +32,10 @@ from veranda_dagster.vendors.plugins import claude, codex, cursor, gemini, glm, 
 from veranda_dagster.vendors.port import StreamParseError
 
 SMALL_CHARS = 8_192
-GROWTH_TEXT = 8
 MEASURABLE_S = 0.05
 """Below this the large run is too fast for a quadratic to hide in (``a.`` took 1 s at 64 kB)."""
-MAX_GROWTH = 24.0
-"""Linear work grows 8x with eight times the text, quadratic 64x; headroom for a loaded machine."""
+TIMER_FLOOR_S = 1e-3
+"""A small run counts at least this: an entry point's start-up (a temporary file) is noise."""
 
 WORST_SHAPES = (
     "a", "a.", " \t", "\n", " \n", "a\n", "a = 1\n", "a.b = 1\n", "[a.", "[[a.", "`a` ",
@@ -123,37 +121,8 @@ REPO_ENTRY_POINTS: dict[str, Callable[[str, Path], object]] = {
 }
 
 
-def _fill(unit: str, size: int) -> str:
-    return (unit * (size // len(unit) + 1))[:size]
-
-
-def _cpu(run: Callable[[str], object], text: str) -> float:
-    """CPU of one run with the cyclic collector paused: a collection falls wherever the
-    allocation count happens to cross its threshold (it once made 64 kB of paragraphs look 34x
-    dearer than 8 kB), and its cost is amortized linear, not the entry point's algorithm."""
-    gc.disable()
-    try:
-        started = time.thread_time()
-        run(text)
-        return time.thread_time() - started
-    finally:
-        gc.enable()
-
-
 def _superlinear(run: Callable[[str], object]) -> list[str]:
-    problems = []
-    for unit in WORST_SHAPES:
-        small = _fill(unit, SMALL_CHARS)
-        spent = _cpu(run, small * GROWTH_TEXT)
-        if spent < MEASURABLE_S:
-            continue
-        growth = spent / max(_cpu(run, small), 1e-3)
-        if growth > MAX_GROWTH:  # measured again only when it fails: a loaded machine's noise
-            spent = min(spent, _cpu(run, small * GROWTH_TEXT))
-            growth = spent / max(min(_cpu(run, small) for _ in range(3)), 1e-3)
-        if growth > MAX_GROWTH:
-            problems.append(f"{unit!r}: 8x the text cost {growth:.0f}x")
-    return problems
+    return superlinear(run, WORST_SHAPES, SMALL_CHARS, MEASURABLE_S, TIMER_FLOOR_S)
 
 
 @pytest.mark.parametrize("name", sorted(TEXT_ENTRY_POINTS))

@@ -8,8 +8,7 @@ file once made the testcontainers scan take hours (``facts._TESTCONTAINERS``), a
 ``a.a.a.`` in a ticket 3 s of detection (``repo_settings._KEY_WRITTEN``). ``test_text_bounds``
 drives the extractors it knows; this test finds every module-level pattern by itself, so a new
 one is measured the day it is written. Each is run (``finditer``, the widest use) over
-``SMALL_CHARS`` and eight times that of each worst shape; eight times the text may cost at most
-``MAX_GROWTH`` times the CPU once it is measurable.
+``SMALL_CHARS`` and eight times that of each worst shape (``tests.support.linearity``).
 """
 
 from __future__ import annotations
@@ -17,16 +16,15 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-import time
 
 import veranda_dagster as product
+from tests.support.linearity import superlinear
 
 SMALL_CHARS = 2_000
-GROWTH_TEXT = 8
 MEASURABLE_S = 0.01
 """Below this the large run is too fast for a quadratic to hide in (one took 0.6 s at 16 kB)."""
-MAX_GROWTH = 24.0
-"""Linear work grows 8x with eight times the text, quadratic 64x; headroom for a loaded machine."""
+TIMER_FLOOR_S = 1e-4
+"""A small run counts at least this: a pattern over 2,000 characters takes microseconds."""
 
 WORST_SHAPES = (
     "a", "a.", "a/", "a-", "a_", "aB", "_a", "A_", "a@", "a:", "a:1", "a(", "`a", "{", " \t",
@@ -82,26 +80,14 @@ def _patterns_in(name: str, value: object) -> list[tuple[str, re.Pattern[str]]]:
     ]
 
 
-def _cpu(pattern: re.Pattern[str], text: str) -> float:
-    started = time.thread_time()
-    for _ in pattern.finditer(text):
-        pass
-    return time.thread_time() - started
-
-
 def _superlinear(pattern: re.Pattern[str]) -> list[str]:
-    problems = []
-    for unit in WORST_SHAPES:
-        small = (unit * (SMALL_CHARS // len(unit) + 1))[:SMALL_CHARS]
-        large = small * GROWTH_TEXT
-        spent = _cpu(pattern, large)
-        if spent < MEASURABLE_S:
-            continue
-        spent = min(spent, _cpu(pattern, large))
-        growth = spent / max(min(_cpu(pattern, small) for _ in range(3)), 1e-4)
-        if spent >= MEASURABLE_S and growth > MAX_GROWTH:
-            problems.append(f"{unit!r}: 8x the text cost {growth:.0f}x")
-    return problems
+    """``pattern`` run the widest way (``finditer`` over the whole text) over each shape."""
+
+    def run(text: str) -> None:
+        for _ in pattern.finditer(text):
+            pass
+
+    return superlinear(run, WORST_SHAPES, SMALL_CHARS, MEASURABLE_S, TIMER_FLOOR_S)
 
 
 def test_every_product_pattern_is_linear_or_names_its_bound() -> None:
