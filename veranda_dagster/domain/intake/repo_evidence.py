@@ -44,7 +44,6 @@ WEIGHTS: Final[dict[str, float]] = {
     "declaration": 1.0,  # repo: <name>, or the ticket's repo field: decides on its own
     "url_code": 0.9,  # a link to code, a commit or the repository itself
     "url_ref": 0.6,  # a link to an issue, pull request, release or discussion
-    "tracker": 0.9,  # the issue template's link to the issue list its form belongs to
     "url_comment": 0.15,  # a link to one comment in a thread: a citation, not a location
     "fork_url": 0.6,  # a link into someone's fork of a catalog repository, and the text says fork
     "label_repo": 0.8,  # repo:<name> or a label that is exactly a repository name
@@ -72,10 +71,7 @@ WEIGHTS: Final[dict[str, float]] = {
     "setting": 0.3,  # a configuration key only it documents, set or read: as a public name
 }
 WEIGHTS.update(
-    {
-        f"former_name:{k}": WEIGHTS[k]
-        for k in ("url_code", "url_ref", "tracker", "url_comment", "url_docs")
-    }
+    {f"former_name:{k}": WEIGHTS[k] for k in ("url_code", "url_ref", "url_comment", "url_docs")}
 )
 """A link through a former name: the same kinds, weighed by ``FORMER_NAME_FACTOR``."""
 REPEAT_BONUS: Final = 0.1
@@ -107,7 +103,6 @@ SECOND_SIGNAL_KINDS: Final = frozenset(
         "declaration",
         "url_code",
         "url_ref",
-        "tracker",
         "label_repo",
         "label_service",
         "owner",
@@ -417,20 +412,16 @@ def _forge_link(
     ev: Evidence,
     context: bool = False,
     citation: bool = False,
-    tracker: bool = False,
 ) -> None:
     """``context``: the link sits in a fenced code block (a config, a log): what was read or
     run, not the subject. ``citation``: an issue or pull request link written as a pointer
-    (``[this issue](...)``) weighs as a citation (``url_comment``). ``tracker``: the issue
-    template's link to an issue list (``tracker``): the tracker whose form this is."""
+    (``[this issue](...)``) weighs as a citation (``url_comment``)."""
     link = next((r for r in (read(url) for read in link_readers()) if r), None)
     if link is None:
         return
     owner, name, kind = link.owner, link.name, link.kind
     if citation and kind == "url_ref":
         kind = "url_comment"
-    elif tracker and kind == "url_ref":
-        kind = "tracker"
     shown = scrub(url)[:120]
     live = catalog.by_full_name(f"{owner}/{name}") or (
         catalog.by_name(name) if catalog.is_org(owner) else None
@@ -497,11 +488,6 @@ link that cites another thread, written as a pointer ("similar to flake8#247"), 
 the ticket changes."""
 
 
-_ISSUE_LIST: Final = re.compile(r"/issues/?(?:\?[^\s#]*)?$")
-"""A link to a repository's issue list or an issue search, not to one issue
-(``…/issues?q=is%3Aissue``): what an issue template's "search before asking" item links."""
-
-
 def _links(ticket: Ticket, text: str, catalog: Catalog, ev: Evidence) -> None:
     terms = _terms(catalog)
     fences = [m.span() for m in _FENCE.finditer(text)]  # sorted and disjoint
@@ -512,21 +498,10 @@ def _links(ticket: Ticket, text: str, catalog: Catalog, ev: Evidence) -> None:
         return i >= 0 and pos < fences[i][1]
 
     cited = {m.start(1) for m in _CITATION.finditer(text)}
-    template = template_spans(text)
-
-    def in_template(pos: int) -> bool:
-        return any(start <= pos < end for start, end in template)
-
-    found = [
-        (m.group(), in_code(m.start()), m.start() in cited, in_template(m.start()))
-        for m in _ANY_URL.finditer(text)
-    ]
-    for url, code, citation, templated in found + [
-        (a.url, False, False, False) for a in ticket.attachments
-    ]:
+    found = [(m.group(), in_code(m.start()), m.start() in cited) for m in _ANY_URL.finditer(text)]
+    for url, code, citation in found + [(a.url, False, False) for a in ticket.attachments]:
         url = url.rstrip(".,;:")
-        listed = templated and bool(_ISSUE_LIST.search(url))
-        _forge_link(url, text, catalog, ev, code, citation, listed)
+        _forge_link(url, text, catalog, ev, code, citation)
         _docs_link(url, terms, ev, catalog.orgs)
 
 
@@ -766,8 +741,6 @@ DECISIVE_KINDS: Final = frozenset(
         "fork_url",
         "former_name:url_code",
         "former_name:url_ref",
-        "tracker",
-        "former_name:tracker",
     }
 )
 """Evidence a person points with: a declaration, a link, a label, an exact reference."""
