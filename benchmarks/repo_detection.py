@@ -6,7 +6,10 @@ in one process, on three sets:
 * real GitHub issues from five organisations (``data/repo_detection/real_tickets.json``);
 * real GitHub issues from nine more organisations (``data/repo_detection/wide_tickets.json``),
   collected for issue 33 before any rule change. Its ``wide-check`` split (celery, tox-dev) is
-  the check set: it is measured with ``--totals-only`` and never printed case by case.
+  the check set: it is measured with ``--totals-only`` and never printed case by case;
+* ``data/repo_detection/wider_tickets.json`` (four more orgs, ``wider-dev``) and
+  ``data/repo_detection/far_tickets.json`` (``far-dev``: googleapis, Azure, apache -- families
+  of sibling repositories around shared names, the check orgs' shape), development data.
 
 Each org's catalog is ``data/repo_detection/catalogs/<org>.json``. The gold of a ``proceed``
 ticket is the repository it was filed in; ``ask`` tickets are ones a person could not decide from
@@ -55,7 +58,7 @@ RULES: dict[str, Detector] = {
     "new": detect_repo,
 }
 """``v1``: before issue 15; ``v2``: before issue 33 (both frozen); ``new``: the rules now."""
-TICKET_FILES = ("real_tickets.json", "wide_tickets.json", "wider_tickets.json")
+TICKET_FILES = ("real_tickets.json", "wide_tickets.json", "wider_tickets.json", "far_tickets.json")
 HIDDEN_SPLITS = frozenset({"wide-check"})
 """Splits measured by totals only: their cases are never printed or written out."""
 
