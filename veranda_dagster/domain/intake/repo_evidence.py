@@ -4,9 +4,10 @@ each weighed as evidence for one catalog repository.
 The weights encode what a colleague would act on. A link into the code or a ``repo:`` label is
 nearly decisive; a name in the title is good evidence; the same name in a version line, a file
 path or a pip log is barely any, because tickets paste environments that list every package
-installed. Names that are also ordinary words (``build``, ``rich``, ``click``) count only when
-written as a name: capitalised mid-sentence, in backticks, imported, qualified with the org, or
-followed by a version. Nothing here decides; ``repo_detection`` does.
+installed (a report template's own version field, ``- X version:``, is the form naming its
+product: a mention). Names that are also ordinary words (``build``, ``rich``, ``click``) count
+only when written as a name: capitalised mid-sentence, in backticks, imported, qualified with
+the org, or followed by a version. Nothing here decides; ``repo_detection`` does.
 """
 
 from __future__ import annotations
