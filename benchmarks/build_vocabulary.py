@@ -4,9 +4,11 @@ snapshots of the repositories instead of a forge API (no forge is reachable from
 ``veranda catalog`` reads each repository's files through ``RepositoryFiles``; this script gives
 ``refresh_vocabulary`` the same seam over local bare snapshots (``<mirrors>/<owner>+<name>/repo``,
 read with ``git show`` / ``git ls-tree`` on ``HEAD``), so the terms, bounds and merge are exactly
-the product's. A repository without a snapshot keeps an empty vocabulary. Run::
+the product's. A repository without a snapshot keeps an empty vocabulary. ``--mirrors`` may be
+given more than once: the first directory holding a repository's snapshot serves it (whole
+fetched snapshots first, then sparse ones built from the stored index). Run::
 
-    python benchmarks/build_vocabulary.py [--mirrors /work/.mirror] ORG [ORG ...]
+    python benchmarks/build_vocabulary.py [--mirrors /work/.mirror ...] ORG [ORG ...]
 """
 
 from __future__ import annotations
@@ -31,14 +33,15 @@ GIT_TIMEOUT_S = 30
 class SnapshotFiles:
     """``RepositoryFiles`` over local bare snapshots of the org's repositories."""
 
-    def __init__(self, mirrors: Path) -> None:
+    def __init__(self, mirrors: list[Path]) -> None:
         self.mirrors = mirrors
 
     def _git_dir(self, full_name: str) -> Path | None:
-        base = self.mirrors / full_name.replace("/", "+", 1) / "repo"
-        for candidate in (base, base / ".git"):
-            if (candidate / "HEAD").is_file():
-                return candidate
+        for mirrors in self.mirrors:
+            base = mirrors / full_name.replace("/", "+", 1) / "repo"
+            for candidate in (base, base / ".git"):
+                if (candidate / "HEAD").is_file():
+                    return candidate
         return None
 
     def _git(self, full_name: str, *args: str) -> str | None:
@@ -70,11 +73,17 @@ class SnapshotFiles:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument(
+        "--mirrors",
+        type=Path,
+        action="append",
+        help="snapshot directory (repeatable; the first holding a repository serves it); "
+        "default /work/.mirror",
+    )
     parser.add_argument("--catalogs", type=Path, default=CATALOGS, help="rewritten in place")
     parser.add_argument("orgs", nargs="+")
     args = parser.parse_args(argv)
-    files = SnapshotFiles(args.mirrors)
+    files = SnapshotFiles(args.mirrors or [Path("/work/.mirror")])
     for org in args.orgs:
         path = args.catalogs / f"{org}.json"
         catalog = load_catalog(path)

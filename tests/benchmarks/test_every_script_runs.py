@@ -277,6 +277,40 @@ def test_build_vocabulary_reads_a_snapshot_into_a_copied_catalog(tmp_path: Path)
     assert "vocabulary" not in repos[1]  # no snapshot: left empty
 
 
+def _snapshot(tmp_path: Path, mirrors: Path, full_name: str, distribution: str) -> None:
+    """A bare snapshot of a repository whose ``pyproject.toml`` publishes ``distribution``."""
+    work = tmp_path / f"src-{mirrors.name}-{full_name.replace('/', '+')}"
+    work.mkdir()
+    (work / "pyproject.toml").write_text(f'[project]\nname = "{distribution}"\n')
+    git(work, "init", "-q", "-b", "main")
+    git(work, "add", "-A")
+    git(work, "commit", "-qm", "init")
+    target = mirrors / full_name.replace("/", "+") / "repo"
+    target.parent.mkdir(parents=True)
+    git(tmp_path, "clone", "-q", "--bare", str(work), str(target))
+
+
+def test_build_vocabulary_reads_the_first_mirror_that_holds_a_repository(tmp_path: Path) -> None:
+    """A whole snapshot beside a sparse one of the same repository wins; a repository only the
+    second directory holds is read from it; one neither holds stays empty."""
+    build_vocabulary = load_script("build_vocabulary")
+    whole, sparse = tmp_path / "whole", tmp_path / "sparse"
+    _snapshot(tmp_path, whole, "acme/fizz", "fizz-whole")
+    _snapshot(tmp_path, sparse, "acme/fizz", "fizz-sparse")
+    _snapshot(tmp_path, sparse, "acme/buzz", "buzz-sparse")
+    catalogs = tmp_path / "catalogs"
+    catalogs.mkdir()
+    names = ["acme/fizz", "acme/buzz", "acme/x"]
+    catalog = {"org": "acme", "repositories": [{"full_name": n} for n in names]}
+    (catalogs / "acme.json").write_text(json.dumps(catalog))
+    argv = ["--mirrors", str(whole), "--mirrors", str(sparse), "--catalogs", str(catalogs), "acme"]
+    assert build_vocabulary.main(argv) == 0
+    repos = json.loads((catalogs / "acme.json").read_text())["repositories"]
+    assert repos[0]["vocabulary"]["distributions"] == ["fizz-whole"]
+    assert repos[1]["vocabulary"]["distributions"] == ["buzz-sparse"]
+    assert "vocabulary" not in repos[2]
+
+
 def test_sensor_tick_times_the_product_sensors_on_a_small_instance(tmp_path: Path) -> None:
     sensor_tick = load_script("sensor_tick")
     out = tmp_path / "ticks.json"

@@ -4,9 +4,10 @@ each weighed as evidence for one catalog repository.
 The weights encode what a colleague would act on. A link into the code or a ``repo:`` label is
 nearly decisive; a name in the title is good evidence; the same name in a version line, a file
 path or a pip log is barely any, because tickets paste environments that list every package
-installed. Names that are also ordinary words (``build``, ``rich``, ``click``) count only when
-written as a name: capitalised mid-sentence, in backticks, imported, qualified with the org, or
-followed by a version. Nothing here decides; ``repo_detection`` does.
+installed (a report template's own version field, ``- X version:``, is the form naming its
+product: a mention). Names that are also ordinary words (``build``, ``rich``, ``click``) count
+only when written as a name: capitalised mid-sentence, in backticks, imported, qualified with
+the org, or followed by a version. Nothing here decides; ``repo_detection`` does.
 """
 
 from __future__ import annotations
@@ -556,6 +557,28 @@ threads, which a ticket writes to cite a similar report; the link, if any, weigh
 (``_CITATION``). ``PyCQA/flake8#247`` written out is an exact reference (``_bare_refs``)."""
 
 
+_FIELD_MARKERS = re.compile(r"[ \t>*#-]*")
+"""What may open a report template's field line before its label: indentation, a list marker,
+a quote or heading mark, the bold of ``**Bicep version**``."""
+_FIELD_VERSION_AFTER = re.compile(
+    r"[ \t]{1,4}version\**[ \t]{0,4}(?::|\*\*[ \t]{0,4}$|$)", re.I | re.M
+)
+"""`` version:`` or `` version**`` closing the label: ``- Flask version: 2.1``, ``**Bicep
+version**`` (its value on the next line). The spaces are bounded: a form puts one or two there,
+and an unbounded run would be read again from every position of a long blank run."""
+
+
+def _is_version_field(text: str, start: int, end: int) -> bool:
+    """The name opens a report template's version field (``- google-cloud-node version:``,
+    ``**Bicep version**``): the tracker's own form asks which version of its product the
+    reporter runs, so the field names the product the form is for, unlike a version line in a
+    pasted environment table or pin list (``rich 13.1``), which lists what is installed."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return bool(
+        _FIELD_MARKERS.fullmatch(text, line_start, start) and _FIELD_VERSION_AFTER.match(text, end)
+    )
+
+
 _LIST_ITEM_END = re.compile(r"[ \t]*(?:,|\]|$)", re.M)
 
 
@@ -594,6 +617,8 @@ def _classify(
     )
     if start and text[start - 1] == "/" and not qualified:
         return "path"
+    if start >= title_len and _is_version_field(text, start, end):
+        return "prose"  # the template's field for its product's version: the form is its own
     if start >= title_len and _VERSION_AFTER.match(text, end):
         return "env"  # in the title, "X 1.2 breaks" still names what the ticket is about
     if start >= title_len and _is_list_entry(text, start, end):
