@@ -121,9 +121,7 @@ class Workspace:
         out = self.git_bytes(*args, cwd=cwd, timeout=timeout)
         return out.decode("utf-8", errors="replace").strip()
 
-    def git_bytes(
-        self, *args: str, cwd: Path | None = None, timeout: float | None = None
-    ) -> bytes:
+    def git_bytes(self, *args: str, cwd: Path | None = None, timeout: float | None = None) -> bytes:
         """``git args`` in ``cwd`` (the clone by default), its output as bytes. A transport
         command runs outside the sandbox on a hardened ``.git`` with the token offered (through
         askpass) only when the remote is one a token may go to; anything else runs sandboxed
