@@ -31,7 +31,14 @@ HELD_S = 20.0
 """How long the server holds a request: longer than every (patched) bound below, so only the
 product's own give-up ends the call."""
 
-TRICKLE_EVERY_S = 0.2
+KEEPALIVE_HELD_S = 2.5
+"""The keep-alive server's answer lasts this long: past the patched ``LOW_SPEED_TIME_S``."""
+
+PACE = {"stall": (HELD_S, 0.2), "trickle": (HELD_S, 2.0), "keepalive": (KEEPALIVE_HELD_S, 0.25)}
+"""Per mode, how long a request is held and how often a byte is sent meanwhile: ``stall``
+never sends; ``trickle`` sends a byte every two seconds (half ``LOW_SPEED_LIMIT_BYTES_S``);
+``keepalive`` four bytes a second (above it, as upload-pack's keep-alives are while a forge
+computes a pack) and then ends the answer."""
 
 
 @dataclass
@@ -74,16 +81,17 @@ def _handler(forge: StallingForge) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "application/x-git-upload-pack-advertisement")
             self.end_headers()
             self.wfile.flush()
-            deadline = time.monotonic() + HELD_S
+            held, every = PACE[forge.mode]
+            deadline = time.monotonic() + held
             while time.monotonic() < deadline and not forge.release.is_set():
                 forge.seen |= helpers_of(forge.marker)
-                if forge.mode == "trickle":
+                if forge.mode != "stall":
                     try:
                         self.wfile.write(b"0")
                         self.wfile.flush()
                     except OSError:  # the client gave up
                         return
-                forge.release.wait(TRICKLE_EVERY_S)
+                forge.release.wait(every)
 
         def log_message(self, format: str, *args: object) -> None:
             return
@@ -167,7 +175,7 @@ def test_a_stalled_or_trickling_transfer_is_given_up_at_the_low_speed_bound(
     error: type[GitError],
 ) -> None:
     """``LOW_SPEED_TIME_S`` patched to a second while the command's own timeout stays long:
-    a server that sends nothing, or a byte every 0.2 s (far below ``LOW_SPEED_LIMIT_BYTES_S``),
+    a server that sends nothing, or a byte every two seconds (under ``LOW_SPEED_LIMIT_BYTES_S``),
     is given up on within seconds, as a failed transfer, not held for the whole timeout."""
     monkeypatch.setattr(git_transport, "LOW_SPEED_TIME_S", 1)
     message = _ends_within(lambda: call(forge, tmp_path), error, 1.0 + 4.0)
@@ -198,3 +206,18 @@ def test_a_healthy_forge_is_not_cut_by_the_stall_bounds(
         listed = ws.git("ls-remote", url, "refs/heads/main", cwd=tmp_path)
     assert head == git(seed, "rev-parse", "HEAD")
     assert listed == f"{head}\trefs/heads/main"
+
+
+@pytest.mark.parametrize("forge", ["keepalive"], indirect=True)
+def test_a_slow_forge_above_the_low_speed_limit_is_not_cut(
+    forge: StallingForge, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The twin: the same one-second ``LOW_SPEED_TIME_S`` against a server sending four
+    bytes a second for 2.5 s (a forge computing a pack, keeping the connection alive): the
+    transfer is not given up as too slow; it runs until the server ends its (garbage) answer."""
+    monkeypatch.setattr(git_transport, "LOW_SPEED_TIME_S", 1)
+    started = time.monotonic()
+    with pytest.raises(GitError) as caught:
+        _ls_remote(forge, tmp_path)
+    assert time.monotonic() - started >= KEEPALIVE_HELD_S
+    assert "too slow" not in str(caught.value).lower()

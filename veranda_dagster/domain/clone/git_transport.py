@@ -50,15 +50,15 @@ MAX_GIT_DIR_ENTRIES = 200_000
 """A ``.git`` after a clone holds a few dozen entries plus loose objects; a walk past this is a
 planted maze, refused rather than walked."""
 
-LOW_SPEED_LIMIT_BYTES_S: Final = 1000
-"""Below this many bytes a second for ``LOW_SPEED_TIME_S`` an http(s) transfer is a stalled
-server, not a slow one: a forge sends a pack at megabytes a second, and even a poor link
-moves a kilobyte a second."""
+LOW_SPEED_LIMIT_BYTES_S: Final = 1
+"""An http(s) transfer averaging under a byte a second for ``LOW_SPEED_TIME_S`` is a stalled
+or trickling server. Not higher: a forge computing a large pack sends nothing but
+upload-pack's keep-alive (five bytes every five seconds, about this rate) until the pack
+starts, and that wait is work, not a stall."""
 
 LOW_SPEED_TIME_S: Final = 60
-"""How long a transfer may stay under ``LOW_SPEED_LIMIT_BYTES_S`` (a forge computing a large
-pack sends keep-alive progress meanwhile): a minute of near-silence is a stall, and the
-command fails then rather than at its own (much longer) timeout."""
+"""How long a transfer may stay under ``LOW_SPEED_LIMIT_BYTES_S``: a minute of (near)
+silence ends the command then, not at its own timeout (five or ten minutes)."""
 
 TRANSPORT_COMMANDS = frozenset({"clone", "fetch", "ls-remote", "push"})
 """The only git subcommands run outside the sandbox."""
