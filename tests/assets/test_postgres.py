@@ -3,6 +3,7 @@ in the database and survive a new ``DagsterInstance`` and a new store object."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 
@@ -141,3 +142,24 @@ def test_the_value_store_reuses_one_pooled_connection_per_process(postgres_url):
             cur.execute("SELECT pg_backend_pid()")
             pids.add(cur.fetchone()[0])
     assert len(pids) == 1  # fifteen operations, one server connection
+
+
+def test_a_connection_past_postgres_pool_max_is_a_typed_error(postgres_url):
+    """``POSTGRES_POOL_MAX`` connections held at once by this process: one more is a typed
+    ``TransientError`` naming the bound (not psycopg2's ``PoolError``); the twin, once one
+    is returned, is a connection again."""
+    from veranda_dagster.domain.core.bounds import POSTGRES_POOL_MAX
+    from veranda_dagster.domain.core.errors import TransientError
+    from veranda_dagster.storage.value_stores import pooled_connection
+
+    with contextlib.ExitStack() as held:
+        for _ in range(POSTGRES_POOL_MAX):
+            held.enter_context(pooled_connection(postgres_url))
+        with (
+            pytest.raises(TransientError, match=f"all {POSTGRES_POOL_MAX} connections"),
+            pooled_connection(postgres_url),
+        ):
+            pass
+    with pooled_connection(postgres_url) as conn, conn.cursor() as cur:
+        cur.execute("SELECT 1")
+        assert cur.fetchone() == (1,)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,8 @@ def test_registry_config_errors_name_the_setting() -> None:
 
 
 def test_waiting_for_another_ticket_is_bounded(tmp_path: Path) -> None:
+    """``LOCK_WAIT_S`` (the ``wait_s`` it feeds, 0.3 s here) against a lock another ticket
+    really holds: the wait ends at the bound with a typed ``SetupError`` naming it."""
     folder = environment_dir(tmp_path, "acme/app", "k" * 32)
     held, release = threading.Event(), threading.Event()
 
@@ -129,8 +132,11 @@ def test_waiting_for_another_ticket_is_bounded(tmp_path: Path) -> None:
     thread.start()
     try:
         assert held.wait(5)
-        with pytest.raises(SetupError, match="not waiting longer"), locked(folder, wait_s=0.3):
+        started = time.monotonic()
+        refused = pytest.raises(SetupError, match=r"for over 0\.3s; not waiting longer")
+        with refused, locked(folder, wait_s=0.3):
             pass
+        assert 0.3 <= time.monotonic() - started < 0.3 + 2.0
     finally:
         release.set()
         thread.join(5)

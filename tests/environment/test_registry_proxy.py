@@ -4,14 +4,17 @@
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
+from tests.support.stalled_servers import silent, unconnectable
 from veranda_dagster.environment import registry_proxy
 from veranda_dagster.environment.registries import Registry
 from veranda_dagster.environment.registry_proxy import RegistryProxy
+from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
 
 LOCAL = "http://127.0.0.1:41234"
 CORP = Registry("corp", "https://pkgs.corp.example/simple", "pypi", "Bearer corp-secret-1")
@@ -184,3 +187,46 @@ def test_a_package_past_max_package_bytes_is_cut_without_a_last_chunk(
     _, body = _unchunked(answer)
     assert answer.endswith(b"0\r\n\r\n") is whole
     assert body == (wheel if whole else wheel[:100])
+
+
+STALLS = {
+    "connect": ("UPSTREAM_CONNECT_TIMEOUT_S", unconnectable),
+    "read": ("UPSTREAM_READ_TIMEOUT_S", silent),
+}
+
+
+@pytest.mark.parametrize("stall", list(STALLS))
+def test_a_stalled_registry_is_a_504_at_its_bound(
+    monkeypatch: pytest.MonkeyPatch, stall: str
+) -> None:
+    """Over real loopback sockets: a registry whose connect never completes, and one that
+    accepts and never answers. With ``UPSTREAM_CONNECT_TIMEOUT_S`` / ``UPSTREAM_READ_TIMEOUT_S``
+    patched to half a second, pip gets a 504 within the bound, not after 20 s / 2 min."""
+    name, server = STALLS[stall]
+    monkeypatch.setattr(registry_proxy, name, 0.5)
+    with server() as port:
+        slow = Registry("slow", f"http://127.0.0.1:{port}/simple", "pypi")
+        with RegistryProxy([slow], LOCAL) as p:
+            started = time.monotonic()
+            answer = _send(p, "GET /slow/tool/ HTTP/1.1\r\nhost: x\r\n\r\n")
+            took = time.monotonic() - started
+    assert answer.startswith(b"HTTP/1.1 504") and b"registry did not answer in time" in answer
+    assert 0.5 <= took < 0.5 + 2.0
+
+
+class _Index(FakeHttpServer):
+    def handle(self, request: FakeRequest) -> FakeResponse:
+        return FakeResponse(200, b"wheel-bytes", content_type="application/zip")
+
+
+def test_a_registry_that_answers_is_relayed_within_the_same_bounds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The twin: the same half-second bounds, a real loopback registry that answers at once."""
+    monkeypatch.setattr(registry_proxy, "UPSTREAM_CONNECT_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(registry_proxy, "UPSTREAM_READ_TIMEOUT_S", 0.5)
+    with _Index() as index:
+        fast = Registry("fast", index.base_url + "/simple", "pypi")
+        with RegistryProxy([fast], LOCAL) as p:
+            answer = _send(p, "GET /fast/tool-1.whl HTTP/1.1\r\nhost: x\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 200") and b"wheel-bytes" in answer

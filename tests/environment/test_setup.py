@@ -18,7 +18,7 @@ from veranda_dagster.domain.clone.active_environment import READY_FILE, active_e
 from veranda_dagster.domain.context.facts import read_repo_facts
 from veranda_dagster.domain.core.errors import SetupError
 from veranda_dagster.domain.work.validation import run_command
-from veranda_dagster.environment import registry_proxy
+from veranda_dagster.environment import registry_proxy, setup
 from veranda_dagster.environment.setup import prepare_environment
 from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
 from veranda_dagster.sim.package_index import PackageIndex
@@ -76,6 +76,8 @@ def test_a_second_ticket_with_the_same_lockfiles_pays_nothing(
 
 
 def test_a_setup_that_hangs_is_killed_at_its_bound_and_not_cached(tmp_path: Path) -> None:
+    """``SETUP_TIMEOUT_S`` (the ``timeout_s`` it feeds, 1.5 s here) against a setup that
+    sleeps: killed at the bound, a typed ``SetupError`` naming it, nothing cached."""
     repo = make_repo(tmp_path, 'echo started; touch "$VERANDA_ENV/partial"; sleep 60\n')
     started = time.monotonic()
     with pytest.raises(SetupError, match=r"timed out after 1\.5s") as caught:
@@ -86,11 +88,46 @@ def test_a_setup_that_hangs_is_killed_at_its_bound_and_not_cached(tmp_path: Path
     assert not list((tmp_path / "env-cache").glob("*/*/partial"))
 
 
-def test_a_setup_that_outgrows_its_size_bound_is_stopped(tmp_path: Path) -> None:
+def test_a_setup_that_outgrows_its_size_bound_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``MAX_ENV_BYTES`` (the ``max_bytes`` it feeds, 1 MB here) against a setup that writes
+    3 MB and sleeps: stopped at the next size poll, not at its timeout, nothing cached."""
+    monkeypatch.setattr(setup, "SIZE_POLL_S", 0.2)
     repo = make_repo(tmp_path, 'head -c 3000000 /dev/zero > "$VERANDA_ENV/big"; sleep 30\n')
-    with pytest.raises(SetupError, match="outgrew its bound"):
+    started = time.monotonic()
+    with pytest.raises(SetupError, match=r"outgrew its bound \(3\d{6} bytes.*max 1000000 bytes"):
         _prepare(repo, max_bytes=1_000_000)
+    assert time.monotonic() - started < 10
     assert not list((tmp_path / "env-cache").glob("*/*/big"))
+
+
+def test_a_setup_that_writes_too_many_files_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``MAX_ENV_ENTRIES`` patched to 100 against a setup that makes 300 empty files (no
+    bytes to speak of) and sleeps: stopped at the entry bound, nothing cached."""
+    monkeypatch.setattr(setup, "MAX_ENV_ENTRIES", 100)
+    monkeypatch.setattr(setup, "SIZE_POLL_S", 0.2)
+    script = 'for i in $(seq 300); do : > "$VERANDA_ENV/f$i"; done; sleep 30\n'
+    repo = make_repo(tmp_path, script)
+    started = time.monotonic()
+    with pytest.raises(SetupError, match=r"outgrew its bound \(\d+ bytes, 100 entries"):
+        _prepare(repo)
+    assert time.monotonic() - started < 10
+    assert not list((tmp_path / "env-cache").glob("*/*/f1"))
+
+
+def test_a_setup_just_inside_the_entry_bound_is_ready(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The twin: the same bound, 50 files, and the setup ends: ready, all of them kept."""
+    monkeypatch.setattr(setup, "MAX_ENV_ENTRIES", 100)
+    monkeypatch.setattr(setup, "SIZE_POLL_S", 0.2)
+    repo = make_repo(tmp_path, 'for i in $(seq 50); do : > "$VERANDA_ENV/f$i"; done\n')
+    outcome = _prepare(repo)
+    assert outcome.status == "ready", outcome
+    assert len(list(Path(outcome.env_dir).glob("f*"))) == 50
 
 
 class _Elsewhere(FakeHttpServer):

@@ -118,6 +118,8 @@ def test_a_300_mb_answer_stops_at_the_byte_cap_with_a_typed_error(case: Case, tm
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_a_dripping_answer_ends_at_the_request_deadline(case: Case, tmp_path) -> None:
+    """``MAX_REQUEST_S`` (the ``deadline_s`` it feeds, one second here) against an answer that
+    drips a chunk every 0.1 s for 24 s: never a read timeout, ended at the deadline."""
     with serving(case, tmp_path, deadline_s=DRIP_DEADLINE_S) as (fake, client):
         fake.answer_next(case.path, lambda: FakeResponse(200, dripping(b'{"ok": true}' * 20, 0.1)))
         started = time.monotonic()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import dagster as dg
@@ -10,6 +11,7 @@ import pytest
 from prometheus_client.exposition import choose_encoder
 
 from tests.observability.simulated import simulated_run
+from veranda_dagster.observability import server as ops_server
 from veranda_dagster.observability.metrics import PhaseMetrics
 from veranda_dagster.observability.server import OpsServer, check_with_timeout
 
@@ -154,3 +156,31 @@ def test_instance_readiness_reuses_one_instance_and_reconnects_after_a_failure(m
     assert made[0].disposed
     ready()
     assert len(made) == 2
+
+
+@pytest.mark.parametrize("hung", [True, False], ids=["hung", "answering"])
+def test_readyz_gives_up_on_a_hung_instance_at_readiness_timeout_s(
+    monkeypatch: pytest.MonkeyPatch, hung: bool
+) -> None:
+    """``READINESS_TIMEOUT_S`` patched to 0.2 s, the server's default: an instance check that
+    hangs (a storage call that never returns) is a 503 naming the bound within it, so the
+    kubelet's probe gets an answer; the twin, a check that returns, is a 200."""
+    monkeypatch.setattr(ops_server, "READINESS_TIMEOUT_S", 0.2)
+    release = threading.Event()
+
+    def check() -> None:
+        if hung:
+            release.wait(10)
+
+    try:
+        with OpsServer(registry=PhaseMetrics().registry, readiness=check) as server:
+            started = time.monotonic()
+            resp = httpx.get(server.url + "/readyz", timeout=5)
+            took = time.monotonic() - started
+    finally:
+        release.set()
+    if hung:
+        assert resp.status_code == 503 and "instance check exceeded 0.2 s" in resp.text
+        assert 0.2 <= took < 0.2 + 2.0
+    else:
+        assert resp.status_code == 200

@@ -88,6 +88,9 @@ class _NoRecords:
 
 
 def test_an_idle_connection_is_closed_at_the_socket_timeout():
+    """``OPS_SOCKET_TIMEOUT_S`` (through the ``socket_timeout_s`` it feeds, 0.3 s here)
+    against twenty connections that send nothing: each is hung up on, and the port still
+    answers a probe."""
     with OpsServer(
         registry=PhaseMetrics().registry, readiness=lambda: None, socket_timeout_s=0.3
     ) as server:

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.support.stalled_servers import silent, unconnectable
 from veranda_dagster.sandbox import http_request
 from veranda_dagster.sandbox import proxy as proxy_module
 from veranda_dagster.sandbox.egress import (
@@ -28,6 +29,7 @@ from veranda_dagster.sandbox.egress import (
     Upstream,
 )
 from veranda_dagster.sandbox.proxy import CredentialProxy
+from veranda_dagster.sim.http_fake import FakeHttpServer, FakeRequest, FakeResponse
 
 REAL = "sk-ant-api03-REAL-key-never-in-a-sandbox-41d7"
 ORIGIN = "https://api.vendor.test"
@@ -369,3 +371,47 @@ def test_a_turns_refusals_are_all_counted_and_the_first_max_kept(
     assert proxy.record.refusals == sent
     refused = proxy.record.refused or []
     assert [f"/v1/{n}" in line for n, (_, line) in enumerate(refused)] == [True] * kept
+
+
+STALLS = {
+    "connect": ("UPSTREAM_CONNECT_TIMEOUT_S", unconnectable),
+    "read": ("UPSTREAM_READ_TIMEOUT_S", silent),
+}
+
+
+@pytest.mark.parametrize("stall", list(STALLS))
+def test_a_stalled_upstream_is_a_504_at_its_bound(monkeypatch, stall):
+    """Over real loopback sockets: an upstream whose connect never completes, and one that
+    accepts and never answers. With ``UPSTREAM_CONNECT_TIMEOUT_S`` / ``UPSTREAM_READ_TIMEOUT_S``
+    patched to half a second, the CLI gets a 504 within the bound, not the 20 s / 10 min."""
+    name, server = STALLS[stall]
+    monkeypatch.setattr(proxy_module, name, 0.5)
+    with server() as port:
+        base = f"http://127.0.0.1:{port}"
+        egress = Egress(base_url=base, keys={"KEY": REAL}, carriers={"KEY": (X_API_KEY,)})
+        subs = egress.substitutions()
+        with CredentialProxy(Upstream.of(base), subs) as p:
+            started = time.monotonic()
+            answer = ask(p, post("/v1/m", {"x-api-key": subs[0].placeholder}))
+            took = time.monotonic() - started
+    assert status(answer) == 504 and b"upstream did not answer in time" in answer
+    assert 0.5 <= took < 0.5 + 2.0
+
+
+class _Answering(FakeHttpServer):
+    def handle(self, request: FakeRequest) -> FakeResponse:
+        return FakeResponse(200, b'{"ok": true}')
+
+
+def test_an_upstream_that_answers_is_relayed_within_the_same_bounds(monkeypatch):
+    """The twin: the same half-second bounds, a real loopback upstream that answers at once."""
+    monkeypatch.setattr(proxy_module, "UPSTREAM_CONNECT_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(proxy_module, "UPSTREAM_READ_TIMEOUT_S", 0.5)
+    with _Answering() as server:
+        egress = Egress(
+            base_url=server.base_url, keys={"KEY": REAL}, carriers={"KEY": (X_API_KEY,)}
+        )
+        subs = egress.substitutions()
+        with CredentialProxy(Upstream.of(server.base_url), subs) as p:
+            answer = ask(p, post("/v1/m", {"x-api-key": subs[0].placeholder}))
+    assert status(answer) == 200 and b'{"ok": true}' in answer

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.support.stalled_servers import silent
 from veranda_dagster.cli import main
+from veranda_dagster.cli import sim as sim_cli
 from veranda_dagster.sim.control import CI_RED_LINE, SimControl
 from veranda_dagster.sim.world import LINEAR_LABEL, SimWorld
 
@@ -76,3 +79,21 @@ def test_a_bad_fault_is_refused_by_name(control):
     _, ctl, _ = control
     response = httpx.post(f"{ctl.base_url}/faults", json={"kind": "meteor"})
     assert response.status_code == 400 and "model-5xx" in response.json()["error"]
+
+
+def test_a_dev_whose_control_port_never_answers_is_an_error_at_the_bound(
+    tmp_path, capsys, monkeypatch
+):
+    """``CONTROL_TIMEOUT_S`` (patched to 0.3 s) against a control port that accepts and never
+    answers (a hung ``veranda dev``): exit 1 and "did not answer" within the bound; the twin
+    above (``test_sim_faults_reach_the_model_and_the_ci``) is a control port that answers."""
+    monkeypatch.setattr(sim_cli, "CONTROL_TIMEOUT_S", 0.3)
+    with silent() as port:
+        state = tmp_path / "dev.json"
+        url = f"http://127.0.0.1:{port}"
+        state.write_text(json.dumps({"control_url": url, "pid": os.getpid()}))
+        started = time.monotonic()
+        assert main(["sim", "--state", str(state), "status"]) == 1
+        took = time.monotonic() - started
+    assert f"sim: veranda dev at {url} did not answer" in capsys.readouterr().err
+    assert 0.3 <= took < 0.3 + 2.0

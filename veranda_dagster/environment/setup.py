@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import signal
 import subprocess
 import sys
 import time
@@ -39,6 +38,7 @@ from veranda_dagster.domain.clone.borrowed_objects import store_binds
 from veranda_dagster.domain.clone.repo_files import RepoFiles
 from veranda_dagster.domain.core.errors import SetupError
 from veranda_dagster.domain.core.models import RepoFacts, SetupOutcome
+from veranda_dagster.domain.core.process_group import kill_group
 from veranda_dagster.domain.work.validation import _Tail, scrubbed_env
 from veranda_dagster.environment.cache import (
     cache_root,
@@ -258,8 +258,7 @@ def _wait(
         elif time.monotonic() >= deadline:
             why = f"timed out after {timeout_s:g}s"
     if why is not None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        kill_group(proc)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=_REAP_S)
     return proc.returncode, why, tail.text()

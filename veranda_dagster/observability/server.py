@@ -129,10 +129,14 @@ class OpsServer:
         *,
         registry: CollectorRegistry | None = None,
         readiness: ReadinessCheck | None = None,
-        readiness_timeout_s: float = READINESS_TIMEOUT_S,
+        readiness_timeout_s: float | None = None,
         socket_timeout_s: float = OPS_SOCKET_TIMEOUT_S,
     ) -> None:
+        """``readiness_timeout_s`` defaults to ``READINESS_TIMEOUT_S``, read when the server
+        is made (so the bound in force is the module's)."""
         reg = registry if registry is not None else default_metrics().registry
+        if readiness_timeout_s is None:
+            readiness_timeout_s = READINESS_TIMEOUT_S
         handler = _handler(
             reg, readiness or InstanceReadiness(), readiness_timeout_s, socket_timeout_s
         )

@@ -308,6 +308,7 @@ def pooled_connection(url: str) -> Iterator[Any]:
     """A connection from the URL's pool, returned on exit; one that broke mid-use (a restarted
     server) is closed rather than handed to the next caller."""
     import psycopg2
+    import psycopg2.pool
 
     pool = _pool(url)
     try:
@@ -316,6 +317,11 @@ def pooled_connection(url: str) -> Iterator[Any]:
         detail = scrub(str(exc), [url, connect_kwargs(url).get("password", "")]).strip()
         raise TransientError(
             f"value store: cannot connect to {redact_url(url)}: {detail}"
+        ) from None
+    except psycopg2.pool.PoolError:  # every one of the pool's connections is in use
+        raise TransientError(
+            f"value store: all {POSTGRES_POOL_MAX} connections to {redact_url(url)} are in "
+            "use in this process; try again when one is returned"
         ) from None
     broken = False
     try:

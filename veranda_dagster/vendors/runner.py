@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -21,6 +20,7 @@ from typing import Final
 from veranda_dagster.domain.clone.active_environment import active_environment
 from veranda_dagster.domain.clone.borrowed_objects import store_binds
 from veranda_dagster.domain.core.errors import VerandaError
+from veranda_dagster.domain.core.process_group import kill_group
 from veranda_dagster.domain.core.spend_meter import current_meter
 from veranda_dagster.sandbox import Prepared, Sandbox
 from veranda_dagster.sandbox.egress import Egress
@@ -186,8 +186,8 @@ def _spawn(
         return RunOutput(exit_code=126, stderr=f"binary not executable: {exc.filename}")
     assert proc.stdout is not None and proc.stderr is not None
     pipes = [
-        CappedPipe(proc.stdout, MAX_CLI_OUTPUT_BYTES, lambda: _kill_group(proc)),
-        CappedPipe(proc.stderr, MAX_CLI_OUTPUT_BYTES, lambda: _kill_group(proc)),
+        CappedPipe(proc.stdout, MAX_CLI_OUTPUT_BYTES, lambda: kill_group(proc)),
+        CappedPipe(proc.stderr, MAX_CLI_OUTPUT_BYTES, lambda: kill_group(proc)),
     ]
     feed(proc, stdin)
     deadline = time.monotonic() + timeout
@@ -197,7 +197,7 @@ def _spawn(
     except subprocess.TimeoutExpired:
         timed_out = True
     if timed_out:
-        _kill_group(proc)
+        kill_group(proc)
     held = _drain_killed(proc, pipes) if timed_out or any(p.over for p in pipes) else False
     over = any(p.over for p in pipes)
     stderr = pipes[1].text()
@@ -230,11 +230,6 @@ def _own_home(home: str) -> bool:
     """A ``HOME`` the vendor chose for the CLI (a per-vendor throwaway home) is the CLI's to
     write; the worker's own home is never visible in the sandbox."""
     return os.path.realpath(home) != os.path.realpath(Path.home())
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):  # already gone
-        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def _drain_killed(proc: subprocess.Popen[bytes], pipes: list[CappedPipe]) -> bool:

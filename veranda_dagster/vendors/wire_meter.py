@@ -12,15 +12,19 @@ The usage keys per wire are this module's, not the vendors': an vendor reads its
 stdout, whose usage fields are the CLI's own (Codex's ``cached_input_tokens``, Gemini CLI's
 ``stats``); on the wire they are the API's. Anthropic's API fields are the ones Claude Code
 prints, so that row is the vendor's own.
+
+The request body comes from the sandboxed CLI and the answer from upstream: either may be
+anything, ten thousand ``[`` included, and each is parsed with ``documents.json_or_none`` (not
+a document: no usage read from it) so the relay never breaks on what the meter reads.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any, Final
 
+from veranda_dagster.domain.core.documents import json_or_none
 from veranda_dagster.domain.core.models import Usage
 from veranda_dagster.domain.core.spend_meter import TurnMeter
 from veranda_dagster.vendors import cost, tiers
@@ -169,10 +173,7 @@ class WireTally:
         payload = line[5:].strip()
         if not payload or payload == b"[DONE]":
             return
-        try:
-            read_event(self.wire, json.loads(payload), self.seen)
-        except ValueError:
-            return
+        read_event(self.wire, json_or_none(payload), self.seen)  # not a document: skipped
 
     def finish(self, status: int) -> None:
         """Charge what the answer reported; an answer that reported no usage (an error, a
@@ -183,10 +184,7 @@ class WireTally:
         if self._sse:
             self._sse_line(self._line)
         elif self._body:
-            try:
-                parsed = json.loads(bytes(self._body))
-            except ValueError:
-                parsed = None
+            parsed = json_or_none(bytes(self._body))
             for event in parsed if isinstance(parsed, list) else [parsed]:
                 read_event(self.wire, event, self.seen)
         usage, model = self.seen.usage, self.seen.model
@@ -228,10 +226,7 @@ def _requested_model(wire: str, path: str, body: bytes) -> str | None:
         bare = path.split("?", 1)[0]
         name = bare.rsplit("/models/", 1)[-1].split(":", 1)[0] if "/models/" in bare else ""
         return name or None
-    try:
-        parsed = json.loads(body) if body else None
-    except ValueError:
-        return None
+    parsed = json_or_none(body) if body else None
     model = parsed.get("model") if isinstance(parsed, dict) else None
     return model if isinstance(model, str) and model else None
 

@@ -17,7 +17,12 @@ from tests.domain.conftest import (
 )
 from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
 from tests.support.clock import SleepingClock
-from veranda_dagster.domain.core.bounds import CI_POLL_INITIAL_S, CI_POLL_MAX_S, MAX_CI_REPAIRS
+from veranda_dagster.domain.core.bounds import (
+    CI_POLL_INITIAL_S,
+    CI_POLL_MAX_S,
+    CI_WAIT_TIMEOUT_S,
+    MAX_CI_REPAIRS,
+)
 from veranda_dagster.domain.core.forge_port import CiFinding, CiJob
 from veranda_dagster.domain.core.models import CiState, PullRequest, ReviewRounds
 from veranda_dagster.domain.deliver.ci import await_ci, wait_for_checks
@@ -184,6 +189,19 @@ def test_the_wait_is_bounded_and_backs_off(change):
     assert clock.sleeps[:4] == [1.0, 2.0, 4.0, 8.0]
     assert max(clock.sleeps) == CI_POLL_MAX_S
     assert outcome.polls == len(clock.sleeps) + 1
+
+
+def test_the_default_wait_is_ci_wait_timeout_s(change):
+    """Without a ``timeout_s`` the phase waits ``CI_WAIT_TIMEOUT_S`` of (scripted) time for
+    checks that stay pending, then records ``timed_out``: the default is the named bound."""
+    project, _, review = change
+    forge = FakeForge(jobs=lambda sha, n: [job("pending")])
+    clock = SleepingClock()
+    outcome = await_ci(
+        TICKET, project.pack, review, project.workspace, ScriptedAgent(), forge,
+        clock=clock, sleep=clock.sleep,
+    )  # fmt: skip
+    assert outcome.status == "timed_out" and sum(clock.sleeps) == CI_WAIT_TIMEOUT_S
 
 
 def test_a_retried_phase_after_a_pushed_repair_gets_no_second_repair(change):

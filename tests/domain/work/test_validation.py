@@ -26,6 +26,8 @@ def _alive_with(marker: str) -> list[int]:
 
 
 def test_a_hanging_command_is_killed_at_its_bound_with_its_children(tmp_path):
+    """``VALIDATION_TIMEOUT_S`` (through the ``timeout_s`` it feeds, one second here) against
+    a shell whose two children sleep: killed at the bound, the children with it."""
     marker = f"{30 + os.getpid() % 1000 / 1000:.3f}"  # a sleep no other process runs
     started = time.monotonic()
     result = run_command(f"sleep {marker} & sleep {marker}", tmp_path, timeout_s=1)

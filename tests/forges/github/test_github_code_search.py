@@ -11,6 +11,7 @@ from tests.support.clock import SleepingClock
 from veranda_dagster.domain.context.code_search import CodeSearch
 from veranda_dagster.domain.context.retrieval import build_pack
 from veranda_dagster.domain.core.errors import InputError
+from veranda_dagster.forges.github import code_search as github_code_search
 from veranda_dagster.forges.github.code_search import TEXT_MATCH, GitHubCodeSearch
 from veranda_dagster.forges.github.limits import (
     GITHUB_CODE_SEARCH_PER_MINUTE,
@@ -277,3 +278,20 @@ def test_a_hostile_answer_costs_work_linear_in_the_file():
     if large >= 0.05:
         assert large / max(min(_cpu_of_answer(1) for _ in range(3)), 1e-3) <= 24
     assert large < 1.0
+
+
+@pytest.mark.parametrize(("extra", "refused"), [(0, False), (1, True)], ids=["at", "past"])
+def test_a_query_past_max_query_chars_is_refused_before_it_is_sent(
+    monkeypatch: pytest.MonkeyPatch, extra: int, refused: bool
+) -> None:
+    """``MAX_QUERY_CHARS`` (patched to 40 so the bound, not GitHub's 256, is what is seen): a
+    query one character past it is a typed error naming the bound; its twin, exactly at the
+    bound, is the query sent."""
+    monkeypatch.setattr(github_code_search, "MAX_QUERY_CHARS", 40)
+    search = GitHubCodeSearch("https://api.github.test", "t", "acme/api")
+    seed = "s" * (40 - len(" repo:acme/api") + extra)
+    if refused:
+        with pytest.raises(InputError, match="is over 40 chars"):
+            search.query(seed)
+    else:
+        assert search.query(seed) == f"{seed} repo:acme/api" and len(search.query(seed)) == 40

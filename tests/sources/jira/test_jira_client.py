@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from veranda_dagster.domain.core.bounds import (
+    MAX_RATE_LIMIT_RESET_WAIT_S,
     MAX_RICH_TEXT_DEPTH,
     MAX_TICKET_COMMENT_PAGES,
     MAX_TICKET_SEARCH_PAGES_PER_TICK,
@@ -208,12 +209,23 @@ def test_429_waits_retry_after_then_succeeds():
     assert waits == [7.0]
 
 
-def test_429_past_the_wait_bound_is_transient():
-    rec = Recorder(respond(body={}, status=429, headers={"Retry-After": "3600"}))
+@pytest.mark.parametrize("past", [True, False], ids=["past", "at"])
+def test_429_past_the_wait_bound_is_transient(past: bool):
+    """A ``Retry-After`` one second past ``MAX_RATE_LIMIT_RESET_WAIT_S`` is not slept through
+    in-line: a ``TransientError`` at once; its twin, exactly at the bound, is waited."""
+    wait = MAX_RATE_LIMIT_RESET_WAIT_S + (1 if past else 0)
+    rec = Recorder(
+        respond(body={}, status=429, headers={"Retry-After": f"{wait:g}"}),
+        respond("issue_v3_adf.json"),
+    )
     client, waits = cloud(rec)
-    with pytest.raises(TransientError, match="rate limited"):
-        client.get_issue("PAY-17")
-    assert waits == []
+    if past:
+        with pytest.raises(TransientError, match=f"rate limited.*retry in {wait:.0f}s"):
+            client.get_issue("PAY-17")
+        assert waits == []
+    else:
+        assert client.get_issue("PAY-17").key == "PAY-17"
+        assert waits == [MAX_RATE_LIMIT_RESET_WAIT_S]
 
 
 def test_429_retries_are_bounded():

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from veranda_dagster.domain.core.bounds import MAX_RATE_LIMIT_RESET_WAIT_S
 from veranda_dagster.domain.core.errors import InputError, TransientError
 from veranda_dagster.http.client import HttpAuthError
 from veranda_dagster.sources.linear.client import (
@@ -157,6 +158,24 @@ def test_graphql_ratelimited_is_retried_up_to_the_bound_then_typed():
     assert slept == [2.0] * MAX_LINEAR_RATELIMIT_RETRIES
     assert len(script.requests) == MAX_LINEAR_RATELIMIT_RETRIES + 1
     assert isinstance(LinearRateLimitError("x"), TransientError)
+
+
+@pytest.mark.parametrize("past", [True, False], ids=["past", "at"])
+def test_a_ratelimit_reset_past_the_wait_bound_is_not_waited(past: bool):
+    """A rate limit whose ``retry-after`` is one second past ``MAX_RATE_LIMIT_RESET_WAIT_S``
+    is a typed ``LinearRateLimitError`` at once, nothing slept; its twin, exactly at the
+    bound, is waited and the poll goes on."""
+    wait = MAX_RATE_LIMIT_RESET_WAIT_S + (1 if past else 0)
+    limited = reply("linear/error_ratelimited.json", headers={"retry-after": f"{wait:g}"})
+    script = Script({"PollIssues": [limited, reply("linear/poll_page2.json")]})
+    client, slept = linear(script)
+    if past:
+        with pytest.raises(LinearRateLimitError):
+            client.list_issues(None)
+        assert slept == [] and len(script.requests) == 1
+    else:
+        nodes, _ = client.list_issues(None)
+        assert slept == [MAX_RATE_LIMIT_RESET_WAIT_S] and len(nodes) == 1
 
 
 def test_graphql_400_ratelimited_is_retried_too():

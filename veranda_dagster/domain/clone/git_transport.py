@@ -19,6 +19,11 @@ each of them ``harden_git_dir``:
 
 and the command runs with no system or user config, hooks pointed at nothing, no submodule
 recursion, and only the configured remote's protocol allowed.
+
+Each runs in a process group of its own (``process_group.run_in_group``): at its timeout the
+whole group is killed, ``git-remote-https`` and its connection with it, not only ``git``. And
+a server that answers a byte now and then is given up on after ``LOW_SPEED_TIME_S`` below
+``LOW_SPEED_LIMIT_BYTES_S`` instead of holding the command for its whole timeout.
 """
 
 from __future__ import annotations
@@ -26,7 +31,10 @@ from __future__ import annotations
 import os
 import re
 import stat
+import subprocess
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Final
 from urllib.parse import urlsplit
 
 from veranda_dagster.domain.clone.borrowed_objects import alternates_line, borrowed_store
@@ -36,10 +44,21 @@ from veranda_dagster.domain.clone.git_command import (
     GitError,
     git_env,
 )
+from veranda_dagster.domain.core.process_group import run_in_group
 
 MAX_GIT_DIR_ENTRIES = 200_000
 """A ``.git`` after a clone holds a few dozen entries plus loose objects; a walk past this is a
 planted maze, refused rather than walked."""
+
+LOW_SPEED_LIMIT_BYTES_S: Final = 1
+"""An http(s) transfer averaging under a byte a second for ``LOW_SPEED_TIME_S`` is a stalled
+or trickling server. Not higher: a forge computing a large pack sends nothing but
+upload-pack's keep-alive (five bytes every five seconds, about this rate) until the pack
+starts, and that wait is work, not a stall."""
+
+LOW_SPEED_TIME_S: Final = 60
+"""How long a transfer may stay under ``LOW_SPEED_LIMIT_BYTES_S``: a minute of (near)
+silence ends the command then, not at its own timeout (five or ten minutes)."""
 
 TRANSPORT_COMMANDS = frozenset({"clone", "fetch", "ls-remote", "push"})
 """The only git subcommands run outside the sandbox."""
@@ -83,7 +102,20 @@ def transport_config(clone_url: str) -> tuple[str, ...]:
         "-c", "protocol.allow=never",
         "-c", f"protocol.{url_protocol(clone_url)}.allow=always",
         "-c", "core.logAllRefUpdates=false",
+        "-c", f"http.lowSpeedLimit={LOW_SPEED_LIMIT_BYTES_S}",
+        "-c", f"http.lowSpeedTime={LOW_SPEED_TIME_S}",
     )  # fmt: skip
+
+
+def run_transport(
+    args: Sequence[str], cwd: Path, clone_url: str, env: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[bytes]:
+    """``git <transport config> args`` in ``cwd``, outside the sandbox, in a process group of
+    its own that is killed whole at ``timeout`` (``subprocess.TimeoutExpired`` then); the
+    caller hardened ``.git`` and built ``env`` (``transport_env``, askpass)."""
+    return run_in_group(
+        ["git", *transport_config(clone_url), *args], cwd=cwd, env=env, timeout=timeout
+    )
 
 
 def _quoted(value: str) -> str:

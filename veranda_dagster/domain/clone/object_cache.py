@@ -42,7 +42,7 @@ from veranda_dagster.domain.clone.borrowed_objects import borrowers
 from veranda_dagster.domain.clone.git_command import GitError, git_askpass, token_allowed
 from veranda_dagster.domain.clone.git_transport import (
     harden_bare_store,
-    transport_config,
+    run_transport,
     transport_env,
 )
 
@@ -119,14 +119,14 @@ def clone_from_store(store: Path, destination: Path, timeout: float) -> None:
     through alternates, no network, no credential; the caller rewrites ``destination``'s config
     to the forge's and its alternates from the product's record."""
     args = ["clone", "--quiet", "--no-checkout", "--shared", str(store), str(destination)]
-    proc = subprocess.run(
-        ["git", *transport_config(str(store)), *args],
-        cwd=destination.parent,
-        capture_output=True,
-        timeout=timeout,
-        env=transport_env(destination.parent),
-        check=False,
-    )
+    try:
+        proc = run_transport(
+            args, destination.parent, str(store), transport_env(destination.parent), timeout
+        )
+    except subprocess.TimeoutExpired:
+        raise ObjectStoreError(
+            f"git clone from the shared store {store.name} timed out after {timeout:.0f}s"
+        ) from None
     if proc.returncode != 0:
         detail = proc.stderr.decode("utf-8", errors="replace").strip()[-300:]
         raise ObjectStoreError(f"git clone from the shared store {store.name} failed: {detail}")
@@ -143,14 +143,7 @@ def _transport(args: list[str], cwd: Path, clone_url: str, token: str, git_usern
         if token and token_allowed(clone_url):
             env.update(stack.enter_context(git_askpass(token, git_username)))
         try:
-            proc = subprocess.run(
-                ["git", *transport_config(clone_url), *args],
-                cwd=cwd,
-                capture_output=True,
-                timeout=STORE_GIT_TIMEOUT_S,
-                env=env,
-                check=False,
-            )
+            proc = run_transport(args, cwd, clone_url, env, STORE_GIT_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             raise ObjectStoreError(
                 f"git {args[0]} of the shared store timed out after {STORE_GIT_TIMEOUT_S:.0f}s"

@@ -40,7 +40,7 @@ from veranda_dagster.domain.clone.git_recovery import (
 from veranda_dagster.domain.clone.git_transport import (
     TRANSPORT_COMMANDS,
     harden_git_dir,
-    transport_config,
+    run_transport,
     transport_env,
 )
 from veranda_dagster.domain.clone.nested_repos import (
@@ -115,20 +115,19 @@ class Workspace:
 
     # --- git plumbing ------------------------------------------------------------------------
 
-    def git(self, *args: str, cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S) -> str:
+    def git(self, *args: str, cwd: Path | None = None, timeout: float | None = None) -> str:
         """``git args`` with the bot identity, its output as text (undecodable bytes replaced):
         sandboxed, except clone/fetch/ls-remote/push (``git_bytes``)."""
         out = self.git_bytes(*args, cwd=cwd, timeout=timeout)
         return out.decode("utf-8", errors="replace").strip()
 
-    def git_bytes(
-        self, *args: str, cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S
-    ) -> bytes:
+    def git_bytes(self, *args: str, cwd: Path | None = None, timeout: float | None = None) -> bytes:
         """``git args`` in ``cwd`` (the clone by default), its output as bytes. A transport
         command runs outside the sandbox on a hardened ``.git`` with the token offered (through
         askpass) only when the remote is one a token may go to; anything else runs sandboxed
-        with neither network nor token."""
+        with neither network nor token. ``timeout`` defaults to ``GIT_TIMEOUT_S``."""
         where = Path(cwd) if cwd is not None else self.path
+        timeout = GIT_TIMEOUT_S if timeout is None else timeout
         try:
             if args and args[0] in TRANSPORT_COMMANDS:
                 proc = self._transport(args, where, timeout)
@@ -156,14 +155,7 @@ class Workspace:
         with contextlib.ExitStack() as stack:
             if self._token and token_allowed(self.clone_url):
                 env.update(stack.enter_context(git_askpass(self._token, self.git_username)))
-            return subprocess.run(
-                ["git", *transport_config(self.clone_url), *args],
-                cwd=where,
-                capture_output=True,
-                timeout=timeout,
-                env=env,
-                check=False,
-            )
+            return run_transport(args, where, self.clone_url, env, timeout)
 
     # --- lifecycle ---------------------------------------------------------------------------
 

@@ -77,6 +77,8 @@ def load_json_report(data: str | bytes | Any, what: str = "static analysis repor
             return json.loads(data)
         except ValueError as exc:
             raise InputError(f"{what} is not JSON: {exc}") from None
+        except RecursionError:  # a report of ten thousand ``[``: not JSON the step can read
+            raise InputError(f"{what} nests deeper than JSON is read") from None
     return data
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import signal
 import subprocess
 import threading
 import time
@@ -27,6 +26,7 @@ from veranda_dagster.domain.clone.active_environment import active_environment
 from veranda_dagster.domain.clone.borrowed_objects import store_binds
 from veranda_dagster.domain.core.bounds import OUTPUT_TAIL_BYTES, VALIDATION_TIMEOUT_S
 from veranda_dagster.domain.core.models import CommandResult, RepoFacts
+from veranda_dagster.domain.core.process_group import kill_group
 from veranda_dagster.sandbox import Sandbox
 
 ENV_ALLOWLIST = (
@@ -106,7 +106,9 @@ def run_command(
         proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill_group(proc)
+        kill_group(proc)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=_REAP_S)
     output = tail.text()
     if timed_out:
         note = f"\n[veranda: killed after {timeout_s:g}s bound]"
@@ -119,13 +121,6 @@ def run_command(
         output_tail=output,
         sandboxed=prepared.sandboxed,
     )
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=_REAP_S)
 
 
 def validation_commands(facts: RepoFacts) -> list[str]:

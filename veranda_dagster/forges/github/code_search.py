@@ -129,7 +129,9 @@ class GitHubCodeSearch(HttpService):
         term = f'"{seed}"' if any(ch.isspace() for ch in seed) and '"' not in seed else seed
         q = f"{term} repo:{self.repo}"
         if len(q) > MAX_QUERY_CHARS:
-            raise InputError(f"github code search: query for {seed[:40]!r}… is over 256 chars")
+            raise InputError(
+                f"github code search: query for {seed[:40]!r}… is over {MAX_QUERY_CHARS} chars"
+            )
         return q
 
     def search(self, seed: str) -> list[Hit]:
