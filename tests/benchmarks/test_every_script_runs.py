@@ -249,6 +249,21 @@ def test_repo_detection_never_shows_a_hidden_splits_org_or_case() -> None:
     assert repo_detection.shown_ids(real) == {"a-1"}
 
 
+def test_repo_gate_strictness_reads_no_hidden_split_and_restores_the_gate(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    strictness = load_script("repo_gate_strictness")
+    rules = strictness.rules
+    before = {name: getattr(rules, name) for name in strictness.SCALED}
+    cases = strictness.development_cases()
+    assert cases and not {c["split"] for c in cases} & strictness.bench.HIDDEN_SPLITS
+    assert strictness.main(["--factors", "1", "3"]) == 0
+    assert {name: getattr(rules, name) for name in strictness.SCALED} == before
+    printed = capsys.readouterr().out
+    proceeds = [int(n) for n in re.findall(r"all: .* of (\d+) proceeds", printed)]
+    assert len(proceeds) == 2 and proceeds[1] < proceeds[0]  # a stricter gate proceeds less
+
+
 def test_build_vocabulary_reads_a_snapshot_into_a_copied_catalog(tmp_path: Path) -> None:
     build_vocabulary = load_script("build_vocabulary")
     work = tmp_path / "src"
