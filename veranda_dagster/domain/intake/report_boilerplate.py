@@ -30,13 +30,18 @@ MAX_KEY_CHARS: Final = 40
 Python``); longer text before a colon is a sentence."""
 
 _KEY_VALUE = re.compile(
-    rf"\s*(?:[-*+]\s+)?(?:\*\*)?[A-Za-z][\w .()/-]{{0,{MAX_KEY_CHARS}}}?(?:\*\*)?[ \t]*:[ \t]+\S"
+    rf"^\s*(?:[-*+]\s+)?(?:\*\*)?[A-Za-z][\w .()/-]{{0,{MAX_KEY_CHARS}}}?(?:\*\*)?[ \t]*:[ \t]+\S"
 )
 _VERSION_OR_PLATFORM = re.compile(
     r"\d+\.\d+|x86_64|amd64|arm64|aarch64|\b(?:Linux|Darwin|Windows|macOS)\b"
 )
-_EXCEPTION_LINE = re.compile(r"\s*[\w.]{0,200}?(?:Error|Exception|Warning)[ \t]*:")
-_TASK_ITEM = re.compile(r"\s*[-*+]\s+\[[ xX]\]\s")
+MAX_EXCEPTION_NAME_CHARS: Final = 200
+"""The longest qualified exception name read before ``Error:`` (``pkg.errors.ParseError``):
+past it the line is not an exception line, and the pattern's work per line stays bounded."""
+_EXCEPTION_LINE = re.compile(
+    rf"^\s*[\w.]{{0,{MAX_EXCEPTION_NAME_CHARS}}}?(?:Error|Exception|Warning)[ \t]*:"
+)
+_TASK_ITEM = re.compile(r"^\s*[-*+]\s+\[[ xX]\]\s")
 
 
 def _in_block(line: str) -> bool:
