@@ -25,9 +25,11 @@ Rankers:
 - ``naive``: files ranked by how many of the pack's own seeds they contain (ties: more matching
   lines, then path), windows around the matching lines, same budget.
 
-Cases carry a ``split``: ``dev`` (what the ranking is developed on), ``heldout``,
-``heldout2`` and ``heldout3`` (held out when they were built). With more than one split in a
-run every total is per split, never pooled.
+Cases carry a ``split``. The development splits (``DEVELOPMENT_SPLITS``: ``dev``, ``heldout``
+once it had been looked at, and ``dev2``, a second set of single-file fixes) are printed case by
+case; the check splits (``heldout2``, ``heldout3``) never are, in any run: only their split
+totals are shown, so nobody reads their misses before the ranking is settled. With more than
+one split in a run every total is per split, never pooled.
 
 Beside the pack's CPU the run times the floor: ``git grep -F -i`` of the pack's own seeds on
 the same tree (``grep_cpu_s``), and reports the median of the per-case ratio (``cpu/grep``).
@@ -52,7 +54,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 if str(Path(__file__).resolve().parent) not in sys.path:  # loaded from its file by the tests
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -71,7 +73,10 @@ DEFAULT_CASES = HERE / "data" / "retrieval_cases.json"
 RANKERS = ("ours", "bm25_full", "bm25_budget", "naive")
 ANCHOR = "bm25_full"
 DEV_SPLIT = "dev"
-"""Cases the ranking is developed on; the other splits (``heldout*``) are reported apart."""
+"""The default split of a case: the first set the ranking was developed on."""
+DEVELOPMENT_SPLITS: Final = (DEV_SPLIT, "heldout", "dev2")
+"""Splits whose cases may be read one by one (named in the progress line, rows in the JSON,
+per-project totals). Every other split is a check set: its cases feed its split totals only."""
 MAX_FILE_BYTES = 1_000_000
 """Larger files (vendored data, generated tables) are left out of the BM25 corpus."""
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")
@@ -524,38 +529,48 @@ def run(
 ) -> dict[str, Any]:
     """Every case through every ranker. ``per_case=False`` keeps each case out of sight (the
     progress line names no case, the result holds only totals), so a held-out set can be
-    measured without being read case by case, which is how tuning to it starts."""
+    measured without being read case by case, which is how tuning to it starts. A check
+    split's cases are kept out of sight even with ``per_case`` (``DEVELOPMENT_SPLITS``)."""
     if not cases:
         raise BenchmarkError("no cases to run")
     command = resolve_pack_cmd(pack_cmd)
     dirs = check_cases(cases, repos_dir)
     rows = []
     for number, case in enumerate(cases, 1):
-        named = f" {case['id']}" if per_case else ""
+        named = f" {case['id']}" if per_case and readable(case) else ""
         print(f"[{number}/{len(cases)}]{named}", file=sys.stderr, flush=True)
         rows.append(run_case(case, dirs[case["repo"]], command))
     result: dict[str, Any] = {"budget": {"files": MAX_PACK_FILES, "bytes": MAX_PACK_BYTES}}
     if per_case:
-        result["rows"] = rows
+        result["rows"] = [r for r in rows if readable(r)]
     result["totals"] = group_totals(rows, per_project=per_case)
     return result
+
+
+def readable(case_or_row: dict[str, Any]) -> bool:
+    """A case of a development split, which may be read one by one."""
+    return case_or_row.get("split", DEV_SPLIT) in DEVELOPMENT_SPLITS
 
 
 def group_totals(
     rows: list[dict[str, Any]], *, per_project: bool = True
 ) -> dict[str, dict[str, Any]]:
     """Totals per split first (a held-out split is never pooled with the development one), then
-    per project and report source (only with ``per_project``: under ``--totals-only`` a
-    held-out set shows nothing finer than its split), then the multi-file fixes of each split."""
+    per project and report source over the development splits' rows (only with
+    ``per_project``: a check split, and under ``--totals-only`` any split, shows nothing finer
+    than its split), then the multi-file fixes of each split."""
     splits = sorted({r.get("split", DEV_SPLIT) for r in rows}, key=lambda s: (s != DEV_SPLIT, s))
     in_split = {s: [r for r in rows if r.get("split", DEV_SPLIT) == s] for s in splits}
     groups = {"all": totals(rows)} if len(splits) == 1 else {}
     if len(splits) > 1:
         groups.update({f"split:{s}": totals(in_split[s]) for s in splits})
-    for repo in sorted({r["repo"] for r in rows}) if per_project else []:
-        groups[repo] = totals([r for r in rows if r["repo"] == repo])
-    for source in sorted({r["report_source"] for r in rows}) if per_project else []:
-        groups[f"source:{source}"] = totals([r for r in rows if r["report_source"] == source])
+    readable_rows = [r for r in rows if readable(r)] if per_project else []
+    for repo in sorted({r["repo"] for r in readable_rows}):
+        groups[repo] = totals([r for r in readable_rows if r["repo"] == repo])
+    for source in sorted({r["report_source"] for r in readable_rows}):
+        groups[f"source:{source}"] = totals(
+            [r for r in readable_rows if r["report_source"] == source]
+        )
     for split in splits:
         multi = [r for r in in_split[split] if len(r["gold"]) > 1]
         if multi:

@@ -207,6 +207,38 @@ def test_totals_only_names_no_case_on_screen_or_in_the_json(
     assert written["totals"]["all"] == result["totals"]["all"]
 
 
+def test_a_check_split_is_never_read_case_by_case_and_a_development_split_is(
+    one_run, repos_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without ``--totals-only`` the development splits (``dev2`` among them) are named case by
+    case; a check split's case is counted in its split's totals and never named, nor its
+    project totalled from it."""
+    _, _, result = one_run
+    [row] = result["rows"]
+    monkeypatch.setattr(
+        bench,
+        "run_case",
+        lambda case, repo_dir, command: row | {k: case[k] for k in ("id", "split")},
+    )
+    reports = [REPORT | {"issue": 71, "split": "dev2"}, REPORT | {"issue": 72, "split": "heldout"}]
+    reports.append(REPORT | {"issue": 73, "split": "heldout2"})
+    cases_file = tmp_path / "cases.json"
+    cases_file.write_text(json.dumps(builder.build(repos_dir, reports)))
+    out_json = tmp_path / "out.json"
+    argv = ["--repos-dir", str(repos_dir), "--cases", str(cases_file), "--json", str(out_json)]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert bench.main([*argv, "--pack-cmd", sys.executable]) == 0
+    seen = out.getvalue() + err.getvalue() + out_json.read_text()
+    assert "demo-71" in seen and "demo-72" in seen  # development splits: read one by one
+    assert "demo-73" not in seen  # the check split: never
+    written = json.loads(out_json.read_text())
+    assert [r["split"] for r in written["rows"]] == ["dev2", "heldout"]
+    assert written["totals"]["split:heldout2"]["cases"] == 1
+    assert written["totals"]["acme/demo"]["cases"] == 2  # its project counts the readable two
+    assert set(bench.DEVELOPMENT_SPLITS) == {"dev", "heldout", "dev2"}
+
+
 def test_edit_hit_needs_a_window_overlapping_an_edited_line() -> None:
     packed = bench.Packed(files=["a.py"], spans={"a.py": [(1, 12), (30, 41)]})
     assert bench.edit_hit(packed, {"a.py": [[42, 50]]}) is False

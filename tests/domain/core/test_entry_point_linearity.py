@@ -24,6 +24,7 @@ from veranda_dagster.domain.deliver import review
 from veranda_dagster.domain.intake import repo_config_keys, repo_definitions, repo_subcommands
 from veranda_dagster.domain.intake.repo_confirmation import parse_confirmation
 from veranda_dagster.domain.intake.repo_vocabulary import read_vocabulary
+from veranda_dagster.domain.intake.report_boilerplate import split_boilerplate
 from veranda_dagster.domain.work.static_analysis import json_in_text
 from veranda_dagster.environment.defaults import python_requirements
 from veranda_dagster.sources.jira.adf import text_to_adf
@@ -110,6 +111,7 @@ TEXT_ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "kimi_stream": _stream(kimi.parse_kimi_stream),
     "jira_text_to_adf": text_to_adf,
     "ticket_keys_mentioned": lambda t: list(keys_mentioned(t)),
+    "report_boilerplate": split_boilerplate,
 }
 
 REPO_ENTRY_POINTS: dict[str, Callable[[str, Path], object]] = {

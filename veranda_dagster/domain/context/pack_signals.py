@@ -12,6 +12,10 @@ Four signals join the seed searches, each where its evidence is strongest:
   prose names the topic in words no seed carries. Its score is normalised by the best file's,
   so it adds at most ``FULL_TEXT_WEIGHT`` and ranks files no seed reached.
 
+The full-text query and the error messages leave out the report's boilerplate (an issue
+template's task list, the reporter's environment block: ``report_boilerplate``); the seeds
+written only there are weighed as noise by the ranking (``boilerplate_text``).
+
 A search index that cannot provide a signal (a forge's hosted code index before a clone exists:
 no file listing to resolve frames against, no texts to index) is named in ``unavailable``.
 """
@@ -25,6 +29,7 @@ from dataclasses import dataclass, field
 from veranda_dagster.domain.context.code_search import CodeSearch, Hit
 from veranda_dagster.domain.context.function_spans import enclosing_function
 from veranda_dagster.domain.context.source_language import dominant_language
+from veranda_dagster.domain.intake.report_boilerplate import split_boilerplate
 from veranda_dagster.domain.intake.ticket_signals import (
     Frame,
     error_messages,
@@ -77,6 +82,10 @@ class TicketEvidence:
     unavailable: list[str] = field(default_factory=list)
     main_language: str | None = None
     """The language most of the tree's source files are in (``None`` without a listing)."""
+    report_text: str = ""
+    """The ticket's text without its boilerplate lines, lower-cased: what the report says."""
+    boilerplate_text: str = ""
+    """The ticket's boilerplate lines (task list, environment block), lower-cased."""
 
 
 def _def_lines(lines: list[str], function: str) -> list[int]:
@@ -199,8 +208,10 @@ def _link_anchors(
 
 def gather(text: str, search: CodeSearch, max_searches: int) -> TicketEvidence:
     """Frames (free), then the full-text ranking and the error messages, each one search, all
-    within ``max_searches``."""
+    within ``max_searches``; the last two read the report without its boilerplate."""
     evidence = TicketEvidence()
+    report, boilerplate = split_boilerplate(text)
+    evidence.report_text, evidence.boilerplate_text = report.lower(), boilerplate.lower()
     paths = getattr(search, "paths", None)
     listing = paths() if callable(paths) else None
     evidence.main_language = dominant_language(listing) if listing else None
@@ -215,7 +226,7 @@ def gather(text: str, search: CodeSearch, max_searches: int) -> TicketEvidence:
     else:
         evidence.links = links
     rank = getattr(search, "full_text_rank", None)
-    ranked = rank(text) if callable(rank) and max_searches > 0 else None
+    ranked = rank(report) if callable(rank) and max_searches > 0 else None
     if ranked is None:
         evidence.unavailable.append(SIGNAL_FULL_TEXT)
     else:
@@ -224,7 +235,7 @@ def gather(text: str, search: CodeSearch, max_searches: int) -> TicketEvidence:
         evidence.full_text = {p: s / top for p, s in ranked[:FULL_TEXT_DEPTH] if top > 0}
         weights = getattr(search, "term_weights", None)
         evidence.term_weights = weights() if callable(weights) else {}
-    for message in error_messages(text):
+    for message in error_messages(report):
         if evidence.searches >= max_searches:
             break
         evidence.messages.append((message, search.search(message)))

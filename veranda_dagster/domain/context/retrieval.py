@@ -101,6 +101,20 @@ def noise_seeds(results: list[SearchResult], term_idf: dict[str, float]) -> set[
     }
 
 
+def boilerplate_seeds(results: list[SearchResult], signals: TicketEvidence) -> set[str]:
+    """The searched seeds the ticket writes only in its boilerplate (an issue template's task
+    list, the reporter's environment block: ``report_boilerplate``): ``x86_64`` from a platform
+    line, a search site's name from a ticked box. Like a seed in most files, it says nothing
+    about where the fix goes."""
+    return {
+        r.query
+        for r in results
+        if r.seed is not None
+        and r.query.lower() in signals.boilerplate_text
+        and r.query.lower() not in signals.report_text
+    }
+
+
 class RetrievalResult(BaseModel):
     files: list[PackFile] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
@@ -252,14 +266,17 @@ def rank_files(
 ) -> list[FileEvidence]:
     """Files by score, best first; ties broken by path so the same inputs give the same pack.
 
-    A seed in most of the tree's source files (``noise_seeds``) weighs ``NOISE_FACTOR`` of its
-    share. A path hit's rarity is counted among the path hits alone: ``rich.panel`` names one file
+    A seed in most of the tree's source files (``noise_seeds``), or written only in the
+    report's boilerplate (``boilerplate_seeds``), weighs ``NOISE_FACTOR`` of its share. A path
+    hit's rarity is counted among the path hits alone: ``rich.panel`` names one file
     (``rich/panel.py``) even though 35 files import it, and the importers must not dilute it.
     With the search index's ``file_text``, a hit in a Python module's docstring is documentation
     (``DOCS_FACTOR``, never a definition): a package ``__init__`` whose docstring lists every
     class it exports must not outrank the modules defining them."""
     evidence: dict[str, FileEvidence] = {}
-    noise = noise_seeds(results, signals.term_weights) if signals is not None else set()
+    noise: set[str] = set()
+    if signals is not None:
+        noise = noise_seeds(results, signals.term_weights) | boilerplate_seeds(results, signals)
     in_docstring = DocstringLines(file_text)
     for result in results:
         if not result.hits:

@@ -1,0 +1,108 @@
+"""A report's boilerplate (an issue template's task list, the reporter's environment block) is
+not evidence: the full-text query and the error messages leave it out, and a seed written only
+there weighs as noise (docs/retrieval.md, eleventh round)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fixtures.context.gitrepo import make_repo
+from veranda_dagster.domain.context.code_search import LocalGitGrep
+from veranda_dagster.domain.context.pack_signals import TicketEvidence
+from veranda_dagster.domain.context.retrieval import SearchResult, boilerplate_seeds, build_pack
+from veranda_dagster.domain.intake.report_boilerplate import (
+    MIN_VERSION_LINES,
+    boilerplate_lines,
+    split_boilerplate,
+)
+
+MITM_BLOCK = (
+    "Mitmproxy: 12.2.1\nPython:    3.14.2\nOpenSSL:   OpenSSL 3.5.4 30 Sep 2025\n"
+    "Platform:  Linux-6.17.12-300.fc43.x86_64-x86_64-with-glibc2.42"
+)
+VERSION_INFO_BLOCK = (
+    "             pydantic version: 1.9.0\n            pydantic compiled: True\n"
+    "                 install path: /usr/local/lib/python3.8/site-packages/pydantic\n"
+    "               python version: 3.8.12 (default, Oct 12 2021, 03:05:25)\n"
+    "     optional deps. installed: ['dotenv', 'typing-extensions']"
+)
+BOLD_LIST = "- **Lib version**: 2.4.1\n- **Python version**: 3.13.13\n- **Operating system**: macOS"
+
+
+@pytest.mark.parametrize(
+    ("text", "dropped"),
+    [
+        ("Crash on save\n\n" + MITM_BLOCK + "\nthanks", [2, 3, 4, 5]),
+        ("Output:\n" + VERSION_INFO_BLOCK, [1, 2, 3, 4, 5]),
+        ("Env\n" + BOLD_LIST, [1, 2, 3]),
+        ("- [x] I have searched the issues\n* [ ] This is a bug report\ntext", [0, 1]),
+        ("- [X] I confirm that I'm using the latest release", [0]),
+        # twins: what reads like boilerplate and is the report
+        ("class Model(BaseModel):\n    name: str\n    age: int", []),
+        ("Fixed in: 3.2\nWorks fine otherwise", []),
+        ("ValueError: 1.5 is not valid\nTypeError: expected 2.0", []),
+        ("OS: Linux 6.1\nValueError: 1.5 is not valid", []),
+        ("- [docs](https://example.invalid/x) say 3.1\n- [faq](https://example.invalid/y)", []),
+        ("Note: it broke between 3.1 and 3.2, see the log below", []),
+    ],
+)
+def test_the_task_list_and_the_environment_block_are_boilerplate(text, dropped):
+    assert sorted(boilerplate_lines(text)) == dropped
+
+
+def test_a_block_needs_enough_version_lines():
+    one = "Shell: zsh\nPython: 3.12.1\nEditor: vim"
+    assert MIN_VERSION_LINES == 2 and boilerplate_lines(one) == set()
+    assert boilerplate_lines(one.replace("zsh", "zsh 5.9")) == {0, 1, 2}
+
+
+def test_split_keeps_the_report_and_returns_the_boilerplate():
+    report, boilerplate = split_boilerplate("It crashes\n" + BOLD_LIST + "\nafter login")
+    assert report == "It crashes\nafter login"
+    assert boilerplate == BOLD_LIST
+    assert split_boilerplate("plain text") == ("plain text", "")
+
+
+def _result(query: str, seed: str | None) -> SearchResult:
+    return SearchResult(query=query, rank=0, hits=[], seed=seed)
+
+
+@pytest.mark.parametrize(
+    ("query", "seed", "noise"),
+    [
+        ("x86_64", "x86_64", True),  # only on the platform line
+        ("OpenSSL", "OpenSSL", True),
+        ("check_auth", "check_auth", False),  # the report's own name
+        ("Linux", "Linux", False),  # also in the prose: the reporter talks about it
+        ("x86_64", None, False),  # a relaxed variant or a plain word is not a seed
+    ],
+)
+def test_a_seed_written_only_in_the_boilerplate_is_noise(query, seed, noise):
+    report, boilerplate = split_boilerplate(
+        "`check_auth` fails on Linux\n\n" + MITM_BLOCK.replace("Mitmproxy", "App")
+    )
+    signals = TicketEvidence(report_text=report.lower(), boilerplate_text=boilerplate.lower())
+    assert (query in boilerplate_seeds([_result(query, seed)], signals)) is noise
+
+
+def _tree() -> dict[str, str]:
+    return {
+        "pkg/build_info.py": "PLATFORMS = ['x86_64', 'x86_64-musl']\nDEFAULT = 'x86_64'\n",
+        "pkg/login.py": "def login(session, user):\n    return session.check_auth(user)\n",
+        "pkg/other.py": "def other():\n    return 1\n",
+    }
+
+
+@pytest.mark.parametrize(
+    ("prose", "first"),
+    [
+        ("`check_auth` rejects everyone.", "pkg/login.py"),
+        # twin: the reporter names the platform in the prose, so it is evidence again
+        ("Only on `x86_64`: `check_auth` rejects everyone.", "pkg/build_info.py"),
+    ],
+)
+def test_a_platform_tag_from_the_environment_block_ranks_nothing(tmp_path, prose, first):
+    search = LocalGitGrep(make_repo(tmp_path / "repo", _tree()))
+    ticket = f"{prose}\n\n### System Information\n{MITM_BLOCK.replace('Mitmproxy', 'App')}"
+    pack = build_pack(["x86_64", "check_auth"], search, ticket_text=ticket)
+    assert pack.files[0].path == first
