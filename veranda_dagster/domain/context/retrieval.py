@@ -322,8 +322,9 @@ def rank_files(
 
 
 def _add_signals(evidence: dict[str, FileEvidence], signals: TicketEvidence) -> None:
-    """Frames, linked lines and full-text scores join the seed evidence (messages came in as
-    searches). A file linked several times counts once; each linked line is an anchor."""
+    """Frames, linked lines, full-text scores and modules named in prose join the seed evidence
+    (messages came in as searches). A file linked several times counts once; each linked line
+    is an anchor. A module named in prose weighs like a path seed naming one file."""
     for frame in signals.frames:
         ev = evidence.setdefault(frame.path, FileEvidence(frame.path))
         ev.score += frame.weight
@@ -343,6 +344,10 @@ def _add_signals(evidence: dict[str, FileEvidence], signals: TicketEvidence) -> 
     for path, share in signals.full_text.items():
         ev = evidence.setdefault(path, FileEvidence(path))
         ev.score += FULL_TEXT_WEIGHT * share
+    for path in signals.named_modules:
+        ev = evidence.setdefault(path, FileEvidence(path))
+        ev.score += PATH_MATCH_BONUS
+        ev.head = max(ev.head, PATH_MATCH_BONUS)
 
 
 def build_pack(
