@@ -7,7 +7,7 @@ from tests.domain.conftest import BRANCH, TICKET, FakeForge, ScriptedAgent, repl
 from veranda_dagster.domain.core.bounds import MAX_FEEDBACK_ROUNDS
 from veranda_dagster.domain.core.forge_port import BOT_MARKER, Comment
 from veranda_dagster.domain.core.models import PullRequest
-from veranda_dagster.domain.deliver.feedback import BOUND_NOTICE, process_feedback
+from veranda_dagster.domain.deliver.feedback import BOUND_NOTICE, MAX_REPLY_CHARS, process_feedback
 
 PR = PullRequest(
     ticket_id=TICKET.id, number=100, url="u", title="t", body="b", branch=BRANCH, head_sha="h"
@@ -135,3 +135,17 @@ def test_a_reply_that_prints_the_runbook_is_posted_without_it(project):
     (posted,) = [body for _, body in forge.posted]
     assert "breakglass" not in posted and "breakglass" not in out.rounds[0].reply
     assert "Sure." in posted and "withheld" in posted
+
+
+def test_a_reply_past_its_bound_is_posted_cut_at_it_and_one_at_it_whole(project):
+    """``MAX_REPLY_CHARS``: a reply one word past the bound is posted (and recorded) cut exactly
+    at it; its twin, a reply of exactly the bound, is posted whole."""
+    words = ("Renamed the helper and its callers. " * (MAX_REPLY_CHARS // 36 + 1))[:MAX_REPLY_CHARS]
+    assert len(words) == MAX_REPLY_CHARS and not words[-1].isspace()
+    for text, kept in ((words + " OVERFLOW", words), (words, words)):
+        forge = FakeForge(comments=[Comment("c5", "dave", "rename it")])
+        agent = ScriptedAgent(default={"implementer": reply(text)})
+        out = process_feedback(TICKET, project.pack, PR, project.workspace, agent, forge, None)
+        assert out.rounds[0].reply == kept
+        (posted,) = [body for _, body in forge.posted]
+        assert posted.startswith(kept + "\n\n") and "OVERFLOW" not in posted
