@@ -40,10 +40,16 @@ def clone_keys(root: str | Path) -> list[str]:
 
 
 def closed_pull_requests(
-    instance: dg.DagsterInstance, keys: Iterable[str], forge: Forge, parse_pr_url: PrUrlParser
+    instance: dg.DagsterInstance,
+    keys: Iterable[str],
+    forge: Forge,
+    parse_pr_url: PrUrlParser,
+    start: int = 0,
 ) -> set[str]:
     """Tickets among ``keys`` whose recorded PR is merged or closed (no open PR from the
-    ticket's branch any more); at most ``MAX_SWEEP_PR_CHECKS`` are asked."""
+    ticket's branch any more); at most ``MAX_SWEEP_PR_CHECKS`` are asked, in key order from the
+    ``start``-th (wrapping), so ticks that advance ``start`` by the bound ask every ticket in
+    turn: a first twenty whose PRs stay open cannot keep the rest from ever being asked."""
     wanted = list(keys)
     if not wanted:
         return set()
@@ -60,9 +66,11 @@ def closed_pull_requests(
         parsed = parse_pr_url(str(url or ""))
         if parsed:
             repos[mat.partition] = parsed[0]
+    ordered = sorted(repos)
+    first = start % len(ordered) if ordered else 0
     closed: set[str] = set()
-    for key, repo in list(repos.items())[:MAX_SWEEP_PR_CHECKS]:
-        if forge.find_pull_request(repo, branch_for(key)) is None:
+    for key in (ordered[first:] + ordered[:first])[:MAX_SWEEP_PR_CHECKS]:
+        if forge.find_pull_request(repos[key], branch_for(key)) is None:
             closed.add(key)
     return closed
 
@@ -82,8 +90,11 @@ def workspace_sweep(
     closed: set[str] = set()
     if forge.configured and keys:
         client = forge.client()
+        cursor = context.cursor or ""
+        start = int(cursor) if cursor.isdigit() else 0
+        context.update_cursor(str(start + MAX_SWEEP_PR_CHECKS))  # the next tick asks the next
         try:
-            closed = closed_pull_requests(context.instance, keys, client, forge.parse_pr_url)
+            closed = closed_pull_requests(context.instance, keys, client, forge.parse_pr_url, start)
         except VerandaError as exc:  # the forge is down: sweep by age and size this tick
             context.log.warning(f"workspace_sweep: pull request states not read: {exc}")
         finally:
