@@ -8,11 +8,13 @@ import time
 from pathlib import Path
 
 import dagster as dg
+import pytest
 from dagster._core.storage.dagster_run import DagsterRun, DagsterRunStatus
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.resources import forge_returning
+from veranda_dagster.domain.clone import workspace_use
 from veranda_dagster.domain.core.bounds import MAX_SWEEP_PR_CHECKS
 from veranda_dagster.domain.core.forge_port import ForgePR
 from veranda_dagster.observability.metrics import PhaseMetrics
@@ -139,3 +141,34 @@ def test_a_tick_asks_at_most_its_bound_of_prs_and_the_next_tick_the_rest() -> No
         closed_pull_requests(instance, keys, forge, _parse, start=MAX_SWEEP_PR_CHECKS)
     later = {branch for _, branch in forge.asked[MAX_SWEEP_PR_CHECKS:]}
     assert first != forge.open and first | later == forge.open
+
+
+def test_a_sweep_past_its_measuring_bound_says_its_total_is_a_floor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``MAX_WORKSPACE_SCAN_ENTRIES`` reached (here set below one clone's three entries): the
+    tick's outcome says the bytes kept are a lower bound and where measuring stopped; its twin,
+    a bound the folder does not reach, says no such thing."""
+    root = tmp_path / "ws"
+    _clone(root, "ENG-1", 0, hours_ago=1)
+    monkeypatch.setattr(workspace_use, "MAX_WORKSPACE_SCAN_ENTRIES", 2)
+    with dg.instance_for_test() as instance:
+        context = dg.build_sensor_context(
+            instance=instance,
+            resources={
+                "workspace": WorkspaceResource(root=str(root)),
+                "forge": forge_returning(OpenPRs(set()), token="ghp-test"),
+            },
+        )
+        result = str(workspace_sweep(context))
+    assert "removed nothing; at least" in result and "measuring stopped at" in result
+    monkeypatch.setattr(workspace_use, "MAX_WORKSPACE_SCAN_ENTRIES", 100)
+    with dg.instance_for_test() as instance:
+        context = dg.build_sensor_context(
+            instance=instance,
+            resources={
+                "workspace": WorkspaceResource(root=str(root)),
+                "forge": forge_returning(OpenPRs(set()), token="ghp-test"),
+            },
+        )
+        assert "at least" not in str(workspace_sweep(context))

@@ -18,7 +18,11 @@ from pathlib import Path
 import dagster as dg
 
 from veranda_dagster.domain.clone.sweep_record import write_sweep_record
-from veranda_dagster.domain.core.bounds import MAX_SWEEP_PR_CHECKS, WORKSPACE_SWEEP_INTERVAL_S
+from veranda_dagster.domain.core.bounds import (
+    MAX_SWEEP_PR_CHECKS,
+    MAX_WORKSPACE_SCAN_ENTRIES,
+    WORKSPACE_SWEEP_INTERVAL_S,
+)
 from veranda_dagster.domain.core.errors import VerandaError
 from veranda_dagster.domain.core.forge_port import Forge
 from veranda_dagster.domain.core.ticket_key import is_ticket_key
@@ -110,4 +114,8 @@ def workspace_sweep(
     gone = [f"{e.ticket_id} ({e.reason})" for e in plan.evict]
     gone += [f"store {s.name} (no clone borrows it)" for s in plan.evict_stores]
     removed = ", ".join(gone) or "nothing"
-    return dg.SkipReason(f"workspace_sweep: removed {removed}; {plan.total_bytes} bytes kept")
+    kept = f"{plan.total_bytes} bytes kept"
+    if not plan.measured_all:
+        kept = f"at least {kept} (measuring stopped at {MAX_WORKSPACE_SCAN_ENTRIES} entries)"
+        context.log.warning(f"workspace_sweep: {kept}")
+    return dg.SkipReason(f"workspace_sweep: removed {removed}; {kept}")
