@@ -28,6 +28,7 @@ from veranda_dagster.domain.clone.workspace_use import (
     WorkspaceEntry,
     inventory,
 )
+from veranda_dagster.domain.core.bounds import MAX_WORKSPACE_BYTES
 from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.sim.sample_org import BILLING, create_sample_org
 
@@ -118,6 +119,27 @@ def test_eviction_keeps_the_bound_oldest_finished_first() -> None:
     plan = plan_sweep(found, max_bytes=250 * MiB, max_age_s=30 * DAY, now=NOW)
     assert [(e.ticket_id, e.reason) for e in plan.evict] == [("ENG-1", "size"), ("ENG-2", "size")]
     assert plan.total_bytes == 200 * MiB and not plan.over_bound
+
+
+@pytest.mark.parametrize(("over", "evicted"), [(0, []), (1, ["ENG-1"])])
+def test_the_default_bound_is_max_workspace_bytes_hit_to_the_byte(
+    monkeypatch: pytest.MonkeyPatch, over: int, evicted: list[str]
+) -> None:
+    """``MAX_WORKSPACE_BYTES``: with no setting, the worker's folder may hold exactly that many
+    bytes (nothing goes); one byte more and the oldest finished clone goes for the size."""
+    monkeypatch.delenv("VERANDA_WORKSPACES_MAX_BYTES", raising=False)
+    bound = WorkspaceResource.from_env().max_total_bytes
+    assert bound == MAX_WORKSPACE_BYTES
+    half = MAX_WORKSPACE_BYTES // 2
+    found = Inventory(
+        [
+            WorkspaceEntry("ENG-1", half, NOW - 3 * DAY),
+            WorkspaceEntry("ENG-2", MAX_WORKSPACE_BYTES - half + over, NOW - 2 * DAY),
+        ],
+        0,
+    )
+    plan = plan_sweep(found, max_bytes=bound, max_age_s=30 * DAY, now=NOW)
+    assert [e.ticket_id for e in plan.evict] == evicted
 
 
 def test_eviction_never_removes_a_workspace_whose_run_is_in_progress() -> None:
