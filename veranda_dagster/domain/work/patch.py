@@ -41,8 +41,8 @@ from veranda_dagster.domain.work.validation import (
 PHASE = "patch"
 MAX_SUMMARY_CHARS = 4_000
 """Characters of the implementer's closing summary kept for the PR body: a reviewer reads a
-page; a summary that pastes its whole transcript is cut, and the PR body stays well under the
-forges' body limit (65,536 characters) with the what-ran table and citations beside it."""
+page; a summary that pastes its whole transcript is cut, leaving the body room for the what-ran
+table and the citations under a forge's body limit (tens of thousands of characters)."""
 
 _COVERAGE_TOTALS = (
     # coverage.py / pytest-cov; one ``\s`` and a number that starts where its digits do, so a
