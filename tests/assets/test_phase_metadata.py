@@ -67,6 +67,7 @@ def test_a_markdown_value_is_cut_at_its_bound_and_one_at_it_is_whole() -> None:
     assert cut == at_bound + "\n\n… (cut; the whole value is in the store)"
     run = CommandResult(command="make test", exit_code=1, output_tail="z" * (3 * MAX_MD_CHARS))
     shown = command_md(run).value
+    assert isinstance(shown, str)
     assert len(shown) <= MAX_MD_CHARS and shown.endswith("z\n```") and "cut;" not in shown
 
 
@@ -75,5 +76,7 @@ def test_a_table_value_holds_at_most_its_bound_of_rows() -> None:
     ``MAX_TABLE_ROWS``; exactly the bound shows every file."""
     files = [PackFile(path=f"src/m{i}.py", windows=[]) for i in range(MAX_TABLE_ROWS + 1)]
     for shown in (files, files[:MAX_TABLE_ROWS]):
-        rows = pack_table(shown).value.records
+        table = pack_table(shown)
+        assert isinstance(table, dg.TableMetadataValue)
+        rows = table.records
         assert [r.data["path"] for r in rows] == [f.path for f in files[:MAX_TABLE_ROWS]]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import cast
 
 import dagster as dg
 import pytest
@@ -16,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.support.resources import forge_returning
 from veranda_dagster.domain.clone import workspace_use
 from veranda_dagster.domain.core.bounds import MAX_SWEEP_PR_CHECKS
-from veranda_dagster.domain.core.forge_port import ForgePR
+from veranda_dagster.domain.core.forge_port import Forge, ForgePR
 from veranda_dagster.observability.metrics import PhaseMetrics
 from veranda_dagster.partitions import TICKET_TAG
 from veranda_dagster.resources.workspace import WorkspaceResource
@@ -115,6 +116,13 @@ def _parse(url: str) -> tuple[str, int] | None:
     return ("acme/billing", int(url.rsplit("/", 1)[1])) if "/pull/" in url else None
 
 
+def _closed(
+    instance: dg.DagsterInstance, keys: list[str], forge: OpenPRs, start: int = 0
+) -> set[str]:
+    """One tick's question to the forge (``OpenPRs`` answers the one method the sweep calls)."""
+    return closed_pull_requests(instance, keys, cast(Forge, forge), _parse, start)
+
+
 def test_a_tick_asks_at_most_its_bound_of_prs_and_the_next_tick_the_rest() -> None:
     """``MAX_SWEEP_PR_CHECKS``: with one ticket more than the bound whose PRs are all open, a
     tick asks the forge about exactly the bound and the next tick (``start`` advanced by the
@@ -132,13 +140,13 @@ def test_a_tick_asks_at_most_its_bound_of_prs_and_the_next_tick_the_rest() -> No
                 )
             )
         at_bound = OpenPRs({f"veranda/{k.lower()}" for k in keys[:-1]})
-        assert closed_pull_requests(instance, keys[:-1], at_bound, _parse) == set()
+        assert _closed(instance, keys[:-1], at_bound) == set()
         assert {branch for _, branch in at_bound.asked} == at_bound.open
         forge = OpenPRs({f"veranda/{k.lower()}" for k in keys})
-        closed_pull_requests(instance, keys, forge, _parse)
+        _closed(instance, keys, forge)
         first = {branch for _, branch in forge.asked}
         assert len(forge.asked) == MAX_SWEEP_PR_CHECKS
-        closed_pull_requests(instance, keys, forge, _parse, start=MAX_SWEEP_PR_CHECKS)
+        _closed(instance, keys, forge, start=MAX_SWEEP_PR_CHECKS)
     later = {branch for _, branch in forge.asked[MAX_SWEEP_PR_CHECKS:]}
     assert first != forge.open and first | later == forge.open
 
