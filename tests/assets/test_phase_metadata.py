@@ -9,6 +9,14 @@ import dagster as dg
 
 from tests.assets.fakes import resources
 from veranda_dagster.assets import PHASE_ASSETS
+from veranda_dagster.assets._metadata import (
+    MAX_MD_CHARS,
+    MAX_TABLE_ROWS,
+    bounded_md,
+    command_md,
+    pack_table,
+)
+from veranda_dagster.domain.core.models import CommandResult, PackFile
 from veranda_dagster.domain.core.phases import CALL_METADATA, PHASES
 
 EMPTY = (None, "", "none")
@@ -47,3 +55,28 @@ def test_every_phase_writes_exactly_its_declared_metadata_keys(tmp_path) -> None
             assert not empty, f"{name}: rows with nothing to say {empty}"
             called = shown["model_calls"] != 0
             assert called == (set(CALL_METADATA) <= set(shown)), (name, sorted(shown))
+
+
+def test_a_markdown_value_is_cut_at_its_bound_and_one_at_it_is_whole() -> None:
+    """``MAX_MD_CHARS``: a value one character past the bound is kept to exactly the bound and
+    says where the rest is; at the bound it is whole. A command's long output keeps its tail
+    within the bound, fenced (the fence is closed: the cut came before it)."""
+    at_bound = "x" * MAX_MD_CHARS
+    assert bounded_md(at_bound).value == at_bound
+    cut = bounded_md(at_bound + "y").value
+    assert cut == at_bound + "\n\n… (cut; the whole value is in the store)"
+    run = CommandResult(command="make test", exit_code=1, output_tail="z" * (3 * MAX_MD_CHARS))
+    shown = command_md(run).value
+    assert isinstance(shown, str)
+    assert len(shown) <= MAX_MD_CHARS and shown.endswith("z\n```") and "cut;" not in shown
+
+
+def test_a_table_value_holds_at_most_its_bound_of_rows() -> None:
+    """``MAX_TABLE_ROWS``: a pack of one file more than the bound shows the first
+    ``MAX_TABLE_ROWS``; exactly the bound shows every file."""
+    files = [PackFile(path=f"src/m{i}.py", windows=[]) for i in range(MAX_TABLE_ROWS + 1)]
+    for shown in (files, files[:MAX_TABLE_ROWS]):
+        table = pack_table(shown)
+        assert isinstance(table, dg.TableMetadataValue)
+        rows = table.records
+        assert [r.data["path"] for r in rows] == [f.path for f in files[:MAX_TABLE_ROWS]]
