@@ -5,15 +5,20 @@ module without its spec fails here."""
 
 from __future__ import annotations
 
+import re
+
 import dagster as dg
+import pytest
 
 from tests.assets.fakes import resources
 from veranda_dagster.assets import PHASE_ASSETS
 from veranda_dagster.assets._metadata import (
+    MAX_COMMAND_MD_CHARS,
     MAX_MD_CHARS,
     MAX_TABLE_ROWS,
     bounded_md,
     command_md,
+    fence_for,
     pack_table,
 )
 from veranda_dagster.domain.core.models import CommandResult, PackFile
@@ -69,6 +74,43 @@ def test_a_markdown_value_is_cut_at_its_bound_and_one_at_it_is_whole() -> None:
     shown = command_md(run).value
     assert isinstance(shown, str)
     assert len(shown) <= MAX_MD_CHARS and shown.endswith("z\n```") and "cut;" not in shown
+
+
+@pytest.mark.parametrize(
+    ("command", "output"),
+    [
+        pytest.param("make test", "z" * (3 * MAX_MD_CHARS), id="long-output"),
+        pytest.param(
+            "make test", ("`" * 40 + "x\n") * (MAX_MD_CHARS // 20), id="long-runs-widen-fence"
+        ),
+        pytest.param("make test", "`" * (3 * MAX_MD_CHARS), id="one-run-only"),
+        pytest.param("x" * (5 * MAX_MD_CHARS), "z" * MAX_MD_CHARS, id="command-of-any-length"),
+        pytest.param("run `it`", "ok\n", id="backticks-in-the-command"),
+        pytest.param("pytest -q", "ok\n", id="twin-short-whole"),
+    ],
+)
+def test_a_command_value_is_fenced_and_closed_within_the_bound(command: str, output: str) -> None:
+    """``MAX_COMMAND_MD_CHARS`` and the fence: whatever the output's backtick runs and the
+    command's length, the value fits ``MAX_MD_CHARS`` uncut and its fence is closed (a fence
+    grown by the output once pushed the closing fence past the bound, where it was cut off)."""
+    shown = command_md(CommandResult(command=command, exit_code=1, output_tail=output)).value
+    assert isinstance(shown, str)
+    assert len(shown) <= MAX_MD_CHARS and "cut;" not in shown
+    head, _, body = shown.partition("\n\n")
+    assert len(head) < MAX_COMMAND_MD_CHARS + 40 and head.count("`") == 2
+    opening, _, rest = body.partition("\n")
+    assert set(opening) == {"`"} and rest.endswith("\n" + opening)
+    inside = rest[: -len(opening)]
+    assert len(opening) > max(map(len, re.findall("`+", inside)), default=0)
+    if len(output) < MAX_MD_CHARS // 2:
+        assert inside.rstrip("\n") == output.rstrip()
+
+
+def test_the_fence_is_found_in_one_pass_over_a_long_run() -> None:
+    """A tail of one long backtick run: the fence is one longer, not found by growing it one
+    backtick at a time over the whole text."""
+    assert fence_for("a" + "`" * 5_000 + "b") == "`" * 5_001
+    assert fence_for("no ticks") == "```"
 
 
 def test_a_table_value_holds_at_most_its_bound_of_rows() -> None:
