@@ -151,6 +151,19 @@ def test_a_tick_asks_at_most_its_bound_of_prs_and_the_next_tick_the_rest() -> No
     assert first != forge.open and first | later == forge.open
 
 
+def _tick_with_no_open_prs(root: Path) -> str:
+    """One sweep tick over ``root`` on a fresh instance, with a forge that has no open PRs."""
+    with dg.instance_for_test() as instance:
+        context = dg.build_sensor_context(
+            instance=instance,
+            resources={
+                "workspace": WorkspaceResource(root=str(root)),
+                "forge": forge_returning(OpenPRs(set()), token="ghp-test"),
+            },
+        )
+        return str(workspace_sweep(context))
+
+
 def test_a_sweep_past_its_measuring_bound_says_its_total_is_a_floor(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -160,23 +173,7 @@ def test_a_sweep_past_its_measuring_bound_says_its_total_is_a_floor(
     root = tmp_path / "ws"
     _clone(root, "ENG-1", 0, hours_ago=1)
     monkeypatch.setattr(workspace_use, "MAX_WORKSPACE_SCAN_ENTRIES", 2)
-    with dg.instance_for_test() as instance:
-        context = dg.build_sensor_context(
-            instance=instance,
-            resources={
-                "workspace": WorkspaceResource(root=str(root)),
-                "forge": forge_returning(OpenPRs(set()), token="ghp-test"),
-            },
-        )
-        result = str(workspace_sweep(context))
+    result = _tick_with_no_open_prs(root)
     assert "removed nothing; at least" in result and "measuring stopped at" in result
     monkeypatch.setattr(workspace_use, "MAX_WORKSPACE_SCAN_ENTRIES", 100)
-    with dg.instance_for_test() as instance:
-        context = dg.build_sensor_context(
-            instance=instance,
-            resources={
-                "workspace": WorkspaceResource(root=str(root)),
-                "forge": forge_returning(OpenPRs(set()), token="ghp-test"),
-            },
-        )
-        assert "at least" not in str(workspace_sweep(context))
+    assert "at least" not in _tick_with_no_open_prs(root)
