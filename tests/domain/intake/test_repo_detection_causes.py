@@ -394,24 +394,3 @@ def test_a_module_path_is_looked_up_at_most_the_bound_deep():
     imports = {at_bound: ["acme/shallow"], deeper: ["acme/deep"]}
     assert most_specific(f"{deeper}.leaf", imports) == at_bound
     assert most_specific(f"{deeper}.leaf", {deeper: ["acme/deep"]}) == ""
-
-
-KEY_OR_TABLE = [
-    ("'wire.metastore.uris' = 'thrift://h:9083'", False),
-    ('"wire.pool.size": 8', False),
-    ("select * from wire.db.events limit 10;", False),
-    ('mock.patch("wire.Connection.send")', True),
-    ('Error importing plugin "wire.ext.plugin": cannot import name', True),
-    ("from wire.db.events import Event\nwire.db.events(1)", True),
-    ("conn = wire.connect(timeout=3)", True),
-]
-
-
-@pytest.mark.parametrize(("text", "used"), KEY_OR_TABLE, ids=[t for t, _ in KEY_OR_TABLE])
-def test_a_key_or_table_is_no_package_use(text, used):
-    """A quoted dotted key given a value and a SQL table's qualified name name the system
-    configured or queried; a quoted patch target, an error's quoted module path and a call are
-    uses of the package (twins)."""
-    kinds: list[str] = []
-    gather_usage(text, CATALOG, lambda repo, kind, excerpt, term: kinds.append(kind))
-    assert ("usage" in kinds) is used, kinds

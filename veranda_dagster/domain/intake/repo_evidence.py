@@ -490,36 +490,6 @@ link that cites another thread, written as a pointer ("similar to flake8#247"), 
 the ticket changes."""
 
 
-_MODEL_TO_COPY: Final = re.compile(
-    r"(?i)\b(?:to match|(?:the )?same as|similar to|in line with|consistent with"
-    r"|as (?:was )?done in|port(?:ed)? (?:of|from))\b"
-)
-"""A sentence asking for what another change did ("update the message to match the new one
-in the .NET SDK"): the pull requests it links are the model to copy, not the change's home."""
-
-
-def model_spans(text: str) -> list[tuple[int, int]]:
-    """Where a link is offered as the model: from a ``_MODEL_TO_COPY`` phrase to the end of its
-    line, and on through the lines after it that hold only links (a list of pull requests under
-    the sentence). One pass over the lines."""
-    bare = _ANY_URL.sub(lambda m: " " * len(m.group()), text)
-    spans: list[tuple[int, int]] = []
-    open_at, pos = -1, 0
-    for line in bare.splitlines(keepends=True):
-        end = pos + len(line)
-        phrase = _MODEL_TO_COPY.search(line)
-        if phrase:
-            if open_at < 0:
-                open_at = pos + phrase.start()
-        elif line.strip() and open_at >= 0:
-            spans.append((open_at, pos))
-            open_at = -1
-        pos = end
-    if open_at >= 0:
-        spans.append((open_at, pos))
-    return spans
-
-
 def _links(ticket: Ticket, text: str, catalog: Catalog, ev: Evidence) -> None:
     terms = _terms(catalog)
     fences = [m.span() for m in _FENCE.finditer(text)]  # sorted and disjoint
@@ -530,17 +500,7 @@ def _links(ticket: Ticket, text: str, catalog: Catalog, ev: Evidence) -> None:
         return i >= 0 and pos < fences[i][1]
 
     cited = {m.start(1) for m in _CITATION.finditer(text)}
-    models = model_spans(text)  # sorted and disjoint
-    model_starts = [a for a, _ in models]
-
-    def a_model(m: re.Match[str]) -> bool:
-        i = bisect.bisect_right(model_starts, m.start()) - 1
-        return "/pull/" in m.group() and i >= 0 and m.start() < models[i][1]
-
-    found = [
-        (m.group(), in_code(m.start()), m.start() in cited or a_model(m))
-        for m in _ANY_URL.finditer(text)
-    ]
+    found = [(m.group(), in_code(m.start()), m.start() in cited) for m in _ANY_URL.finditer(text)]
     for url, code, citation in found + [(a.url, False, False) for a in ticket.attachments]:
         url = url.rstrip(".,;:")
         _forge_link(url, text, catalog, ev, code, citation)

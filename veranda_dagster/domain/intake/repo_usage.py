@@ -397,31 +397,6 @@ def _qualifier_repos(
     return index["imports"].get(aliases.get(qualifier, qualifier).lower(), [])
 
 
-_QUOTED_KEY_SET: Final = re.compile(
-    r"(['\"])[a-z][\w-]{0,64}(?:\.[a-z][\w-]{0,64}){1,8}\1[ \t]{0,4}"
-    r"(?:=|:[ \t]{0,4}(?=[\"'\d\[{]|true\b|false\b|null\b))"
-)
-"""A dotted key quoted and given a value (``'hive.metastore.uris' = 'thrift://…'``, ``"a.b":
-1``): a property of the system it configures, set in the reporter's configuration. Code that
-uses a package reaches it unquoted; a quoted name that is not set (``patch("x.Client.send")``,
-an error's ``"x.ext.plugin": cannot import``: a colon and words, no value) is still a use."""
-_SQL_TABLE_BEFORE: Final = re.compile(r"(?i)\b(?:from|join|into|update|table)[ \t]{1,4}$")
-_SQL_TABLE: Final = re.compile(r"\w{1,64}\.\w{1,64}\.\w{1,64}(?![\w.(])(?![ \t]{1,4}import\b)")
-"""``select * from hive.db.t``: a table's qualified name (catalog, schema, table) after the
-SQL keyword that takes one; ``from a.b.c import x`` is Python's."""
-
-
-def is_key_or_table(text: str, start: int) -> bool:
-    """The dotted name at ``start`` is a quoted configuration key being set or a SQL table's
-    qualified name: it names the system configured or queried, no package used in code."""
-    quote = start - 1 if start and text[start - 1] in "'\"" else -1
-    if quote >= 0 and _QUOTED_KEY_SET.match(text, quote):
-        return True
-    return bool(
-        _SQL_TABLE_BEFORE.search(text, max(0, start - 12), start) and _SQL_TABLE.match(text, start)
-    )
-
-
 def _qualified(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> None:
     """``@click.option(``, ``httpx.AsyncClient``, ``attr.s(``, ``cf.Task(`` after ``import
     controlflow as cf``: a name used through the one package that defines it is a use of that
@@ -435,7 +410,7 @@ def _qualified(text: str, index: dict[str, dict[str, list[str]]], add: Adder) ->
         repos = index["imports"].get(key, []) if spelt_as_module(qualifier, key, index) else []
         host = attribute.lower() in _HOST_SUFFIXES and not _MODULE_GOES_ON.match(text, m.end())
         file = attribute.isdigit() or attribute in _FILE_SUFFIXES
-        if len(repos) == 1 and not file and not host and not is_key_or_table(text, m.start()):
+        if len(repos) == 1 and not file and not host:
             add(repos[0], "usage", m.start(), m.end())
 
 
