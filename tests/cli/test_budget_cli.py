@@ -11,7 +11,7 @@ from veranda_dagster.cli import main as veranda
 from veranda_dagster.domain.core.budget import BUDGET_ENV, SpendEntry
 from veranda_dagster.resources.agents import AgentsResource
 from veranda_dagster.storage import ValueStore
-from veranda_dagster.storage.ledger import StoreLedger
+from veranda_dagster.storage.ledger import MAX_RAISED_CAP_USD, StoreLedger
 from veranda_dagster.storage.value_stores import FilesystemValues
 
 
@@ -46,6 +46,9 @@ def test_raise_sets_this_tickets_cap_alone(
     agents = agents.model_copy(update={"ticket_budget_usd": 1.0})
     assert agents.ticket_cap_usd("ENG-9") == 3.0
     assert agents.ticket_cap_usd("ENG-10") == 1.0  # every other ticket keeps the default
+    # the bound itself is a cap a person may raise to (``MAX_RAISED_CAP_USD``)
+    assert veranda(["budget", "raise", "ENG-9", "--to", f"{MAX_RAISED_CAP_USD}"]) == 0
+    assert agents.ticket_cap_usd("ENG-9") == MAX_RAISED_CAP_USD
 
 
 @pytest.mark.parametrize(
@@ -54,6 +57,11 @@ def test_raise_sets_this_tickets_cap_alone(
         (["budget", "raise", "ENG-9", "--to", "1.1"], "already spent"),
         (["budget", "raise", "ENG-9"], "needs --to"),
         (["budget", "raise", "ENG-9", "--to", "1e9"], "at most"),
+        # one cent past the bound
+        (
+            ["budget", "raise", "ENG-9", "--to", f"{MAX_RAISED_CAP_USD + 0.01}"],
+            f"at most ${MAX_RAISED_CAP_USD:g}",
+        ),
         (["budget", "show", "../etc"], "not a ticket key"),
     ],
 )

@@ -17,12 +17,14 @@ import pytest
 
 from veranda_dagster.cli import main
 from veranda_dagster.cli.dev_state import (
+    MAX_STATE_BYTES,
     MAX_STATE_FILES,
     STATE_DIR_ENV,
     STATE_ENV,
     claim,
     find_dev,
     own_state_path,
+    read_state,
     release,
     running_devs,
 )
@@ -131,3 +133,17 @@ def test_dev_refuses_a_taken_port_or_state_in_one_line(tmp_path, other_process, 
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "its UI is http://127.0.0.1:3001" in err
     assert json.loads(shared.read_text())["pid"] == other_process  # untouched
+
+
+@pytest.mark.parametrize(("size", "read"), [(MAX_STATE_BYTES, True), (MAX_STATE_BYTES + 1, False)])
+def test_a_state_file_is_read_up_to_its_bound(state_dir, size, read) -> None:
+    """``MAX_STATE_BYTES``: a live dev's state file padded to exactly the bound is read; one
+    byte more and it is not ours and not read (not even parsed)."""
+    info = {"pid": os.getpid(), "ui_url": "http://127.0.0.1:3005", "control_url": "c", "pad": ""}
+    info["pad"] = "p" * (size - len(json.dumps(info)))
+    path = state_dir / "big.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(info))
+    assert path.stat().st_size == size
+    found = read_state(path)
+    assert (found is not None and found.ui_url == "http://127.0.0.1:3005") is read

@@ -15,7 +15,7 @@ from veranda_dagster.domain.context.facts import read_repo_facts
 from veranda_dagster.domain.context.setup_facts import hinted_script, setup_declaration
 from veranda_dagster.domain.core.errors import ConfigError, SetupError
 from veranda_dagster.environment.cache import environment_dir, locked
-from veranda_dagster.environment.defaults import python_default
+from veranda_dagster.environment.defaults import MAX_DEFAULT_REQUIREMENTS, python_default
 from veranda_dagster.environment.registries import MAX_REGISTRIES, load_registries
 
 
@@ -92,6 +92,24 @@ test = ["hypothesis"]
         'python3 -m pip --python "$VERANDA_ENV/venv"/bin/python install '
         "'requests>=2' pytest ruff==0.6.0 hypothesis -r requirements-dev.txt"
     )
+
+
+@pytest.mark.parametrize("count", [MAX_DEFAULT_REQUIREMENTS, MAX_DEFAULT_REQUIREMENTS + 1])
+def test_python_default_installs_at_most_its_bound_of_requirements(
+    tmp_path: Path, count: int
+) -> None:
+    """``MAX_DEFAULT_REQUIREMENTS``: a pyproject listing one requirement more than the bound
+    installs the first ``MAX_DEFAULT_REQUIREMENTS`` (dependencies before dev extras); its twin,
+    exactly the bound, installs every one."""
+    names = [f"pkg{i:03d}" for i in range(count)]
+    dependencies, dev = names[: count // 2], names[count // 2 :]
+    pyproject = (
+        f'[project]\nname = "x"\ndependencies = {json.dumps(dependencies)}\n'
+        f"[project.optional-dependencies]\ndev = {json.dumps(dev)}\n"
+    )
+    repo = _repo(tmp_path, {"pyproject.toml": pyproject})
+    install = python_default(RepoFiles(repo))[1]
+    assert install.split(" install ", 1)[1].split() == names[:MAX_DEFAULT_REQUIREMENTS]
 
 
 def test_registry_config_errors_name_the_setting() -> None:

@@ -17,6 +17,7 @@ from mcp import Client
 from veranda_dagster.domain.core.bounds import MAX_MCP_LOG_LINES
 from veranda_dagster.domain.core.mcp_config import render_mcp_config
 from veranda_dagster.observability.mcp_server import (
+    MAX_ERROR_CAUSES,
     OBSERVABILITY_MCP,
     TOOL_NAMES,
     ObservabilityTools,
@@ -40,6 +41,27 @@ def push_branch(cloned: str) -> None:
 @dg.job
 def broken_run() -> None:
     push_branch(clone_repo())
+
+
+CHAIN_DEPTH = 8
+"""Exceptions chained by one failing op: more than ``MAX_ERROR_CAUSES`` with Dagster's wrapper."""
+
+
+@dg.op
+def wrapped_failure() -> None:
+    error: Exception | None = None
+    for depth in reversed(range(CHAIN_DEPTH)):
+        try:
+            raise RuntimeError(f"cause level {depth}") from error
+        except RuntimeError as exc:
+            error = exc
+    assert error is not None
+    raise error
+
+
+@dg.job
+def chained_run() -> None:
+    wrapped_failure()
 
 
 @pytest.fixture(scope="module")
@@ -255,3 +277,17 @@ def test_stdio_entry_point_lists_tools_and_reads_the_instance(failed_run) -> Non
     assert sorted(names) == sorted(TOOL_NAMES)
     assert run_id in runs
     assert "PROMETHEUS_URL is unset" in prom
+
+
+def test_an_error_chain_is_followed_at_most_its_bound_of_causes(failed_run) -> None:
+    """``MAX_ERROR_CAUSES``: a step failure whose exception chains eight deep is reported with
+    Dagster's wrapper and the user's causes up to the bound, not the deeper ones."""
+    instance, _ = failed_run
+    result = chained_run.execute_in_process(instance=instance, raise_on_error=False)
+    assert not result.success
+    tools = ObservabilityTools(instance=lambda: instance)
+    _, errors = _call(tools, "dagster_run_events", {"run_id": result.run_id, "errors_only": True})
+    (line,) = [x for x in errors.splitlines() if x.startswith("STEP_FAILURE")]
+    shown = [f"cause level {d}" in line for d in range(CHAIN_DEPTH)]
+    # the wrapper is the first message, so MAX_ERROR_CAUSES - 1 of the user's levels follow
+    assert shown == [d < MAX_ERROR_CAUSES - 1 for d in range(CHAIN_DEPTH)]

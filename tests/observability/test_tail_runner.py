@@ -14,6 +14,8 @@ from collections.abc import Callable
 import dagster as dg
 import httpx
 
+from veranda_dagster.observability import tail_runner
+from veranda_dagster.observability.materializations import read_phase_records
 from veranda_dagster.observability.metrics import PhaseMetrics
 from veranda_dagster.observability.server import OpsServer
 from veranda_dagster.observability.tail_runner import TailRunner, both
@@ -103,3 +105,21 @@ def test_an_idle_connection_is_closed_at_the_socket_timeout():
         finally:
             for conn in idle:
                 conn.close()
+
+
+def test_one_tail_step_replays_at_most_its_bound_of_events(ops_home, monkeypatch):
+    """``MAX_TAIL_EVENTS`` (here one less than the stored history, which a test can afford to
+    write): after an outage the backlog is drained at most the bound per step, oldest first,
+    and the next step takes the rest; nothing is counted twice."""
+    with dg.DagsterInstance.get() as instance:
+        stored = [r.storage_id for r in read_phase_records(instance)]
+    monkeypatch.setattr(tail_runner, "MAX_TAIL_EVENTS", len(stored) - 1)
+    runner = TailRunner(PhaseMetrics(), dg.DagsterInstance.get)
+    try:
+        assert runner.step()  # connected, from now on
+        runner._tail.cursor = None  # the whole history is the backlog, as after an outage
+        assert runner.step() and runner._tail.cursor == stored[-2]
+        assert runner.step() and runner._tail.cursor == stored[-1]
+        assert runner.step() and runner._tail.cursor == stored[-1]
+    finally:
+        runner._drop()

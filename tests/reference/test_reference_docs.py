@@ -7,9 +7,11 @@ import argparse
 import shutil
 from pathlib import Path
 
+import pytest
+
 from veranda_dagster.cli import reference_docs
 from veranda_dagster.reference.pages import PAGES, drifted, render_all
-from veranda_dagster.reference.settings_scan import scan
+from veranda_dagster.reference.settings_scan import MAX_SOURCE_BYTES, scan
 from veranda_dagster.vendors import registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,3 +80,17 @@ def test_the_configuration_page_states_the_code_s_defaults() -> None:
     page = render_all()["configuration.md"]
     assert f"| `VERANDA_TICKET_BUDGET_USD` | `{TICKET_BUDGET_USD:g}` |" in page
     assert "| `VERANDA_VALUE_STORE` | `filesystem` |" in page
+
+
+@pytest.mark.parametrize(
+    ("size", "read"), [(MAX_SOURCE_BYTES, True), (MAX_SOURCE_BYTES + 1, False)]
+)
+def test_the_scan_reads_modules_up_to_their_bound(tmp_path: Path, size: int, read: bool) -> None:
+    """``MAX_SOURCE_BYTES``: a module padded to exactly the bound is scanned; one byte more and
+    it is not a module of ours and is skipped unparsed."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    code = 'from x import setting\na = setting("VERANDA_BIG", "1")\n'
+    (package / "big.py").write_text(code + "#" * (size - len(code) - 1) + "\n")
+    assert (package / "big.py").stat().st_size == size
+    assert [s.name for s in scan(package)] == (["VERANDA_BIG"] if read else [])

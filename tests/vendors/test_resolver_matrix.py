@@ -7,18 +7,32 @@ classification); only the command runner and the login step are scripted.
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.vendors.conftest import ALL_KEYS, FakeLogin, ScriptedRunner, failure_rows, row_output
+from tests.vendors.conftest import (
+    ALL_KEYS,
+    Call,
+    FakeLogin,
+    ScriptedRunner,
+    failure_rows,
+    row_output,
+)
 from veranda_dagster.domain.core.agent import AgentRequest
 from veranda_dagster.vendors import registry, tiers
 from veranda_dagster.vendors.command import RunOutput
 from veranda_dagster.vendors.config import VendorsConfig
 from veranda_dagster.vendors.health import HealthCache
 from veranda_dagster.vendors.port import NoHealthyVendorError, Vendor
-from veranda_dagster.vendors.resolver import REASON_LABELS, ResolutionEvent, ResolvingAgent
+from veranda_dagster.vendors.resolver import (
+    MAX_PARALLEL_PROBES,
+    REASON_LABELS,
+    ResolutionEvent,
+    ResolvingAgent,
+)
 from veranda_dagster.vendors.vendor_config import VendorConfig
 
 VENDORS = registry.vendors()
@@ -252,3 +266,34 @@ def test_build_agent_wires_the_resolution_hook_and_a_failing_hook_never_fails_a_
     assert reply.text.startswith("PONG-CODEX")
     assert [(e.vendor, e.mode, e.label) for e in seen] == [("codex", "api_key", "preferred")]
     assert reply.call.usage.cached == 1000 and reply.call.usd > 0
+
+
+def test_probe_all_runs_at_most_its_bound_of_probes_at_once():
+    """``MAX_PARALLEL_PROBES``: two vendors more than the bound are probed with exactly the bound
+    in flight: the first ``MAX_PARALLEL_PROBES`` meet at a barrier (fewer workers and it breaks),
+    and a later probe starts only once one of them has returned (more workers and it would
+    start beside them)."""
+    lock, in_flight, peak, arrived = threading.Lock(), [0], [0], [0]
+    meet = threading.Barrier(MAX_PARALLEL_PROBES, timeout=10)
+    ok = output("claude", "api_key", "ok")
+
+    def respond(call: Call) -> RunOutput:
+        with lock:
+            in_flight[0] += 1
+            arrived[0] += 1
+            first = arrived[0] <= MAX_PARALLEL_PROBES
+            peak[0] = max(peak[0], in_flight[0])
+        if first:
+            meet.wait()
+            time.sleep(0.2)  # a later probe arriving now would be one past the bound
+        with lock:
+            in_flight[0] -= 1
+        return ok
+
+    runner = ScriptedRunner(respond=respond)
+    vendors = [
+        make("claude", "api_key", runner, FakeLogin()) for _ in range(MAX_PARALLEL_PROBES + 2)
+    ]
+    agent = ResolvingAgent(VendorsConfig(), vendors, health=HealthCache())
+    assert [v.verdict for v in agent.probe_all()] == ["ok"] * (MAX_PARALLEL_PROBES + 2)
+    assert peak[0] == MAX_PARALLEL_PROBES and arrived[0] == MAX_PARALLEL_PROBES + 2

@@ -14,7 +14,7 @@ from veranda_dagster.vendors import registry
 from veranda_dagster.vendors.command import RunOutput
 from veranda_dagster.vendors.plugins.glm import ZAI_CODING_URL
 from veranda_dagster.vendors.port import Turn, Vendor, VendorError
-from veranda_dagster.vendors.prompt_channel import argv_bytes
+from veranda_dagster.vendors.prompt_channel import MAX_ROLE_LINE_CHARS, argv_bytes
 from veranda_dagster.vendors.vendor_config import VendorConfig
 
 VENDOR_MODES = [(f, m) for f in registry.vendors() for m in registry.get(f).modes]
@@ -268,6 +268,21 @@ def test_the_prompt_file_sits_in_the_clones_git_folder(tmp_path):
     turn = Turn(prompt="Role: reviewer\nlook", workdir=str(tmp_path))
     pointer = kimi.build_argv(turn)[2]
     assert pointer.startswith("Role: reviewer\n") and str(tmp_path / ".git") in pointer
+
+
+@pytest.mark.parametrize("length", [MAX_ROLE_LINE_CHARS, MAX_ROLE_LINE_CHARS + 1])
+def test_a_role_line_is_repeated_in_the_pointer_up_to_its_bound(tmp_path, length):
+    """``MAX_ROLE_LINE_CHARS``: a ``Role:`` first line of exactly the bound is repeated in the
+    pointer a text-only CLI gets; one character longer it is ticket text, not a seat, and the
+    pointer carries only where the prompt is."""
+    (tmp_path / ".git").mkdir()
+    role = "Role: reviewer " + "r" * (length - len("Role: reviewer "))
+    turn = Turn(prompt=f"{role}\nlook", workdir=str(tmp_path))
+    pointer = make("kimi", "api_key").build_argv(turn)[2]
+    assert pointer.startswith(role + "\n") is (length <= MAX_ROLE_LINE_CHARS)
+    assert str(tmp_path / ".git") in pointer and (role in pointer) is (
+        length <= MAX_ROLE_LINE_CHARS
+    )
 
 
 def test_codex_pins_the_shell_env_policy_so_keys_never_reach_tools():

@@ -7,6 +7,7 @@ review findings, the test output it recorded), which the phases scrub before sto
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import dagster as dg
@@ -15,6 +16,9 @@ from veranda_dagster.domain.core.models import CommandResult, PackFile, ReviewRo
 
 MAX_MD_CHARS = 4_000
 """A Markdown value is cut here (a PR body, a test log tail): the full text is in the store."""
+MAX_COMMAND_MD_CHARS = 200
+"""The command shown above its output: a repository's configured command can be any length,
+and its output's tail is what a person opened the value for."""
 MAX_TABLE_ROWS = 50
 """Rows of a table value (the pack's files): the pack's own bound is below this."""
 
@@ -25,19 +29,38 @@ def bounded_md(text: str) -> dg.MetadataValue:
     return dg.MetadataValue.md(text)
 
 
+_BACKTICK_RUN = re.compile(r"`+")
+
+
+def fence_for(text: str) -> str:
+    """A code fence no backtick run inside ``text`` can close: one backtick longer than the
+    longest run, at least three. Found in one pass (growing a fence until ``text`` no longer
+    holds it re-reads the text once per backtick of a long run)."""
+    longest = max((len(m.group()) for m in _BACKTICK_RUN.finditer(text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def fenced(text: str) -> str:
     """``text`` in a code fence that no backtick run inside it can close."""
-    fence = "```"
-    while fence in text:
-        fence += "`"
+    fence = fence_for(text)
     return f"{fence}\n{text.rstrip()}\n{fence}"
 
 
 def command_md(run: CommandResult) -> dg.MetadataValue:
+    """The command, how it ended and the tail of its output, fenced and closed within
+    ``MAX_MD_CHARS``: the tail is cut from the front to leave room for the fence its own
+    backtick runs require, so ``bounded_md`` never cuts the closing fence off."""
     exit_text = "timed out" if run.timed_out else f"exit {run.exit_code}"
-    head = f"`{run.command}` — {exit_text}, {run.duration_s:.1f} s\n\n"
-    tail = run.output_tail[-(MAX_MD_CHARS - len(head) - 20) :]
-    return bounded_md(head + (fenced(tail) if tail.strip() else "(no output)"))
+    command = run.command.replace("`", "'")[:MAX_COMMAND_MD_CHARS]
+    head = f"`{command}` — {exit_text}, {run.duration_s:.1f} s\n\n"
+    room = MAX_MD_CHARS - len(head)
+    tail = run.output_tail[-room:]
+    if not tail.strip():
+        return bounded_md(head + "(no output)")
+    fence = fence_for(tail)
+    keep = max(0, room - 2 * len(fence) - 2)
+    tail = tail[len(tail) - keep :]
+    return bounded_md(head + fenced(tail))
 
 
 def review_md(rounds: Iterable[ReviewRound]) -> dg.MetadataValue:

@@ -18,7 +18,11 @@ from pathlib import Path
 import dagster as dg
 
 from veranda_dagster.domain.clone.sweep_record import write_sweep_record
-from veranda_dagster.domain.core.bounds import MAX_SWEEP_PR_CHECKS, WORKSPACE_SWEEP_INTERVAL_S
+from veranda_dagster.domain.core.bounds import (
+    MAX_SWEEP_PR_CHECKS,
+    MAX_WORKSPACE_SCAN_ENTRIES,
+    WORKSPACE_SWEEP_INTERVAL_S,
+)
 from veranda_dagster.domain.core.errors import VerandaError
 from veranda_dagster.domain.core.forge_port import Forge
 from veranda_dagster.domain.core.ticket_key import is_ticket_key
@@ -40,10 +44,16 @@ def clone_keys(root: str | Path) -> list[str]:
 
 
 def closed_pull_requests(
-    instance: dg.DagsterInstance, keys: Iterable[str], forge: Forge, parse_pr_url: PrUrlParser
+    instance: dg.DagsterInstance,
+    keys: Iterable[str],
+    forge: Forge,
+    parse_pr_url: PrUrlParser,
+    start: int = 0,
 ) -> set[str]:
     """Tickets among ``keys`` whose recorded PR is merged or closed (no open PR from the
-    ticket's branch any more); at most ``MAX_SWEEP_PR_CHECKS`` are asked."""
+    ticket's branch any more); at most ``MAX_SWEEP_PR_CHECKS`` are asked, in key order from the
+    ``start``-th (wrapping), so ticks that advance ``start`` by the bound ask every ticket in
+    turn: a first twenty whose PRs stay open cannot keep the rest from ever being asked."""
     wanted = list(keys)
     if not wanted:
         return set()
@@ -60,9 +70,11 @@ def closed_pull_requests(
         parsed = parse_pr_url(str(url or ""))
         if parsed:
             repos[mat.partition] = parsed[0]
+    ordered = sorted(repos)
+    first = start % len(ordered) if ordered else 0
     closed: set[str] = set()
-    for key, repo in list(repos.items())[:MAX_SWEEP_PR_CHECKS]:
-        if forge.find_pull_request(repo, branch_for(key)) is None:
+    for key in (ordered[first:] + ordered[:first])[:MAX_SWEEP_PR_CHECKS]:
+        if forge.find_pull_request(repos[key], branch_for(key)) is None:
             closed.add(key)
     return closed
 
@@ -82,8 +94,11 @@ def workspace_sweep(
     closed: set[str] = set()
     if forge.configured and keys:
         client = forge.client()
+        cursor = context.cursor or ""
+        start = int(cursor) if cursor.isdigit() else 0
+        context.update_cursor(str(start + MAX_SWEEP_PR_CHECKS))  # the next tick asks the next
         try:
-            closed = closed_pull_requests(context.instance, keys, client, forge.parse_pr_url)
+            closed = closed_pull_requests(context.instance, keys, client, forge.parse_pr_url, start)
         except VerandaError as exc:  # the forge is down: sweep by age and size this tick
             context.log.warning(f"workspace_sweep: pull request states not read: {exc}")
         finally:
@@ -99,4 +114,8 @@ def workspace_sweep(
     gone = [f"{e.ticket_id} ({e.reason})" for e in plan.evict]
     gone += [f"store {s.name} (no clone borrows it)" for s in plan.evict_stores]
     removed = ", ".join(gone) or "nothing"
-    return dg.SkipReason(f"workspace_sweep: removed {removed}; {plan.total_bytes} bytes kept")
+    kept = f"{plan.total_bytes} bytes kept"
+    if not plan.measured_all:
+        kept = f"at least {kept} (measuring stopped at {MAX_WORKSPACE_SCAN_ENTRIES} entries)"
+        context.log.warning(f"workspace_sweep: {kept}")
+    return dg.SkipReason(f"workspace_sweep: removed {removed}; {kept}")

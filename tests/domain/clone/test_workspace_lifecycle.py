@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.context.gitrepo import git
+from veranda_dagster.domain.clone import workspace_use
 from veranda_dagster.domain.clone.object_cache import ObjectCache
 from veranda_dagster.domain.clone.workspace_eviction import plan_sweep
 from veranda_dagster.domain.clone.workspace_use import (
@@ -27,6 +28,7 @@ from veranda_dagster.domain.clone.workspace_use import (
     WorkspaceEntry,
     inventory,
 )
+from veranda_dagster.domain.core.bounds import MAX_WORKSPACE_BYTES
 from veranda_dagster.resources.workspace import WorkspaceResource
 from veranda_dagster.sim.sample_org import BILLING, create_sample_org
 
@@ -119,6 +121,27 @@ def test_eviction_keeps_the_bound_oldest_finished_first() -> None:
     assert plan.total_bytes == 200 * MiB and not plan.over_bound
 
 
+@pytest.mark.parametrize(("over", "evicted"), [(0, []), (1, ["ENG-1"])])
+def test_the_default_bound_is_max_workspace_bytes_hit_to_the_byte(
+    monkeypatch: pytest.MonkeyPatch, over: int, evicted: list[str]
+) -> None:
+    """``MAX_WORKSPACE_BYTES``: with no setting, the worker's folder may hold exactly that many
+    bytes (nothing goes); one byte more and the oldest finished clone goes for the size."""
+    monkeypatch.delenv("VERANDA_WORKSPACES_MAX_BYTES", raising=False)
+    bound = WorkspaceResource.from_env().max_total_bytes
+    assert bound == MAX_WORKSPACE_BYTES
+    half = MAX_WORKSPACE_BYTES // 2
+    found = Inventory(
+        [
+            WorkspaceEntry("ENG-1", half, NOW - 3 * DAY),
+            WorkspaceEntry("ENG-2", MAX_WORKSPACE_BYTES - half + over, NOW - 2 * DAY),
+        ],
+        0,
+    )
+    plan = plan_sweep(found, max_bytes=bound, max_age_s=30 * DAY, now=NOW)
+    assert [e.ticket_id for e in plan.evict] == evicted
+
+
 def test_eviction_never_removes_a_workspace_whose_run_is_in_progress() -> None:
     found = _entries(
         ("ENG-1", 300, NOW - 9 * DAY),  # the oldest, but its run is in flight
@@ -180,9 +203,28 @@ def test_the_sweep_removes_real_clones_within_the_bound_and_spares_the_running_o
 
 
 def test_inventory_walk_is_bounded(tmp_path: Path) -> None:
+    """The walk's budget, hit exactly: a clone folder and its 50 files are 51 entries; a budget
+    of 51 measures them all and says so, 50 stops one short and says the total is a floor."""
     clone = tmp_path / "ENG-1"
     clone.mkdir()
     for i in range(50):
         (clone / f"f{i}").write_text("x")
-    found = inventory(tmp_path, budget=10)
+    assert inventory(tmp_path, budget=51).complete
+    found = inventory(tmp_path, budget=50)
     assert not found.complete  # the walk stopped at its bound and says so
+    assert found.total_bytes < inventory(tmp_path, budget=51).total_bytes
+
+
+@pytest.mark.parametrize(("bound", "measured_all"), [(51, True), (50, False)])
+def test_the_sweep_measures_at_most_max_workspace_scan_entries_and_says_when_it_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: int, measured_all: bool
+) -> None:
+    """``MAX_WORKSPACE_SCAN_ENTRIES`` (here the 51 entries of one clone, or one fewer) is the
+    walk the sweep makes: past it the plan says its total is a lower bound."""
+    clone = tmp_path / "ENG-1"
+    clone.mkdir()
+    for i in range(50):
+        (clone / f"f{i}").write_text("x")
+    monkeypatch.setattr(workspace_use, "MAX_WORKSPACE_SCAN_ENTRIES", bound)
+    plan = WorkspaceResource(root=str(tmp_path)).sweep(time.time())
+    assert plan.measured_all is measured_all and plan.evict == []

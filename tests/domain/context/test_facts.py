@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from veranda_dagster.domain.context.facts import read_repo_facts
-from veranda_dagster.domain.core.bounds import MAX_REPO_FILE_BYTES
+from veranda_dagster.domain.context.facts import MAX_PACKAGE_JSON_DEPTH, read_repo_facts
+from veranda_dagster.domain.context.setup_facts import MAX_SETUP_COMMANDS
+from veranda_dagster.domain.core.bounds import MAX_FACT_SCAN_FILES, MAX_REPO_FILE_BYTES
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "context" / "facts"
 
@@ -163,3 +164,51 @@ def test_a_hostile_file_costs_the_testcontainers_scan_linear_work(tmp_path):
     started = time.process_time()
     assert read_repo_facts(tmp_path).needs_containers is False
     assert time.process_time() - started < TESTCONTAINERS_BOUND_S
+
+
+@pytest.mark.parametrize(
+    ("case", "depth", "frontend"),
+    [
+        ("at the bound: apps/web/package.json", MAX_PACKAGE_JSON_DEPTH, True),
+        ("one deeper: a sample's package.json", MAX_PACKAGE_JSON_DEPTH + 1, False),
+    ],
+)
+def test_a_package_json_counts_for_the_frontend_down_to_its_depth_bound(
+    tmp_path, case, depth, frontend
+):
+    """``MAX_PACKAGE_JSON_DEPTH``: a React ``package.json`` that many folders down makes the
+    repository a frontend; one folder deeper it is a sample or fixture and does not."""
+    folder = tmp_path.joinpath(*[f"level{i}" for i in range(depth)])
+    folder.mkdir(parents=True)
+    (folder / "package.json").write_text('{"dependencies": {"react": "18"}}')
+    assert read_repo_facts(tmp_path).frontend is frontend, case
+
+
+@pytest.mark.parametrize(
+    ("case", "filler", "needs"),
+    [
+        ("the import in the last file the scan reads", MAX_FACT_SCAN_FILES - 1, True),
+        ("the import one file past the bound", MAX_FACT_SCAN_FILES, False),
+    ],
+)
+def test_the_source_scan_reads_at_most_its_bound_of_files(tmp_path, case, filler, needs):
+    """``MAX_FACT_SCAN_FILES``: the scan for imports reads files in path order up to the bound;
+    a testcontainers import in the file at the bound is seen, one file later it is not (a
+    monorepo is sampled, not read whole)."""
+    for i in range(filler):
+        (tmp_path / f"a{i:05d}.py").touch()
+    (tmp_path / "z_it.py").write_text("from testcontainers.postgres import PostgresContainer\n")
+    assert read_repo_facts(tmp_path).needs_containers is needs, case
+
+
+@pytest.mark.parametrize("count", [MAX_SETUP_COMMANDS, MAX_SETUP_COMMANDS + 1])
+def test_a_devcontainer_keeps_at_most_its_bound_of_setup_commands(tmp_path, count):
+    """``MAX_SETUP_COMMANDS``: a devcontainer map of one command more than the bound declares
+    the first ``MAX_SETUP_COMMANDS`` in order; its twin, exactly the bound, declares them all."""
+    import json
+
+    named = {f"step{i:02d}": f"echo {i}" for i in range(count)}
+    (tmp_path / ".devcontainer.json").write_text(json.dumps({"postCreateCommand": named}))
+    facts = read_repo_facts(tmp_path)
+    assert facts.setup == [f"echo {i}" for i in range(min(count, MAX_SETUP_COMMANDS))]
+    assert facts.setup_source == ".devcontainer.json"

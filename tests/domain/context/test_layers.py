@@ -14,8 +14,8 @@ from veranda_dagster.domain.context.layers import (
     write_instruction_files,
 )
 from veranda_dagster.domain.context.retrieval import RetrievalResult
-from veranda_dagster.domain.context.runbooks import select_runbooks
-from veranda_dagster.domain.core.bounds import MAX_RUNBOOKS
+from veranda_dagster.domain.context.runbooks import MAX_RUNBOOK_FILES, select_runbooks
+from veranda_dagster.domain.core.bounds import MAX_HINTS_BYTES, MAX_RUNBOOK_BYTES, MAX_RUNBOOKS
 from veranda_dagster.domain.core.models import Citation, PackFile, RepoFacts, Ticket, Window
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "context"
@@ -154,3 +154,61 @@ def test_stripping_restores_the_repos_file_and_removes_generated_ones(repo):
     ]
     assert (repo / "CLAUDE.md").read_text() == OWN_CLAUDE
     assert not (repo / "AGENTS.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("case", "before", "read"),
+    [
+        ("the runbook is the last file read", MAX_RUNBOOK_FILES - 1, True),
+        ("the runbook is one file past the bound", MAX_RUNBOOK_FILES, False),
+    ],
+)
+def test_runbooks_are_read_from_at_most_their_bound_of_files(tmp_path, case, before, read):
+    """``MAX_RUNBOOK_FILES``: markdown files are read in path order up to the bound; a matching
+    runbook at the bound is chosen, one file later it is never read."""
+    for i in range(before):
+        (tmp_path / f"a{i:04d}.md").write_text("# Notes\n")
+    (tmp_path / "zz.md").write_text("---\nkeywords: [alembic]\n---\n# Migrations\n")
+    chosen = select_runbooks(str(tmp_path), "alembic migration", [], "acme/api")
+    assert [rb.source for rb in chosen] == (["zz.md"] if read else []), case
+
+
+def _body(size: int) -> str:
+    """``size`` bytes of prose ending in a full stop (a layer strips trailing blanks)."""
+    return ("Every deploy goes through the pipeline. " * (size // 40 + 1))[: size - 1] + "."
+
+
+@pytest.mark.parametrize(
+    ("case", "size"),
+    [("at the bound: whole", MAX_RUNBOOK_BYTES), ("one byte past: cut", MAX_RUNBOOK_BYTES + 1)],
+)
+def test_a_runbook_in_the_layer_is_cut_at_its_bound_and_says_so(tmp_path, case, size):
+    """``MAX_RUNBOOK_BYTES``: a runbook of one byte more than the bound is in the layer cut at
+    it with a note saying where; exactly the bound is whole, with no note."""
+    body = _body(size)
+    (tmp_path / "deploys.md").write_text(f"---\nalways: true\n---\n{body}")
+    layers = _layers(tmp_path, runbooks_dir=str(tmp_path))
+    text = layers[1].text
+    cut = f"[… cut at {MAX_RUNBOOK_BYTES} bytes]"
+    if size <= MAX_RUNBOOK_BYTES:
+        assert body in text and cut not in text, case
+    else:
+        assert body not in text and cut in text, case
+        assert body[:MAX_RUNBOOK_BYTES].rstrip() + "\n\n" + cut in text
+
+
+@pytest.mark.parametrize("over", [0, 1])
+def test_the_hints_layer_is_cut_at_its_bound_and_names_the_file_to_read(repo, over):
+    """``MAX_HINTS_BYTES``: the repository's hints file making the layer one byte more than the
+    bound is cut at it and names the file for the rest; exactly at the bound it is whole."""
+    head = "From `.veranda/hints.md`:\n\n"
+    body = _body(MAX_HINTS_BYTES - len(head) + over)
+    (repo / ".veranda" / "hints.md").write_text(body)
+    layers = _layers(repo, hints_dir=None)
+    assert layers[2].source == ".veranda/hints.md"
+    note = f"[… cut at {MAX_HINTS_BYTES} bytes; read .veranda/hints.md for the rest]"
+    if over:
+        kept = (head + body)[:MAX_HINTS_BYTES].rstrip()
+        assert layers[2].text == f"{kept}\n\n{note}\n"
+    else:
+        assert layers[2].text == head + body

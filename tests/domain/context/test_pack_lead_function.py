@@ -9,10 +9,12 @@ import pytest
 
 from tests.fixtures.context.gitrepo import make_repo
 from veranda_dagster.domain.context import pack_windows
-from veranda_dagster.domain.context.code_search import LocalGitGrep
+from veranda_dagster.domain.context.code_search import LocalGitGrep, window_bounds
+from veranda_dagster.domain.context.function_spans import MAX_SCAN_LINES, enclosing_function
 from veranda_dagster.domain.context.pack_windows import (
     CLIPPED_FUNCTION_BYTES,
     LEAD_FILES,
+    MAX_TOPIC_SCAN_LINES,
     FileEvidence,
     _Candidate,
     file_windows,
@@ -23,6 +25,7 @@ from veranda_dagster.domain.core.bounds import (
     MAX_FUNCTION_WINDOW_BYTES,
     MAX_PACK_BYTES,
     MAX_PACK_FILES,
+    MAX_WINDOWS_PER_FILE,
 )
 from veranda_dagster.domain.core.models import Window
 
@@ -185,3 +188,72 @@ def test_a_clip_longer_than_a_share_is_paid_only_by_a_lead_file(case, rank, clip
     kept = spend_budget(candidates, MAX_PACK_BYTES)
     [window] = kept[f"f{rank}.py"]
     assert (window == clip) is clipped and (window == short) is not clipped, case
+
+
+def _def_with_body(body_lines: int) -> list[str]:
+    return ["def long_body(value):\n", *["    value += 1\n"] * body_lines, "    return value\n"]
+
+
+def test_a_function_span_is_walked_at_most_its_bound_of_lines_either_way():
+    """``MAX_SCAN_LINES``: a function of exactly ``MAX_SCAN_LINES + 1`` lines is found whole from
+    its ``def``; a longer one is cut ``MAX_SCAN_LINES`` lines below it; and from a line inside,
+    the ``def`` is found up to ``MAX_SCAN_LINES - 1`` lines above and not one line further (a
+    longer walk gets a plain window)."""
+    fits = _def_with_body(MAX_SCAN_LINES - 1)
+    assert enclosing_function(fits, 1) == (1, len(fits)) == (1, MAX_SCAN_LINES + 1)
+    long = _def_with_body(MAX_SCAN_LINES + 10)
+    assert enclosing_function(long, 1) == (1, MAX_SCAN_LINES + 1)  # cut, not the whole body
+    assert enclosing_function(long, MAX_SCAN_LINES) == (1, MAX_SCAN_LINES + 1)
+    assert enclosing_function(long, MAX_SCAN_LINES + 1) is None
+
+
+class _Texts:
+    """A search index that has one file's text: windows and the file's lines, no searches."""
+
+    sha = "c" * 40
+
+    def __init__(self, path: str, lines: list[str]) -> None:
+        self.path, self.lines = path, lines
+
+    def search(self, seed: str) -> list:
+        return []
+
+    def file_text(self, path: str) -> list[str] | None:
+        return self.lines if path == self.path else None
+
+    def read_window(self, path: str, line: int) -> Window:
+        start, end = window_bounds(line, len(self.lines))
+        return Window(start=start, end=end, text="".join(self.lines[start - 1 : end]))
+
+
+@pytest.mark.parametrize(
+    ("case", "at", "topic"),
+    [
+        ("the ticket's words on the last line scanned", MAX_TOPIC_SCAN_LINES, True),
+        ("one line past the scan", MAX_TOPIC_SCAN_LINES + 1, False),
+    ],
+)
+def test_the_topic_line_is_looked_for_in_at_most_its_bound_of_lines(case, at, topic):
+    """``MAX_TOPIC_SCAN_LINES``: a file the full-text ranking chose gets a window on the line
+    that carries the ticket's words when it is within the first ``MAX_TOPIC_SCAN_LINES``
+    lines; one line further it is not scanned and the file keeps its head."""
+    lines = [f"setting_{i} = {i}\n" for i in range(MAX_TOPIC_SCAN_LINES + 50)]
+    lines[at - 1] = "frobnicate_widget(setting_1)\n"
+    search = _Texts("pkg/big.py", lines)
+    weights = {"frobnicate": 5.0, "widget": 5.0}
+    planned = file_windows(FileEvidence("pkg/big.py"), search, weights)
+    covers = [c.window.start <= at <= c.window.end for c in planned]
+    assert any(covers) is topic, case
+    assert topic or planned[0].window.start == 1
+
+
+@pytest.mark.parametrize("hits", [MAX_WINDOWS_PER_FILE, MAX_WINDOWS_PER_FILE + 1])
+def test_a_file_contributes_at_most_its_bound_of_windows(hits):
+    """``MAX_WINDOWS_PER_FILE``: hit lines far apart each get a window up to the bound (the
+    best first); one more hit than the bound adds no window."""
+    lines = [f"setting_{i} = {i}\n" for i in range(40 * (MAX_WINDOWS_PER_FILE + 2))]
+    at = {20 + 40 * k: 10.0 - k for k in range(hits)}
+    planned = file_windows(FileEvidence("pkg/conf.py", lines=at), _Texts("pkg/conf.py", lines))
+    assert len(planned) == MAX_WINDOWS_PER_FILE
+    best = list(at)[:MAX_WINDOWS_PER_FILE]
+    assert all(c.window.start <= n <= c.window.end for c, n in zip(planned, best, strict=True))

@@ -11,6 +11,10 @@ from veranda_dagster.domain.context import pack_signals, pack_windows
 from veranda_dagster.domain.context.code_search import Hit, LocalGitGrep, split_lines, window_bounds
 from veranda_dagster.domain.context.pack import build_local_pack
 from veranda_dagster.domain.context.pack_signals import (
+    FRAME_DECAY,
+    FRAME_WEIGHT,
+    LINK_WEIGHT,
+    MAX_PROJECT_FRAMES,
     SIGNAL_FRAMES,
     SIGNAL_FULL_TEXT,
     SIGNAL_LINKS,
@@ -275,3 +279,49 @@ def test_the_full_text_index_holds_at_most_its_bound(monkeypatch):
     monkeypatch.setattr(full_text, "MAX_FULL_TEXT_FILES", 2)
     index = full_text.FullTextIndex((f"f{i}.py", "needle") for i in range(3))
     assert index.paths == ["f0.py", "f1.py"]
+
+
+class _Listing(IndexOnlySearch):
+    """An index that lists its files and has their texts (a clone's)."""
+
+    def paths(self) -> list[str]:
+        return list(self.files)
+
+    def file_text(self, path: str) -> list[str] | None:
+        return self.files.get(path)
+
+
+@pytest.mark.parametrize("count", [MAX_PROJECT_FRAMES, MAX_PROJECT_FRAMES + 1])
+def test_at_most_the_bound_of_project_frames_are_weighed_deepest_first(count):
+    """``MAX_PROJECT_FRAMES``: a traceback through one project file more than the bound weighs
+    the deepest ``MAX_PROJECT_FRAMES`` (each ``FRAME_DECAY`` of the one below) and not the
+    outermost; its twin, exactly the bound, weighs every frame."""
+    files = {f"src/pkg/m{i}.py": _filler(f"m{i}", 3) for i in range(count)}
+    trace = "Traceback (most recent call last):\n" + "".join(
+        f'  File "/venv/lib/python3.12/site-packages/pkg/m{i}.py", line 2, in m{i}_0\n'
+        f"    return value + 0\n"
+        for i in range(count)
+    )
+    anchors = pack_signals.frame_anchors(trace + "KeyError: 1\n", _Listing(files))
+    assert anchors is not None
+    deepest = [f"src/pkg/m{i}.py" for i in reversed(range(count))][:MAX_PROJECT_FRAMES]
+    assert [a.path for a in anchors] == deepest
+    assert [a.weight for a in anchors] == pytest.approx(
+        [FRAME_WEIGHT * FRAME_DECAY**k for k in range(MAX_PROJECT_FRAMES)]
+    )
+
+
+def test_links_anchor_at_most_the_bound_of_files_and_every_line_of_those():
+    """``MAX_PROJECT_FRAMES`` for links: linked lines in one file more than the bound anchor the
+    first ``MAX_PROJECT_FRAMES`` files; a further line of a file already anchored still counts
+    (it names no new file), the file past the bound does not."""
+    files = {f"src/pkg/m{i}.py": _filler(f"m{i}", 3) for i in range(MAX_PROJECT_FRAMES + 1)}
+    url = "https://example.org/acme/pkg/blob/main/src/pkg/m{}.py#L{}"
+    links = [url.format(i, 2) for i in range(MAX_PROJECT_FRAMES + 1)] + [url.format(0, 5)]
+    anchors = pack_signals.link_anchors("See " + " and ".join(links), _Listing(files))
+    assert anchors is not None
+    assert [(a.path, a.line) for a in anchors] == [
+        *((f"src/pkg/m{i}.py", 2) for i in range(MAX_PROJECT_FRAMES)),
+        ("src/pkg/m0.py", 5),
+    ]
+    assert anchors[0].weight == anchors[-1].weight == LINK_WEIGHT

@@ -11,6 +11,7 @@ from veranda_dagster.domain.context.code_search import LocalGitGrep
 from veranda_dagster.domain.context.pack_signals import TicketEvidence
 from veranda_dagster.domain.context.retrieval import SearchResult, boilerplate_seeds, build_pack
 from veranda_dagster.domain.intake.report_boilerplate import (
+    MAX_KEY_CHARS,
     MIN_LOG_LINES,
     MIN_VERSION_LINES,
     boilerplate_lines,
@@ -172,3 +173,20 @@ def test_a_version_command_ranks_nothing(tmp_path, command, first):
     ticket = f"`read_env` splits the prefix\n\n{command}\n```\napp version: 1.9\npython: 3.8\n```"
     pack = build_pack(["app.utils.version_info", "read_env"], search, ticket_text=ticket)
     assert pack.files[0].path == first
+
+
+def test_an_environment_line_is_read_up_to_its_name_bound() -> None:
+    """A name of ``MAX_KEY_CHARS`` is an environment line; one character longer is a sentence,
+    so the block around it falls below ``MIN_VERSION_LINES`` and nothing is boilerplate."""
+    at_bound = "K" * MAX_KEY_CHARS
+    assert boilerplate_lines(f"{at_bound}: 1.2.3\nPython: 3.12.1") == {0, 1}
+    assert boilerplate_lines(f"{at_bound}K: 1.2.3\nPython: 3.12.1") == set()
+
+
+def test_an_exception_line_as_long_as_a_name_can_be_is_never_part_of_a_block() -> None:
+    """An exception whose qualified name is as long as an environment line's name can be is
+    still the report's error, not a field: it splits the block it sits in."""
+    error = "e" * (MAX_KEY_CHARS - len("Error")) + "Error"
+    text = f"Python: 3.12.1\nPlatform: Linux-x86_64\n{error}: 1.5 is not valid\nLib: 2.0\nOS: 1.2"
+    assert len(error) == MAX_KEY_CHARS
+    assert boilerplate_lines(text) == {0, 1, 3, 4}

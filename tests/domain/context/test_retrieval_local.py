@@ -3,8 +3,10 @@
 import pytest
 
 from tests.fixtures.context.gitrepo import commit, git, make_repo, numbered
+from veranda_dagster.domain.clone import repo_corpus
 from veranda_dagster.domain.context.code_search import LocalGitGrep, module_paths, window_bounds
 from veranda_dagster.domain.context.retrieval import build_pack
+from veranda_dagster.domain.core.bounds import MAX_HITS_PER_FILE, MAX_HITS_PER_SEARCH
 from veranda_dagster.domain.core.errors import InputError
 
 
@@ -145,3 +147,26 @@ def test_a_module_named_by_its_dotted_path_leads_the_pack_alone(tmp_path):
 )
 def test_module_paths(seed, paths):
     assert module_paths(seed) == paths
+
+
+@pytest.mark.parametrize("mode", ["held", "streamed", "git grep"])
+def test_a_search_reads_back_at_most_its_bound_of_hits_in_every_mode(tmp_path, monkeypatch, mode):
+    """``MAX_HITS_PER_SEARCH``: a seed on every line of enough files for one file more than the
+    bound (each file at ``MAX_HITS_PER_FILE``) gives exactly the bound, the last file in path
+    order left out, whether the tree is held, streamed with the seed prefetched, or asked of
+    ``git grep``; its twin, files for exactly the bound, gives every hit."""
+    files_at_bound = MAX_HITS_PER_SEARCH // MAX_HITS_PER_FILE
+    assert files_at_bound * MAX_HITS_PER_FILE == MAX_HITS_PER_SEARCH
+    line = "total = use_token_budget(total)\n"
+    files = {f"pkg/m{i:03d}.py": line * MAX_HITS_PER_FILE for i in range(files_at_bound + 1)}
+    last = f"pkg/m{files_at_bound:03d}.py"
+    if mode != "held":
+        monkeypatch.setattr(repo_corpus, "MAX_HELD_TEXT_BYTES", 1)
+    for name, tree in (("past", files), ("at", {p: t for p, t in files.items() if p != last})):
+        search = LocalGitGrep(make_repo(tmp_path / name, tree))
+        if mode == "streamed":
+            search.prefetch(["use_token_budget"])
+        hits = search.search("use_token_budget")
+        assert search.text_mode == ("held" if mode == "held" else "streamed")
+        assert len(hits) == MAX_HITS_PER_SEARCH, (mode, name)
+        assert {h.path for h in hits} == set(tree) - {last}

@@ -1,4 +1,7 @@
+import pytest
+
 from veranda_dagster.domain.context.seeds import (
+    MAX_SEED_LEN,
     extract_keywords,
     extract_seeds,
     relaxed_variant,
@@ -115,3 +118,25 @@ def test_candidates_extend_the_seeds_and_are_capped_at_exactly_twelve():
     assert candidates[:MAX_SEEDS] == extract_seeds([text])
     assert len(seed_candidates([text], limit=50)) == 12
     assert seed_candidates([text], limit=0) == [] == extract_seeds([text], limit=0)
+
+
+def test_an_identifier_of_the_seed_bound_is_a_seed_and_one_longer_is_not():
+    """``MAX_SEED_LEN``: a bare identifier of exactly the bound is a seed; one character longer
+    it is a pasted blob, not a name anyone searches for."""
+    name = "parse_" + "x" * (MAX_SEED_LEN - 6)
+    assert extract_seeds([name]) == [name]
+    assert extract_seeds([name + "y"]) == []
+
+
+@pytest.mark.parametrize("length", [MAX_SEED_LEN, MAX_SEED_LEN + 1])
+def test_a_backticked_span_past_the_seed_bound_contributes_its_identifiers(length):
+    """``MAX_SEED_LEN`` for a backticked span: at the bound it is a snippet searched whole (with
+    its head); one character longer it is code, and only the identifiers in it are seeds."""
+    text = ("fetch_user with retry_token " * 10)[: length - 1].rstrip()
+    span = text + "x" * (length - len(text))
+    assert len(span) == length
+    seeds = extract_seeds([f"`{span}`"])
+    if length <= MAX_SEED_LEN:
+        assert seeds[:2] == [span, "fetch_user"]
+    else:
+        assert span not in seeds and {"fetch_user", "retry_token"} <= set(seeds)

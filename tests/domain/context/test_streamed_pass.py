@@ -20,11 +20,13 @@ from tests.fixtures.context.gitrepo import make_repo
 from veranda_dagster.domain.clone import repo_corpus
 from veranda_dagster.domain.context import code_search
 from veranda_dagster.domain.context.code_search import (
+    MAX_KEPT_HIT_TEXT_BYTES,
     MAX_PREFETCHED_QUERIES,
     HitTexts,
     LocalGitGrep,
 )
 from veranda_dagster.domain.context.pack import _pack
+from veranda_dagster.domain.core.bounds import MAX_REPO_FILE_BYTES
 from veranda_dagster.domain.core.models import Ticket
 
 FILES = {
@@ -132,3 +134,42 @@ def test_kept_hit_texts_stay_within_their_bound_earliest_queries_first() -> None
     assert kept.texts() == {"b.py": "bbbb", "c.py": "cccc"}
     kept.offer("e.py", "e" * 11, rank=0)  # larger than the whole bound
     assert "e.py" not in kept.texts()
+
+
+def _sized(head: str, size: int) -> str:
+    """``head`` then comment lines, ``size`` characters in all."""
+    rest = size - len(head)
+    lines, tail = divmod(rest, 100)
+    return head + ("#" * 99 + "\n") * lines + "#" * tail
+
+
+@pytest.mark.parametrize(
+    ("case", "over", "read_again"),
+    [
+        ("at the bound: every hit file kept", 0, []),
+        ("one character past: the last file hit is read again", 1, ["src/z_last.py"]),
+    ],
+)
+def test_the_pass_keeps_hit_texts_up_to_their_bound_and_rereads_past_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, over: int, read_again: list[str]
+) -> None:
+    """``MAX_KEPT_HIT_TEXT_BYTES`` on a real streamed tree: files the prefetched query hits,
+    together exactly the bound, are all kept by the one pass (reading them costs no ``git``);
+    one character more and the last one hit (rank ties go latest first) is read again alone."""
+    size = MAX_REPO_FILE_BYTES  # the largest file a search reads
+    count, rest = divmod(MAX_KEPT_HIT_TEXT_BYTES - 100, size)
+    files = {f"src/f{i}.py": _sized(f"parse_retry_after = {i}\n", size) for i in range(count)}
+    files["src/g_rest.py"] = _sized("parse_retry_after = 0\n", rest)
+    files["src/z_last.py"] = _sized("parse_retry_after()\n", 100 + over)
+    assert sum(len(t) for t in files.values()) == MAX_KEPT_HIT_TEXT_BYTES + over
+    repo = make_repo(tmp_path / "repo", files)
+    monkeypatch.setattr(repo_corpus, "MAX_HELD_TEXT_BYTES", 1)
+    recorder = Recorder(monkeypatch)
+    streamed = LocalGitGrep(repo)
+    streamed.prefetch(["parse_retry_after"])
+    assert {h.path for h in streamed.search("parse_retry_after")} == set(files)
+    for path in files:
+        assert "".join(streamed.file_text(path) or []) == files[path]
+    read = [args[-1].split(":", 1)[1] for args in recorder.git if args[0] == "cat-file"]
+    assert read == read_again, case
+    assert recorder.reads == 1

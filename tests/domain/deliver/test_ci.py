@@ -22,6 +22,7 @@ from veranda_dagster.domain.core.bounds import (
     CI_POLL_MAX_S,
     CI_WAIT_TIMEOUT_S,
     MAX_CI_REPAIRS,
+    MAX_VIOLATIONS_IN_PROMPT,
 )
 from veranda_dagster.domain.core.forge_port import CiFinding, CiJob
 from veranda_dagster.domain.core.models import CiState, PullRequest, ReviewRounds
@@ -272,3 +273,28 @@ def test_a_ci_log_with_a_deploy_password_and_a_hex_key_reaches_the_model_masked(
     prompt = agent.requests[0].prompt
     assert "lint gate failed" in prompt and "deploy password: ***" in prompt
     assert "Hunt3r-2!x" not in prompt and DEPLOY_KEY not in prompt
+
+
+@pytest.mark.parametrize("count", [MAX_VIOLATIONS_IN_PROMPT, MAX_VIOLATIONS_IN_PROMPT + 1])
+def test_the_repair_prompt_lists_at_most_its_bound_of_violations_and_says_so(change, count):
+    """``MAX_VIOLATIONS_IN_PROMPT``: one finding on this change's lines more than the bound
+    lists the first ``MAX_VIOLATIONS_IN_PROMPT`` and says one more is not listed; its twin,
+    exactly the bound, lists all with no such line."""
+    project, pr, review = change
+    findings = [
+        CiFinding("app/text.py", 12, 12, f"R{i:03d}", f"rule {i:03d} broken", "error", "lint")
+        for i in range(count)
+    ]
+    forge = FakeForge(
+        jobs=lambda sha, n: [job("failed" if sha == pr.head_sha else "passed")],
+        findings={"1": findings},
+    )
+    agent = _repairer()
+    outcome, _ = _ci(project, pr, review, agent, forge)
+    prompt = agent.requests[0].prompt
+    assert len(outcome.violations) == MAX_VIOLATIONS_IN_PROMPT
+    last = MAX_VIOLATIONS_IN_PROMPT - 1
+    assert f"rule {last:03d} broken" in prompt
+    assert f"rule {last + 1:03d} broken" not in prompt
+    unlisted = "1 more finding(s) on this change's lines are not listed"
+    assert (unlisted in prompt) is (count > MAX_VIOLATIONS_IN_PROMPT)

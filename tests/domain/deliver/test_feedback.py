@@ -7,7 +7,15 @@ from tests.domain.conftest import BRANCH, TICKET, FakeForge, ScriptedAgent, repl
 from veranda_dagster.domain.core.bounds import MAX_FEEDBACK_ROUNDS
 from veranda_dagster.domain.core.forge_port import BOT_MARKER, Comment
 from veranda_dagster.domain.core.models import PullRequest
-from veranda_dagster.domain.deliver.feedback import BOUND_NOTICE, process_feedback
+from veranda_dagster.domain.deliver.feedback import (
+    BOUND_NOTICE,
+    MAX_MARKER_REPLY_CHARS,
+    MAX_REPLY_CHARS,
+    PROGRESS_KIND,
+    UNPUSHED_REPORT_CHARS,
+    process_feedback,
+)
+from veranda_dagster.domain.deliver.progress import read_markers
 
 PR = PullRequest(
     ticket_id=TICKET.id, number=100, url="u", title="t", body="b", branch=BRANCH, head_sha="h"
@@ -135,3 +143,35 @@ def test_a_reply_that_prints_the_runbook_is_posted_without_it(project):
     (posted,) = [body for _, body in forge.posted]
     assert "breakglass" not in posted and "breakglass" not in out.rounds[0].reply
     assert "Sure." in posted and "withheld" in posted
+
+
+def test_a_reply_past_its_bound_is_posted_cut_at_it_and_one_at_it_whole(project):
+    """``MAX_REPLY_CHARS``: a reply one word past the bound is posted (and recorded) cut exactly
+    at it; its twin, a reply of exactly the bound, is posted whole."""
+    words = ("Renamed the helper and its callers. " * (MAX_REPLY_CHARS // 36 + 1))[:MAX_REPLY_CHARS]
+    assert len(words) == MAX_REPLY_CHARS and not words[-1].isspace()
+    for text, kept in ((words + " OVERFLOW", words), (words, words)):
+        forge = FakeForge(comments=[Comment("c5", "dave", "rename it")])
+        agent = ScriptedAgent(default={"implementer": reply(text)})
+        out = process_feedback(TICKET, project.pack, PR, project.workspace, agent, forge, None)
+        assert out.rounds[0].reply == kept
+        (posted,) = [body for _, body in forge.posted]
+        assert posted.startswith(kept + "\n\n") and "OVERFLOW" not in posted
+        # ``MAX_MARKER_REPLY_CHARS``: the round's marker carries an excerpt cut at its bound
+        (recorded,) = read_markers(forge.comments, PROGRESS_KIND)
+        assert recorded["reply"] == kept[:MAX_MARKER_REPLY_CHARS]
+
+
+def test_a_revision_not_pushed_quotes_each_failing_check_up_to_its_bound(project):
+    """``UNPUSHED_REPORT_CHARS``: a revision whose check fails with a long output is reported to
+    the reviewer with that output's tail of at most the bound, not the whole of it."""
+    long_line = "value = '" + "y" * (3 * UNPUSHED_REPORT_CHARS) + "' +\n"  # a syntax error
+    forge = FakeForge(comments=[Comment("c5", "carol", "inline it")])
+    agent = ScriptedAgent({"implementer": [reply("Inlined.", write("app/text.py", long_line))]})
+    process_feedback(TICKET, project.pack, PR, project.workspace, agent, forge, None)
+    posted = forge.posted[-1][1]
+    assert "could not make that change pass" in posted
+    quoted = posted.split("```\n", 1)[1].split("\n```", 1)[0]
+    tails = [part.split("\n", 1)[1] for part in quoted.split("\n\n$ ") if "\n" in part]
+    assert tails and all(len(tail) <= UNPUSHED_REPORT_CHARS for tail in tails)
+    assert max(len(tail) for tail in tails) == UNPUSHED_REPORT_CHARS  # the long one, cut at it

@@ -9,7 +9,7 @@ from tests.domain.conftest import TICKET, FakeForge
 from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
 from veranda_dagster.domain.core.errors import TransientError
 from veranda_dagster.domain.core.models import CommandResult, ModelCall, Patch, Usage
-from veranda_dagster.domain.deliver.pull_request import open_pull_request
+from veranda_dagster.domain.deliver.pull_request import MAX_TITLE_CHARS, open_pull_request
 from veranda_dagster.domain.work.turn import commit_and_push
 from veranda_dagster.sources.channel import TicketChannel
 from veranda_dagster.sources.linear.ticket import LinearTicketSource
@@ -150,3 +150,22 @@ def test_a_summary_that_prints_the_instruction_block_is_not_in_the_pr_body(proje
     (pull,) = forge.pulls.values()
     assert "breakglass" not in pull["body"] and BEGIN not in pull["body"]
     assert "Added slugify" in pull["body"] and "withheld" in pull["body"]
+
+
+def test_a_title_past_its_bound_is_cut_exactly_at_it_and_one_at_it_is_whole(project):
+    """``MAX_TITLE_CHARS``: a ticket title pasted with its description makes a PR title cut at
+    the bound; its twin, a key and title of exactly the bound, is the title whole."""
+    patch = _patch(project, [_call("implementer")])
+    prefix = f"{TICKET.id}: "
+    at_bound = ("Slugify drops accents " * 10)[: MAX_TITLE_CHARS - len(prefix)]
+    for title, expected in (
+        (at_bound + " and the rest of the description", prefix + at_bound),
+        (at_bound, prefix + at_bound),
+    ):
+        forge = FakeForge()
+        ticket = TICKET.model_copy(update={"title": title})
+        pr = open_pull_request(
+            ticket, project.pack, patch, project.workspace, forge, lambda t: "c1"
+        )
+        assert pr.title == expected and len(pr.title) == MAX_TITLE_CHARS
+        assert forge.pulls[pr.number]["title"] == expected

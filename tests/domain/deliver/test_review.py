@@ -1,11 +1,18 @@
 """``review_rounds``: a simplify pass, then fix-and-re-review bounded at five rounds, stopping
 early when the reviewer's strict JSON says nothing is left."""
 
+import json
+
 from tests.domain.conftest import BRANCH, TICKET, FakeForge, ScriptedAgent, reply, write
 from tests.fixtures.work.project import BASE_FILES, SLUGIFY_OK
 from veranda_dagster.domain.core.bounds import MAX_REVIEW_ROUNDS
 from veranda_dagster.domain.core.models import PullRequest
-from veranda_dagster.domain.deliver.review import parse_findings, review_rounds
+from veranda_dagster.domain.deliver.progress import (
+    MAX_MARKER_FINDING_CHARS,
+    MAX_MARKER_FINDINGS,
+    read_markers,
+)
+from veranda_dagster.domain.deliver.review import PROGRESS_KIND, parse_findings, review_rounds
 from veranda_dagster.domain.work.turn import commit_and_push
 
 FINDING = '{"findings": [{"path": "app/text.py", "line": 12, "message": "no docstring"}]}'
@@ -179,3 +186,26 @@ def test_a_backfill_with_a_new_commit_is_reviewed_again(project):
     result = review_rounds(TICKET, project.pack, pr, ws, agent, forge)
     assert agent.roles() == ["simplifier", "reviewer"]
     assert result.reused == [] and len(result.calls) == 2 and result.stopped == "clean"
+
+
+def test_a_rounds_marker_keeps_its_bound_of_findings_each_cut_at_its_bound(project):
+    """``MAX_MARKER_FINDINGS`` and ``MAX_MARKER_FINDING_CHARS``: a reviewer that lists one
+    finding more than the marker holds, the first one long, leaves a progress marker (read back
+    the way a retried step reads it) of exactly the bound of findings, the long one cut at the
+    bound of characters; the round itself keeps them all. Its twin: findings at both bounds are
+    carried whole."""
+    at_bound = [
+        "x" * MAX_MARKER_FINDING_CHARS,
+        *(f"finding {i}" for i in range(1, MAX_MARKER_FINDINGS)),
+    ]
+    past = ["x" * (MAX_MARKER_FINDING_CHARS + 7), *at_bound[1:], "one finding too many"]
+    for listed in (past, at_bound):
+        pr, forge = _pr(project), FakeForge()
+        agent = ScriptedAgent(
+            {"reviewer": [reply(json.dumps({"findings": listed})), reply('{"findings": []}')]},
+            default={"simplifier": reply("nothing to simplify"), "implementer": reply("tried")},
+        )
+        result = review_rounds(TICKET, project.pack, pr, project.workspace, agent, forge)
+        assert result.rounds[0].findings == listed  # the value keeps every finding
+        recorded = [m for m in read_markers(forge.comments, PROGRESS_KIND) if m["index"] == 1]
+        assert recorded[-1]["round"]["findings"] == at_bound

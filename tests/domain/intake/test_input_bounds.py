@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from tests.domain.intake.small_catalogs import catalog
 from veranda_dagster.domain.core.bounds import (
     MAX_COMMENT_CHARS,
     MAX_CONFIG_FILE_BYTES,
@@ -21,6 +22,7 @@ from veranda_dagster.domain.core.input_files import parse_document, read_input_t
 from veranda_dagster.domain.core.models import Attachment, Ticket
 from veranda_dagster.domain.intake.catalog import load_catalog
 from veranda_dagster.domain.intake.repo_detection import detect_repo
+from veranda_dagster.domain.intake.repo_usage import MAX_TRACE_FRAMES, gather_usage
 from veranda_dagster.domain.intake.ticket_bounds import bound_ticket
 from veranda_dagster.forges.github.shapes import issue_comment
 from veranda_dagster.sources.linear.ticket import ticket_from_linear
@@ -127,3 +129,22 @@ def test_a_regular_file_only(tmp_path):
     with pytest.raises(InputError, match="a character device"):
         read_input_text("/dev/zero", what="ticket", max_bytes=10)
     assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize(
+    ("case", "before", "read"),
+    [
+        ("the package's frame is the last read", MAX_TRACE_FRAMES - 1, True),
+        ("the package's frame is one past the bound", MAX_TRACE_FRAMES, False),
+    ],
+)
+def test_library_frames_are_read_up_to_their_bound(case, before, read):
+    """``MAX_TRACE_FRAMES``: a pasted log's frames are read in the order written up to the
+    bound; a catalog package's frame at the bound is trace evidence, one frame later it is
+    never looked up."""
+    org = catalog("acme", {"streamer": {"imports": ["streamer"]}})
+    frame = 'File "/venv/lib/python3.12/site-packages/{}/core.py", line 3, in run\n'
+    text = "".join(frame.format(f"noise{i}") for i in range(before)) + frame.format("streamer")
+    found: list[tuple[str, str]] = []
+    gather_usage(text, org, lambda repo, kind, excerpt, term: found.append((repo, kind)))
+    assert (("acme/streamer", "trace") in found) is read, case

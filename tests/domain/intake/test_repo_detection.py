@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from veranda_dagster.domain.core.agent import AgentReply, AgentRequest
-from veranda_dagster.domain.core.bounds import MAX_REPO_CANDIDATES
+from veranda_dagster.domain.core.bounds import MAX_GROUP_DEPTH, MAX_REPO_CANDIDATES
 from veranda_dagster.domain.core.errors import InputError
 from veranda_dagster.domain.core.models import ModelCall, RepoEvidence, RepoGuess, Ticket
 from veranda_dagster.domain.intake.repo_detection import (
@@ -375,10 +375,10 @@ def test_a_catalog_holds_subgroup_paths_and_resolves_them_whole_or_inside_the_or
     ]
     with pytest.raises(InputError, match="not in org"):
         parse_catalog({"org": "acme", "repositories": [{"full_name": "acmex/payments/ledger"}]})
-    too_deep = "acme/" + "g/" * 21 + "name"
+    too_deep = "acme/" + "g/" * (MAX_GROUP_DEPTH + 1) + "name"  # one group past the bound
     with pytest.raises(InputError, match="org/group/name"):
         parse_catalog({"org": "acme", "repositories": [{"full_name": too_deep}]})
-    at_bound = "acme/" + "g/" * 20 + "name"
+    at_bound = "acme/" + "g/" * MAX_GROUP_DEPTH + "name"
     assert parse_catalog({"org": "acme", "repositories": [{"full_name": at_bound}]})
 
 

@@ -12,7 +12,11 @@ import pytest
 from veranda_dagster.domain.core.models import Ticket
 from veranda_dagster.domain.intake.catalog import Catalog, CatalogRepo, RepoVocabulary
 from veranda_dagster.domain.intake.repo_evidence import gather_evidence
-from veranda_dagster.domain.intake.repo_settings import namespaced, ordinary_word
+from veranda_dagster.domain.intake.repo_settings import (
+    MAX_OPTIONS_BEFORE_SUB,
+    namespaced,
+    ordinary_word,
+)
 
 
 def _catalog() -> Catalog:
@@ -64,6 +68,12 @@ def _catalog() -> Catalog:
     )
 
 
+def _options(count: int) -> str:
+    """`` --opt0 --opt1=x --opt2 ...``: ``count`` options of a command line, every other one
+    with a value."""
+    return "".join(f" --opt{i}=x" if i % 2 else f" --opt{i}" for i in range(count))
+
+
 def _uses(description: str, kind: str) -> dict[str, set[str]]:
     ticket = Ticket(id="T", source="linear", title="It fails", description=description)
     ev = gather_evidence(ticket, _catalog())
@@ -77,6 +87,10 @@ def _uses(description: str, kind: str) -> dict[str, set[str]]:
         ("```\n$ poetry export -f requirements.txt\n```", {"acme/poetry-plugin-export"}),
         # options between the command and its subcommand
         ("Running `poetry --no-ansi export` fails", {"acme/poetry-plugin-export"}),
+        # as many options as the bound, one with a value
+        (f"`poetry{_options(MAX_OPTIONS_BEFORE_SUB)} export`", {"acme/poetry-plugin-export"}),
+        # twin: one option more than the bound is no longer one command line
+        (f"`poetry{_options(MAX_OPTIONS_BEFORE_SUB + 1)} export`", set()),
         # twin: the same word after an unrelated command is not the other tool's subcommand
         ("```\n$ pip list\n```", set()),
         # two repositories run as `tox`: the one declaring the subcommand

@@ -15,7 +15,17 @@ from tests.fixtures.work.project import (
 )
 from veranda_dagster.domain.core.bounds import MAX_PATCH_ATTEMPTS
 from veranda_dagster.domain.core.models import CommandResult, RedTests, RepoFacts
-from veranda_dagster.domain.work.patch import PatchFailed, implement, parse_coverage_total
+from veranda_dagster.domain.work.patch import (
+    MAX_SUMMARY_CHARS,
+    PatchFailed,
+    implement,
+    parse_coverage_total,
+)
+from veranda_dagster.domain.work.prompts import (
+    MAX_PROMPT_SECTION_BYTES,
+    RED_OUTPUT_PROMPT_BYTES,
+    implementer_prompt,
+)
 from veranda_dagster.domain.work.turn import commit_and_push
 
 RED = "tests/test_slugify.py"
@@ -125,3 +135,53 @@ def test_a_branch_without_the_red_commit_is_refused(project):
 )
 def test_coverage_totals_of_common_tools(output, total):
     assert parse_coverage_total(output) == total
+
+
+def test_a_summary_past_its_bound_is_kept_cut_exactly_at_it(project):
+    """``MAX_SUMMARY_CHARS``: an implementer that closes with its whole transcript leaves a
+    summary of exactly the bound for the PR body; its twin, a summary of exactly the bound, is
+    kept whole."""
+    pack = project.pack.model_copy(update={"facts": RepoFacts()})
+    at_bound = ("Split on whitespace; see [R1]. " * (MAX_SUMMARY_CHARS // 31 + 1))[
+        :MAX_SUMMARY_CHARS
+    ]
+    for summary in (at_bound + " and then the whole transcript", at_bound):
+        red = red_on_branch(project)
+        agent = ScriptedAgent(
+            {"implementer": [reply(summary, write("app/text.py", TEXT + SLUGIFY_OK))]},
+            default={"second_test_writer": reply("nothing to add")},
+        )
+        patch = implement(TICKET, pack, red, project.workspace, agent)
+        assert patch.summary == at_bound
+
+
+@pytest.mark.parametrize(
+    ("case", "problems", "kept"),
+    [
+        (
+            "one byte past",
+            "x" + "y" * MAX_PROMPT_SECTION_BYTES,
+            "…" + "y" * MAX_PROMPT_SECTION_BYTES,
+        ),
+        ("twin: at the bound", "y" * MAX_PROMPT_SECTION_BYTES, "y" * MAX_PROMPT_SECTION_BYTES),
+        # a cut inside a two-byte character drops the half, never decodes garbage
+        ("adversarial: a split character", "é" * MAX_PROMPT_SECTION_BYTES + "!", None),
+    ],
+)
+def test_a_feedback_section_is_cut_to_its_tail_at_its_bound(project, case, problems, kept):
+    """``MAX_PROMPT_SECTION_BYTES``: the previous attempt's failures in the implementer's prompt
+    keep their last ``MAX_PROMPT_SECTION_BYTES`` bytes (where it broke); at the bound, whole."""
+    prompt = implementer_prompt(TICKET, project.pack, [RED], "AssertionError", problems)
+    section = prompt.split("Fix this:\n", 1)[1]
+    if kept is None:
+        kept = "…" + "é" * (MAX_PROMPT_SECTION_BYTES // 2 - 1) + "!"
+        assert len(kept[1:].encode()) == MAX_PROMPT_SECTION_BYTES - 1
+    assert section.startswith(kept + "\n"), case
+
+
+def test_the_red_output_in_the_implementers_prompt_is_cut_at_its_bound(project):
+    """``RED_OUTPUT_PROMPT_BYTES``: the red tests' output keeps its tail of exactly the bound."""
+    output = "head " + "z" * RED_OUTPUT_PROMPT_BYTES
+    prompt = implementer_prompt(TICKET, project.pack, [RED], output, "")
+    assert f"fail like this:\n…{'z' * RED_OUTPUT_PROMPT_BYTES}\n" in prompt
+    assert "head" not in prompt.split("fail like this:", 1)[1]

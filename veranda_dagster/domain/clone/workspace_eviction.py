@@ -58,6 +58,9 @@ class SweepPlan:
     """Still over ``max_bytes`` with nothing evictable left (every remaining clone's run is in
     progress or was just used)."""
     evict_stores: list[StoreEviction] = field(default_factory=list)
+    measured_all: bool = True
+    """``False`` when measuring stopped at ``MAX_WORKSPACE_SCAN_ENTRIES``: ``total_bytes`` is
+    then a lower bound (the rest was not walked)."""
 
 
 def plan_sweep(
@@ -74,7 +77,7 @@ def plan_sweep(
     busy = set(in_progress)
     free = [c for c in found.clones if c.ticket_id not in busy and now - c.last_used > grace_s]
     total = found.total_bytes
-    plan = SweepPlan()
+    plan = SweepPlan(measured_all=found.complete)
     for clone in sorted(free, key=lambda c: (c.last_used, c.ticket_id)):
         reason: EvictionReason | None = None
         if clone.ticket_id in closed:

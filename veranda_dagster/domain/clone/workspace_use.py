@@ -78,14 +78,24 @@ class Inventory:
 class _Walk:
     def __init__(self, budget: int) -> None:
         self.left = budget
+        self.stopped = False
+        """Whether an entry was left unmeasured: the budget ran out before the walk did (a
+        walk of exactly ``budget`` entries is whole)."""
+
+    def take(self) -> bool:
+        """Spend one entry of the budget; ``False`` (and ``stopped``) when none is left."""
+        if self.left <= 0:
+            self.stopped = True
+            return False
+        self.left -= 1
+        return True
 
     def size(self, path: Path) -> int:
         """Allocated bytes under ``path`` (the path itself included), links not followed."""
         total = 0
         stack = [path]
-        while stack and self.left > 0:
+        while stack and self.take():
             current = stack.pop()
-            self.left -= 1
             try:
                 info = current.lstat()
             except OSError:
@@ -99,12 +109,13 @@ class _Walk:
         return total
 
 
-def inventory(root: str | Path, budget: int = MAX_WORKSPACE_SCAN_ENTRIES) -> Inventory:
-    """Every ticket clone under ``root`` with its size and last use, and the rest's size."""
+def inventory(root: str | Path, budget: int | None = None) -> Inventory:
+    """Every ticket clone under ``root`` with its size and last use, and the rest's size,
+    walking at most ``budget`` entries (``MAX_WORKSPACE_SCAN_ENTRIES`` unless given)."""
     base = Path(root)
     if not base.is_dir():
         return Inventory([], 0)
-    walk = _Walk(budget)
+    walk = _Walk(MAX_WORKSPACE_SCAN_ENTRIES if budget is None else budget)
     clones: list[WorkspaceEntry] = []
     stores: list[StoreEntry] = []
     other = 0
@@ -119,14 +130,14 @@ def inventory(root: str | Path, budget: int = MAX_WORKSPACE_SCAN_ENTRIES) -> Inv
             other += loose
         else:
             other += walk.size(path)
-    return Inventory(clones, other, complete=walk.left > 0, stores=stores)
+    return Inventory(clones, other, complete=not walk.stopped, stores=stores)
 
 
 def _stores(folder: Path, walk: _Walk, named: dict[str, set[str]]) -> tuple[list[StoreEntry], int]:
     """Each whole store under ``folder`` with its size, last refresh and borrowers; and the
     bytes of everything else there (lock files, a half-made store)."""
     stores: list[StoreEntry] = []
-    walk.left -= 1
+    walk.take()
     loose = folder.lstat().st_blocks * 512  # the folder itself
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         path = Path(entry.path)

@@ -119,8 +119,11 @@ def ground(
         everything, changed, file_span(lambda path: workspace.file_at("HEAD", path))
     )
     if ours:
+        unlisted = len(ours) - MAX_VIOLATIONS_IN_PROMPT
         ours = ours[:MAX_VIOLATIONS_IN_PROMPT]
         text = render(ours)
+        if unlisted > 0:
+            text += f"\n({unlisted} more finding(s) on this change's lines are not listed.)"
         if theirs:
             text += f"\n({len(theirs)} other finding(s) are outside this change; leave them.)"
         return "violations", scrub(text, high_entropy=True), ours

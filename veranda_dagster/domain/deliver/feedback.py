@@ -57,6 +57,13 @@ PROGRESS_KIND = "feedback_round"
 MAX_REPLY_CHARS = 2_000
 """Of the agent's reply posted on the pull request for one feedback round: a reviewer reads
 a paragraph or two; the rest of what the agent said is in the run's record."""
+MAX_MARKER_REPLY_CHARS = 500
+"""Of the reply carried in a round's progress marker (what a retried step records as the round's
+reply without a model call): the reply itself is posted beside the marker, so an excerpt is
+enough, and the marker stays small within the posted message (``progress``)."""
+UNPUSHED_REPORT_CHARS = 1_500
+"""Of each failing check's output quoted to the reviewer when a revision was not pushed: the
+tail that says why; the rest is in the run's record."""
 BOUND_NOTICE = (
     f"I have revised this pull request {MAX_FEEDBACK_ROUNDS} times, which is my limit; I will "
     "not make further changes on comments here. Please take it from here."
@@ -141,7 +148,7 @@ def _process(
             revert(workspace, changed)
             note = (
                 "\n\nI could not make that change pass the repository's checks, so I did not "
-                f"push it:\n```\n{failure_report(results, 1_500)}\n```"
+                f"push it:\n```\n{failure_report(results, UNPUSHED_REPORT_CHARS)}\n```"
             )
     text = withhold_instructions(scrub(reply.text.strip()), pack.layers)[:MAX_REPLY_CHARS] + note
     bound = index >= MAX_FEEDBACK_ROUNDS
@@ -237,5 +244,7 @@ def _reply(
     summary = f"{text}\n\n{pushed}"
     if bound:
         summary += f"\n\n{BOUND_NOTICE}"
-    progress = marker(PROGRESS_KIND, {"digest": digest, "sha": sha, "reply": text[:500]})
+    progress = marker(
+        PROGRESS_KIND, {"digest": digest, "sha": sha, "reply": text[:MAX_MARKER_REPLY_CHARS]}
+    )
     forge.comment(repo, number, f"{summary}\n{progress}\n{BOT_MARKER}")

@@ -26,6 +26,7 @@ from veranda_dagster.domain.core.bounds import MAX_DETECT_TEXT_CHARS, MAX_GROUP_
 from veranda_dagster.domain.core.models import RepoEvidence, Ticket
 from veranda_dagster.domain.core.redaction import scrub
 from veranda_dagster.domain.intake.catalog import Catalog, CatalogRepo, normalise
+from veranda_dagster.domain.intake.repo_kind_names import gather_kind_names
 from veranda_dagster.domain.intake.repo_settings import (
     extends,
     gather_setting_uses,
@@ -917,6 +918,26 @@ def _commands_and_settings(
     gather_setting_uses(text, settings_index(catalog), add, seconded)
 
 
+def _kind_names(
+    text: str,
+    title_len: int,
+    catalog: Catalog,
+    ev: Evidence,
+    used: dict[str, list[tuple[int, int]]],
+) -> None:
+    """A repository written as the end of its name and its kind ("the Prefect provider" for
+    ``terraform-provider-prefect``, ``repo_kind_names``): its name in the title or the
+    description. The phrase's words are no mention of another repository: "Prefect" in it names
+    what the provider plugs into, not the subject."""
+    taken = [span for spans in used.values() for span in spans]
+
+    def add(repo: str, start: int, end: int) -> None:
+        ev.add(repo, "title" if start < title_len else "prose", _excerpt(text, start, end))
+        used[CONTEXT].append((start, end))
+
+    gather_kind_names(text, catalog, taken, add)
+
+
 def gather_evidence(ticket: Ticket, catalog: Catalog) -> Evidence:
     title = ticket.title[:MAX_DETECT_TEXT_CHARS]
     text = f"{title}\n{ticket.description}"[:MAX_DETECT_TEXT_CHARS]
@@ -932,6 +953,7 @@ def gather_evidence(ticket: Ticket, catalog: Catalog) -> Evidence:
     index = vocabulary_index(catalog)
     used = gather_usage(blanked, catalog, ev.add, index)
     _commands_and_settings(blanked, catalog, ev, index, used)
+    _kind_names(blanked, len(title), catalog, ev, used)
     matched = _mentions(blanked, len(title), catalog, ev, used)
     _bare_refs(blanked, catalog, ev)
     _misspellings(blanked, catalog, matched, ev)

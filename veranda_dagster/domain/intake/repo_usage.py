@@ -16,6 +16,7 @@ import re
 import sys
 from collections import defaultdict
 from collections.abc import Callable
+from itertools import islice
 from typing import Final
 
 from veranda_dagster.domain.core.redaction import scrub
@@ -29,7 +30,8 @@ MIN_SYMBOL_CHARS: Final = 6
 snake_case): ``AsyncClient`` and ``make_region`` do, ``Task`` and ``setup`` do not."""
 
 MAX_TRACE_FRAMES: Final = 400
-"""Traceback frames read from one ticket; past it is a pasted log."""
+"""Library frames read from one ticket's tracebacks, in the order written (each costs a catalog
+lookup): a deep recursion prints a few hundred; past it is a pasted log."""
 
 _IMPORT = re.compile(r"(?m)^[ \t>]*(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w., \t]+))")
 _FRAME = re.compile(r"(?:site|dist)-packages/([A-Za-z_][\w.-]*(?:/[A-Za-z_]\w*){0,3})/")
@@ -198,9 +200,8 @@ def _traces(text: str, index: dict[str, dict[str, list[str]]], add: Adder) -> No
     frames before it are paths through it."""
     frames = [
         (most_specific(m.group(1).replace("/", "."), index["imports"]), m.start(), m.end())
-        for m in _FRAME.finditer(text)
+        for m in islice(_FRAME.finditer(text), MAX_TRACE_FRAMES)
     ]
-    frames = frames[:MAX_TRACE_FRAMES]
     owned = [(f, s, e) for f, s, e in frames if f]
     if not owned:
         return

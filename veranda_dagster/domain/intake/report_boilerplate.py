@@ -39,17 +39,16 @@ MAX_KEY_CHARS: Final = 40
 Python``); longer text before a colon is a sentence."""
 
 _KEY_VALUE = re.compile(
-    rf"^\s*(?:[-*+]\s+)?(?:\*\*)?[A-Za-z][\w .()/-]{{0,{MAX_KEY_CHARS}}}?(?:\*\*)?[ \t]*:[ \t]+\S"
+    rf"^\s*(?:[-*+]\s+)?(?:\*\*)?[A-Za-z][\w .()/-]{{0,{MAX_KEY_CHARS - 1}}}?"
+    r"(?:\*\*)?[ \t]*:[ \t]+\S"
 )
 _VERSION_OR_PLATFORM = re.compile(
     r"\d+\.\d+|x86_64|amd64|arm64|aarch64|\b(?:Linux|Darwin|Windows|macOS)\b"
 )
-MAX_EXCEPTION_NAME_CHARS: Final = 200
-"""The longest qualified exception name read before ``Error:`` (``pkg.errors.ParseError``):
-past it the line is not an exception line, and the pattern's work per line stays bounded."""
-_EXCEPTION_LINE = re.compile(
-    rf"^\s*[\w.]{{0,{MAX_EXCEPTION_NAME_CHARS}}}?(?:Error|Exception|Warning)[ \t]*:"
-)
+_EXCEPTION_LINE = re.compile(rf"^\s*[\w.]{{0,{MAX_KEY_CHARS}}}?(?:Error|Exception|Warning)[ \t]*:")
+"""An exception line (``pkg.errors.ParseError: …``) among ``Name: value`` lines. It is only
+asked of lines whose name fits ``MAX_KEY_CHARS``, so the same bound keeps its work per line
+small and reads every exception name such a line can hold."""
 _TASK_ITEM = re.compile(r"^\s*[-*+]\s+\[[ xX]\]\s")
 MAX_COMMAND_CHARS: Final = 300
 """The longest setup command read (a one-liner printing a version is under 100 characters):

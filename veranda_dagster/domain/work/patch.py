@@ -39,8 +39,10 @@ from veranda_dagster.domain.work.validation import (
 )
 
 PHASE = "patch"
-MAX_SUMMARY_BYTES = 4_000
-"""The implementer's closing summary kept for the PR body."""
+MAX_SUMMARY_CHARS = 4_000
+"""Characters of the implementer's closing summary kept for the PR body: a reviewer reads a
+page; a summary that pastes its whole transcript is cut, leaving the body room for the what-ran
+table and the citations under a forge's body limit (tens of thousands of characters)."""
 
 _COVERAGE_TOTALS = (
     # coverage.py / pytest-cov; one ``\s`` and a number that starts where its digits do, so a
@@ -161,7 +163,7 @@ def implement(
                 extra_test_files=extra.files if extra else [],
                 coverage_before=before,
                 coverage_after=measure_coverage(pack.facts, str(repo), validation_timeout_s),
-                summary=scrub(summary)[:MAX_SUMMARY_BYTES],
+                summary=scrub(summary)[:MAX_SUMMARY_CHARS],
                 earlier_calls=[*pack.guess_calls, *red.calls],
             )
         problems = note + _problems(results, extra)

@@ -28,6 +28,9 @@ SEATS = (
 
 MAX_PROMPT_SECTION_BYTES = 6_000
 """A section of feedback (failing output, a diff) cut to its tail; the tail is where it broke."""
+RED_OUTPUT_PROMPT_BYTES = 2_000
+"""Of the red tests' failing output in the implementer's prompt: the assertion and the lines
+around it; the implementer runs the tests itself for the rest."""
 
 
 def _cut(text: str, limit: int = MAX_PROMPT_SECTION_BYTES) -> str:
@@ -78,11 +81,12 @@ def implementer_prompt(
     ticket: Ticket, pack: ContextPack, red_files: list[str], red_output: str, problems: str
 ) -> str:
     fix = f"\nThe previous attempt did not pass. Fix this:\n{_cut(problems)}\n" if problems else ""
+    red = _cut(red_output, RED_OUTPUT_PROMPT_BYTES)
     return (
         f"{role_line('implementer')}"
         f"{ticket_block(ticket)}\n{pack_block(pack)}\n\n"
         "You are the implementer. Change the code so these tests pass without editing them: "
-        f"{', '.join(red_files)}.\nThey currently fail like this:\n{_cut(red_output, 2_000)}\n"
+        f"{', '.join(red_files)}.\nThey currently fail like this:\n{red}\n"
         "The repository's own checks must pass too: "
         f"{', '.join(validation_commands(pack.facts)) or 'none found'}."
         "\nEnd your reply with a short summary of the change for the pull request; cite code "
