@@ -12,6 +12,7 @@ from veranda_dagster.domain.context.pack_signals import TicketEvidence
 from veranda_dagster.domain.context.retrieval import SearchResult, boilerplate_seeds, build_pack
 from veranda_dagster.domain.intake.report_boilerplate import (
     MAX_KEY_CHARS,
+    MIN_LOG_LINES,
     MIN_VERSION_LINES,
     boilerplate_lines,
     split_boilerplate,
@@ -106,6 +107,71 @@ def test_a_platform_tag_from_the_environment_block_ranks_nothing(tmp_path, prose
     search = LocalGitGrep(make_repo(tmp_path / "repo", _tree()))
     ticket = f"{prose}\n\n### System Information\n{MITM_BLOCK.replace('Mitmproxy', 'App')}"
     pack = build_pack(["x86_64", "check_auth"], search, ticket_text=ticket)
+    assert pack.files[0].path == first
+
+
+PIP_LOG = (
+    "Requirement already satisfied, skipping upgrade: idna<3 in ./lib/python3.8/site-packages\n"
+    "Requirement already satisfied, skipping upgrade: requests>=2.22 in ./lib/python3.8/site"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "dropped"),
+    [
+        ('Output of `python -c "import app.utils; print(app.utils.version_info())"`:', [0]),
+        ('```\n$ python -c "import app; print(app.VERSION)"\n```', [1]),
+        ("* Output of `app --version`: 5.7.0", [0]),
+        ("$ app --version\napp 1.2", [0]),
+        ("(venv) $ python -m app -V", [0]),
+        ("\u276f pip install -U app\n" + PIP_LOG + "\n\nhttp: error", [0, 1, 2]),
+        ("$ python -m pip install app==2.0", [0]),
+        ("Collecting app\n  Using cached app-2.0-py3-none-any.whl", [0, 1]),
+        # twins: a command or a log word in the report's own sentences
+        ("Running `app --version` prints 1.2 but the docs say 1.3", []),
+        ('I ran `python -c "import app; app.run()"`:', []),
+        ("$ python script.py --verbose", []),
+        ("With `pip install app[socks]` the extra is missing", []),
+        ("# pip install fails on Windows", []),
+        ("Collecting garbage takes forever\nthen it hangs", []),
+        ("$ app --versions", []),
+    ],
+)
+def test_setup_commands_and_install_logs_are_boilerplate(text, dropped):
+    assert sorted(boilerplate_lines(text)) == dropped
+
+
+def test_an_install_log_needs_enough_lines():
+    assert MIN_LOG_LINES == 2
+    assert boilerplate_lines(PIP_LOG.split("\n")[0]) == set()
+    assert boilerplate_lines(PIP_LOG) == {0, 1}
+
+
+def _app_tree() -> dict[str, str]:
+    return {
+        "app/utils.py": "def version_info():\n    return {'version': VERSION}\n",
+        "app/settings.py": (
+            "def read_env(prefix, delimiter):\n    return prefix.split(delimiter)\n"
+        ),
+        "app/other.py": "def other():\n    return 1\n",
+    }
+
+
+@pytest.mark.parametrize(
+    ("command", "first"),
+    [
+        (
+            'Output of `python -c "import app.utils; print(app.utils.version_info())"`:',
+            "app/settings.py",
+        ),
+        # twin: the reporter's own sentence names the function, so it is evidence again
+        ("`app.utils.version_info` is wrong, and `read_env` too:", "app/utils.py"),
+    ],
+)
+def test_a_version_command_ranks_nothing(tmp_path, command, first):
+    search = LocalGitGrep(make_repo(tmp_path / "repo", _app_tree()))
+    ticket = f"`read_env` splits the prefix\n\n{command}\n```\napp version: 1.9\npython: 3.8\n```"
+    pack = build_pack(["app.utils.version_info", "read_env"], search, ticket_text=ticket)
     assert pack.files[0].path == first
 
 

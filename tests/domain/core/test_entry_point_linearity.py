@@ -20,6 +20,7 @@ import pytest
 from tests.support.linearity import superlinear
 from veranda_dagster.domain.clone.repo_files import RepoFiles
 from veranda_dagster.domain.context.facts import read_repo_facts
+from veranda_dagster.domain.context.prose_modules import prose_named_modules
 from veranda_dagster.domain.deliver import review
 from veranda_dagster.domain.intake import repo_config_keys, repo_definitions, repo_subcommands
 from veranda_dagster.domain.intake.repo_confirmation import parse_confirmation
@@ -112,6 +113,7 @@ TEXT_ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "jira_text_to_adf": text_to_adf,
     "ticket_keys_mentioned": lambda t: list(keys_mentioned(t)),
     "report_boilerplate": split_boilerplate,
+    "prose_modules": lambda t: prose_named_modules(t, ["a/a_b.py", "a/ab.py", "a/x_y.py"]),
 }
 
 REPO_ENTRY_POINTS: dict[str, Callable[[str, Path], object]] = {

@@ -1,6 +1,6 @@
 """The ticket's non-seed evidence, turned into file scores and anchor lines for the pack.
 
-Four signals join the seed searches, each where its evidence is strongest:
+Five signals join the seed searches, each where its evidence is strongest:
 
 - **traceback frames** name a file, a line and a function with no search at all: the deepest
   frame inside the project weighs most (``FRAME_WEIGHT``), outer frames less;
@@ -10,11 +10,14 @@ Four signals join the seed searches, each where its evidence is strongest:
   literal is where the message is raised;
 - **full-text BM25** of the whole ticket over the clone's source files (one search): the
   prose names the topic in words no seed carries. Its score is normalised by the best file's,
-  so it adds at most ``FULL_TEXT_WEIGHT`` and ranks files no seed reached.
+  so it adds at most ``FULL_TEXT_WEIGHT`` and ranks files no seed reached;
+- **modules named in prose** (``prose_modules``): "upstream proxy" for ``_upstream_proxy.py``,
+  free from the listing, weighed like a path seed that names one file.
 
 The full-text query and the error messages leave out the report's boilerplate (an issue
-template's task list, the reporter's environment block: ``report_boilerplate``); the seeds
-written only there are weighed as noise by the ranking (``boilerplate_text``).
+template's task list, the reporter's environment block and setup commands:
+``report_boilerplate``); the seeds written only there are weighed as noise by the ranking
+(``boilerplate_text``).
 
 A search index that cannot provide a signal (a forge's hosted code index before a clone exists:
 no file listing to resolve frames against, no texts to index) is named in ``unavailable``.
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 
 from veranda_dagster.domain.context.code_search import CodeSearch, Hit
 from veranda_dagster.domain.context.function_spans import enclosing_function
+from veranda_dagster.domain.context.prose_modules import prose_named_modules
 from veranda_dagster.domain.context.source_language import dominant_language
 from veranda_dagster.domain.intake.report_boilerplate import split_boilerplate
 from veranda_dagster.domain.intake.ticket_signals import (
@@ -86,6 +90,8 @@ class TicketEvidence:
     """The ticket's text without its boilerplate lines, lower-cased: what the report says."""
     boilerplate_text: str = ""
     """The ticket's boilerplate lines (task list, environment block), lower-cased."""
+    named_modules: list[str] = field(default_factory=list)
+    """Files whose stem is two consecutive prose words joined (``prose_modules``)."""
 
 
 def _def_lines(lines: list[str], function: str) -> list[int]:
@@ -215,6 +221,7 @@ def gather(text: str, search: CodeSearch, max_searches: int) -> TicketEvidence:
     paths = getattr(search, "paths", None)
     listing = paths() if callable(paths) else None
     evidence.main_language = dominant_language(listing) if listing else None
+    evidence.named_modules = prose_named_modules(report, listing) if listing else []
     frames = frame_anchors(text, search)
     if frames is None:
         evidence.unavailable.append(SIGNAL_FRAMES)

@@ -322,13 +322,20 @@ def rank_files(
 
 
 def _add_signals(evidence: dict[str, FileEvidence], signals: TicketEvidence) -> None:
-    """Frames, linked lines and full-text scores join the seed evidence (messages came in as
-    searches). A file linked several times counts once; each linked line is an anchor."""
+    """Frames, linked lines, full-text scores and modules named in prose join the seed evidence
+    (messages came in as searches). A file with several frames, or linked several times,
+    counts once, at its strongest: a traceback passing through one file's helpers four times is
+    one report of that file, not four, and must not outweigh the deepest frame of another; each
+    frame and linked line is still an anchor. A module named in prose weighs like a path seed
+    naming one file."""
+    framed: dict[str, float] = {}
     for frame in signals.frames:
         ev = evidence.setdefault(frame.path, FileEvidence(frame.path))
-        ev.score += frame.weight
+        framed[frame.path] = max(framed.get(frame.path, 0.0), frame.weight)
         ev.lines[frame.line] = max(ev.lines.get(frame.line, 0.0), frame.weight)
         ev.strong.add(frame.line)
+    for path, weight in framed.items():
+        evidence[path].score += weight
     linked: dict[str, float] = {}
     for link in signals.links:
         ev = evidence.setdefault(link.path, FileEvidence(link.path))
@@ -343,6 +350,10 @@ def _add_signals(evidence: dict[str, FileEvidence], signals: TicketEvidence) -> 
     for path, share in signals.full_text.items():
         ev = evidence.setdefault(path, FileEvidence(path))
         ev.score += FULL_TEXT_WEIGHT * share
+    for path in signals.named_modules:
+        ev = evidence.setdefault(path, FileEvidence(path))
+        ev.score += PATH_MATCH_BONUS
+        ev.head = max(ev.head, PATH_MATCH_BONUS)
 
 
 def build_pack(

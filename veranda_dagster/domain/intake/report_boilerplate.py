@@ -10,9 +10,18 @@ Issue templates ask for two things every report then carries whatever the bug is
   ``version_info()`` print-out). A platform tag such as ``x86_64`` then matches the project's
   release scripts, and the version words outweigh the prose in the full-text ranking.
 
+- the **setup commands** a reporter ran to show that setup: a command that prints a version
+  (``python -c "import pkg.utils; print(pkg.utils.version_info())"``, which a template asks
+  for above its print-out, ``tool --version``), and a package installer's command and log
+  (``pip install -U pkg``, ``Requirement already satisfied: … site-packages``). Their module
+  paths and package names then read as the report's names and rank the version module and
+  the packaging scripts first.
+
 A block counts only when at least ``MIN_VERSION_LINES`` of its lines carry a version or a
 platform, so a snippet of annotated fields (``name: str``) is never one, and an exception line
-(``ValueError: 1.5 is not valid``) is never part of one: it is the report's error message.
+(``ValueError: 1.5 is not valid``) is never part of one: it is the report's error message. A
+setup command counts only as a whole command (after a shell prompt, or a whole backticked
+span): a prose mention of ``pkg.version`` or of installing is the report.
 """
 
 from __future__ import annotations
@@ -41,6 +50,55 @@ _EXCEPTION_LINE = re.compile(rf"^\s*[\w.]{{0,{MAX_KEY_CHARS}}}?(?:Error|Exceptio
 asked of lines whose name fits ``MAX_KEY_CHARS``, so the same bound keeps its work per line
 small and reads every exception name such a line can hold."""
 _TASK_ITEM = re.compile(r"^\s*[-*+]\s+\[[ xX]\]\s")
+MAX_COMMAND_CHARS: Final = 300
+"""The longest setup command read (a one-liner printing a version is under 100 characters):
+past it the text is not a command, and the patterns' work per line stays bounded."""
+MIN_LOG_LINES: Final = 2
+"""Consecutive installer lines that make a pasted install log: one line starting ``Collecting``
+or ``Downloading`` is as often the report's own sentence."""
+_PROMPT = r"(?:[$%\u276f>]|PS [^>\n]{0,80}>|\(\w[\w.-]{0,40}\)\s*[$%\u276f>])"
+"""A shell prompt: ``$``, ``%``, ``>``, a themed shell's arrow (U+276F), PowerShell's, a
+virtualenv's ``(env) $``. Not ``#``: at a line's start it is a heading."""
+_VERSION_COMMAND = (
+    r"[\w./-]+(?:\s+-m\s+[\w.]+)?\s+(?:--version|-V)(?![\w-])"
+    r"|[\w./-]*python[\w.]*\s+-c\s+[\"'][^\"'\n]*(?i:version)[^\"'\n]*[\"']"
+)
+"""A command that prints a version: ``tool --version`` (``-V``), or a one-liner (``-c``) whose
+code names a version (``version_info()``, ``sys.version``, ``pkg.VERSION``)."""
+_INSTALL_COMMAND = (
+    r"(?:[\w./-]*python[\w.]*\s+-m\s+)?(?:pip[\d.]*|uv\s+pip|conda|mamba|pipx|poetry|npm|yarn)"
+    r"\s+(?:install|add|update|upgrade)\b"
+)
+"""A package installer's install command, typed at a prompt: the reporter showing what they
+installed. In backticks it is prose (``pip install pkg[extra]`` misses a dependency)."""
+_SETUP_COMMAND = re.compile(
+    rf"^\s*{_PROMPT}\s*(?:{_VERSION_COMMAND}|{_INSTALL_COMMAND})[^\n]{{0,{MAX_COMMAND_CHARS}}}$"
+    rf"|`\s*(?:{_VERSION_COMMAND})\s*`\s*:"
+)
+"""A setup command at a prompt, or a backticked version command introducing its output (a
+template's ``Output of `pkg --version`:``); a backticked one in a sentence is the report."""
+_INSTALLER_LOG = re.compile(
+    r"^\s*(?:Requirement already (?:satisfied|up-to-date)|Collecting|Downloading|Using cached"
+    r"|Installing collected packages|Successfully (?:installed|built|uninstalled)"
+    r"|Building wheels? for|Created wheel for|Stored in directory|Found existing installation"
+    r"|Attempting uninstall|Uninstalling|Obtaining|Preparing metadata|Installing build dependencies"
+    r"|Getting requirements to build)\b"
+)
+"""A package installer's progress lines (pip's): what was installed, from where, not the bug."""
+
+
+def _runs(lines: list[str], member: re.Pattern[str], least: int) -> set[int]:
+    """Indices of the runs of at least ``least`` consecutive lines matching ``member``."""
+    found: set[int] = set()
+    start = 0
+    while start < len(lines):
+        end = start
+        while end < len(lines) and member.match(lines[end]):
+            end += 1
+        if end - start >= least:
+            found.update(range(start, end))
+        start = max(end, start + 1)
+    return found
 
 
 def _in_block(line: str) -> bool:
@@ -50,10 +108,13 @@ def _in_block(line: str) -> bool:
 
 
 def boilerplate_lines(text: str) -> set[int]:
-    """Indices (in ``text.split("\\n")``) of the task-list items and environment-block lines
-    among the first ``MAX_EXTRACT_TEXT_CHARS`` characters; what lies past them is read as it is."""
+    """Indices (in ``text.split("\\n")``) of the task-list items, setup commands, install-log runs
+    and environment-block lines among the first ``MAX_EXTRACT_TEXT_CHARS`` characters; what lies
+    past them is read as it is."""
     lines = text[:MAX_EXTRACT_TEXT_CHARS].split("\n")
     found = {i for i, line in enumerate(lines) if _TASK_ITEM.match(line)}
+    found |= {i for i, line in enumerate(lines) if _SETUP_COMMAND.search(line)}
+    found |= _runs(lines, _INSTALLER_LOG, MIN_LOG_LINES)
     start = 0
     while start < len(lines):
         end = start
