@@ -11,6 +11,7 @@ from veranda_dagster.domain.context.code_search import LocalGitGrep
 from veranda_dagster.domain.context.pack_signals import TicketEvidence
 from veranda_dagster.domain.context.retrieval import SearchResult, boilerplate_seeds, build_pack
 from veranda_dagster.domain.intake.report_boilerplate import (
+    MAX_COMMAND_CHARS,
     MAX_KEY_CHARS,
     MIN_LOG_LINES,
     MIN_VERSION_LINES,
@@ -190,3 +191,11 @@ def test_an_exception_line_as_long_as_a_name_can_be_is_never_part_of_a_block() -
     text = f"Python: 3.12.1\nPlatform: Linux-x86_64\n{error}: 1.5 is not valid\nLib: 2.0\nOS: 1.2"
     assert len(error) == MAX_KEY_CHARS
     assert boilerplate_lines(text) == {0, 1, 3, 4}
+
+
+def test_a_setup_command_is_read_up_to_its_bound() -> None:
+    """``MAX_COMMAND_CHARS`` after the installer's verb: a command line of exactly the bound is a
+    setup command; one character longer is not read as one (the line stays the report's)."""
+    at_bound = " " + "p" * (MAX_COMMAND_CHARS - 1)
+    assert boilerplate_lines(f"$ pip install{at_bound}") == {0}
+    assert boilerplate_lines(f"$ pip install{at_bound}p") == set()
