@@ -13,6 +13,7 @@ from dagster._core.instance.ref import InstanceRef
 
 from tests.assets.fakes import ScriptedDomain, resources
 from veranda_dagster.assets import CHECKS, PHASE_ASSETS
+from veranda_dagster.assets._policy import model_retry_delay_override, with_model_retry_delay
 from veranda_dagster.domain.core.models import Patch, RedTests, WorkOrder
 from veranda_dagster.jobs import ticket_run
 from veranda_dagster.partitions import TICKET_JOB
@@ -35,7 +36,9 @@ def main(home: str, key: str) -> None:
     values = str(root / "values")
     res[DOMAIN_CALLS_KEY] = UpstreamDownDomain(counter_dir=str(root), values_dir=values)
     defs = dg.Definitions(
-        assets=PHASE_ASSETS,
+        # the operator's delay applied where the product's Definitions apply it: without it
+        # the step waited its spec's 120 s (+/- jitter) before the retry
+        assets=with_model_retry_delay(PHASE_ASSETS, model_retry_delay_override()),
         asset_checks=CHECKS,
         jobs=[ticket_run],
         resources=res,
