@@ -38,7 +38,7 @@ from veranda_dagster.domain.clone.borrowed_objects import store_binds
 from veranda_dagster.domain.clone.repo_files import RepoFiles
 from veranda_dagster.domain.core.errors import SetupError
 from veranda_dagster.domain.core.models import RepoFacts, SetupOutcome
-from veranda_dagster.domain.core.process_group import kill_group
+from veranda_dagster.domain.core.process_group import end_group
 from veranda_dagster.domain.work.validation import _Tail, scrubbed_env
 from veranda_dagster.environment.cache import (
     cache_root,
@@ -64,7 +64,6 @@ MAX_ENV_ENTRIES: Final = 400_000
 SIZE_POLL_S: Final = 2.0
 """How often the running setup's folder is measured against ``MAX_ENV_BYTES``."""
 SETUP_TAIL_BYTES: Final = 8_000
-_REAP_S: Final = 5.0
 NO_PROXY: Final = "127.0.0.1,localhost"
 
 
@@ -258,9 +257,7 @@ def _wait(
         elif time.monotonic() >= deadline:
             why = f"timed out after {timeout_s:g}s"
     if why is not None:
-        kill_group(proc)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=_REAP_S)
+        end_group(proc)
     return proc.returncode, why, tail.text()
 
 

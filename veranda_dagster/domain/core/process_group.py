@@ -31,6 +31,14 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+def end_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the group ``proc`` leads and wait at most ``REAP_S`` for its leader to be reaped
+    (a leader that outlives SIGKILL is left to it past that)."""
+    kill_group(proc)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=REAP_S)
+
+
 def run_in_group(
     argv: Sequence[str],
     *,

@@ -13,7 +13,6 @@ read-only with its tools first on ``PATH``.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 import subprocess
@@ -26,7 +25,7 @@ from veranda_dagster.domain.clone.active_environment import active_environment
 from veranda_dagster.domain.clone.borrowed_objects import store_binds
 from veranda_dagster.domain.core.bounds import OUTPUT_TAIL_BYTES, VALIDATION_TIMEOUT_S
 from veranda_dagster.domain.core.models import CommandResult, RepoFacts
-from veranda_dagster.domain.core.process_group import kill_group
+from veranda_dagster.domain.core.process_group import REAP_S, end_group
 from veranda_dagster.sandbox import Sandbox
 
 ENV_ALLOWLIST = (
@@ -40,7 +39,6 @@ everything else (keys, tokens) is dropped."""
 
 FIXED_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "GIT_TERMINAL_PROMPT": "0", "NO_COLOR": "1"}
 _READ_CHUNK = 65_536
-_REAP_S = 5.0
 
 
 def scrubbed_env(base: dict[str, str] | None = None) -> dict[str, str]:
@@ -69,7 +67,7 @@ class _Tail:
                     del self._buf[: len(self._buf) - self._limit]
 
     def text(self) -> str:
-        self._thread.join(_REAP_S)
+        self._thread.join(REAP_S)
         data = bytes(self._buf[-self._limit :]) if self._limit else b""
         while data and 0x80 <= data[0] <= 0xBF:  # a cut multi-byte character
             data = data[1:]
@@ -106,9 +104,7 @@ def run_command(
         proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         timed_out = True
-        kill_group(proc)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=_REAP_S)
+        end_group(proc)
     output = tail.text()
     if timed_out:
         note = f"\n[veranda: killed after {timeout_s:g}s bound]"
