@@ -1,6 +1,6 @@
 """The lines of a bug report that a template or the reporter's setup wrote, not the bug.
 
-Issue templates ask for two things every report then carries whatever the bug is:
+Issue templates and reporters' habits put three things in a report whatever the bug is:
 
 - a **task list** (``- [x] I have searched the issues…``, ``* [ ] This is a bug report``): the
   reporter ticks boxes; the names in them (a search site, a web framework, the project's own
@@ -8,8 +8,7 @@ Issue templates ask for two things every report then carries whatever the bug is
 - an **environment block**: consecutive ``Name: value`` lines giving versions and the platform
   (``Python: 3.12.3``, ``OpenSSL: OpenSSL 3.5.4``, ``Platform: Linux-6.17-x86_64``, a library's
   ``version_info()`` print-out). A platform tag such as ``x86_64`` then matches the project's
-  release scripts, and the version words outweigh the prose in the full-text ranking.
-
+  release scripts, and the version words outweigh the prose in the full-text ranking;
 - the **setup commands** a reporter ran to show that setup: a command that prints a version
   (``python -c "import pkg.utils; print(pkg.utils.version_info())"``, which a template asks
   for above its print-out, ``tool --version``), and a package installer's command and log
@@ -27,6 +26,7 @@ span): a prose mention of ``pkg.version`` or of installing is the report.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final
 
 from veranda_dagster.domain.core.bounds import MAX_EXTRACT_TEXT_CHARS
@@ -87,18 +87,27 @@ _INSTALLER_LOG = re.compile(
 """A package installer's progress lines (pip's): what was installed, from where, not the bug."""
 
 
-def _runs(lines: list[str], member: re.Pattern[str], least: int) -> set[int]:
-    """Indices of the runs of at least ``least`` consecutive lines matching ``member``."""
+def _runs(
+    lines: list[str], member: Callable[[str], object], keep: Callable[[list[str]], bool]
+) -> set[int]:
+    """Indices of the runs of consecutive lines that are ``member``s and that ``keep`` accepts
+    as a whole (long enough, or holding enough versions)."""
     found: set[int] = set()
     start = 0
     while start < len(lines):
         end = start
-        while end < len(lines) and member.match(lines[end]):
+        while end < len(lines) and member(lines[end]):
             end += 1
-        if end - start >= least:
+        if end > start and keep(lines[start:end]):
             found.update(range(start, end))
         start = max(end, start + 1)
     return found
+
+
+def _names_versions(run: list[str]) -> bool:
+    """An environment block: at least ``MIN_VERSION_LINES`` of its lines name a version or a
+    platform."""
+    return sum(1 for line in run if _VERSION_OR_PLATFORM.search(line)) >= MIN_VERSION_LINES
 
 
 def _in_block(line: str) -> bool:
@@ -114,16 +123,8 @@ def boilerplate_lines(text: str) -> set[int]:
     lines = text[:MAX_EXTRACT_TEXT_CHARS].split("\n")
     found = {i for i, line in enumerate(lines) if _TASK_ITEM.match(line)}
     found |= {i for i, line in enumerate(lines) if _SETUP_COMMAND.search(line)}
-    found |= _runs(lines, _INSTALLER_LOG, MIN_LOG_LINES)
-    start = 0
-    while start < len(lines):
-        end = start
-        while end < len(lines) and _in_block(lines[end]):
-            end += 1
-        versions = sum(1 for line in lines[start:end] if _VERSION_OR_PLATFORM.search(line))
-        if versions >= MIN_VERSION_LINES:
-            found.update(range(start, end))
-        start = max(end, start + 1)
+    found |= _runs(lines, _INSTALLER_LOG.match, lambda run: len(run) >= MIN_LOG_LINES)
+    found |= _runs(lines, _in_block, _names_versions)
     return found
 
 
